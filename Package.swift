@@ -1,0 +1,62 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// System libraries come in through pkg-config; each shim header holds only #includes.
+func systemLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
+    .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([apt])])
+}
+
+let package = Package(
+    name: "kioskd",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "kioskd", targets: ["kioskd"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+    ],
+    targets: [
+        systemLibrary("CDRM", pkgConfig: "libdrm", apt: "libdrm-dev"),
+        systemLibrary("CCairo", pkgConfig: "cairo", apt: "libcairo2-dev"),
+        systemLibrary("CPango", pkgConfig: "pangocairo", apt: "libpango1.0-dev"),
+        systemLibrary("CInput", pkgConfig: "libinput", apt: "libinput-dev"),
+        systemLibrary("CUdev", pkgConfig: "libudev", apt: "libudev-dev"),
+        systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
+        .target(name: "CKioskShims", dependencies: ["CDRM"]),
+        .target(
+            name: "KioskCore",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+        .target(
+            name: "KioskDisplay",
+            dependencies: [
+                "KioskCore", "CDRM", "CKioskShims",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "KioskRender",
+            dependencies: [
+                "KioskCore", "CCairo", "CPango",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "kioskd",
+            dependencies: [
+                "KioskCore", "KioskDisplay", "KioskRender", "CSystemd",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
+        .testTarget(name: "KioskDisplayTests", dependencies: ["KioskCore", "KioskDisplay", "KioskRender"]),
+        .testTarget(name: "KioskRenderTests", dependencies: ["KioskCore", "KioskRender"]),
+        .testTarget(name: "DRMTests", dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "CDRM"]),
+    ]
+)

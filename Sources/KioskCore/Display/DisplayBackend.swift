@@ -1,0 +1,110 @@
+/// A display mode as the connector reports it.
+public struct DisplayMode: Hashable, Sendable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+    /// Vertical refresh in millihertz, computed from the pixel clock and totals where the backend knows them.
+    public var refreshMilliHz: Int
+    /// The kernel's mode name (`1024x768`), or a synthesised one.
+    public var name: String
+    public var isPreferred: Bool
+
+    public init(width: Int, height: Int, refreshMilliHz: Int, name: String? = nil, isPreferred: Bool = false) {
+        self.width = width; self.height = height; self.refreshMilliHz = refreshMilliHz
+        self.name = name ?? "\(width)x\(height)"; self.isPreferred = isPreferred
+    }
+
+    public var size: Size { Size(width: width, height: height) }
+    /// Refresh rounded to whole hertz, as users write it (`@60`).
+    public var refreshHz: Int { (refreshMilliHz + 500) / 1000 }
+    /// `1024x768@60`: the form `--mode` accepts and stats report.
+    public var description: String { "\(width)x\(height)@\(refreshHz)" }
+    /// One frame at this refresh rate.
+    public var frameDuration: Duration {
+        .nanoseconds(Int64(1_000_000_000_000 / Int64(max(refreshMilliHz, 1))))
+    }
+}
+
+/// How a backend puts a frame on screen.
+public enum CommitAPI: String, Sendable, CaseIterable {
+    /// DRM atomic modesetting (DRM_IOCTL_MODE_ATOMIC).
+    case atomic
+    /// DRM legacy SetCrtc + PageFlip.
+    case legacy
+    /// No display: memory buffers and simulated vblank.
+    case headless
+}
+
+/// Describes the output a backend drives; a plain value for stats and logs.
+public struct OutputInfo: Sendable, Equatable {
+    public var device: String
+    public var driver: String
+    public var connector: String
+    public var mode: DisplayMode
+    public var commitAPI: CommitAPI
+    public var bufferCount: Int
+
+    public init(device: String, driver: String, connector: String, mode: DisplayMode, commitAPI: CommitAPI, bufferCount: Int) {
+        self.device = device; self.driver = driver; self.connector = connector
+        self.mode = mode; self.commitAPI = commitAPI; self.bufferCount = bufferCount
+    }
+}
+
+/// A completed page flip: the vblank at which `bufferIndex` became the scanned-out buffer.
+public struct FlipEvent: Sendable, Equatable {
+    /// The CRTC's vblank counter at the flip (drmEventContext page_flip_handler2 `sequence`).
+    public var sequence: UInt64
+    /// When that vblank happened, on CLOCK_MONOTONIC.
+    public var timestamp: MonotonicInstant
+    /// Which buffer is now on screen.
+    public var bufferIndex: Int
+
+    public init(sequence: UInt64, timestamp: MonotonicInstant, bufferIndex: Int) {
+        self.sequence = sequence; self.timestamp = timestamp; self.bufferIndex = bufferIndex
+    }
+}
+
+/// A writable XRGB8888 buffer that is not being scanned out. Valid from `acquireBuffer()` until it is passed to
+/// `present` (after which the backend owns it again); the memory belongs to the backend.
+public struct PixelBuffer {
+    public let index: Int
+    public let base: UnsafeMutableRawPointer
+    public let size: Size
+    /// Bytes per row.
+    public let stride: Int
+
+    public init(index: Int, base: UnsafeMutableRawPointer, size: Size, stride: Int) {
+        self.index = index; self.base = base; self.size = size; self.stride = stride
+    }
+
+    public var byteCount: Int { stride * size.height }
+}
+
+/// Errors any backend can raise; the message names the object and, where there is one, the errno.
+public struct DisplayError: Error, CustomStringConvertible, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// One display output (a CRTC with its connector and primary plane, or a headless stand-in). Lives on the main
+/// thread: it is driven from the main loop, and its flip callback runs there.
+///
+/// Buffer lifecycle: `acquireBuffer()` hands out a buffer that is neither on screen nor queued; the caller draws
+/// into it and passes it to `present`. At most one flip is in flight: `present` while `isFlipPending` throws.
+/// When the flip completes, `onFlip` runs on the main thread and the buffer shown before becomes free again.
+public protocol DisplayBackend: AnyObject {
+    var info: OutputInfo { get }
+    /// True between a successful `present` and the flip event that completes it.
+    var isFlipPending: Bool { get }
+    /// Set the mode and show a first (black) buffer; from then on flip completions call `onFlip`.
+    func start(on loop: MainLoop, onFlip: @escaping (FlipEvent) -> Void) throws
+    /// A buffer that may be drawn into now, or nil when every free buffer is taken.
+    func acquireBuffer() -> PixelBuffer?
+    /// Queue `buffer` to be scanned out at the next vblank. `damage` lists the rectangles that changed since the
+    /// buffer was last shown (nil = everything); backends that can pass them to the kernel do.
+    func present(_ buffer: PixelBuffer, damage: [Rect]?) throws
+    /// Copy of the buffer most recently put on screen by a completed flip (XRGB8888, `stride` = width * 4).
+    func frontBufferSnapshot() -> [UInt8]?
+    /// Stop at a frame boundary: wait for a pending flip, restore what was on the CRTC before `start`, free buffers.
+    func stop()
+}
