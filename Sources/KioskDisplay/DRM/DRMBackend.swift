@@ -1,0 +1,375 @@
+import CDRM
+import Glibc
+import KioskCore
+import Logging
+
+/// How the user asked for the commit API.
+public enum CommitChoice: String, Sendable, CaseIterable {
+    case atomic, legacy, auto
+}
+
+/// Everything that selects and configures a DRM output.
+public struct DRMOptions: Sendable {
+    /// A card path, or nil for the first card with a connected connector.
+    public var device: String?
+    public var connector: String?
+    public var mode: ModeRequest?
+    public var commit: CommitChoice = .auto
+    public var bufferCount: Int = 2
+    /// Route a writeback connector to the CRTC at modeset so frames can be captured (atomic only).
+    public var enableWriteback = false
+
+    public init(device: String? = nil, connector: String? = nil, mode: ModeRequest? = nil, commit: CommitChoice = .auto,
+                bufferCount: Int = 2, enableWriteback: Bool = false) {
+        self.device = device; self.connector = connector; self.mode = mode; self.commit = commit
+        self.bufferCount = bufferCount; self.enableWriteback = enableWriteback
+    }
+}
+
+/// A DRM/KMS output: one connector on one CRTC with its primary plane, double- or triple-buffered with dumb
+/// buffers, flipped on vblank with atomic commits or legacy SetCrtc + PageFlip.
+///
+/// Lives on the main thread: it owns the card, all KMS state and the buffers. Pending-flip state lives between a
+/// successful `present` and the page-flip event for it.
+public final class DRMBackend: DisplayBackend {
+    private enum BufferState { case free, acquired, pending, front }
+
+    public let card: DRMCard
+    public let plan: DRMOutputPlan
+    public let commitAPI: CommitAPI
+    public private(set) var info: OutputInfo
+    /// The plane takes FB_DAMAGE_CLIPS, so presents can name what changed.
+    public let supportsDamageClips: Bool
+
+    private let logger = Logger(label: "kioskd.drm")
+    private var buffers: [DumbBuffer] = []
+    private var states: [BufferState] = []
+    private var pendingIndex: Int?
+    private var frontIndex: Int?
+    private var modeBlobID: UInt32 = 0
+    private var onFlip: ((FlipEvent) -> Void)?
+    private var source: SourceHandle?
+    private var saved: DRMResources.CRTC
+    private var savedConnectorIDs: [UInt32]
+    private var started = false
+    private let writeback: WritebackConnector?
+    private var pendingCapture: WritebackCapture?
+
+    // Property ids, looked up once.
+    private let planeProps: DRMPropertyTable
+    private let crtcProps: DRMPropertyTable
+    private let connectorProps: DRMPropertyTable
+
+    public var isFlipPending: Bool { pendingIndex != nil }
+    public var writebackAvailable: Bool { writeback != nil }
+
+    /// Opens the device, takes master, picks connector, mode, CRTC and plane, and allocates the buffers. Nothing is
+    /// shown until `start`.
+    public init(options: DRMOptions) throws {
+        guard (2...3).contains(options.bufferCount) else {
+            throw DisplayError("buffers \(options.bufferCount): must be 2 or 3")
+        }
+        let card = try Self.openCard(options.device)
+        try card.becomeMaster()
+        card.setClientCap(Int32(DRM_CLIENT_CAP_UNIVERSAL_PLANES), 1)
+        let api: CommitAPI
+        switch options.commit {
+        case .legacy: api = .legacy
+        case .atomic:
+            guard card.setClientCap(Int32(DRM_CLIENT_CAP_ATOMIC), 1) else {
+                throw DisplayError("device \(card.path) (\(card.driver)): atomic modesetting not supported; use --commit legacy")
+            }
+            api = .atomic
+        case .auto: api = card.setClientCap(Int32(DRM_CLIENT_CAP_ATOMIC), 1) ? .atomic : .legacy
+        }
+        if api == .atomic { card.setClientCap(Int32(DRM_CLIENT_CAP_WRITEBACK_CONNECTORS), 1) }
+        let res = try DRMResources(card: card)
+        let plan = try DRMOutputPlan.choose(in: res, device: card.path, connector: options.connector, mode: options.mode)
+
+        self.card = card
+        self.plan = plan
+        self.commitAPI = api
+        self.planeProps = plan.primaryPlane.properties
+        self.crtcProps = plan.crtc.properties
+        self.connectorProps = plan.connector.properties
+        self.supportsDamageClips = api == .atomic && plan.primaryPlane.properties["FB_DAMAGE_CLIPS"] != nil
+        self.saved = plan.crtc
+        self.savedConnectorIDs = res.connectors.filter { c in
+            c.currentEncoderID.flatMap { res.encoder(id: $0)?.crtcID } == plan.crtc.id
+        }.map(\.id)
+        if options.enableWriteback {
+            guard api == .atomic else { throw DisplayError("writeback capture needs atomic modesetting (--commit atomic)") }
+            self.writeback = try WritebackConnector.find(in: res, card: card, crtc: plan.crtc, size: plan.mode.mode.size)
+        } else {
+            self.writeback = nil
+        }
+        self.info = OutputInfo(device: card.path, driver: card.driver, connector: plan.connector.name,
+                               mode: plan.mode.mode, commitAPI: api, bufferCount: options.bufferCount)
+        for _ in 0..<options.bufferCount {
+            let b = try DumbBuffer(card: card, size: plan.mode.mode.size)
+            memset(b.base, 0, b.byteCount)
+            buffers.append(b)
+            states.append(.free)
+        }
+        logger.info("\(card.path) (\(card.driver)): connector \(plan.connector.name), mode \(plan.mode.mode), CRTC \(plan.crtc.id), plane \(plan.primaryPlane.id), \(api.rawValue) commits, \(options.bufferCount) buffers")
+    }
+
+    deinit {
+        if started { stop() }
+        if modeBlobID != 0 { drmModeDestroyPropertyBlob(card.fd, modeBlobID) }
+    }
+
+    /// Resolves `--device`: a path, or the first card with a connected connector. Errors list what exists.
+    static func openCard(_ path: String?) throws -> DRMCard {
+        let paths = DRMCard.cardPaths()
+        if let path {
+            do { return try DRMCard(path: path) } catch let error as DisplayError {
+                throw DisplayError("\(error.message); available: \(paths.isEmpty ? "none (no /dev/dri/card*)" : paths.joined(separator: ", "))")
+            }
+        }
+        var tried: [String] = []
+        for p in paths {
+            guard let card = try? DRMCard(path: p) else { tried.append("\(p) (cannot open)"); continue }
+            card.setClientCap(Int32(DRM_CLIENT_CAP_UNIVERSAL_PLANES), 1)
+            if let res = try? DRMResources(card: card),
+               res.connectors.contains(where: { !$0.isWriteback && $0.status == .connected }) {
+                return card
+            }
+            tried.append("\(p) (\(card.driver): nothing connected)")
+        }
+        throw DisplayError(paths.isEmpty ? "no DRM device: /dev/dri has no card nodes"
+                                         : "no DRM device with a connected display; checked: \(tried.joined(separator: ", "))")
+    }
+
+    // MARK: - Start
+
+    public func start(on loop: MainLoop, onFlip: @escaping (FlipEvent) -> Void) throws {
+        precondition(!started, "DRMBackend.start called twice")
+        self.onFlip = onFlip
+        let first = 0
+        switch commitAPI {
+        case .atomic: try modesetAtomic(buffer: buffers[first])
+        case .legacy: try modesetLegacy(buffer: buffers[first])
+        case .headless: preconditionFailure("DRM backend with headless commit API")
+        }
+        states[first] = .front
+        frontIndex = first
+        started = true
+        source = try loop.addSource(fd: card.fd, events: .readable) { [weak self] _ in self?.dispatchEvents() }
+    }
+
+    private func modesetAtomic(buffer: DumbBuffer) throws {
+        var mode = plan.mode.raw
+        let rc = drmModeCreatePropertyBlob(card.fd, &mode, MemoryLayout<drmModeModeInfo>.size, &modeBlobID)
+        guard rc == 0 else { throw DisplayError("CRTC \(plan.crtc.id): create MODE_ID blob failed: \(errnoDescription(-rc))") }
+        let req = try AtomicRequest()
+        let conn = plan.connector, crtc = plan.crtc.id
+        req.add(conn.id, connectorProps["CRTC_ID"]?.id, UInt64(crtc), what: "connector \(conn.name) CRTC_ID")
+        req.add(crtc, crtcProps["MODE_ID"]?.id, UInt64(modeBlobID), what: "CRTC \(crtc) MODE_ID")
+        req.add(crtc, crtcProps["ACTIVE"]?.id, 1, what: "CRTC \(crtc) ACTIVE")
+        addPlane(req, buffer: buffer)
+        if let wb = writeback { wb.attach(to: req, crtc: crtc) }
+        let result = req.commit(fd: card.fd, flags: UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET), userData: nil)
+        if case .failure(let e) = result {
+            throw DisplayError("connector \(conn.name): atomic modeset \(plan.mode.mode) failed: \(e.message)")
+        }
+    }
+
+    private func addPlane(_ req: AtomicRequest, buffer: DumbBuffer) {
+        let p = plan.primaryPlane.id, crtc = plan.crtc.id
+        let w = UInt64(buffer.size.width), h = UInt64(buffer.size.height)
+        req.add(p, planeProps["FB_ID"]?.id, UInt64(buffer.framebufferID), what: "plane \(p) FB_ID")
+        req.add(p, planeProps["CRTC_ID"]?.id, UInt64(crtc), what: "plane \(p) CRTC_ID")
+        // Source coordinates are 16.16 fixed point.
+        req.add(p, planeProps["SRC_X"]?.id, 0, what: "plane \(p) SRC_X")
+        req.add(p, planeProps["SRC_Y"]?.id, 0, what: "plane \(p) SRC_Y")
+        req.add(p, planeProps["SRC_W"]?.id, w << 16, what: "plane \(p) SRC_W")
+        req.add(p, planeProps["SRC_H"]?.id, h << 16, what: "plane \(p) SRC_H")
+        req.add(p, planeProps["CRTC_X"]?.id, 0, what: "plane \(p) CRTC_X")
+        req.add(p, planeProps["CRTC_Y"]?.id, 0, what: "plane \(p) CRTC_Y")
+        req.add(p, planeProps["CRTC_W"]?.id, w, what: "plane \(p) CRTC_W")
+        req.add(p, planeProps["CRTC_H"]?.id, h, what: "plane \(p) CRTC_H")
+    }
+
+    private func modesetLegacy(buffer: DumbBuffer) throws {
+        var connectorID = plan.connector.id
+        var mode = plan.mode.raw
+        let rc = drmModeSetCrtc(card.fd, plan.crtc.id, buffer.framebufferID, 0, 0, &connectorID, 1, &mode)
+        guard rc == 0 else {
+            throw DisplayError("connector \(plan.connector.name): SetCrtc \(plan.mode.mode) failed: \(errnoDescription(-rc))")
+        }
+    }
+
+    // MARK: - Buffers and flips
+
+    public func acquireBuffer() -> PixelBuffer? {
+        guard let i = states.firstIndex(of: .free) else { return nil }
+        states[i] = .acquired
+        let b = buffers[i]
+        return PixelBuffer(index: i, base: b.base, size: b.size, stride: b.stride)
+    }
+
+    /// Gives an acquired buffer back without showing it.
+    public func releaseBuffer(_ buffer: PixelBuffer) {
+        if states[buffer.index] == .acquired { states[buffer.index] = .free }
+    }
+
+    public func present(_ buffer: PixelBuffer, damage: [Rect]?) throws {
+        try present(buffer, damage: damage, capture: nil)
+    }
+
+    private func present(_ buffer: PixelBuffer, damage: [Rect]?, capture: WritebackCapture?) throws {
+        guard started else { throw DisplayError("connector \(info.connector): present before start") }
+        guard pendingIndex == nil else { throw DisplayError("connector \(info.connector): flip already pending") }
+        guard buffers.indices.contains(buffer.index), states[buffer.index] == .acquired else {
+            throw DisplayError("connector \(info.connector): buffer \(buffer.index) was not acquired")
+        }
+        let fb = buffers[buffer.index]
+        let userData = Unmanaged.passUnretained(self).toOpaque()
+        switch commitAPI {
+        case .atomic:
+            let req = try AtomicRequest()
+            req.add(plan.primaryPlane.id, planeProps["FB_ID"]?.id, UInt64(fb.framebufferID), what: "plane FB_ID")
+            var clipsBlob: UInt32 = 0
+            if supportsDamageClips, let damage, !damage.isEmpty {
+                clipsBlob = makeDamageBlob(damage)
+                if clipsBlob != 0 {
+                    req.add(plan.primaryPlane.id, planeProps["FB_DAMAGE_CLIPS"]?.id, UInt64(clipsBlob), what: "plane FB_DAMAGE_CLIPS")
+                }
+            }
+            capture?.addToRequest(req)
+            let result = req.commit(fd: card.fd, flags: UInt32(DRM_MODE_ATOMIC_NONBLOCK) | UInt32(DRM_MODE_PAGE_FLIP_EVENT),
+                                    userData: userData)
+            if clipsBlob != 0 { drmModeDestroyPropertyBlob(card.fd, clipsBlob) }
+            if case .failure(let e) = result {
+                throw DisplayError("connector \(info.connector): atomic page flip failed: \(e.message)")
+            }
+        case .legacy:
+            let rc = drmModePageFlip(card.fd, plan.crtc.id, fb.framebufferID, UInt32(DRM_MODE_PAGE_FLIP_EVENT), userData)
+            guard rc == 0 else {
+                throw DisplayError("connector \(info.connector): page flip failed: \(errnoDescription(-rc))")
+            }
+        case .headless: preconditionFailure()
+        }
+        states[buffer.index] = .pending
+        pendingIndex = buffer.index
+    }
+
+    private func makeDamageBlob(_ rects: [Rect]) -> UInt32 {
+        var clips = rects.map { r in
+            drm_mode_rect(x1: Int32(r.x), y1: Int32(r.y), x2: Int32(r.maxX), y2: Int32(r.maxY))
+        }
+        var id: UInt32 = 0
+        let rc = clips.withUnsafeMutableBytes { drmModeCreatePropertyBlob(card.fd, $0.baseAddress, $0.count, &id) }
+        return rc == 0 ? id : 0
+    }
+
+    private func dispatchEvents() {
+        var ctx = drmEventContext()
+        // Version 3 is the first with page_flip_handler2, which adds the CRTC id.
+        ctx.version = 3
+        ctx.page_flip_handler2 = { _, sequence, sec, usec, crtcID, userData in
+            guard let userData else { return }
+            let backend = Unmanaged<DRMBackend>.fromOpaque(userData).takeUnretainedValue()
+            let ns = UInt64(sec) * 1_000_000_000 + UInt64(usec) * 1000
+            backend.flipCompleted(sequence: sequence, timestamp: MonotonicInstant(nanoseconds: ns), crtcID: crtcID)
+        }
+        if drmHandleEvent(card.fd, &ctx) != 0 {
+            logger.error("connector \(info.connector): reading DRM events failed: \(errnoDescription(errno))")
+        }
+    }
+
+    private var sequenceHigh: UInt64 = 0
+    private var lastSequence32: UInt32?
+
+    private func flipCompleted(sequence: UInt32, timestamp: MonotonicInstant, crtcID: UInt32) {
+        guard let index = pendingIndex else {
+            logger.warning("connector \(info.connector): page-flip event with no flip pending (CRTC \(crtcID))")
+            return
+        }
+        // The kernel's vblank counter is 32 bits in this event; extend it so gaps stay right across a wrap.
+        if let last = lastSequence32, sequence < last { sequenceHigh += 1 << 32 }
+        lastSequence32 = sequence
+        if let f = frontIndex { states[f] = .free }
+        states[index] = .front
+        frontIndex = index
+        pendingIndex = nil
+        onFlip?(FlipEvent(sequence: sequenceHigh | UInt64(sequence), timestamp: timestamp, bufferIndex: index))
+    }
+
+    public func frontBufferSnapshot() -> [UInt8]? {
+        frontIndex.map { buffers[$0].readPixels() }
+    }
+
+    /// Blocks until the pending flip completes (or `timeoutMs` passes). Used at shutdown and by tests; the main
+    /// loop never waits like this while running.
+    @discardableResult
+    public func waitForPendingFlip(timeoutMs: Int32 = 1000) -> Bool {
+        var deadline = timeoutMs
+        while pendingIndex != nil && deadline > 0 {
+            var pfd = pollfd(fd: card.fd, events: Int16(POLLIN), revents: 0)
+            let start = MonotonicInstant.now()
+            let n = poll(&pfd, 1, deadline)
+            if n > 0 { dispatchEvents() } else if n == 0 { break } else if errno != EINTR { break }
+            deadline -= Int32((MonotonicInstant.now() - start).milliseconds)
+        }
+        return pendingIndex == nil
+    }
+
+    // MARK: - Stop
+
+    public func stop() {
+        guard started else { return }
+        if !waitForPendingFlip() {
+            logger.error("connector \(info.connector): flip did not complete within 1 s; restoring anyway")
+        }
+        source?.cancel()
+        source = nil
+        restore()
+        started = false
+        onFlip = nil
+    }
+
+    /// Puts back what was on the CRTC before `start`: its framebuffer and mode (usually the console's), or turns
+    /// it off if it was off, so a stopped kiosk does not leave a frozen frame or a dangling framebuffer.
+    private func restore() {
+        let crtc = plan.crtc.id
+        if let mode = saved.mode, let fb = saved.bufferID, !savedConnectorIDs.isEmpty {
+            var raw = mode.raw
+            var ids = savedConnectorIDs
+            // SetCrtc takes every connector not listed (the writeback one too) off this CRTC.
+            let rc = drmModeSetCrtc(card.fd, crtc, fb, saved.x, saved.y, &ids, Int32(ids.count), &raw)
+            if rc != 0 { logger.error("CRTC \(crtc): restoring the previous configuration failed: \(errnoDescription(-rc))") }
+            return
+        }
+        switch commitAPI {
+        case .atomic:
+            guard let req = try? AtomicRequest() else { return }
+            req.add(plan.connector.id, connectorProps["CRTC_ID"]?.id, 0, what: "connector CRTC_ID")
+            writeback?.detach(from: req)
+            req.add(crtc, crtcProps["ACTIVE"]?.id, 0, what: "CRTC ACTIVE")
+            req.add(crtc, crtcProps["MODE_ID"]?.id, 0, what: "CRTC MODE_ID")
+            req.add(plan.primaryPlane.id, planeProps["FB_ID"]?.id, 0, what: "plane FB_ID")
+            req.add(plan.primaryPlane.id, planeProps["CRTC_ID"]?.id, 0, what: "plane CRTC_ID")
+            if case .failure(let e) = req.commit(fd: card.fd, flags: UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET), userData: nil) {
+                logger.error("CRTC \(crtc): turning the CRTC off failed: \(e.message)")
+            }
+        case .legacy:
+            let rc = drmModeSetCrtc(card.fd, crtc, 0, 0, 0, nil, 0, nil)
+            if rc != 0 { logger.error("CRTC \(crtc): turning the CRTC off failed: \(errnoDescription(-rc))") }
+        case .headless: break
+        }
+    }
+
+    // MARK: - Writeback
+
+    /// Presents `buffer` and asks the writeback connector to capture the frame the CRTC produces for it.
+    public func presentCapturing(_ buffer: PixelBuffer, damage: [Rect]? = nil) throws -> WritebackCapture {
+        guard let writeback else {
+            throw DisplayError("connector \(info.connector): no writeback connector routed (enable writeback at open)")
+        }
+        let capture = try WritebackCapture(connector: writeback, card: card, size: info.mode.size)
+        try present(buffer, damage: damage, capture: capture)
+        return capture
+    }
+}

@@ -1,0 +1,69 @@
+import CDRM
+import Glibc
+import KioskCore
+
+/// An open DRM card node (`/dev/dri/cardN`). Owns the file descriptor and closes it in `deinit`.
+/// Lives on the main thread, which owns all KMS state.
+public final class DRMCard {
+    public let path: String
+    public let fd: Int32
+    /// The kernel driver's name (`vkms`, `vc4`, `i915`).
+    public let driver: String
+    public let driverDescription: String
+
+    /// Opens `path` read-write. Does not take DRM master; see `becomeMaster()`.
+    public init(path: String) throws {
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { throw DisplayError("device \(path): open failed: \(errnoDescription(errno))") }
+        guard let version = drmGetVersion(fd) else {
+            let e = errno
+            close(fd)
+            throw DisplayError("device \(path): not a DRM device (drmGetVersion failed: \(errnoDescription(e)))")
+        }
+        self.path = path
+        self.fd = fd
+        self.driver = version.pointee.name.map { String(cString: $0) } ?? "unknown"
+        self.driverDescription = version.pointee.desc.map { String(cString: $0) } ?? ""
+        drmFreeVersion(version)
+    }
+
+    deinit { close(fd) }
+
+    /// Takes DRM master, without which no mode can be set. The first process to open a card usually holds it
+    /// already; if another process (a compositor, another kioskd) holds it, this fails with a message saying so.
+    public func becomeMaster() throws {
+        if drmIsMaster(fd) != 0 { return }
+        if drmSetMaster(fd) != 0 {
+            let e = errno
+            throw DisplayError("device \(path): cannot become DRM master (\(errnoDescription(e))); "
+                + "another process, such as a compositor or another kioskd, is driving this card")
+        }
+    }
+
+    public func dropMaster() { _ = drmDropMaster(fd) }
+
+    /// Sets a client capability; returns false when the kernel refuses it (the feature is then unavailable).
+    @discardableResult
+    public func setClientCap(_ cap: Int32, _ value: UInt64) -> Bool {
+        drmSetClientCap(fd, UInt64(cap), value) == 0
+    }
+
+    public func capability(_ cap: Int32) -> UInt64? {
+        var value: UInt64 = 0
+        return drmGetCap(fd, UInt64(cap), &value) == 0 ? value : nil
+    }
+
+    /// Card nodes under `/dev/dri`, sorted by number.
+    public static func cardPaths(in directory: String = "/dev/dri") -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if name.hasPrefix("card"), Int(name.dropFirst(4)) != nil { names.append(name) }
+        }
+        return names.sorted { Int($0.dropFirst(4))! < Int($1.dropFirst(4))! }.map { "\(directory)/\($0)" }
+    }
+}

@@ -1,0 +1,36 @@
+import ArgumentParser
+import Foundation
+import KioskCore
+import Logging
+
+@main
+struct Kioskd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kioskd",
+        abstract: "Kiosk renderer for embedded Linux: draws straight to a DRM/KMS display.",
+        subcommands: [RunCommand.self, DevicesCommand.self],
+        defaultSubcommand: RunCommand.self)
+}
+
+/// Options shared by subcommands that log.
+struct LogOptions: ParsableArguments {
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    func bootstrap() {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Prints a runtime failure as one line naming the problem, and exits non-zero without a stack trace.
+func fail(_ error: Error) -> ExitCode {
+    FileHandle.standardError.write(Data("kioskd: \(error)\n".utf8))
+    return ExitCode(1)
+}

@@ -1,0 +1,155 @@
+import ArgumentParser
+import CSystemd
+import Foundation
+import Glibc
+import KioskCore
+import KioskDisplay
+import KioskRender
+import Logging
+
+enum BackendKind: String, ExpressibleByArgument, CaseIterable {
+    case drm, headless
+}
+
+extension CommitChoice: @retroactive ExpressibleByArgument {}
+
+extension ModeRequest: @retroactive ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
+}
+
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Drive a display: set the mode and flip frames on vblank until stopped (SIGTERM/SIGINT).")
+
+    @Option(help: "Display backend: drm (a KMS device) or headless (memory buffers, simulated vblank).")
+    var backend: BackendKind = .drm
+
+    @Option(help: "DRM card node, or auto for the first card with a connected display.")
+    var device = "auto"
+
+    @Option(help: "Connector name (HDMI-A-1, DSI-1, Virtual-1); default: the first connected.")
+    var connector: String?
+
+    @Option(help: "Mode as WxH or WxH@Hz; default: the connector's preferred mode (headless: 1024x768@60).")
+    var mode: ModeRequest?
+
+    @Option(help: "Commit API: atomic, legacy (SetCrtc + PageFlip) or auto.")
+    var commit: CommitChoice = .auto
+
+    @Option(help: "Number of scanout buffers: 2 or 3.")
+    var buffers = 2
+
+    @Option(help: "Stop after this many flipped frames.")
+    var frames: Int?
+
+    @Option(help: "Write frame statistics as JSON to this file at exit.")
+    var statsOut: String?
+
+    @Option(help: "Save the last frame put on screen as PNG at exit (read from the scanout buffer).")
+    var screenshot: String?
+
+    @Option(help: "Save the last frame as the CRTC produced it, read back through a writeback connector, as PNG (DRM, atomic, needs --frames).")
+    var capture: String?
+
+    @OptionGroup var log: LogOptions
+
+    func validate() throws {
+        guard (2...3).contains(buffers) else { throw ValidationError("--buffers \(buffers): must be 2 or 3") }
+        if let frames, frames < 1 { throw ValidationError("--frames \(frames): must be at least 1") }
+        if capture != nil {
+            guard backend == .drm else { throw ValidationError("--capture needs --backend drm (writeback is a DRM feature)") }
+            guard commit != .legacy else { throw ValidationError("--capture needs atomic commits; drop --commit legacy") }
+            guard frames != nil else { throw ValidationError("--capture captures the last of --frames N; give --frames") }
+        }
+    }
+
+    func run() throws {
+        log.bootstrap()
+        let logger = Logger(label: "kioskd")
+        do {
+            try runDisplay(logger: logger)
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    private func runDisplay(logger: Logger) throws {
+        let loop = try MainLoop.epoll()
+        // Before any other thread starts, so render threads inherit the blocked mask and signals reach signalfd.
+        var stopHandler: (() -> Void)?
+        try loop.onSignals([SIGTERM, SIGINT, SIGHUP]) { signal in
+            if signal == SIGHUP {
+                logger.notice("SIGHUP: nothing to reload (the demo picture has no scene file)")
+            } else {
+                logger.notice("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping at the next frame boundary")
+                stopHandler?()
+            }
+        }
+
+        let display: DisplayBackend
+        var drm: DRMBackend?
+        switch backend {
+        case .drm:
+            let options = DRMOptions(device: device == "auto" ? nil : device, connector: connector, mode: mode,
+                                     commit: commit, bufferCount: buffers, enableWriteback: capture != nil)
+            let d = try DRMBackend(options: options)
+            drm = d
+            display = d
+        case .headless:
+            let m = mode ?? ModeRequest(width: 1024, height: 768, refreshHz: 60)
+            let headlessMode = DisplayMode(width: m.width, height: m.height, refreshMilliHz: (m.refreshHz ?? 60) * 1000)
+            display = try HeadlessBackend(mode: headlessMode, bufferCount: buffers)
+        }
+
+        var captured: WritebackCapture?
+        let pump = DemoFramePump(loop: loop, backend: display, frameLimit: frames) { buffer, isLast in
+            if isLast, capture != nil, let drm {
+                captured = try drm.presentCapturing(buffer)
+            } else {
+                try display.present(buffer, damage: nil)
+            }
+        }
+        pump.onFinished = { loop.stop() }
+        pump.onFirstFlip = {
+            // systemd Type=notify: ready once a frame is really on screen, not merely once we started.
+            _ = sd_notify(0, "READY=1\nSTATUS=showing \(display.info.connector) \(display.info.mode)")
+        }
+        stopHandler = { pump.requestStop() }
+
+        try display.start(on: loop) { event in pump.flipCompleted(event) }
+        try pump.start()
+        loop.run()
+        pump.drainRenderThread()
+
+        var problems: [String] = []
+        if let screenshot {
+            if let pixels = display.frontBufferSnapshot() {
+                do {
+                    try writePNG(xrgb8888: pixels, size: display.info.mode.size, stride: display.info.mode.width * 4, to: screenshot)
+                } catch { problems.append("\(error)") }
+            } else {
+                problems.append("screenshot \(screenshot): no frame was shown")
+            }
+        }
+        if let capture {
+            if let captured {
+                do {
+                    let pixels = try captured.waitForPixels()
+                    try writePNG(xrgb8888: pixels, size: display.info.mode.size, stride: display.info.mode.width * 4, to: capture)
+                } catch { problems.append("\(error)") }
+            } else {
+                problems.append("capture \(capture): the last frame was never presented")
+            }
+        }
+        display.stop()
+
+        let report = RunStatsReport(flips: pump.flips, info: display.info, loop: loop)
+        logger.info("\(report.framesFlipped) frames flipped on \(report.connector) \(report.mode) (\(report.commitApi)), missed vblanks \(report.missedVblanks), flip interval p50 \(report.flipIntervalMs.p50) ms p99 \(report.flipIntervalMs.p99) ms")
+        if let statsOut { try report.write(to: statsOut) }
+        if let failure = pump.failure { problems.insert(failure, at: 0) }
+        if !problems.isEmpty { throw DisplayError(problems.joined(separator: "; ")) }
+    }
+}

@@ -1,0 +1,48 @@
+import CDRM
+import Foundation
+import KioskCore
+import KioskDisplay
+import KioskRender
+import XCTest
+
+/// DRM tests need a real KMS device: inside the vkms VM (`scripts/vkms-run`), where KIOSKD_REQUIRE_DRM=1 turns a
+/// missing device into a failure, never a skip. On a development host without /dev/dri they skip with the reason.
+func requireDRMDevice() throws {
+    if DRMCard.cardPaths().isEmpty {
+        if ProcessInfo.processInfo.environment["KIOSKD_REQUIRE_DRM"] == "1" {
+            XCTFail("KIOSKD_REQUIRE_DRM=1 but /dev/dri has no card node: vkms did not load")
+            throw XCTSkip("unreachable after failure")
+        }
+        throw XCTSkip("no DRM device on this machine; these tests run inside the vkms VM (scripts/vkms-run)")
+    }
+}
+
+/// Fills a buffer with a solid XRGB colour.
+func fill(_ buffer: PixelBuffer, _ xrgb: UInt32) {
+    for y in 0..<buffer.size.height {
+        let row = (buffer.base + y * buffer.stride).bindMemory(to: UInt32.self, capacity: buffer.size.width)
+        for x in 0..<buffer.size.width { row[x] = xrgb }
+    }
+}
+
+/// Copies a buffer out with stride = width * 4.
+func snapshot(_ buffer: PixelBuffer) -> [UInt8] {
+    let rowBytes = buffer.size.width * 4
+    var out = [UInt8](repeating: 0, count: rowBytes * buffer.size.height)
+    out.withUnsafeMutableBytes { dst in
+        for y in 0..<buffer.size.height { memcpy(dst.baseAddress! + y * rowBytes, buffer.base + y * buffer.stride, rowBytes) }
+    }
+    return out
+}
+
+extension MainLoop {
+    /// Runs the loop until `done` holds or `seconds` pass; returns whether `done` held.
+    func spin(seconds: Double = 5, until done: () -> Bool) -> Bool {
+        let deadline = MonotonicInstant.now() + .milliseconds(Int64(seconds * 1000))
+        while !done() {
+            if MonotonicInstant.now() >= deadline { return false }
+            runOnce(timeout: .milliseconds(100))
+        }
+        return true
+    }
+}
