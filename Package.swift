@@ -54,9 +54,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(name: "KioskTestSupport", path: "Tests/KioskTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
+        .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport"]),
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskCore", "KioskDisplay", "KioskRender"]),
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskCore", "KioskRender"]),
-        .testTarget(name: "DRMTests", dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "CDRM"]),
+        .testTarget(name: "DRMTests", dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "CDRM", "KioskTestSupport"]),
     ]
 )

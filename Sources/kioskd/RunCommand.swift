@@ -11,9 +11,9 @@ enum BackendKind: String, ExpressibleByArgument, CaseIterable {
     case drm, headless
 }
 
-extension CommitChoice: @retroactive ExpressibleByArgument {}
+extension CommitChoice: ExpressibleByArgument {}
 
-extension ModeRequest: @retroactive ExpressibleByArgument {
+extension ModeRequest: ExpressibleByArgument {
     public init?(argument: String) { self.init(parsing: argument) }
 }
 
