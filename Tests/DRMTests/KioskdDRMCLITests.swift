@@ -75,8 +75,16 @@ final class KioskdDRMCLITests: XCTestCase {
         let dir = try KioskdProcess.scratchDirectory("drm-sigterm")
         let stats = dir.appendingPathComponent("stats.json")
         let p = try KioskdProcess.start(["run", "--stats-out", stats.path])
-        usleep(3_000_000)
-        XCTAssertNotEqual(try crtcBuffer(), before, "kioskd's framebuffer is on screen while it runs")
+        // A debug build starts slowly under emulation: wait until kioskd's framebuffer is on screen.
+        let deadline = Date().addingTimeInterval(60)
+        var running: UInt32? = before
+        while running == before && Date() < deadline && p.process.isRunning {
+            usleep(200_000)
+            running = try crtcBuffer()
+        }
+        XCTAssertNotEqual(running, before, "kioskd's framebuffer is on screen while it runs")
+        // Let it flip for a while (frames are slow to draw in an emulated debug build) before asking it to stop.
+        usleep(4_000_000)
         p.signal(SIGTERM)
         let r = p.finish(timeout: 20)
         XCTAssertEqual(r.status, 0, r.stderr)

@@ -53,7 +53,11 @@ public final class DRMBackend: DisplayBackend {
     private var savedConnectorIDs: [UInt32]
     private var started = false
     private let writeback: WritebackConnector?
-    private var pendingCapture: WritebackCapture?
+    /// The writeback connector can share the CRTC with the display connector (cloned encoders). When it cannot
+    /// (vkms in 6.1, many SoCs), a capture frame routes the CRTC to the writeback connector alone.
+    private var writebackCloned = false
+    /// A capture frame took the display connector off the CRTC; the next present puts it back.
+    private var displayDetached = false
 
     // Property ids, looked up once.
     private let planeProps: DRMPropertyTable
@@ -168,7 +172,22 @@ public final class DRMBackend: DisplayBackend {
         req.add(crtc, crtcProps["MODE_ID"]?.id, UInt64(modeBlobID), what: "CRTC \(crtc) MODE_ID")
         req.add(crtc, crtcProps["ACTIVE"]?.id, 1, what: "CRTC \(crtc) ACTIVE")
         addPlane(req, buffer: buffer)
-        if let wb = writeback { wb.attach(to: req, crtc: crtc) }
+        if let wb = writeback {
+            let probe = try AtomicRequest()
+            probe.add(conn.id, connectorProps["CRTC_ID"]?.id, UInt64(crtc), what: "connector \(conn.name) CRTC_ID")
+            probe.add(crtc, crtcProps["MODE_ID"]?.id, UInt64(modeBlobID), what: "CRTC \(crtc) MODE_ID")
+            probe.add(crtc, crtcProps["ACTIVE"]?.id, 1, what: "CRTC \(crtc) ACTIVE")
+            addPlane(probe, buffer: buffer)
+            wb.attach(to: probe, crtc: crtc)
+            let flags = UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET) | UInt32(DRM_MODE_ATOMIC_TEST_ONLY)
+            if case .success = probe.commit(fd: card.fd, flags: flags, userData: nil) {
+                writebackCloned = true
+                wb.attach(to: req, crtc: crtc)
+            } else {
+                // Test-only failures are expected here; the fallback is a normal mode of operation.
+                logger.debug("connector \(wb.name) cannot share CRTC \(crtc) with \(conn.name); capture frames route the CRTC to \(wb.name) alone")
+            }
+        }
         let result = req.commit(fd: card.fd, flags: UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET), userData: nil)
         if case .failure(let e) = result {
             throw DisplayError("connector \(conn.name): atomic modeset \(plan.mode.mode) failed: \(e.message)")
@@ -237,13 +256,24 @@ public final class DRMBackend: DisplayBackend {
                     req.add(plan.primaryPlane.id, planeProps["FB_DAMAGE_CLIPS"]?.id, UInt64(clipsBlob), what: "plane FB_DAMAGE_CLIPS")
                 }
             }
+            var flags = UInt32(DRM_MODE_ATOMIC_NONBLOCK) | UInt32(DRM_MODE_PAGE_FLIP_EVENT)
+            let conn = plan.connector
+            if capture != nil, let wb = writeback, !writebackCloned {
+                req.add(conn.id, connectorProps["CRTC_ID"]?.id, 0, what: "connector \(conn.name) CRTC_ID")
+                wb.attach(to: req, crtc: plan.crtc.id)
+                flags |= UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET)
+            } else if displayDetached, let wb = writeback {
+                req.add(conn.id, connectorProps["CRTC_ID"]?.id, UInt64(plan.crtc.id), what: "connector \(conn.name) CRTC_ID")
+                wb.detach(from: req)
+                flags |= UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET)
+            }
             capture?.addToRequest(req)
-            let result = req.commit(fd: card.fd, flags: UInt32(DRM_MODE_ATOMIC_NONBLOCK) | UInt32(DRM_MODE_PAGE_FLIP_EVENT),
-                                    userData: userData)
+            let result = req.commit(fd: card.fd, flags: flags, userData: userData)
             if clipsBlob != 0 { drmModeDestroyPropertyBlob(card.fd, clipsBlob) }
             if case .failure(let e) = result {
                 throw DisplayError("connector \(info.connector): atomic page flip failed: \(e.message)")
             }
+            if writeback != nil, !writebackCloned { displayDetached = capture != nil }
         case .legacy:
             let rc = drmModePageFlip(card.fd, plan.crtc.id, fb.framebufferID, UInt32(DRM_MODE_PAGE_FLIP_EVENT), userData)
             guard rc == 0 else {
