@@ -25,9 +25,11 @@ let package = Package(
         systemLibrary("CUdev", pkgConfig: "libudev", apt: "libudev-dev"),
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         .target(name: "CKioskShims", dependencies: ["CDRM"]),
+        .target(name: "CKioskSys"),
         .target(
             name: "KioskCore",
             dependencies: [
+                "CKioskSys",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]

@@ -2,7 +2,6 @@ import Dispatch
 import KioskCore
 import KioskRender
 import Logging
-import Synchronization
 
 /// Drives the built-in demo picture: each frame is drawn on a render thread into a buffer the display is not
 /// showing, and presented from the main loop as soon as no flip is in flight. With three buffers the next frame
@@ -19,7 +18,7 @@ final class DemoFramePump {
 
     /// Finished renders, filled by the render thread and drained on the main thread.
     private final class Completions: Sendable {
-        let finished = Mutex<[(index: Int, error: String?)]>([])
+        let finished = Lock<[(index: Int, error: String?)]>([])
     }
 
     private let loop: MainLoop

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+// Internal, so no C type can leak into KioskCore's public API.
+internal import CKioskSys
 import Synchronization
 
 /// The production poller: one epoll set (level-triggered) holding the loop's descriptors, one timerfd armed
@@ -10,7 +12,6 @@ import Synchronization
 ///
 /// Lives on the main thread (the loop's thread); only `wakeup` is used from other threads.
 public final class EpollPoller: Poller {
-    private let calls: LinuxEventCalls
     private let epollFD: Int32
     private let timerFD: Int32
     private let eventFD: EventFDWakeup
@@ -21,8 +22,8 @@ public final class EpollPoller: Poller {
     /// the `timerfd_settime` call, which an iteration would otherwise pay every time.
     private var armedDeadline: MonotonicInstant?
 
-    /// Raw `struct epoll_event` array for `epoll_wait`; grows when an iteration fills it.
-    private var eventBuffer: UnsafeMutableRawPointer
+    /// The `struct epoll_event` array for `epoll_wait`; grows when an iteration fills it.
+    private var eventBuffer: UnsafeMutablePointer<epoll_event>
     private var eventCapacity = EpollPoller.initialEventCapacity
     private static let initialEventCapacity = 64
     private static let maximumEventCapacity = 1024
@@ -32,18 +33,16 @@ public final class EpollPoller: Poller {
     public var now: MonotonicInstant { MonotonicInstant.now() }
 
     public init() throws {
-        let calls = try LinuxEventCalls.shared.get()
-        let epollFD = calls.epollCreate1(EpollConstant.closeOnExec)
+        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epollFD >= 0 else { throw LoopError(operation: "epoll_create1", object: "", errno: errno) }
 
-        let flags = EventFDConstant.closeOnExec | EventFDConstant.nonBlocking
-        let timerFD = calls.timerfdCreate(CLOCK_MONOTONIC, flags)
+        let timerFD = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
         guard timerFD >= 0 else {
             let error = LoopError(operation: "timerfd_create", object: "CLOCK_MONOTONIC", errno: errno)
             close(epollFD)
             throw error
         }
-        let eventFD = calls.eventfd(0, flags)
+        let eventFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
         guard eventFD >= 0 else {
             let error = LoopError(operation: "eventfd", object: "", errno: errno)
             close(timerFD)
@@ -51,14 +50,13 @@ public final class EpollPoller: Poller {
             throw error
         }
 
-        self.calls = calls
         self.epollFD = epollFD
         self.timerFD = timerFD
         self.eventFD = EventFDWakeup(fd: eventFD)
-        self.eventBuffer = .allocate(byteCount: Self.initialEventCapacity * EpollConstant.eventSize, alignment: 8)
+        self.eventBuffer = .allocate(capacity: Self.initialEventCapacity)
         // From here deinit closes everything, so a failed registration needs no cleanup of its own.
-        try control(EpollConstant.controlAdd, "ADD", fd: timerFD, events: .readable)
-        try control(EpollConstant.controlAdd, "ADD", fd: eventFD, events: .readable)
+        try control(EPOLL_CTL_ADD, "ADD", fd: timerFD, events: .readable)
+        try control(EPOLL_CTL_ADD, "ADD", fd: eventFD, events: .readable)
     }
 
     deinit {
@@ -71,29 +69,24 @@ public final class EpollPoller: Poller {
     }
 
     public func register(fd: Int32, events: IOEvents) throws {
-        try control(EpollConstant.controlAdd, "ADD", fd: fd, events: events)
+        try control(EPOLL_CTL_ADD, "ADD", fd: fd, events: events)
     }
 
     public func modify(fd: Int32, events: IOEvents) throws {
-        try control(EpollConstant.controlModify, "MOD", fd: fd, events: events)
+        try control(EPOLL_CTL_MOD, "MOD", fd: fd, events: events)
     }
 
     public func unregister(fd: Int32) throws {
-        try control(EpollConstant.controlDelete, "DEL", fd: fd, events: [])
+        try control(EPOLL_CTL_DEL, "DEL", fd: fd, events: [])
     }
 
     private func control(_ operation: Int32, _ name: String, fd: Int32, events: IOEvents) throws(LoopError) {
-        var bits: UInt32 = 0
-        if events.contains(.readable) { bits |= EpollConstant.readable }
-        if events.contains(.writable) { bits |= EpollConstant.writable }
+        var event = epoll_event()
+        if events.contains(.readable) { event.events |= EPOLLIN.rawValue }
+        if events.contains(.writable) { event.events |= EPOLLOUT.rawValue }
         // The fd itself is the epoll data, so a ready event names its descriptor without a lookup table here.
-        let status = withUnsafeTemporaryAllocation(byteCount: EpollConstant.eventSize, alignment: 8) { event in
-            let raw = event.baseAddress!
-            raw.initializeMemory(as: UInt8.self, repeating: 0, count: EpollConstant.eventSize)
-            raw.storeBytes(of: bits, toByteOffset: 0, as: UInt32.self)
-            raw.storeBytes(of: UInt64(UInt32(bitPattern: fd)), toByteOffset: EpollConstant.dataOffset, as: UInt64.self)
-            return calls.epollCtl(epollFD, operation, fd, raw)
-        }
+        event.data.fd = fd
+        let status = epoll_ctl(epollFD, operation, fd, &event)
         guard status == 0 else { throw LoopError(operation: "epoll_ctl(\(name))", object: "fd \(fd)", errno: errno) }
     }
 
@@ -117,11 +110,11 @@ public final class EpollPoller: Poller {
         guard status == 0 else { throw LoopError(operation: "pthread_sigmask(SIG_BLOCK)", object: names, errno: status) }
 
         // Passing the existing signalfd replaces its mask, so all watched signals share one descriptor.
-        let fd = calls.signalfd(signalFD ?? -1, &mask, EventFDConstant.closeOnExec | EventFDConstant.nonBlocking)
+        let fd = signalfd(signalFD ?? -1, &mask, Int32(SFD_CLOEXEC | SFD_NONBLOCK))
         guard fd >= 0 else { throw LoopError(operation: "signalfd", object: names, errno: errno) }
         if signalFD == nil {
             do {
-                try control(EpollConstant.controlAdd, "ADD", fd: fd, events: .readable)
+                try control(EPOLL_CTL_ADD, "ADD", fd: fd, events: .readable)
             } catch {
                 close(fd)
                 throw error
@@ -143,16 +136,15 @@ public final class EpollPoller: Poller {
 
         var count: Int32
         repeat {
-            count = calls.epollWait(epollFD, eventBuffer, Int32(eventCapacity), timeoutMilliseconds)
+            count = epoll_wait(epollFD, eventBuffer, Int32(eventCapacity), timeoutMilliseconds)
         } while count < 0 && errno == EINTR
         // EBADF, EFAULT and EINVAL are the only other failures, and each is a bug here, not a runtime condition.
         precondition(count >= 0, "\(LoopError(operation: "epoll_wait", object: "epoll fd \(epollFD)", errno: errno))")
 
         var result = PollResult()
         for index in 0..<Int(count) {
-            let event = eventBuffer + index * EpollConstant.eventSize
-            let bits = event.loadUnaligned(as: UInt32.self)
-            let fd = Int32(truncatingIfNeeded: event.loadUnaligned(fromByteOffset: EpollConstant.dataOffset, as: UInt64.self))
+            let event = eventBuffer[index]
+            let fd = event.data.fd
             if fd == timerFD {
                 var expirations: UInt64 = 0
                 _ = read(timerFD, &expirations, MemoryLayout<UInt64>.size)
@@ -163,7 +155,7 @@ public final class EpollPoller: Poller {
             } else if fd == signalFD {
                 result.signals += readSignals(from: fd)
             } else {
-                result.events.append(PollEvent(fd: fd, events: IOEvents(epollBits: bits)))
+                result.events.append(PollEvent(fd: fd, events: IOEvents(epollBits: event.events)))
             }
         }
 
@@ -172,7 +164,7 @@ public final class EpollPoller: Poller {
         if Int(count) == eventCapacity && eventCapacity < Self.maximumEventCapacity {
             eventBuffer.deallocate()
             eventCapacity *= 2
-            eventBuffer = .allocate(byteCount: eventCapacity * EpollConstant.eventSize, alignment: 8)
+            eventBuffer = .allocate(capacity: eventCapacity)
         }
         return result
     }
@@ -185,25 +177,26 @@ public final class EpollPoller: Poller {
             spec.it_value.tv_sec = Int(deadline.nanoseconds / 1_000_000_000)
             spec.it_value.tv_nsec = Int(deadline.nanoseconds % 1_000_000_000)
         }
-        let status = calls.timerfdSettime(timerFD, EventFDConstant.timerAbsolute, &spec, nil)
+        let status = timerfd_settime(timerFD, Int32(TFD_TIMER_ABSTIME), &spec, nil)
         precondition(status == 0, "\(LoopError(operation: "timerfd_settime", object: "timerfd \(timerFD)", errno: errno))")
         armedDeadline = deadline
     }
 
     private func readSignals(from fd: Int32) -> [Int32] {
         var signals: [Int32] = []
-        let batch = 8
-        withUnsafeTemporaryAllocation(byteCount: batch * EventFDConstant.signalInfoSize, alignment: 8) { buffer in
-            let raw = buffer.baseAddress!
+        let infoSize = MemoryLayout<signalfd_siginfo>.stride
+        withUnsafeTemporaryAllocation(of: signalfd_siginfo.self, capacity: 8) { buffer in
+            let byteCount = buffer.count * infoSize
             while true {
-                let length = read(fd, raw, buffer.count)
+                let length = read(fd, buffer.baseAddress, byteCount)
                 if length < 0 && errno == EINTR { continue }
                 // EAGAIN: drained. Nothing else can fail on a valid non-blocking signalfd.
                 guard length > 0 else { return }
-                for offset in stride(from: 0, to: length, by: EventFDConstant.signalInfoSize) {
-                    signals.append(Int32(bitPattern: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+                // The kernel writes whole records only.
+                for info in buffer[..<(length / infoSize)] {
+                    signals.append(Int32(bitPattern: info.ssi_signo))
                 }
-                if length < buffer.count { return }
+                if length < byteCount { return }
             }
         }
         return signals
@@ -248,9 +241,10 @@ extension IOEvents {
     /// The readiness in an `epoll_event.events` mask.
     init(epollBits bits: UInt32) {
         self = []
-        if bits & EpollConstant.readable != 0 { insert(.readable) }
-        if bits & EpollConstant.writable != 0 { insert(.writable) }
-        if bits & EpollConstant.hangup != 0 { insert(.hangup) }
-        if bits & EpollConstant.error != 0 { insert(.error) }
+        if bits & EPOLLIN.rawValue != 0 { insert(.readable) }
+        if bits & EPOLLOUT.rawValue != 0 { insert(.writable) }
+        // EPOLLHUP and EPOLLERR are reported whether asked for or not.
+        if bits & EPOLLHUP.rawValue != 0 { insert(.hangup) }
+        if bits & EPOLLERR.rawValue != 0 { insert(.error) }
     }
 }
