@@ -1,0 +1,45 @@
+/// One layer as the compositor draws it: resolved to screen coordinates, in back-to-front order. A plain value
+/// built by the layer engine on the main thread.
+public struct CompositeItem: Sendable {
+    public enum Source: Sendable {
+        /// A finished render, drawn at `frame` (scaled if the sizes differ).
+        case surface(LayerSurface)
+        /// A solid colour: a placeholder until a layer's first render lands, or a layer without content.
+        case color(Color)
+    }
+
+    public var source: Source
+    /// Where the layer lands on the screen, after its ancestors' translations and scales.
+    public var frame: Rect
+    /// Combined opacity of the layer and its ancestors, 0...1.
+    public var opacity: Double
+    /// Drawing outside this rectangle (screen coordinates) is clipped away.
+    public var clip: Rect?
+
+    public init(source: Source, frame: Rect, opacity: Double = 1, clip: Rect? = nil) {
+        self.source = source; self.frame = frame; self.opacity = opacity; self.clip = clip
+    }
+}
+
+/// Composes layers into a shadow buffer in cached RAM and copies damage into scanout buffers. Lives on the main
+/// thread (the commit observer calls it).
+///
+/// Rules (why it exists): compose only damaged rectangles; never read or blend in a scanout buffer (on a Pi those
+/// are write-combined and reads are very slow); copy into a scanout buffer the damage accumulated for that buffer
+/// since it was last written — this frame's damage plus what changed while it was on screen or queued.
+public protocol Compositing: AnyObject {
+    /// The size of the shadow buffer (the output's mode size).
+    var size: Size { get }
+    /// Recompose `damage` (screen rectangles, may overlap) from `items`, back to front. Pixels outside the damage
+    /// keep their previous content. Returns the damage actually recomposed, clipped to the screen.
+    @discardableResult
+    func compose(_ items: [CompositeItem], damage: [Rect]) -> [Rect]
+    /// Copy into `buffer` everything that changed since that buffer last received a copy (or everything, the first
+    /// time a buffer index is seen, or after `invalidateBuffers`). Write-only on `buffer`. Returns the rectangles
+    /// copied (for FB_DAMAGE_CLIPS) and the number of bytes written.
+    func copy(into buffer: PixelBuffer) -> (rects: [Rect], bytes: Int)
+    /// Forget what every scanout buffer holds (after a modeset, or when buffers were reallocated).
+    func invalidateBuffers()
+    /// A copy of the shadow buffer (XRGB8888, stride = width * 4): what the next copy will put on screen.
+    func snapshot() -> [UInt8]
+}
