@@ -109,14 +109,14 @@ public final class CairoCanvas {
     }
 
     /// Fills the whole canvas with `color`.
-    public func fill(_ color: RGBColor) {
+    public func fill(_ color: Color) {
         fill(Rect(size: size), color: color)
     }
 
-    /// Fills `rect` with `color`, replacing what was there.
-    public func fill(_ rect: Rect, color: RGBColor) {
+    /// Fills `rect` with `color`, blended over what was there when the colour is translucent.
+    public func fill(_ rect: Rect, color: Color) {
         cairo_save(cairoContext)
-        cairo_set_source_rgb(cairoContext, color.red, color.green, color.blue)
+        cairo_set_source_rgba(cairoContext, color.red, color.green, color.blue, color.alpha)
         cairo_rectangle(cairoContext, Double(rect.x), Double(rect.y), Double(rect.width), Double(rect.height))
         cairo_fill(cairoContext)
         cairo_restore(cairoContext)

@@ -60,13 +60,13 @@ public struct DemoScene: Sendable {
         public var captionPixelSize: Int
     }
 
-    public static let backgroundTop = RGBColor(hex: 0x1A1D26)
-    public static let backgroundBottom = RGBColor(hex: 0x07080C)
-    public static let timeColor = RGBColor(hex: 0xEEF0F4)
-    public static let dateColor = RGBColor(hex: 0x9EA8BC)
-    public static let trackColor = RGBColor(hex: 0x242733)
-    public static let barColor = RGBColor(hex: 0xFA9E28)
-    public static let captionColor = RGBColor(hex: 0x6E7587)
+    public static let backgroundTop = Color(rgb: 0x1A1D26)
+    public static let backgroundBottom = Color(rgb: 0x07080C)
+    public static let timeColor = Color(rgb: 0xEEF0F4)
+    public static let dateColor = Color(rgb: 0x9EA8BC)
+    public static let trackColor = Color(rgb: 0x242733)
+    public static let barColor = Color(rgb: 0xFA9E28)
+    public static let captionColor = Color(rgb: 0x6E7587)
 
     /// How far the bar moves per frame, in pixels.
     public var barStep: Int
@@ -163,8 +163,8 @@ public struct DemoScene: Sendable {
             throw RenderError("demo scene \(size): background gradient failed: \(cairoStatusString(status))")
         }
         let top = Self.backgroundTop, bottom = Self.backgroundBottom
-        cairo_pattern_add_color_stop_rgb(gradient, 0, top.red, top.green, top.blue)
-        cairo_pattern_add_color_stop_rgb(gradient, 1, bottom.red, bottom.green, bottom.blue)
+        cairo_pattern_add_color_stop_rgba(gradient, 0, top.red, top.green, top.blue, top.alpha)
+        cairo_pattern_add_color_stop_rgba(gradient, 1, bottom.red, bottom.green, bottom.blue, bottom.alpha)
         cairo_save(cr)
         cairo_set_source(cr, gradient)
         cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)

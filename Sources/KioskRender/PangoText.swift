@@ -62,10 +62,10 @@ struct TextLayout: ~Copyable {
     }
 
     /// Draws the layout with its logical box's top-left corner at (`x`, `y`).
-    func show(atX x: Double, y: Double, color: RGBColor) {
+    func show(atX x: Double, y: Double, color: Color) {
         let logical = logicalExtents
         cairo_save(context)
-        cairo_set_source_rgb(context, color.red, color.green, color.blue)
+        cairo_set_source_rgba(context, color.red, color.green, color.blue, color.alpha)
         cairo_move_to(context, x - Double(logical.x), y - Double(logical.y))
         pango_cairo_show_layout(context, handle)
         cairo_restore(context)
@@ -81,7 +81,7 @@ enum TextAlignment {
 /// Draws one line of `text` vertically centred in `band`. When `fitWidth` is given and the text is wider, the font
 /// shrinks until it fits, so a long string never runs off a narrow (portrait) mode.
 func drawText(
-    _ text: String, font: String, pixelSize: Double, color: RGBColor, in band: Rect,
+    _ text: String, font: String, pixelSize: Double, color: Color, in band: Rect,
     alignment: TextAlignment, fitWidth: Int? = nil, tabularDigits: Bool = false, on context: OpaquePointer
 ) throws {
     let layout = try TextLayout(context: context)

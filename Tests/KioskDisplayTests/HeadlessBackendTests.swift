@@ -186,7 +186,7 @@ final class HeadlessBackendTests: XCTestCase {
         let black = [UInt8](repeating: 0, count: 64 * 48 * 4)
         var frames: [[UInt8]] = []
 
-        for (step, colour) in [RGBColor(hex: 0xFF0000), RGBColor(hex: 0x00FF00), RGBColor(hex: 0x0000FF)].enumerated() {
+        for (step, colour) in [Color(rgb: 0xFF0000), Color(rgb: 0x00FF00), Color(rgb: 0x0000FF)].enumerated() {
             let buffer = try XCTUnwrap(h.backend.acquireBuffer())
             try CairoCanvas.withCanvas(on: buffer) { canvas in
                 canvas.fill(colour)

@@ -6,8 +6,8 @@ final class CairoCanvasTests: XCTestCase {
     func testFillWritesXRGB8888Bytes() throws {
         let image = TestImage(width: 4, height: 2)
         try CairoCanvas.withCanvas(on: image.buffer) { canvas in
-            canvas.fill(RGBColor(hex: 0x102030))
-            canvas.fill(Rect(x: 1, y: 1, width: 2, height: 1), color: RGBColor(hex: 0xFF8000))
+            canvas.fill(Color(rgb: 0x102030))
+            canvas.fill(Rect(x: 1, y: 1, width: 2, height: 1), color: Color(rgb: 0xFF8000))
         }
         // Little-endian XRGB8888: blue, green, red, padding.
         XCTAssertEqual(image.withBytes { Array($0[0..<3]) }, [0x30, 0x20, 0x10])
@@ -43,7 +43,7 @@ final class CairoCanvasTests: XCTestCase {
             canvas.fill(.white)
             return canvas
         }
-        escaped.fill(RGBColor(hex: 0xFF0000))
+        escaped.fill(Color(rgb: 0xFF0000))
         XCTAssertTrue(image.rgb(4, 4) == (255, 255, 255), "drawing after the scope must not reach the buffer")
         XCTAssertThrowsError(try escaped.withPixels { _ in () })
         XCTAssertThrowsError(try escaped.checkStatus(), "Cairo reports the finished surface")
@@ -69,7 +69,7 @@ final class CairoCanvasTests: XCTestCase {
                           strideA: canvas.stride, strideB: 20, tolerance: 0)
         }
         XCTAssertTrue(blackAtStart.matches, "\(blackAtStart)")
-        canvas.fill(Rect(x: 4, y: 2, width: 1, height: 1), color: RGBColor(hex: 0x00FF00))
+        canvas.fill(Rect(x: 4, y: 2, width: 1, height: 1), color: Color(rgb: 0x00FF00))
         let pixel = try canvas.withPixels { bytes in Array(bytes[(2 * canvas.stride + 16)..<(2 * canvas.stride + 19)]) }
         XCTAssertEqual(pixel, [0x00, 0xFF, 0x00])
         try canvas.checkStatus()

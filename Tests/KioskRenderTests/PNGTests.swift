@@ -36,7 +36,7 @@ final class PNGTests: XCTestCase {
 
     func testArrayOverloadAndCanvasWriter() throws {
         let canvas = try CairoCanvas(size: Size(width: 3, height: 2))
-        canvas.fill(RGBColor(hex: 0x336699))
+        canvas.fill(Color(rgb: 0x336699))
         let canvasPath = directory.appendingPathComponent("canvas.png").path
         try canvas.writePNG(to: canvasPath)
 
