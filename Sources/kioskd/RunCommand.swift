@@ -25,8 +25,14 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Display backend: drm (a KMS device) or headless (memory buffers, simulated vblank).")
     var backend: BackendKind = .drm
 
+    @Option(help: "Board file (YAML) choosing driver or device, connector, mode, commit and buffers; options given here override it.")
+    var board: String?
+
     @Option(help: "DRM card node, or auto for the first card with a connected display.")
-    var device = "auto"
+    var device: String?
+
+    @Option(help: "Use the first card whose kernel driver has this name (vc4, vkms, i915).")
+    var driver: String?
 
     @Option(help: "Connector name (HDMI-A-1, DSI-1, Virtual-1); default: the first connected.")
     var connector: String?
@@ -34,11 +40,11 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Mode as WxH or WxH@Hz; default: the connector's preferred mode (headless: 1024x768@60).")
     var mode: ModeRequest?
 
-    @Option(help: "Commit API: atomic, legacy (SetCrtc + PageFlip) or auto.")
-    var commit: CommitChoice = .auto
+    @Option(help: "Commit API: atomic, legacy (SetCrtc + PageFlip) or auto (default).")
+    var commit: CommitChoice?
 
-    @Option(help: "Number of scanout buffers: 2 or 3.")
-    var buffers = 2
+    @Option(help: "Number of scanout buffers: 2 (default) or 3.")
+    var buffers: Int?
 
     @Option(help: "Stop after this many flipped frames.")
     var frames: Int?
@@ -55,7 +61,7 @@ struct RunCommand: ParsableCommand {
     @OptionGroup var log: LogOptions
 
     func validate() throws {
-        guard (2...3).contains(buffers) else { throw ValidationError("--buffers \(buffers): must be 2 or 3") }
+        if let buffers, !(2...3).contains(buffers) { throw ValidationError("--buffers \(buffers): must be 2 or 3") }
         if let frames, frames < 1 { throw ValidationError("--frames \(frames): must be at least 1") }
         if capture != nil {
             guard backend == .drm else { throw ValidationError("--capture needs --backend drm (writeback is a DRM feature)") }
@@ -89,11 +95,23 @@ struct RunCommand: ParsableCommand {
             }
         }
 
+        let boardFile = try board.map(BoardConfig.load(path:)) ?? BoardConfig()
+        let device = self.device ?? boardFile.device
+        let driver = self.device == nil ? (self.driver ?? boardFile.driver) : self.driver
+        let mode = self.mode ?? boardFile.mode
+        let commit = self.commit ?? boardFile.commit ?? .auto
+        let buffers = self.buffers ?? boardFile.buffers ?? 2
+        if let name = boardFile.name { logger.info("board \(name) (\(board ?? ""))") }
+        if commit == .legacy && capture != nil {
+            throw DisplayError("--capture needs atomic commits, but the commit API is legacy")
+        }
+
         let display: DisplayBackend
         var drm: DRMBackend?
         switch backend {
         case .drm:
-            let options = DRMOptions(device: device == "auto" ? nil : device, connector: connector, mode: mode,
+            let options = DRMOptions(device: device == "auto" ? nil : device, driver: driver,
+                                     connector: connector ?? boardFile.connector, mode: mode,
                                      commit: commit, bufferCount: buffers, enableWriteback: capture != nil)
             let d = try DRMBackend(options: options)
             drm = d

@@ -64,3 +64,59 @@ final class KioskdHeadlessCLITests: XCTestCase {
         XCTAssertTrue(r.stdout.contains("no DRM devices"), r.stdout)
     }
 }
+
+/// Board files: every shipped one loads; a bad one fails with one line naming file, line, column and key.
+final class BoardFileTests: XCTestCase {
+    private var repository: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    func testEveryShippedBoardFileLoads() throws {
+        let dir = repository.appendingPathComponent("board-configs")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".yaml") }.sorted()
+        XCTAssertGreaterThanOrEqual(files.count, 4, "\(files)")
+        for file in files {
+            let r = try KioskdProcess.run(["run", "--backend", "headless", "--board", dir.appendingPathComponent(file).path,
+                                           "--frames", "2"])
+            XCTAssertEqual(r.status, 0, "\(file): \(r.stderr)")
+        }
+    }
+
+    func testBoardModeIsUsedAndOptionsOverrideIt() throws {
+        let dir = try KioskdProcess.scratchDirectory("board-override")
+        let stats = dir.appendingPathComponent("stats.json")
+        let board = repository.appendingPathComponent("board-configs/raspberry-pi-7inch-dsi.yaml").path
+        var r = try KioskdProcess.run(["run", "--backend", "headless", "--board", board, "--frames", "2", "--stats-out", stats.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try KioskdProcess.readStats(stats)["mode"] as? String, "800x480@60")
+        r = try KioskdProcess.run(["run", "--backend", "headless", "--board", board, "--mode", "640x480", "--buffers", "3",
+                                   "--frames", "2", "--stats-out", stats.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let s = try KioskdProcess.readStats(stats)
+        XCTAssertEqual(s["mode"] as? String, "640x480@60")
+        XCTAssertEqual(s["buffers"] as? Int, 3)
+    }
+
+    func testBadBoardFilesGiveOneLineWithLocation() throws {
+        let dir = try KioskdProcess.scratchDirectory("board-bad")
+        let cases: [(String, String)] = [
+            ("board: x\nrotation: 90\n", ":2:1: unknown key 'rotation'"),
+            ("mode: huge\n", ":1:7: mode: 'huge' is not WxH or WxH@Hz"),
+            ("buffers: 5\n", ":1:10: buffers: expected 2 or 3"),
+            ("commit: maybe\n", "commit: 'maybe' is not one of atomic, legacy, auto"),
+            ("- a\n- b\n", "expected a mapping"),
+            ("mode: [1\n", "board file"),
+        ]
+        for (i, (text, needle)) in cases.enumerated() {
+            let file = dir.appendingPathComponent("bad\(i).yaml")
+            try text.write(to: file, atomically: true, encoding: .utf8)
+            let r = try KioskdProcess.run(["run", "--backend", "headless", "--board", file.path, "--frames", "1"])
+            XCTAssertEqual(r.status, 1, "\(text): \(r.stderr)")
+            XCTAssertEqual(r.errorLines.count, 1, "\(text): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains(needle), "\(text): expected \(needle) in \(r.stderr)")
+        }
+        let missing = try KioskdProcess.run(["run", "--board", "/nonexistent/board.yaml"])
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.stderr.contains("board file /nonexistent/board.yaml: cannot read it"), missing.stderr)
+    }
+}

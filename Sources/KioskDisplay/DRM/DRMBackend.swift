@@ -12,6 +12,8 @@ public enum CommitChoice: String, Sendable, CaseIterable {
 public struct DRMOptions: Sendable {
     /// A card path, or nil for the first card with a connected connector.
     public var device: String?
+    /// With no `device`: the first card whose kernel driver has this name (`vc4`, `vkms`).
+    public var driver: String?
     public var connector: String?
     public var mode: ModeRequest?
     public var commit: CommitChoice = .auto
@@ -19,9 +21,9 @@ public struct DRMOptions: Sendable {
     /// Route a writeback connector to the CRTC at modeset so frames can be captured (atomic only).
     public var enableWriteback = false
 
-    public init(device: String? = nil, connector: String? = nil, mode: ModeRequest? = nil, commit: CommitChoice = .auto,
-                bufferCount: Int = 2, enableWriteback: Bool = false) {
-        self.device = device; self.connector = connector; self.mode = mode; self.commit = commit
+    public init(device: String? = nil, driver: String? = nil, connector: String? = nil, mode: ModeRequest? = nil,
+                commit: CommitChoice = .auto, bufferCount: Int = 2, enableWriteback: Bool = false) {
+        self.device = device; self.driver = driver; self.connector = connector; self.mode = mode; self.commit = commit
         self.bufferCount = bufferCount; self.enableWriteback = enableWriteback
     }
 }
@@ -73,7 +75,7 @@ public final class DRMBackend: DisplayBackend {
         guard (2...3).contains(options.bufferCount) else {
             throw DisplayError("buffers \(options.bufferCount): must be 2 or 3")
         }
-        let card = try Self.openCard(options.device)
+        let card = try Self.openCard(options.device, driver: options.driver)
         try card.becomeMaster()
         card.setClientCap(Int32(DRM_CLIENT_CAP_UNIVERSAL_PLANES), 1)
         let api: CommitAPI
@@ -124,7 +126,7 @@ public final class DRMBackend: DisplayBackend {
     }
 
     /// Resolves `--device`: a path, or the first card with a connected connector. Errors list what exists.
-    static func openCard(_ path: String?) throws -> DRMCard {
+    static func openCard(_ path: String?, driver: String? = nil) throws -> DRMCard {
         let paths = DRMCard.cardPaths()
         if let path {
             do { return try DRMCard(path: path) } catch let error as DisplayError {
@@ -134,6 +136,7 @@ public final class DRMBackend: DisplayBackend {
         var tried: [String] = []
         for p in paths {
             guard let card = try? DRMCard(path: p) else { tried.append("\(p) (cannot open)"); continue }
+            if let driver, card.driver != driver { tried.append("\(p) (driver \(card.driver))"); continue }
             card.setClientCap(Int32(DRM_CLIENT_CAP_UNIVERSAL_PLANES), 1)
             if let res = try? DRMResources(card: card),
                res.connectors.contains(where: { !$0.isWriteback && $0.status == .connected }) {
@@ -141,8 +144,9 @@ public final class DRMBackend: DisplayBackend {
             }
             tried.append("\(p) (\(card.driver): nothing connected)")
         }
+        let wanted = driver.map { "no DRM device with driver \($0) and a connected display" } ?? "no DRM device with a connected display"
         throw DisplayError(paths.isEmpty ? "no DRM device: /dev/dri has no card nodes"
-                                         : "no DRM device with a connected display; checked: \(tried.joined(separator: ", "))")
+                                         : "\(wanted); checked: \(tried.joined(separator: ", "))")
     }
 
     // MARK: - Start
