@@ -1,0 +1,79 @@
+import CCairo
+import KioskCore
+
+/// Paints a finished layer render onto `cr` at `frame` (scaled when the sizes differ), with `opacity`, clipped to
+/// `clip`. The shadow compositor and the naive renderer share this, so both put the same pixels on screen.
+///
+/// Runs on the thread that owns `cr`. The Cairo surface wrapping `layer`'s memory lives only inside this call, while
+/// `layer` is kept alive, and is finished before it is destroyed: even if Cairo kept a reference somewhere it could
+/// no longer reach the memory.
+func paintLayerSurface(_ layer: LayerSurface, frame: Rect, opacity: Double, clip: Rect?, on cr: OpaquePointer) {
+    let visible = clip.map { frame.intersection($0) } ?? frame
+    guard !visible.isEmpty, opacity > 0 else { return }
+    withExtendedLifetime(layer) {
+        guard let source = cairo_image_surface_create_for_data(
+            layer.bytes.assumingMemoryBound(to: UInt8.self), CAIRO_FORMAT_ARGB32,
+            Int32(clamping: layer.size.width), Int32(clamping: layer.size.height), Int32(clamping: layer.stride))
+        else { return }
+        defer {
+            cairo_surface_finish(source)
+            cairo_surface_destroy(source)
+        }
+        guard cairo_surface_status(source) == CAIRO_STATUS_SUCCESS else {
+            compositorLogger.error("layer surface \(layer.size): cannot wrap for painting: \(cairoStatusString(cairo_surface_status(source)))")
+            return
+        }
+        let scaleX = Double(frame.width) / Double(layer.size.width)
+        let scaleY = Double(frame.height) / Double(layer.size.height)
+        let isExact = frame.width == layer.size.width && frame.height == layer.size.height
+
+        cairo_save(cr)
+        cairo_rectangle(cr, Double(visible.x), Double(visible.y), Double(visible.width), Double(visible.height))
+        cairo_clip(cr)
+        cairo_translate(cr, Double(frame.x), Double(frame.y))
+        if !isExact { cairo_scale(cr, scaleX, scaleY) }
+        cairo_set_source_surface(cr, source, 0, 0)
+        let pattern = cairo_get_source(cr)
+        if isExact {
+            // Whole-pixel offsets at 1:1 sample exactly; NEAREST lets pixman take its plain blit paths.
+            cairo_pattern_set_filter(pattern, CAIRO_FILTER_NEAREST)
+        } else {
+            // GOOD box-filters when shrinking (bilinear alone would alias) and interpolates when enlarging. PAD keeps
+            // the frame's edge pixels from blending with the transparent outside of the source.
+            cairo_pattern_set_filter(pattern, CAIRO_FILTER_GOOD)
+            cairo_pattern_set_extend(pattern, CAIRO_EXTEND_PAD)
+        }
+        if opacity >= 1 {
+            // An opaque source replaces what is below, so SOURCE (a copy) gives the same pixels as OVER for less work.
+            cairo_set_operator(cr, layer.isOpaque ? CAIRO_OPERATOR_SOURCE : CAIRO_OPERATOR_OVER)
+            cairo_paint(cr)
+        } else {
+            cairo_set_operator(cr, CAIRO_OPERATOR_OVER)
+            cairo_paint_with_alpha(cr, opacity)
+        }
+        // Restoring drops the pattern, and with it the pattern's reference to `source`.
+        cairo_restore(cr)
+    }
+}
+
+/// Fills `frame` ∩ `clip` with `color` at `opacity`, on the thread that owns `cr`.
+func paintColor(_ color: Color, frame: Rect, opacity: Double, clip: Rect?, on cr: OpaquePointer) {
+    let visible = clip.map { frame.intersection($0) } ?? frame
+    let alpha = color.alpha * min(max(opacity, 0), 1)
+    guard !visible.isEmpty, alpha > 0 else { return }
+    cairo_save(cr)
+    cairo_set_operator(cr, alpha >= 1 ? CAIRO_OPERATOR_SOURCE : CAIRO_OPERATOR_OVER)
+    cairo_set_source_rgba(cr, color.red, color.green, color.blue, alpha)
+    cairo_rectangle(cr, Double(visible.x), Double(visible.y), Double(visible.width), Double(visible.height))
+    cairo_fill(cr)
+    cairo_restore(cr)
+}
+
+/// Replaces everything inside the current clip with `color` (alpha ignored: the screen has none).
+func paintBackground(_ color: Color, on cr: OpaquePointer) {
+    cairo_save(cr)
+    cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
+    cairo_set_source_rgb(cr, color.red, color.green, color.blue)
+    cairo_paint(cr)
+    cairo_restore(cr)
+}

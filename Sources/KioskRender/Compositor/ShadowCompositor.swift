@@ -1,0 +1,209 @@
+import CCairo
+import KioskCore
+import Logging
+
+let compositorLogger = Logger(label: "kioskd.compositor")
+
+/// The CPU compositor: composes damaged rectangles into a shadow buffer in ordinary cached RAM, then copies into
+/// each scanout buffer exactly what that buffer has missed. Lives on the main thread (the commit observer drives
+/// it); it holds a Cairo context, so it is deliberately not `Sendable`.
+///
+/// Why a shadow buffer: on the boards kioskd targets, dumb buffers are write-combined memory where reading (and so
+/// blending) is many times slower than in cached RAM. All blending happens here; scanout buffers are only written,
+/// by `memcpy`, one row of a damaged rectangle at a time.
+///
+/// Pending damage lives per scanout buffer index: from the `copy(into:)` that last brought the buffer up to date
+/// until the next one. Every composed region is added to every known buffer's pending region, so a buffer that sat
+/// on screen (or in the flip queue) for two frames receives both frames' damage when it comes back.
+public final class ShadowCompositor: Compositing {
+    /// FB_DAMAGE_CLIPS is a list of rectangles; pixman's banding can split a few overlapping widgets into many thin
+    /// ones. Past this count the bounding box is copied instead: a bounded blob for the kernel, and a few extra bytes
+    /// of memcpy are cheaper than a long walk of rectangles per row band.
+    public static let maxDamageClips = 32
+
+    public let size: Size
+    /// Painted wherever no opaque layer covers the damage. Alpha is ignored: the screen has none.
+    public var background: Color
+
+    /// Frames composed with a non-empty damage region, for telemetry.
+    public private(set) var composedFrames = 0
+    /// Pixels recomposed by the most recent `compose`.
+    public private(set) var lastComposedPixelCount = 0
+
+    /// The shadow buffer: CAIRO_FORMAT_RGB24, which is XRGB8888 on the little-endian hosts kioskd runs on.
+    private let surface: OpaquePointer
+    private var context: OpaquePointer
+    private let pixels: UnsafeMutableRawPointer
+    private let stride: Int
+    /// Scratch region reused by every `compose`, so a frame costs no region allocation.
+    private let frameDamage = DamageRegion()
+    private var pendingByBuffer: [Int: DamageRegion] = [:]
+
+    /// An output-sized shadow buffer filled with `background`.
+    public init(size: Size, background: Color = .black) throws {
+        guard size.width > 0, size.height > 0, size.width <= 32767, size.height <= 32767 else {
+            throw RenderError("compositor \(size): invalid output size")
+        }
+        let surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(size.width), Int32(size.height))!
+        let surfaceStatus = cairo_surface_status(surface)
+        guard surfaceStatus == CAIRO_STATUS_SUCCESS, let data = cairo_image_surface_get_data(surface) else {
+            cairo_surface_destroy(surface)
+            throw RenderError("compositor \(size): shadow buffer allocation failed: \(cairoStatusString(surfaceStatus))")
+        }
+        let context = cairo_create(surface)!
+        let contextStatus = cairo_status(context)
+        guard contextStatus == CAIRO_STATUS_SUCCESS else {
+            cairo_destroy(context)
+            cairo_surface_destroy(surface)
+            throw RenderError("compositor \(size): cairo_create failed: \(cairoStatusString(contextStatus))")
+        }
+        self.size = size
+        self.background = background
+        self.surface = surface
+        self.context = context
+        self.pixels = UnsafeMutableRawPointer(data)
+        self.stride = Int(cairo_image_surface_get_stride(surface))
+        paintBackground(background, on: context)
+        cairo_surface_flush(surface)
+    }
+
+    deinit {
+        cairo_destroy(context)
+        cairo_surface_destroy(surface)
+    }
+
+    @discardableResult
+    public func compose(_ items: [CompositeItem], damage: [Rect]) -> [Rect] {
+        frameDamage.removeAll()
+        for rect in damage { frameDamage.add(rect) }
+        frameDamage.intersect(Rect(size: size))
+        guard !frameDamage.isEmpty else {
+            lastComposedPixelCount = 0
+            return []
+        }
+        let extents = frameDamage.extents
+        let cr = context
+
+        cairo_save(cr)
+        cairo_new_path(cr)
+        var pixelCount = 0
+        frameDamage.forEachRect { rect in
+            cairo_rectangle(cr, Double(rect.x), Double(rect.y), Double(rect.width), Double(rect.height))
+            pixelCount += rect.area
+        }
+        cairo_clip(cr)
+
+        // Everything below the topmost layer that covers the whole damage with opaque pixels is hidden: start there.
+        let firstVisible = items.lastIndex { Self.opaquelyCovers($0, extents) }
+        if firstVisible == nil { paintBackground(background, on: cr) }
+        for item in items[(firstVisible ?? items.startIndex)...] {
+            let visible = item.clip.map { item.frame.intersection($0) } ?? item.frame
+            guard frameDamage.intersects(visible) else { continue }
+            switch item.source {
+            case .surface(let layer):
+                paintLayerSurface(layer, frame: item.frame, opacity: item.opacity, clip: item.clip, on: cr)
+            case .color(let color):
+                paintColor(color, frame: item.frame, opacity: item.opacity, clip: item.clip, on: cr)
+            }
+        }
+        cairo_restore(cr)
+        cairo_surface_flush(surface)
+        recoverIfContextFailed()
+
+        for pending in pendingByBuffer.values { pending.add(frameDamage) }
+        composedFrames += 1
+        lastComposedPixelCount = pixelCount
+        return frameDamage.rects
+    }
+
+    /// `buffer` must have the compositor's size (a mode change makes a new compositor); a mismatch is a wiring bug.
+    public func copy(into buffer: PixelBuffer) -> (rects: [Rect], bytes: Int) {
+        precondition(buffer.size == size, "compositor \(size): scanout buffer \(buffer.index) is \(buffer.size)")
+        precondition(buffer.stride >= size.width * 4,
+                     "compositor \(size): scanout buffer \(buffer.index) stride \(buffer.stride) is too small")
+        guard let pending = pendingByBuffer[buffer.index] else {
+            copyAll(into: buffer)
+            pendingByBuffer[buffer.index] = DamageRegion()
+            return ([Rect(size: size)], size.width * size.height * 4)
+        }
+        guard !pending.isEmpty else { return ([], 0) }
+        let rects = pending.rectangleCount > Self.maxDamageClips ? [pending.extents] : pending.rects
+        var bytes = 0
+        for rect in rects { bytes += copy(rect, into: buffer) }
+        pending.removeAll()
+        return (rects, bytes)
+    }
+
+    public func invalidateBuffers() {
+        pendingByBuffer.removeAll()
+    }
+
+    public func snapshot() -> [UInt8] {
+        let rowBytes = size.width * 4
+        return [UInt8](unsafeUninitializedCapacity: rowBytes * size.height) { out, count in
+            let base = UnsafeMutableRawPointer(out.baseAddress!)
+            for y in 0..<size.height {
+                base.advanced(by: y * rowBytes).copyMemory(from: pixels.advanced(by: y * stride), byteCount: rowBytes)
+            }
+            count = rowBytes * size.height
+        }
+    }
+
+    private func copyAll(into buffer: PixelBuffer) {
+        let rowBytes = size.width * 4
+        if buffer.stride == stride && stride == rowBytes {
+            buffer.base.copyMemory(from: pixels, byteCount: rowBytes * size.height)
+            return
+        }
+        for y in 0..<size.height {
+            buffer.base.advanced(by: y * buffer.stride).copyMemory(from: pixels.advanced(by: y * stride), byteCount: rowBytes)
+        }
+    }
+
+    /// Copies one rectangle (already inside the screen) row by row; returns the bytes written.
+    private func copy(_ rect: Rect, into buffer: PixelBuffer) -> Int {
+        let rowBytes = rect.width * 4
+        var source = pixels.advanced(by: rect.y * stride + rect.x * 4)
+        var destination = buffer.base.advanced(by: rect.y * buffer.stride + rect.x * 4)
+        for _ in 0..<rect.height {
+            destination.copyMemory(from: source, byteCount: rowBytes)
+            source += stride
+            destination += buffer.stride
+        }
+        return rowBytes * rect.height
+    }
+
+    private static func opaquelyCovers(_ item: CompositeItem, _ area: Rect) -> Bool {
+        guard item.opacity >= 1 else { return false }
+        let visible = item.clip.map { item.frame.intersection($0) } ?? item.frame
+        guard enclosing(visible, area) else { return false }
+        switch item.source {
+        case .surface(let layer): return layer.isOpaque
+        case .color(let color): return color.alpha >= 1
+        }
+    }
+
+    /// A Cairo context that hit an error ignores every later call, which would freeze the screen for good. The
+    /// shadow buffer itself is fine, so a fresh context on it resumes drawing with the next frame.
+    private func recoverIfContextFailed() {
+        let status = cairo_status(context)
+        guard status != CAIRO_STATUS_SUCCESS else { return }
+        compositorLogger.error("compositor \(size): drawing failed, context recreated: \(cairoStatusString(status))")
+        let fresh = cairo_create(surface)!
+        guard cairo_status(fresh) == CAIRO_STATUS_SUCCESS else {
+            cairo_destroy(fresh)
+            return
+        }
+        cairo_destroy(context)
+        context = fresh
+    }
+}
+
+/// Whether `outer` contains all of `inner`. A free function rather than a `Rect` member, so a later addition to
+/// `Rect` in KioskCore cannot collide with it.
+private func enclosing(_ outer: Rect, _ inner: Rect) -> Bool {
+    inner.x >= outer.x && inner.y >= outer.y && inner.maxX <= outer.maxX && inner.maxY <= outer.maxY
+}
+
+@available(*, unavailable, message: "the compositor and its Cairo context belong to the main thread")
+extension ShadowCompositor: Sendable {}
