@@ -63,6 +63,7 @@ let package = Package(
         .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport"]),
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskCore", "KioskDisplay", "KioskRender"]),
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskCore", "KioskRender"]),
+        .testTarget(name: "KioskEngineTests", dependencies: ["KioskCore", "KioskDisplay"]),
         .testTarget(name: "DRMTests", dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "CDRM", "KioskTestSupport"]),
     ]
 )

@@ -1,0 +1,117 @@
+import Histogram
+
+/// The layer engine's telemetry, as the stats file and the control socket report it. A plain value; the keys are
+/// snake_case whatever the encoder's key strategy, because scripts and CI read them.
+public struct EngineStats: Codable, Sendable, Equatable {
+    /// Renders dispatched (to the pool, or run synchronously).
+    public var rendersStarted = 0
+    /// Renders that came back, whatever became of them.
+    public var rendersCompleted = 0
+    /// Renders not shown: overtaken by a newer request (sentinel mismatch), cancelled early, or for a layer that
+    /// was freed meanwhile.
+    public var staleRendersDropped = 0
+    /// Renders whose content threw: counted as completed, not as stale, and logged.
+    public var rendersFailed = 0
+    /// Calls to `Compositing.compose`: frames whose damage was recomposed into the shadow buffer.
+    public var framesComposed = 0
+    /// Compositions that a newer one replaced before they reached a scanout buffer (composed while a flip was
+    /// pending, then composed over again before the flip completed).
+    public var compositionsReplaced = 0
+    /// Buffers queued with `DisplayBackend.present`.
+    public var framesPresented = 0
+    /// Of those, presents with nothing new, made only so flips keep driving the display link while something
+    /// animates.
+    public var unchangedFramesPresented = 0
+    /// Flip events received.
+    public var framesFlipped = 0
+    /// Bytes copied from the shadow buffer into a scanout buffer per present.
+    public var bytesCopiedPerFrame = ByteCountSummary()
+    /// Drawing time per content kind (`text`, `image`, `rasterized`, ...).
+    public var renderMs: [String: LatencySummary] = [:]
+    /// Flips per second, measured the YYFPSLabel way: flips counted over at least one second, then reported.
+    public var fps = 0.0
+    public var loopIterations = 0
+    public var loopWakeups = 0
+    /// The render pool's strategy (`round_robin`, `priority`, `manual`) and size.
+    public var renderStrategy = RenderQueuePool.Strategy.roundRobin
+    public var renderWorkers = 0
+    /// Render jobs in the pool when the stats were taken.
+    public var renderJobsQueued = 0
+    public var renderJobsRunning = 0
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case rendersStarted = "renders_started"
+        case rendersCompleted = "renders_completed"
+        case staleRendersDropped = "stale_renders_dropped"
+        case rendersFailed = "renders_failed"
+        case framesComposed = "frames_composed"
+        case compositionsReplaced = "compositions_replaced"
+        case framesPresented = "frames_presented"
+        case unchangedFramesPresented = "unchanged_frames_presented"
+        case framesFlipped = "frames_flipped"
+        case bytesCopiedPerFrame = "bytes_copied_per_frame"
+        case renderMs = "render_ms"
+        case fps
+        case loopIterations = "loop_iterations"
+        case loopWakeups = "loop_wakeups"
+        case renderStrategy = "render_strategy"
+        case renderWorkers = "render_workers"
+        case renderJobsQueued = "render_jobs_queued"
+        case renderJobsRunning = "render_jobs_running"
+    }
+}
+
+/// Percentiles of a byte-count distribution, as stats files report them.
+public struct ByteCountSummary: Codable, Sendable, Equatable {
+    public var p50: Int
+    public var max: Int
+    public var count: UInt64
+
+    public init(p50: Int = 0, max: Int = 0, count: UInt64 = 0) {
+        self.p50 = p50; self.max = max; self.count = count
+    }
+}
+
+/// Byte counts in an HdrHistogram (3 significant digits, up to 64 GiB). The maximum is kept exactly beside it: the
+/// histogram reports the top of the maximum's bucket, and a full-screen copy should read as exactly that. A value
+/// type owned by the engine.
+struct ByteCountRecorder {
+    private var histogram = Histogram<UInt64>(highestTrackableValue: 1 << 36, numberOfSignificantValueDigits: .three)
+    private var maximum = 0
+
+    mutating func record(_ bytes: Int) {
+        let clamped = min(max(bytes, 0), 1 << 36)
+        _ = histogram.record(UInt64(clamped))
+        maximum = max(maximum, clamped)
+    }
+
+    var summary: ByteCountSummary {
+        guard histogram.totalCount > 0 else { return ByteCountSummary() }
+        return ByteCountSummary(p50: min(Int(histogram.valueAtPercentile(50)), maximum), max: maximum,
+                                count: histogram.totalCount)
+    }
+}
+
+/// Frames per second the YYFPSLabel way: count ticks, and once at least a second has passed since the last report,
+/// report count / elapsed and start again. A value type owned by the engine (main thread).
+struct FPSCounter {
+    private var lastReport: MonotonicInstant?
+    private var count = 0
+    /// The latest report; 0 until a second has passed.
+    private(set) var fps = 0.0
+
+    mutating func record(_ timestamp: MonotonicInstant) {
+        guard let last = lastReport else {
+            lastReport = timestamp
+            return
+        }
+        count += 1
+        let elapsed = timestamp - last
+        guard elapsed >= .seconds(1) else { return }
+        fps = (Double(count) / (elapsed.milliseconds / 1000) * 100).rounded() / 100
+        count = 0
+        lastReport = timestamp
+    }
+}

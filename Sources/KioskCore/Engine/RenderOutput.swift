@@ -1,0 +1,99 @@
+import Logging
+
+/// What came back from one render job. Built on a render worker after its last write to the surface and handed to
+/// the main thread through `RenderInbox`; immutable from then on (`LayerSurface` is published the same way).
+struct RenderOutput: Sendable {
+    enum Result: Sendable {
+        case surface(LayerSurface)
+        /// The sentinel moved on before or while drawing; the worker stopped early.
+        case cancelled
+        case failed(String)
+    }
+
+    let renderID: UInt64
+    let result: Result
+    /// Time spent drawing, for `render_ms`.
+    let duration: Duration
+
+    /// Renders `work` unless `capture` is already cancelled. Runs on a render worker, or on the main thread for a
+    /// synchronous layer.
+    static func render(_ work: RenderWork, size: Size, capture: Sentinel.Capture, renderID: UInt64) -> RenderOutput {
+        let start = MonotonicInstant.now()
+        let result: Result
+        if capture.isCancelled() {
+            // Overtaken while queued: skip the drawing altogether.
+            result = .cancelled
+        } else {
+            do {
+                let surface = try work.render(size: size, isCancelled: capture.isCancelled)
+                result = capture.isCancelled() ? .cancelled : .surface(surface)
+            } catch {
+                result = .failed("\(error)")
+            }
+        }
+        return RenderOutput(renderID: renderID, result: result, duration: MonotonicInstant.now() - start)
+    }
+}
+
+/// Finished renders on their way to the main thread: workers append and wake the loop's waker; the commit observer
+/// drains. Shared by the workers and the main thread, behind a pthread lock that ThreadSanitizer models.
+final class RenderInbox: Sendable {
+    private let outputs = Lock<[RenderOutput]>([])
+    private let waker: Waker
+
+    init(waker: Waker) { self.waker = waker }
+
+    /// From a render worker: hands `output` over and wakes the main loop.
+    func deliver(_ output: RenderOutput) {
+        outputs.withLock { $0.append(output) }
+        waker.wake()
+    }
+
+    /// On the main thread: everything delivered so far, oldest first.
+    func drain() -> [RenderOutput] {
+        outputs.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+    }
+}
+
+/// A render that was dispatched and has not come back. Lives on the main thread, in the engine's table of renders
+/// in flight; the job on the worker knows only its id, so the layer is held weakly here and nowhere else.
+final class RenderRequest {
+    let id: UInt64
+    weak var layer: Layer?
+    let capture: Sentinel.Capture
+    let kind: String
+    /// The transaction group holding the result back, by the group layer's identity (the group's state outlives
+    /// its layer, so results of a freed group still land).
+    let groupID: ObjectIdentifier?
+    let label: String
+
+    init(id: UInt64, layer: Layer, capture: Sentinel.Capture, kind: String, groupID: ObjectIdentifier?, label: String) {
+        self.id = id
+        self.layer = layer
+        self.capture = capture
+        self.kind = kind
+        self.groupID = groupID
+        self.label = label
+    }
+}
+
+/// A transaction group waiting for its renders (AsyncDisplayKit's `_ASAsyncTransactionGroup`). Lives on the main
+/// thread in the engine, from the first render dispatched under the group until all of them have come back.
+final class TransactionGroupState {
+    weak var layer: Layer?
+    /// Renders dispatched under the group and not yet back.
+    var pending: Set<UInt64> = []
+    /// Results that came back and wait for the rest, in arrival order.
+    var ready: [(request: RenderRequest, surface: LayerSurface)] = []
+
+    init(layer: Layer) { self.layer = layer }
+
+    /// Whether the group can let its results through: everything is back, the group is gone, or it stopped holding.
+    var canRelease: Bool {
+        guard let layer, layer.holdsChildrenUntilReady else { return true }
+        return pending.isEmpty
+    }
+}

@@ -1,0 +1,111 @@
+/// What a render job draws, captured on the main thread when the render is dispatched. Only immutable values: the
+/// content (a `Sendable` description of what to paint) or a flattened subtree, and the size. A plain value that
+/// crosses to a render worker.
+enum RenderWork: Sendable {
+    case content(any LayerContent)
+    case rasterized(RasterPlan)
+
+    /// The kind telemetry groups render times by.
+    var kind: String {
+        switch self {
+        case .content(let content): content.kind
+        case .rasterized: "rasterized"
+        }
+    }
+
+    var isOpaque: Bool {
+        switch self {
+        case .content(let content): content.isOpaque
+        case .rasterized: false
+        }
+    }
+
+    /// Draws into a fresh surface of `size`. Runs on a render worker (or, for a synchronous layer, on the main
+    /// thread inside the display observer).
+    func render(size: Size, isCancelled: () -> Bool) throws -> LayerSurface {
+        switch self {
+        case .content(let content):
+            let surface = LayerSurface(size: size, isOpaque: content.isOpaque)
+            try content.draw(into: surface, isCancelled: isCancelled)
+            return surface
+        case .rasterized(let plan):
+            return try plan.render(size: size, isCancelled: isCancelled)
+        }
+    }
+}
+
+/// A rasterized subtree, flattened on the main thread into a back-to-front list of what to paint where, in the
+/// rasterizing layer's pixels. A plain value that crosses to a render worker.
+struct RasterPlan: Sendable {
+    struct Element: Sendable {
+        enum Paint: Sendable {
+            /// Drawn at its own layer's size, then placed (and scaled if a transform says so) at `frame`.
+            case content(any LayerContent, size: Size)
+            case color(Color)
+        }
+
+        var paint: Paint
+        /// Where it lands in the rasterizing layer's surface.
+        var frame: Rect
+        /// Opacity relative to the rasterizing layer, whose own opacity is applied when it is composited.
+        var opacity: Double
+    }
+
+    var elements: [Element] = []
+
+    /// The plan for `root`'s subtree as it is now. Hidden descendants are left out, as they are when composited;
+    /// transaction groups and placeholders do not apply inside a flattened subtree.
+    init(root: Layer) {
+        let size = Size(width: root.frame.width, height: root.frame.height)
+        if let content = root.content {
+            elements.append(Element(paint: .content(content, size: size), frame: Rect(size: size), opacity: 1))
+        } else if let color = root.backgroundColor {
+            elements.append(Element(paint: .color(color), frame: Rect(size: size), opacity: 1))
+        }
+        for child in root.childrenInDrawingOrder {
+            add(child, mapping: .identity, opacity: 1)
+        }
+    }
+
+    private mutating func add(_ layer: Layer, mapping parent: ScreenMapping, opacity parentOpacity: Double) {
+        guard !layer.isHidden else { return }
+        let opacity = parentOpacity * layer.opacity
+        guard opacity > 0 else { return }
+        let mapping = parent.appending(layer)
+        let size = Size(width: layer.frame.width, height: layer.frame.height)
+        let frame = mapping.rect(covering: size)
+        if !frame.isEmpty {
+            if let content = layer.content {
+                elements.append(Element(paint: .content(content, size: size), frame: frame, opacity: opacity))
+            } else if let color = layer.backgroundColor {
+                elements.append(Element(paint: .color(color), frame: frame, opacity: opacity))
+            }
+        }
+        for child in layer.childrenInDrawingOrder {
+            add(child, mapping: mapping, opacity: opacity)
+        }
+    }
+
+    /// Paints the elements into a fresh surface. Runs on a render worker.
+    func render(size: Size, isCancelled: () -> Bool) throws -> LayerSurface {
+        let surface = LayerSurface(size: size)
+        for (index, element) in elements.enumerated() {
+            if isCancelled() { break }
+            switch element.paint {
+            case .color(let color):
+                SurfacePainter.fill(surface, rect: element.frame, color: color, opacity: element.opacity)
+            case .content(let content, let contentSize):
+                // The bottom element covering the whole surface at full opacity draws straight into it.
+                if index == 0, element.frame == Rect(size: size), contentSize == size, element.opacity == 1 {
+                    try content.draw(into: surface, isCancelled: isCancelled)
+                    continue
+                }
+                guard contentSize.width > 0, contentSize.height > 0 else { continue }
+                let layerSurface = LayerSurface(size: contentSize, isOpaque: content.isOpaque)
+                try content.draw(into: layerSurface, isCancelled: isCancelled)
+                SurfacePainter.draw(layerSurface, into: surface, frame: element.frame, opacity: element.opacity)
+            }
+        }
+        return surface
+    }
+}

@@ -1,0 +1,314 @@
+/// A node of the layer tree: a rectangle in its parent's coordinates with content rendered off the main thread,
+/// composited with its ancestors' transforms and opacity. The CALayer / YYAsyncLayer counterpart.
+///
+/// Lives on the main thread, with the tree and the `LayerEngine` that hosts it; nothing about a layer crosses to a
+/// render worker except immutable values (its content, a size, a sentinel capture).
+///
+/// Two kinds of change:
+/// - `setNeedsDisplay()` (and setting `content`, or resizing) asks for a new render. Requests coalesce until the
+///   next display observer: asking ten times in one loop iteration renders once.
+/// - Moving pixels without new ones (frame origin, `zPosition`, `opacity`, `transform`, `isHidden`, children)
+///   only recomposites; the engine damages where the layer was and where it is now.
+///
+/// Callbacks get the layer as an argument so they need not capture it: a closure stored on a layer that captures
+/// that layer strongly would keep it alive forever.
+public final class Layer {
+    /// For logs and tests; render jobs carry it as their label.
+    public var name: String?
+
+    /// Position and size in the parent's coordinates, in pixels. A new size renders again; a new origin does not.
+    public var frame: Rect {
+        didSet {
+            guard frame != oldValue else { return }
+            if frame.width != oldValue.width || frame.height != oldValue.height { setNeedsDisplay() }
+            geometryChanged()
+        }
+    }
+
+    /// Stacking order among siblings: higher is drawn later (on top); equal values keep insertion order.
+    public var zPosition: Double = 0 {
+        didSet { if zPosition != oldValue { geometryChanged() } }
+    }
+
+    /// 0...1, multiplied with the ancestors' opacity.
+    public var opacity: Double = 1 {
+        didSet {
+            if opacity < 0 || opacity > 1 { opacity = min(max(opacity, 0), 1) }
+            if opacity != oldValue { geometryChanged() }
+        }
+    }
+
+    /// Scale about the centre, then translation; applies to the whole subtree.
+    public var transform: LayerTransform = .identity {
+        didSet { if transform != oldValue { geometryChanged() } }
+    }
+
+    /// A hidden layer and its subtree are not composited (they are still rendered, so showing them is instant).
+    public var isHidden = false {
+        didSet { if isHidden != oldValue { geometryChanged() } }
+    }
+
+    public private(set) var children: [Layer] = []
+    public private(set) weak var parent: Layer?
+
+    /// What the layer draws. Setting it asks for a render; until that render lands the previous one stays on
+    /// screen (or the placeholder, before the first). Setting nil removes the rendered pixels at once.
+    public var content: (any LayerContent)? {
+        didSet {
+            if content == nil {
+                sentinel.increase()
+                renderedSurface = nil
+                needsDisplay = false
+                paintChanged()
+            } else {
+                setNeedsDisplay()
+            }
+        }
+    }
+
+    /// A solid fill composited when the layer has no content (and painted into the surface of a rasterized subtree).
+    public var backgroundColor: Color? {
+        didSet { if backgroundColor != oldValue { paintChanged() } }
+    }
+
+    /// Shown in place of the content until the first render lands (AsyncDisplayKit's placeholder).
+    public var placeholderColor: Color? {
+        didSet { if placeholderColor != oldValue, renderedSurface == nil { host?.setNeedsComposite() } }
+    }
+
+    /// False renders on the main thread, inside the display observer: for tiny layers and deterministic tests.
+    public var displaysAsynchronously = true
+
+    /// Under `RenderQueuePool.Strategy.priority`, higher renders first.
+    public var drawingPriority = 0
+
+    /// Flattens the subtree into this layer's surface, rendered on a worker: the descendants' contents and
+    /// backgrounds are drawn at their offsets, and the descendants are not composited on their own. Any change in
+    /// the subtree renders the whole surface again, so it suits subtrees that change together or rarely.
+    public var rasterizesSubtree = false {
+        didSet {
+            guard rasterizesSubtree != oldValue else { return }
+            if let outer = outermostRasterizingAncestor {
+                outer.setNeedsDisplay()
+            } else {
+                setNeedsDisplay()
+                if !rasterizesSubtree {
+                    // The flattened surface shows the children too, which now composite on their own.
+                    renderedSurface = nil
+                    forEachDescendant { $0.setNeedsDisplayIfDrawable() }
+                }
+            }
+            host?.setNeedsComposite()
+        }
+    }
+
+    /// A transaction group (AsyncDisplayKit's `_ASAsyncTransactionGroup`): finished renders of this layer and its
+    /// descendants are held until every render of the subtree that was dispatched has finished, and then shown in
+    /// one frame. Until its first batch lands the subtree is not composited at all: a page never appears half
+    /// drawn. Nested groups merge into the outermost one.
+    public var holdsChildrenUntilReady = false {
+        didSet { if holdsChildrenUntilReady != oldValue { host?.setNeedsComposite() } }
+    }
+
+    /// Increased by every `setNeedsDisplay()` and when the layer is freed; a render whose capture no longer
+    /// matches is dropped.
+    public let sentinel = Sentinel()
+
+    /// Run by the layout observer after `setNeedsLayout()`, parents before children, before renders dispatch.
+    public var layout: ((Layer) -> Void)?
+
+    /// On the main thread, in the display observer, when the layer's display request is served and just before its
+    /// render is dispatched; it may still set the content that render draws (YYAsyncLayer's `willDisplay`).
+    public var willDisplay: ((Layer) -> Void)?
+
+    /// On the main thread, when a render was applied (`finished` true) or dropped because it was overtaken or
+    /// failed (`finished` false).
+    public var didDisplay: ((Layer, _ finished: Bool) -> Void)?
+
+    /// A render was asked for and not yet dispatched.
+    public internal(set) var needsDisplay = false
+
+    /// A layout was asked for and not yet run.
+    public internal(set) var needsLayout = false
+
+    /// The most recent render applied: what the compositor draws for this layer.
+    public internal(set) var renderedSurface: LayerSurface?
+
+    /// The engine whose tree this layer is in; nil while detached.
+    weak var host: LayerEngine?
+
+    /// Whether this group has shown a complete batch; until then its subtree is not composited.
+    var groupHasLanded = false
+
+    public init(frame: Rect = Rect(x: 0, y: 0, width: 0, height: 0), content: (any LayerContent)? = nil, name: String? = nil) {
+        self.frame = frame
+        self.content = content
+        self.name = name
+        if content != nil { needsDisplay = true }
+    }
+
+    deinit {
+        // Renders still in flight see the change through `isCancelled` and stop early (YYAsyncLayer does the same).
+        sentinel.increase()
+    }
+
+    /// Whether the layer is in an engine's tree.
+    public var isAttached: Bool { host != nil }
+
+    // MARK: Tree
+
+    /// Adds `child` on top of the existing children, removing it from its current parent first.
+    public func addChild(_ child: Layer) {
+        insertChild(child, at: children.count)
+    }
+
+    /// Inserts `child` at `index` of `children` (clamped), removing it from its current parent first.
+    public func insertChild(_ child: Layer, at index: Int) {
+        precondition(child !== self && !isDescendant(of: child), "Layer.insertChild: a layer cannot contain itself")
+        child.removeFromParent()
+        children.insert(child, at: min(max(index, 0), children.count))
+        child.parent = self
+        if let host { child.attach(to: host) }
+        paintChanged()
+    }
+
+    /// Removes `child` if it is one of the children.
+    public func removeChild(_ child: Layer) {
+        guard child.parent === self else { return }
+        child.removeFromParent()
+    }
+
+    /// Detaches the layer (and its subtree) from its parent and from the engine. Renders in flight for it are
+    /// dropped if the layer is freed meanwhile, or applied to it, detached, if not.
+    public func removeFromParent() {
+        guard let parent else { return }
+        parent.children.removeAll { $0 === self }
+        self.parent = nil
+        if let host {
+            host.setNeedsComposite()
+            detachFromHost()
+        }
+        parent.paintChanged()
+    }
+
+    /// Whether `ancestor` is this layer's parent, grandparent, and so on.
+    public func isDescendant(of ancestor: Layer) -> Bool {
+        var layer = parent
+        while let current = layer {
+            if current === ancestor { return true }
+            layer = current.parent
+        }
+        return false
+    }
+
+    // MARK: Requests
+
+    /// Asks for a new render at the next display observer, and cancels renders in flight. Inside a rasterized
+    /// subtree the request goes to the rasterizing ancestor.
+    public func setNeedsDisplay() {
+        sentinel.increase()
+        if let outer = outermostRasterizingAncestor {
+            outer.setNeedsDisplay()
+            return
+        }
+        needsDisplay = true
+        host?.transaction.requestDisplay(self)
+    }
+
+    /// Asks for `layout` to run at the next layout observer.
+    public func setNeedsLayout() {
+        needsLayout = true
+        host?.transaction.requestLayout(self)
+    }
+
+    // MARK: Engine support
+
+    /// The outermost proper ancestor that rasterizes its subtree: where this layer's pixels end up.
+    var outermostRasterizingAncestor: Layer? {
+        var found: Layer?
+        var layer = parent
+        while let current = layer {
+            if current.rasterizesSubtree { found = current }
+            layer = current.parent
+        }
+        return found
+    }
+
+    /// The outermost layer, this one included, whose transaction group holds this layer's renders.
+    var outermostHoldingGroup: Layer? {
+        var found: Layer? = holdsChildrenUntilReady ? self : nil
+        var layer = parent
+        while let current = layer {
+            if current.holdsChildrenUntilReady { found = current }
+            layer = current.parent
+        }
+        return found
+    }
+
+    /// Distance from the root of its tree.
+    var depth: Int {
+        var depth = 0
+        var layer = parent
+        while let current = layer {
+            depth += 1
+            layer = current.parent
+        }
+        return depth
+    }
+
+    /// Whether a render would produce anything: content, or a subtree to flatten.
+    var isDrawable: Bool { content != nil || rasterizesSubtree }
+
+    /// Children back to front: by `zPosition`, then insertion order.
+    var childrenInDrawingOrder: [Layer] {
+        guard children.count > 1, children.contains(where: { $0.zPosition != children[0].zPosition }) else {
+            return children
+        }
+        return children.enumerated()
+            .sorted { $0.element.zPosition != $1.element.zPosition ? $0.element.zPosition < $1.element.zPosition : $0.offset < $1.offset }
+            .map(\.element)
+    }
+
+    /// The pixels move (or disappear) without changing: recomposite, or re-render the rasterizing ancestor that
+    /// holds them.
+    private func geometryChanged() {
+        if let outer = outermostRasterizingAncestor { outer.setNeedsDisplay() }
+        host?.setNeedsComposite()
+    }
+
+    /// What this layer paints changed outside its content (background, children): recomposite, and re-render the
+    /// surface it is painted into when that is a rasterized one.
+    private func paintChanged() {
+        if let outer = outermostRasterizingAncestor {
+            outer.setNeedsDisplay()
+        } else if rasterizesSubtree {
+            setNeedsDisplay()
+        }
+        host?.setNeedsComposite()
+    }
+
+    private func setNeedsDisplayIfDrawable() {
+        if isDrawable { setNeedsDisplay() }
+    }
+
+    private func forEachDescendant(_ body: (Layer) -> Void) {
+        for child in children {
+            body(child)
+            child.forEachDescendant(body)
+        }
+    }
+
+    /// Joins `engine`'s tree with the subtree, handing it the requests made while detached.
+    func attach(to engine: LayerEngine) {
+        host = engine
+        if needsDisplay { engine.transaction.requestDisplay(self) }
+        if needsLayout { engine.transaction.requestLayout(self) }
+        for child in children { child.attach(to: engine) }
+        engine.setNeedsComposite()
+    }
+
+    private func detachFromHost() {
+        host = nil
+        for child in children { child.detachFromHost() }
+    }
+}
