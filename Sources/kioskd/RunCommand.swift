@@ -17,6 +17,15 @@ extension ModeRequest: ExpressibleByArgument {
     public init?(argument: String) { self.init(parsing: argument) }
 }
 
+enum SceneChoice: String, ExpressibleByArgument, CaseIterable {
+    case dashboard, clock
+}
+
+enum StrategyChoice: String, ExpressibleByArgument, CaseIterable {
+    case roundRobin = "round-robin", priority
+    var poolStrategy: RenderQueuePool.Strategy { self == .priority ? .priority : .roundRobin }
+}
+
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
@@ -57,6 +66,15 @@ struct RunCommand: ParsableCommand {
 
     @Option(help: "Save the last frame as the CRTC produced it, read back through a writeback connector, as PNG (DRM, atomic, needs --frames).")
     var capture: String?
+
+    @Option(help: "What to show: dashboard (the reference dashboard on the layer engine) or clock (a full-frame clock drawn directly).")
+    var scene: SceneChoice = .dashboard
+
+    @Option(help: "Render queue strategy of the layer engine: round-robin or priority.")
+    var renderStrategy: StrategyChoice = .roundRobin
+
+    @Flag(help: "Show an FPS / frame-time overlay (dashboard scene).")
+    var fpsOverlay = false
 
     @OptionGroup var log: LogOptions
 
@@ -123,24 +141,61 @@ struct RunCommand: ParsableCommand {
         }
 
         var captured: WritebackCapture?
-        let pump = DemoFramePump(loop: loop, backend: display, frameLimit: frames) { buffer, isLast in
-            if isLast, capture != nil, let drm {
-                captured = try drm.presentCapturing(buffer)
-            } else {
-                try display.present(buffer, damage: nil)
-            }
-        }
-        pump.onFinished = { loop.stop() }
-        pump.onFirstFlip = {
+        var flips = FlipStatistics()
+        var engineStats: EngineStats?
+        var failure: String?
+        let notifyReady = {
             // systemd Type=notify: ready once a frame is really on screen, not merely once we started.
             _ = sd_notify(0, "READY=1\nSTATUS=showing \(display.info.connector) \(display.info.mode)")
         }
-        stopHandler = { pump.requestStop() }
 
-        try display.start(on: loop) { event in pump.flipCompleted(event) }
-        try pump.start()
-        loop.run()
-        pump.drainRenderThread()
+        switch scene {
+        case .clock:
+            let pump = DemoFramePump(loop: loop, backend: display, frameLimit: frames) { buffer, isLast in
+                if isLast, capture != nil, let drm {
+                    captured = try drm.presentCapturing(buffer)
+                } else {
+                    try display.present(buffer, damage: nil)
+                }
+            }
+            pump.onFinished = { loop.stop() }
+            pump.onFirstFlip = notifyReady
+            stopHandler = { pump.requestStop() }
+            try display.start(on: loop) { event in pump.flipCompleted(event) }
+            try pump.start()
+            loop.run()
+            pump.drainRenderThread()
+            flips = pump.flips
+            failure = pump.failure
+
+        case .dashboard:
+            let pool = RenderQueuePool(strategy: renderStrategy.poolStrategy)
+            let runner = try DashboardRunner(loop: loop, backend: display, pool: pool, fpsOverlay: fpsOverlay)
+            var stopping = false
+            // The last frame of --frames N is captured: ask for it on the present that follows flip N-1.
+            if capture != nil, frames == 1 { try drm?.captureNextPresent() }
+            runner.engine.onFlip = { event in
+                flips.record(event)
+                if flips.framesFlipped == 1 { notifyReady() }
+                if let frames {
+                    if capture != nil, flips.framesFlipped == frames - 1 {
+                        do { try drm?.captureNextPresent() } catch { failure = "\(error)" }
+                    }
+                    if flips.framesFlipped >= frames { stopping = true }
+                }
+                if stopping { loop.stop() }
+            }
+            stopHandler = {
+                // Stop at the next flip, a frame boundary; with nothing on the way, now.
+                stopping = true
+                if !display.isFlipPending { loop.stop() }
+            }
+            try runner.engine.start()
+            loop.run()
+            captured = drm?.lastCapture
+            engineStats = runner.engine.stats
+            withExtendedLifetime(pool) {}
+        }
 
         var problems: [String] = []
         if let screenshot {
@@ -164,10 +219,10 @@ struct RunCommand: ParsableCommand {
         }
         display.stop()
 
-        let report = RunStatsReport(flips: pump.flips, info: display.info, loop: loop)
+        let report = RunStatsReport(flips: flips, info: display.info, loop: loop)
         logger.info("\(report.framesFlipped) frames flipped on \(report.connector) \(report.mode) (\(report.commitApi)), missed vblanks \(report.missedVblanks), flip interval p50 \(report.flipIntervalMs.p50) ms p99 \(report.flipIntervalMs.p99) ms")
-        if let statsOut { try report.write(to: statsOut) }
-        if let failure = pump.failure { problems.insert(failure, at: 0) }
+        if let statsOut { try report.write(to: statsOut, engine: engineStats) }
+        if let failure { problems.insert(failure, at: 0) }
         if !problems.isEmpty { throw DisplayError(problems.joined(separator: "; ")) }
     }
 }

@@ -31,11 +31,19 @@ struct RunStatsReport: Codable {
         loopWakeups = loop.wakeups
     }
 
-    func write(to path: String) throws {
+    /// Writes the report; with a layer engine its counters (renders, drops, compositions, bytes copied, render
+    /// times per kind, fps) are merged in at the top level, the output's own figures taking precedence.
+    func write(to path: String, engine: EngineStats? = nil) throws {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         var data = try encoder.encode(self)
+        if let engine,
+           var merged = try JSONSerialization.jsonObject(with: encoder.encode(engine)) as? [String: Any],
+           let mine = try JSONSerialization.jsonObject(with: data) as? [String: Any] {
+            merged.merge(mine) { _, ours in ours }
+            data = try JSONSerialization.data(withJSONObject: merged, options: [.prettyPrinted, .sortedKeys])
+        }
         data.append(0x0A)
         do { try data.write(to: URL(fileURLWithPath: path)) } catch {
             throw DisplayError("stats file \(path): cannot write: \(error.localizedDescription)")

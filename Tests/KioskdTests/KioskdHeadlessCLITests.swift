@@ -120,3 +120,50 @@ final class BoardFileTests: XCTestCase {
         XCTAssertTrue(missing.stderr.contains("board file /nonexistent/board.yaml: cannot read it"), missing.stderr)
     }
 }
+
+/// The layer engine through the command line: the dashboard's telemetry in --stats-out, and `kioskd bench`.
+final class EngineCLITests: XCTestCase {
+    func testDashboardStatsCarryTheEngineCounters() throws {
+        let dir = try KioskdProcess.scratchDirectory("dashboard-stats")
+        let stats = dir.appendingPathComponent("stats.json")
+        let r = try KioskdProcess.run(["run", "--backend", "headless", "--scene", "dashboard", "--fps-overlay", "--frames", "90",
+                                       "--stats-out", stats.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let s = try KioskdProcess.readStats(stats)
+        XCTAssertEqual(s["frames_flipped"] as? Int, 90)
+        for key in ["renders_started", "renders_completed", "stale_renders_dropped", "frames_composed", "compositions_replaced",
+                    "loop_wakeups"] {
+            XCTAssertNotNil(s[key] as? Int, key)
+        }
+        XCTAssertGreaterThanOrEqual(s["renders_completed"] as? Int ?? 0, 20, "every widget rendered")
+        let bytes = try XCTUnwrap(s["bytes_copied_per_frame"] as? [String: Any])
+        XCTAssertNotNil(bytes["p50"] as? Int)
+        XCTAssertNotNil(bytes["max"] as? Int)
+        let renderMs = try XCTUnwrap(s["render_ms"] as? [String: Any])
+        for kind in ["text", "image", "clock", "rect", "ticker", "fps"] {
+            let k = try XCTUnwrap(renderMs[kind] as? [String: Any], "render_ms.\(kind)")
+            XCTAssertNotNil(k["p50"] as? Double)
+            XCTAssertNotNil(k["p99"] as? Double)
+        }
+        XCTAssertGreaterThan(s["fps"] as? Double ?? 0, 0)
+    }
+
+    func testBenchJSONHasEveryFigure() throws {
+        let r = try KioskdProcess.run(["bench", "--frames", "20", "--mode", "640x360", "--strategy", "round-robin", "--json"], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        let report = try XCTUnwrap(object)
+        for side in ["ours", "baseline"] {
+            let f = try XCTUnwrap(report[side] as? [String: Any], side)
+            for key in ["main_cpu_ms_per_frame", "total_cpu_ms_per_frame", "bytes_written_per_frame", "main_ms_p99"] {
+                XCTAssertNotNil(f[key] as? NSNumber, "\(side).\(key)")
+            }
+        }
+        for key in ["memcpy_ms_per_frame", "full_frame_bytes", "cpu_ratio_vs_baseline", "bytes_ratio_vs_full_frame", "cpu_ratio_vs_memcpy"] {
+            XCTAssertNotNil(report[key] as? NSNumber, key)
+        }
+        XCTAssertEqual(report["full_frame_bytes"] as? Int, 640 * 360 * 4)
+        let baseline = try XCTUnwrap(report["baseline"] as? [String: Any])
+        XCTAssertEqual(baseline["bytes_written_per_frame"] as? Int, 640 * 360 * 4, "the baseline writes every pixel")
+    }
+}

@@ -238,7 +238,25 @@ public final class DRMBackend: DisplayBackend {
     }
 
     public func present(_ buffer: PixelBuffer, damage: [Rect]?) throws {
+        if captureRequested {
+            captureRequested = false
+            lastCapture = try presentCapturing(buffer, damage: damage)
+            return
+        }
         try present(buffer, damage: damage, capture: nil)
+    }
+
+    private var captureRequested = false
+    /// The capture made by the last present after `captureNextPresent()`.
+    public private(set) var lastCapture: WritebackCapture?
+
+    /// Makes the next `present` (whoever calls it: the layer engine, a demo) also capture the frame through the
+    /// writeback connector; the result lands in `lastCapture`.
+    public func captureNextPresent() throws {
+        guard writeback != nil else {
+            throw DisplayError("connector \(info.connector): no writeback connector routed (enable writeback at open)")
+        }
+        captureRequested = true
     }
 
     private func present(_ buffer: PixelBuffer, damage: [Rect]?, capture: WritebackCapture?) throws {

@@ -42,12 +42,13 @@ public final class ReferenceDashboard {
         clockLayer = Layer(frame: Rect(x: unit * 2, y: unit, width: w / 2, height: unit * 5), name: "clock")
         clockLayer.content = ClockContent(text: "--:--:--", font: "Sans Bold \(unit * 4)", color: Color(rgb: 0xEEF0F4), alignment: .left)
         root.addChild(clockLayer)
-        let title = Layer(frame: Rect(x: w / 2, y: unit * 2, width: w / 2 - unit * 2, height: unit * 3), name: "title")
-        title.content = TextContent("Operations · Building 4", font: "Sans \(unit * 2)", color: Color(rgb: 0x9EA8BC), alignment: .right)
+        let title = Layer(frame: Rect(x: w * 2 / 5, y: unit * 2, width: w * 3 / 10, height: unit * 3), name: "title")
+        title.content = TextContent("Operations · Building 4", font: "Sans \(unit * 5 / 4)", color: Color(rgb: 0x9EA8BC),
+                                    centersVertically: true)
         root.addChild(title)
 
         // Eight cards in a 4 x 2 grid.
-        let icons = try Self.writeIcons(in: imageDirectory, size: unit * 4)
+        let icons = try Self.writeIcons(in: imageDirectory, size: unit * 3)
         let gridTop = unit * 8, gridBottom = h - unit * 12
         let gap = unit * 2
         let cardW = (w - gap * 5) / 4, cardH = (gridBottom - gridTop - gap) / 2
@@ -60,12 +61,12 @@ public final class ReferenceDashboard {
                              name: "card\(i)")
             card.content = RectContent(color: Color(rgb: 0x1C2030), cornerRadius: Double(unit),
                                        border: .init(width: 1, color: Color(rgb: 0x2C3246)))
-            let icon = Layer(frame: Rect(x: unit, y: unit, width: unit * 4, height: unit * 4), name: "card\(i).icon")
+            let icon = Layer(frame: Rect(x: unit, y: unit, width: unit * 3, height: unit * 3), name: "card\(i).icon")
             icon.content = ImageContent(path: icons[i % icons.count], fit: .contain)
-            let labelLayer = Layer(frame: Rect(x: unit * 6, y: unit, width: cardW - unit * 7, height: unit * 3), name: "card\(i).label")
-            labelLayer.content = TextContent(label, font: "Sans \(unit * 3 / 2)", color: Color(rgb: 0x9EA8BC))
-            let valueLayer = Layer(frame: Rect(x: unit, y: cardH - unit * 6, width: cardW - unit * 2, height: unit * 5), name: "card\(i).value")
-            valueLayer.content = TextContent(value, font: "Sans Bold \(unit * 3)", color: Color(rgb: 0xEEF0F4))
+            let labelLayer = Layer(frame: Rect(x: unit * 5, y: unit, width: cardW - unit * 6, height: unit * 3), name: "card\(i).label")
+            labelLayer.content = TextContent(label, font: "Sans \(unit)", color: Color(rgb: 0x9EA8BC), centersVertically: true)
+            let valueLayer = Layer(frame: Rect(x: unit, y: cardH - unit * 4, width: cardW - unit * 2, height: unit * 3), name: "card\(i).value")
+            valueLayer.content = TextContent(value, font: "Sans Bold \(unit * 2)", color: Color(rgb: 0xEEF0F4))
             for child in [icon, labelLayer, valueLayer] { card.addChild(child) }
             root.addChild(card)
             cards.append(card)

@@ -1,0 +1,74 @@
+import Foundation
+import KioskCore
+import KioskDisplay
+import KioskRender
+import KioskTestSupport
+import XCTest
+
+/// The layer engine on a real CRTC: the reference dashboard flips on vblank, and what the CRTC scanned out
+/// (writeback) equals the headless render of the same scene state.
+final class EngineDRMTests: XCTestCase {
+    override func setUpWithError() throws { try requireDRMDevice() }
+
+    /// Builds the dashboard at a fixed clock and scene time on `backend`, runs the engine until the frame with
+    /// every layer rendered has been flipped, then presents it once more (capturing on DRM) and returns the
+    /// scanout buffer's content.
+    private func renderSettledDashboard(backend: DisplayBackend, capture drm: DRMBackend? = nil) throws -> (shown: [UInt8], captured: [UInt8]?) {
+        let loop = try MainLoop.epoll()
+        let size = backend.info.mode.size
+        let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: size),
+                                     pool: RenderQueuePool(strategy: .roundRobin))
+        let icons = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-test-icons").path
+        let scene = try ReferenceDashboard(size: size, imageDirectory: icons, clock: 1_700_000_000)
+        scene.apply(sceneTime: 3.25)
+        engine.rootLayer.addChild(scene.root)
+        try engine.start()
+        defer { engine.stop() }
+        let settled = loop.spin(seconds: 60) {
+            engine.stats.rendersCompleted > 0 && engine.rendersInFlight == 0 && engine.transaction.pendingDisplayCount == 0
+                && !engine.hasPendingWork && engine.stats.framesFlipped > 0
+        }
+        XCTAssertTrue(settled, "the dashboard never settled: \(engine.stats)")
+        var captured: [UInt8]?
+        if let drm {
+            try drm.captureNextPresent()
+            let flipped = engine.stats.framesFlipped
+            engine.redrawEverything()
+            XCTAssertTrue(loop.spin(seconds: 30) { engine.stats.framesFlipped > flipped && !backend.isFlipPending })
+            captured = try XCTUnwrap(drm.lastCapture).waitForPixels()
+        }
+        return (try XCTUnwrap(backend.frontBufferSnapshot()), captured)
+    }
+
+    func testWritebackOfTheDashboardEqualsItsHeadlessRender() throws {
+        let drm = try DRMBackend(options: DRMOptions(commit: .atomic, enableWriteback: true))
+        let onDevice = try renderSettledDashboard(backend: drm, capture: drm)
+        let headless = try renderSettledDashboard(backend: try HeadlessBackend(mode: drm.info.mode))
+        let size = drm.info.mode.size, stride = size.width * 4
+        let captured = try XCTUnwrap(onDevice.captured)
+        let vsShown = compareImages(captured, onDevice.shown, size: size, strideA: stride, strideB: stride, tolerance: 0)
+        XCTAssertEqual(vsShown.differingPixels, 0, "writeback vs scanout buffer: \(vsShown)")
+        let vsHeadless = compareImages(captured, headless.shown, size: size, strideA: stride, strideB: stride, tolerance: 0)
+        XCTAssertEqual(vsHeadless.differingPixels, 0, "writeback vs headless render of the same state: \(vsHeadless)")
+        // The comparison can fail: the dashboard is not a flat picture, so a black frame would not match.
+        let black = [UInt8](repeating: 0, count: captured.count)
+        XCTAssertGreaterThan(compareImages(captured, black, size: size, strideA: stride, strideB: stride, tolerance: 8).differingPixels,
+                             size.width * size.height / 2)
+    }
+
+    func testDashboardRuns600FramesOnVblank() throws {
+        let dir = try KioskdProcess.scratchDirectory("drm-dashboard")
+        let stats = dir.appendingPathComponent("stats.json")
+        let r = try KioskdProcess.run(["run", "--scene", "dashboard", "--mode", "1024x768", "--frames", "600",
+                                       "--stats-out", stats.path], timeout: 600)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let s = try KioskdProcess.readStats(stats)
+        print("kioskd run --scene dashboard: frames_flipped=\(s["frames_flipped"] ?? "-") missed_vblanks=\(s["missed_vblanks"] ?? "-") renders_completed=\(s["renders_completed"] ?? "-") bytes_copied_per_frame=\(s["bytes_copied_per_frame"] ?? "-") flip_interval_ms=\(s["flip_interval_ms"] ?? "-")")
+        XCTAssertEqual(s["frames_flipped"] as? Int, 600)
+        XCTAssertEqual(s["mode"] as? String, "1024x768@60")
+        XCTAssertNotNil(s["missed_vblanks"] as? Int, "missed_vblanks is reported")
+        XCTAssertGreaterThan(s["renders_completed"] as? Int ?? 0, 20, "the dashboard's layers rendered on workers")
+        let bytes = try XCTUnwrap(s["bytes_copied_per_frame"] as? [String: Any])
+        XCTAssertLessThan(bytes["p50"] as? Int ?? .max, 1024 * 768 * 4 / 4, "a typical frame copies only its damage")
+    }
+}
