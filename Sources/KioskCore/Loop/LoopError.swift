@@ -19,36 +19,10 @@ public struct LoopError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The symbolic name of `errno` (`EBADF`), or `errno 123` for values without one here.
-    public var errnoName: String { Self.name(ofErrno: errno) }
+    public var errnoName: String { KioskCore.errnoName(errno) }
 
     public var description: String {
         let subject = object.isEmpty ? operation : "\(operation) \(object)"
-        return "\(subject): \(errnoName) (\(String(cString: strerror(errno))))"
-    }
-
-    /// Names of the errno values the loop's calls document; the rest print as numbers.
-    static func name(ofErrno value: Int32) -> String {
-        switch value {
-        case EPERM: "EPERM"
-        case ENOENT: "ENOENT"
-        case ESRCH: "ESRCH"
-        case EINTR: "EINTR"
-        case EIO: "EIO"
-        case EBADF: "EBADF"
-        case EAGAIN: "EAGAIN"
-        case ENOMEM: "ENOMEM"
-        case EACCES: "EACCES"
-        case EFAULT: "EFAULT"
-        case EBUSY: "EBUSY"
-        case EEXIST: "EEXIST"
-        case ENODEV: "ENODEV"
-        case EINVAL: "EINVAL"
-        case ENFILE: "ENFILE"
-        case EMFILE: "EMFILE"
-        case ENOSPC: "ENOSPC"
-        case ELOOP: "ELOOP"
-        case ENOSYS: "ENOSYS"
-        default: "errno \(value)"
-        }
+        return "\(subject): \(errnoDescription(errno))"
     }
 }

@@ -4,9 +4,15 @@ import Glibc
 
 /// Names an errno value the way kernel and DRM documentation do: `EBUSY (Device or resource busy)`.
 public func errnoDescription(_ code: Int32) -> String {
-    let name: String? = switch code {
+    "\(errnoName(code)) (\(String(cString: strerror(code))))"
+}
+
+/// The symbolic name of an errno value (`EBADF`), or `errno 123` for values without one here.
+public func errnoName(_ code: Int32) -> String {
+    switch code {
     case EPERM: "EPERM"
     case ENOENT: "ENOENT"
+    case ESRCH: "ESRCH"
     case EINTR: "EINTR"
     case EIO: "EIO"
     case ENXIO: "ENXIO"
@@ -20,20 +26,21 @@ public func errnoDescription(_ code: Int32) -> String {
     case ENODEV: "ENODEV"
     case ENOTDIR: "ENOTDIR"
     case EINVAL: "EINVAL"
-    case ENOSPC: "ENOSPC"
-    case ERANGE: "ERANGE"
-    case ENOSYS: "ENOSYS"
-    case EOPNOTSUPP: "EOPNOTSUPP"
-    case ETIMEDOUT: "ETIMEDOUT"
+    case ENFILE: "ENFILE"
+    case EMFILE: "EMFILE"
     case ENOTTY: "ENOTTY"
+    case ENOSPC: "ENOSPC"
+    case EPIPE: "EPIPE"
+    case ERANGE: "ERANGE"
+    case EDEADLK: "EDEADLK"
+    case ENOSYS: "ENOSYS"
+    case ELOOP: "ELOOP"
+    case EOPNOTSUPP: "EOPNOTSUPP"
     case EADDRINUSE: "EADDRINUSE"
     case ECONNREFUSED: "ECONNREFUSED"
-    case EPIPE: "EPIPE"
-    default: nil
+    case ETIMEDOUT: "ETIMEDOUT"
+    default: "errno \(code)"
     }
-    let text = String(cString: strerror(code))
-    if let name { return "\(name) (\(text))" }
-    return "errno \(code) (\(text))"
 }
 
 /// A failed system call: what was attempted, on which object, and the errno.

@@ -17,18 +17,7 @@ public final class Lock<Value>: @unchecked Sendable {
     private var value: Value
 
     public init(_ value: sending Value) {
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        defer { pthread_mutexattr_destroy(&attributes) }
-        #if DEBUG
-        // Locking twice from one thread (a nested withLock) then fails the precondition below, naming EDEADLK,
-        // instead of hanging.
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
-        #endif
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        let status = pthread_mutex_init(mutex, &attributes)
-        precondition(status == 0, "\(SystemError("pthread_mutex_init (Lock<\(Value.self)>)", errno: status))")
+        mutex = makeHeapMutex(owner: "Lock<\(Value.self)>")
         self.value = value
     }
 
@@ -49,4 +38,21 @@ public final class Lock<Value>: @unchecked Sendable {
         }
         return try body(&value)
     }
+}
+
+/// A heap-allocated, initialised `pthread_mutex_t` for `Lock` and `ConditionLock`. In debug builds it is an
+/// error-checking mutex: locking it twice from one thread (a nested `withLock`) then fails a precondition naming
+/// EDEADLK instead of hanging. The owner destroys and deallocates it.
+func makeHeapMutex(owner: @autoclosure () -> String) -> UnsafeMutablePointer<pthread_mutex_t> {
+    var attributes = pthread_mutexattr_t()
+    pthread_mutexattr_init(&attributes)
+    defer { pthread_mutexattr_destroy(&attributes) }
+    #if DEBUG
+    pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+    #endif
+    let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    mutex.initialize(to: pthread_mutex_t())
+    let status = pthread_mutex_init(mutex, &attributes)
+    precondition(status == 0, "\(SystemError("pthread_mutex_init (\(owner()))", errno: status))")
+    return mutex
 }

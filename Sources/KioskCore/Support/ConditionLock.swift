@@ -14,19 +14,10 @@ final class ConditionLock<Value>: @unchecked Sendable {
     private var value: Value
 
     init(_ value: sending Value) {
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        defer { pthread_mutexattr_destroy(&attributes) }
-        #if DEBUG
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
-        #endif
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        var status = pthread_mutex_init(mutex, &attributes)
-        precondition(status == 0, "\(SystemError("pthread_mutex_init (ConditionLock<\(Value.self)>)", errno: status))")
+        mutex = makeHeapMutex(owner: "ConditionLock<\(Value.self)>")
         condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
-        status = pthread_cond_init(condition, nil)
+        let status = pthread_cond_init(condition, nil)
         precondition(status == 0, "\(SystemError("pthread_cond_init (ConditionLock<\(Value.self)>)", errno: status))")
         self.value = value
     }
