@@ -58,16 +58,20 @@ final class KioskdDRMCLITests: XCTestCase {
         }
     }
 
-    /// The writeback capture of the last frame equals what kioskd put in the scanout buffer for it.
+    /// The writeback capture of the last frame equals what kioskd put in the scanout buffer for it, for the
+    /// layer-engine dashboard and for the directly drawn clock.
     func testCaptureEqualsScreenshotOfTheLastFrame() throws {
-        let dir = try KioskdProcess.scratchDirectory("drm-capture")
-        let capture = dir.appendingPathComponent("capture.png"), shot = dir.appendingPathComponent("shot.png")
-        let r = try KioskdProcess.run(["run", "--frames", "20", "--capture", capture.path, "--screenshot", shot.path], timeout: 120)
-        XCTAssertEqual(r.status, 0, r.stderr)
-        let a = try readPNG(path: capture.path), b = try readPNG(path: shot.path)
-        XCTAssertEqual(a.size, b.size)
-        let diff = compareImages(a.pixels, b.pixels, size: a.size, strideA: a.stride, strideB: b.stride, tolerance: 0)
-        XCTAssertEqual(diff.differingPixels, 0, "\(diff)")
+        for scene in ["dashboard", "clock"] {
+            let dir = try KioskdProcess.scratchDirectory("drm-capture-\(scene)")
+            let capture = dir.appendingPathComponent("capture.png"), shot = dir.appendingPathComponent("shot.png")
+            let r = try KioskdProcess.run(["run", "--scene", scene, "--frames", "20", "--capture", capture.path,
+                                           "--screenshot", shot.path], timeout: 120)
+            XCTAssertEqual(r.status, 0, "\(scene): \(r.stderr)")
+            let a = try readPNG(path: capture.path), b = try readPNG(path: shot.path)
+            XCTAssertEqual(a.size, b.size)
+            let diff = compareImages(a.pixels, b.pixels, size: a.size, strideA: a.stride, strideB: b.stride, tolerance: 0)
+            XCTAssertEqual(diff.differingPixels, 0, "\(scene): \(diff)")
+        }
     }
 
     func testSIGTERMRestoresTheConsoleCRTC() throws {
