@@ -25,7 +25,7 @@ final class DemoFramePump {
     private let backend: DisplayBackend
     private let scene: DemoScene
     private let frameLimit: Int?
-    private let present: (PixelBuffer, _ isLast: Bool) throws -> Void
+    private let present: (PixelBuffer) throws -> Void
     private let queue = DispatchQueue(label: "kioskd.render", qos: .userInitiated)
     private let completions = Completions()
     private var waker: Waker?
@@ -34,7 +34,6 @@ final class DemoFramePump {
     private var drawing: PixelBuffer?
     private var ready: PixelBuffer?
     private var framesDrawn = 0
-    private var presents = 0
     private var stopping = false
     private(set) var flips = FlipStatistics()
     private(set) var failure: String?
@@ -43,7 +42,7 @@ final class DemoFramePump {
     var onFirstFlip: (() -> Void)?
 
     init(loop: MainLoop, backend: DisplayBackend, scene: DemoScene = DemoScene(), frameLimit: Int?,
-         present: @escaping (PixelBuffer, Bool) throws -> Void) {
+         present: @escaping (PixelBuffer) throws -> Void) {
         self.loop = loop
         self.backend = backend
         self.scene = scene
@@ -86,9 +85,8 @@ final class DemoFramePump {
         guard !stopping else { return }
         if let buffer = ready, !backend.isFlipPending {
             ready = nil
-            presents += 1
             do {
-                try present(buffer, frameLimit.map { presents >= $0 } ?? false)
+                try present(buffer)
             } catch {
                 failure = "\(error)"
                 logger.error("\(error)")

@@ -149,14 +149,13 @@ struct RunCommand: ParsableCommand {
             _ = sd_notify(0, "READY=1\nSTATUS=showing \(display.info.connector) \(display.info.mode)")
         }
 
+        // The last frame of --frames N is captured: the N-th present is the frame the N-th flip shows.
+        if capture != nil, let frames { try drm?.capturePresent(number: frames) }
+
         switch scene {
         case .clock:
-            let pump = DemoFramePump(loop: loop, backend: display, frameLimit: frames) { buffer, isLast in
-                if isLast, capture != nil, let drm {
-                    captured = try drm.presentCapturing(buffer)
-                } else {
-                    try display.present(buffer, damage: nil)
-                }
+            let pump = DemoFramePump(loop: loop, backend: display, frameLimit: frames) { buffer in
+                try display.present(buffer, damage: nil)
             }
             pump.onFinished = { loop.stop() }
             pump.onFirstFlip = notifyReady
@@ -165,6 +164,7 @@ struct RunCommand: ParsableCommand {
             try pump.start()
             loop.run()
             pump.drainRenderThread()
+            captured = drm?.lastCapture
             flips = pump.flips
             failure = pump.failure
 
@@ -172,17 +172,10 @@ struct RunCommand: ParsableCommand {
             let pool = RenderQueuePool(strategy: renderStrategy.poolStrategy)
             let runner = try DashboardRunner(loop: loop, backend: display, pool: pool, fpsOverlay: fpsOverlay)
             var stopping = false
-            // The last frame of --frames N is captured: ask for it on the present that follows flip N-1.
-            if capture != nil, frames == 1 { try drm?.captureNextPresent() }
             runner.engine.onFlip = { event in
                 flips.record(event)
                 if flips.framesFlipped == 1 { notifyReady() }
-                if let frames {
-                    if capture != nil, flips.framesFlipped == frames - 1 {
-                        do { try drm?.captureNextPresent() } catch { failure = "\(error)" }
-                    }
-                    if flips.framesFlipped >= frames { stopping = true }
-                }
+                if let frames, flips.framesFlipped >= frames { stopping = true }
                 if stopping { loop.stop() }
             }
             stopHandler = {

@@ -238,7 +238,7 @@ public final class DRMBackend: DisplayBackend {
     }
 
     public func present(_ buffer: PixelBuffer, damage: [Rect]?) throws {
-        if captureRequested {
+        if captureRequested || presentCount + 1 == captureAtPresent {
             captureRequested = false
             lastCapture = try presentCapturing(buffer, damage: damage)
             return
@@ -247,16 +247,30 @@ public final class DRMBackend: DisplayBackend {
     }
 
     private var captureRequested = false
-    /// The capture made by the last present after `captureNextPresent()`.
+    private var captureAtPresent: Int?
+    /// Presents since `start`; the n-th present is the frame the n-th flip event shows.
+    public private(set) var presentCount = 0
+    /// The capture made by the last capturing present.
     public private(set) var lastCapture: WritebackCapture?
 
     /// Makes the next `present` (whoever calls it: the layer engine, a demo) also capture the frame through the
     /// writeback connector; the result lands in `lastCapture`.
     public func captureNextPresent() throws {
+        try requireWriteback()
+        captureRequested = true
+    }
+
+    /// Captures the `number`-th present since `start` (1-based), the frame the `number`-th flip puts on screen.
+    /// Counting presents rather than reacting to a flip keeps the choice exact whoever presents and whenever.
+    public func capturePresent(number: Int) throws {
+        try requireWriteback()
+        captureAtPresent = number
+    }
+
+    private func requireWriteback() throws {
         guard writeback != nil else {
             throw DisplayError("connector \(info.connector): no writeback connector routed (enable writeback at open)")
         }
-        captureRequested = true
     }
 
     private func present(_ buffer: PixelBuffer, damage: [Rect]?, capture: WritebackCapture?) throws {
@@ -267,6 +281,12 @@ public final class DRMBackend: DisplayBackend {
         }
         let fb = buffers[buffer.index]
         let userData = Unmanaged.passUnretained(self).toOpaque()
+        // A capture completes after its frame has been latched; a commit that takes the writeback connector off
+        // the CRTC before then would drop the job and its fence would never signal. Captures are diagnostics, so
+        // waiting for the fence here (normally already signalled) is the simple, safe choice.
+        if let pending = lastCapture, displayDetached, !pending.waitForFence(timeoutMs: 250) {
+            logger.warning("connector \(info.connector): writeback capture still running; presenting anyway")
+        }
         switch commitAPI {
         case .atomic:
             let req = try AtomicRequest()
@@ -305,6 +325,7 @@ public final class DRMBackend: DisplayBackend {
         }
         states[buffer.index] = .pending
         pendingIndex = buffer.index
+        presentCount += 1
     }
 
     private func makeDamageBlob(_ rects: [Rect]) -> UInt32 {

@@ -69,15 +69,21 @@ public final class WritebackCapture {
                 what: "connector \(connector.name) WRITEBACK_OUT_FENCE_PTR")
     }
 
-    /// Waits for the out-fence, then returns the captured pixels (XRGB8888, stride = width * 4).
-    public func waitForPixels(timeoutMs: Int32 = 2000) throws -> [UInt8] {
-        guard let fd = fenceFD else { throw DisplayError("connector \(connector.name): capture has no out-fence") }
+    /// Waits up to `timeoutMs` for the out-fence; true once the capture is complete.
+    @discardableResult
+    public func waitForFence(timeoutMs: Int32) -> Bool {
+        guard let fd = fenceFD else { return false }
         var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         var rc: Int32
         repeat { rc = poll(&pfd, 1, timeoutMs) } while rc < 0 && errno == EINTR
-        guard rc > 0 else {
-            throw DisplayError("connector \(connector.name): writeback fence not signalled within \(timeoutMs) ms"
-                + (rc < 0 ? ": \(errnoDescription(errno))" : ""))
+        return rc > 0
+    }
+
+    /// Waits for the out-fence, then returns the captured pixels (XRGB8888, stride = width * 4).
+    public func waitForPixels(timeoutMs: Int32 = 2000) throws -> [UInt8] {
+        guard fenceFD != nil else { throw DisplayError("connector \(connector.name): capture has no out-fence") }
+        guard waitForFence(timeoutMs: timeoutMs) else {
+            throw DisplayError("connector \(connector.name): writeback fence not signalled within \(timeoutMs) ms")
         }
         return buffer.readPixels()
     }
