@@ -169,4 +169,21 @@ final class DRMBackendTests: XCTestCase {
         XCTAssertTrue(loop.spin { flips == 1 })
         backend.stop()
     }
+
+    /// FB_DAMAGE_CLIPS is attached only where the primary plane has the property (vkms in 6.1 has none); a present
+    /// with damage rectangles works either way.
+    func testDamageClipsFollowThePlaneAndPresentsWithDamageWork() throws {
+        let backend = try DRMBackend(options: DRMOptions(commit: .atomic))
+        XCTAssertEqual(backend.supportsDamageClips, backend.plan.primaryPlane.properties["FB_DAMAGE_CLIPS"] != nil)
+        let loop = try MainLoop.epoll()
+        var flips = 0
+        try backend.start(on: loop) { _ in flips += 1 }
+        defer { backend.stop() }
+        for i in 0..<3 {
+            let b = try XCTUnwrap(backend.acquireBuffer())
+            fill(b, 0x203040 + UInt32(i))
+            try backend.present(b, damage: [Rect(x: 10, y: 10, width: 100, height: 50), Rect(x: 300, y: 200, width: 20, height: 20)])
+            XCTAssertTrue(loop.spin { flips == i + 1 })
+        }
+    }
 }
