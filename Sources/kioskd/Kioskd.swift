@@ -8,7 +8,7 @@ struct Kioskd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kioskd",
         abstract: "Kiosk renderer for embedded Linux: draws straight to a DRM/KMS display.",
-        subcommands: [RunCommand.self, DevicesCommand.self, BenchCommand.self],
+        subcommands: [RunCommand.self, DevicesCommand.self, BenchCommand.self, CheckCommand.self],
         defaultSubcommand: RunCommand.self)
 }
 

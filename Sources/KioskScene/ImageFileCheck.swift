@@ -1,0 +1,36 @@
+import Foundation
+import KioskCore
+
+/// Checks that an image a scene names exists, can be read, and starts like a PNG, JPEG or SVG file. Decoding
+/// waits for rendering; this only catches the mistakes a scene author makes (a typo, a wrong file, permissions)
+/// at validation time. Synchronous file I/O: use it off the main loop. Stateless; any thread.
+enum ImageFileCheck {
+    static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    static let jpegSignature: [UInt8] = [0xFF, 0xD8, 0xFF]
+
+    /// nil when the file looks usable, otherwise why not.
+    static func problem(at path: String, named name: String) -> String? {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            return "image '\(name)' not found (looked for \(path))"
+        }
+        if isDirectory.boolValue { return "image '\(name)' is a directory (\(path))" }
+        // open(2) rather than an access(2) check: root passes access() for any mode, and the daemon may run as root.
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "cannot read image '\(name)' (\(path)): \(errnoDescription(errno))" }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: 1024)
+        let count = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count >= 0 else { return "cannot read image '\(name)' (\(path)): \(errnoDescription(errno))" }
+        head.removeSubrange(count...)
+        if head.starts(with: pngSignature) || head.starts(with: jpegSignature) || looksLikeSVG(head) { return nil }
+        return "'\(name)' is not a PNG, JPEG or SVG image (its first bytes match none of their signatures)"
+    }
+
+    /// SVG has no magic number: accept XML text whose first kilobyte opens an `<svg` element.
+    static func looksLikeSVG(_ head: [UInt8]) -> Bool {
+        let text = String(decoding: head, as: UTF8.self)
+        let trimmed = text.drop { $0 == "\u{FEFF}" || $0.isWhitespace }
+        return trimmed.hasPrefix("<") && trimmed.contains("<svg")
+    }
+}

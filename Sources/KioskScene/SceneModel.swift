@@ -1,0 +1,290 @@
+/// A validated scene: what the screen shows, page by page. Produced only by `SceneLoader`, so every value in it
+/// has passed validation. An immutable value: safe to use and share from any thread.
+public struct Scene: Sendable, Equatable {
+    public var size: SceneSize
+    public var background: Fill?
+    /// The font widgets inherit when they name none.
+    public var font: Font
+    /// Initial values of data-binding keys, shown until the first update arrives.
+    public var data: [String: String]
+    public var pages: [Page]
+
+    /// All widgets of all pages, containers before their children.
+    public var allWidgets: [Widget] { pages.flatMap { $0.widgets.flatMap { $0.flattened } } }
+}
+
+/// How big the scene is drawn. An immutable value; any thread.
+public enum SceneSize: Sendable, Equatable {
+    /// The scene takes the size of the display mode, so one file fits any panel.
+    case display
+    /// A fixed design size, in pixels.
+    case fixed(width: Int, height: Int)
+}
+
+/// One screenful of widgets, shown in turn with a transition. An immutable value; any thread.
+public struct Page: Sendable, Equatable {
+    public var name: String
+    /// Seconds the page stays up in a loop; nil stays until told to change.
+    public var duration: Double?
+    public var transition: Transition
+    public var widgets: [Widget]
+    public var location: SourceLocation
+}
+
+/// How a page replaces the previous one. An immutable value; any thread.
+public struct Transition: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable { case cut, fade, slideLeft = "slide-left", slideRight = "slide-right" }
+    public var kind: Kind
+    /// Seconds; zero for `cut`.
+    public var duration: Double
+    public var easing: Easing
+
+    public static let cut = Transition(kind: .cut, duration: 0, easing: .linear)
+}
+
+/// A timing curve, in the names CSS uses. An immutable value; any thread.
+public enum Easing: Sendable, Equatable {
+    case linear, easeIn, easeOut, easeInOut
+    case cubicBezier(Double, Double, Double, Double)
+
+    static let names: [String: Easing] = ["linear": .linear, "ease-in": .easeIn, "ease-out": .easeOut, "ease-in-out": .easeInOut]
+}
+
+/// Where a value came from in the scene file, kept so that later stages (rendering, live reload) can still
+/// point at the line. An immutable value; any thread.
+public struct SourceLocation: Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var column: Int
+    public var description: String { "\(file):\(line):\(column)" }
+}
+
+/// The widget type names a scene may use. An immutable value; any thread.
+public enum WidgetType: String, Sendable, CaseIterable {
+    case rect, panel, text, image, clock, ticker, progress, qrcode, sparkline, button, fps, row, column, stack
+
+    public var isContainer: Bool { self == .row || self == .column || self == .stack }
+}
+
+/// One widget: placement, style and what it shows. Each becomes a layer when rendering arrives.
+/// An immutable value; any thread.
+public struct Widget: Sendable, Equatable {
+    /// Unique across the scene when given; the control socket and bindings address widgets by it.
+    public var id: String?
+    public var content: WidgetContent
+    public var frame: Frame
+    /// Share of the free space along a row's or column's axis; 0 keeps the natural size.
+    public var grow: Double
+    public var style: Style
+    public var onChange: ChangeAnimation?
+    public var location: SourceLocation
+
+    public var type: WidgetType { content.type }
+
+    /// This widget followed by its descendants, depth first.
+    public var flattened: [Widget] { [self] + content.children.flatMap { $0.flattened } }
+}
+
+/// What a widget shows, with the properties only that type has. An immutable value; any thread.
+public enum WidgetContent: Sendable, Equatable {
+    case rect, panel, fps
+    case text(TextProperties)
+    case image(ImageProperties)
+    case clock(ClockProperties)
+    case ticker(TickerProperties)
+    case progress(ProgressProperties)
+    case qrcode(QRCodeProperties)
+    case sparkline(SparklineProperties)
+    case button(ButtonProperties)
+    case row(ContainerProperties)
+    case column(ContainerProperties)
+    case stack(children: [Widget])
+
+    public var type: WidgetType {
+        switch self {
+        case .rect: .rect
+        case .panel: .panel
+        case .fps: .fps
+        case .text: .text
+        case .image: .image
+        case .clock: .clock
+        case .ticker: .ticker
+        case .progress: .progress
+        case .qrcode: .qrcode
+        case .sparkline: .sparkline
+        case .button: .button
+        case .row: .row
+        case .column: .column
+        case .stack: .stack
+        }
+    }
+
+    public var children: [Widget] {
+        switch self {
+        case .row(let c), .column(let c): c.children
+        case .stack(let children): children
+        default: []
+        }
+    }
+}
+
+/// Absolute placement inside the parent; a nil edge or size is left to layout. An immutable value; any thread.
+public struct Frame: Sendable, Equatable {
+    public var x: Length?
+    public var y: Length?
+    public var width: Length?
+    public var height: Length?
+}
+
+/// A size in pixels or a share of the parent's size. An immutable value; any thread.
+public enum Length: Sendable, Equatable {
+    case pixels(Double)
+    /// 0...100.
+    case percent(Double)
+
+    /// The length in pixels inside a parent `parent` pixels long.
+    public func resolve(in parent: Double) -> Double {
+        switch self {
+        case .pixels(let p): p
+        case .percent(let p): parent * p / 100
+        }
+    }
+}
+
+/// Look of a widget; nil fields inherit or take the type's default. An immutable value; any thread.
+public struct Style: Sendable, Equatable {
+    public var background: Fill?
+    public var foreground: Colour?
+    public var cornerRadius: Double?
+    public var border: Border?
+    /// 0...1.
+    public var opacity: Double?
+    public var font: Font?
+
+    public init(background: Fill? = nil, foreground: Colour? = nil, cornerRadius: Double? = nil, border: Border? = nil,
+                opacity: Double? = nil, font: Font? = nil) {
+        self.background = background
+        self.foreground = foreground
+        self.cornerRadius = cornerRadius
+        self.border = border
+        self.opacity = opacity
+        self.font = font
+    }
+}
+
+/// A solid colour or a linear gradient. An immutable value; any thread.
+public enum Fill: Sendable, Equatable {
+    case colour(Colour)
+    /// Colours spread evenly along a line at `angle` degrees (0 = left to right, 90 = top to bottom).
+    case linearGradient(colours: [Colour], angle: Double)
+}
+
+/// An immutable value; any thread.
+public struct Border: Sendable, Equatable {
+    public var width: Double
+    public var colour: Colour
+}
+
+/// Font request as Pango takes it; unknown families fall back when rendering. An immutable value; any thread.
+public struct Font: Sendable, Equatable {
+    public var family: String?
+    /// Pixels.
+    public var size: Double?
+    public var weight: FontWeight?
+
+    public static let defaultFamily = "Sans"
+}
+
+/// Pango's weight names. An immutable value; any thread.
+public enum FontWeight: String, Sendable, CaseIterable {
+    case thin, light, normal, medium, semibold, bold, heavy
+}
+
+/// An effect played when a widget's bound value changes. An immutable value; any thread.
+public enum ChangeAnimation: String, Sendable, CaseIterable {
+    case pulse, flash, none
+}
+
+/// A number given in the scene or read from a data key. An immutable value; any thread.
+public enum NumberSource: Sendable, Equatable {
+    case constant(Double)
+    /// The key's value mapped from `min...max` onto the property's range.
+    case bound(key: String, min: Double, max: Double)
+}
+
+/// An immutable value; any thread.
+public struct TextProperties: Sendable, Equatable {
+    public enum Wrap: String, Sendable, CaseIterable { case none, word, char, wordChar = "word-char" }
+    public enum Ellipsize: String, Sendable, CaseIterable { case none, start, middle, end }
+    public enum Alignment: String, Sendable, CaseIterable { case left, center, right }
+    public var text: Template
+    /// The text is Pango markup; a literal `<` must then be written `&lt;`.
+    public var markup: Bool
+    public var wrap: Wrap
+    public var ellipsize: Ellipsize
+    public var align: Alignment
+    public var maxLines: Int?
+    /// Shrink the font until the text fits instead of cutting it.
+    public var shrinkToFit: Bool
+}
+
+/// An immutable value; any thread.
+public struct ImageProperties: Sendable, Equatable {
+    public enum Fit: String, Sendable, CaseIterable { case contain, cover, fill, none }
+    /// Absolute: resolved against the scene file's folder.
+    public var path: String
+    public var fit: Fit
+}
+
+/// An immutable value; any thread.
+public struct ClockProperties: Sendable, Equatable {
+    /// strftime(3) format.
+    public var format: String
+    /// An IANA zone name; nil is the system's zone.
+    public var timezone: String?
+}
+
+/// An immutable value; any thread.
+public struct TickerProperties: Sendable, Equatable {
+    public var text: Template
+    /// Pixels per second, leftwards.
+    public var speed: Double
+}
+
+/// An immutable value; any thread.
+public struct ProgressProperties: Sendable, Equatable {
+    /// 0...1 when constant.
+    public var value: NumberSource
+}
+
+/// An immutable value; any thread.
+public struct QRCodeProperties: Sendable, Equatable {
+    public var text: Template
+}
+
+/// An immutable value; any thread.
+public struct SparklineProperties: Sendable, Equatable {
+    /// Data key whose every new value is appended to the series.
+    public var bind: String
+    /// Values kept; the oldest drops off.
+    public var capacity: Int
+}
+
+/// An immutable value; any thread.
+public struct ButtonProperties: Sendable, Equatable {
+    public enum State: String, Sendable, CaseIterable { case normal, pressed, disabled }
+    public var label: Template
+    /// Style overrides per state, applied over the widget's own style.
+    public var states: [State: Style]
+    public var enabled: Bool
+}
+
+/// An immutable value; any thread.
+public struct ContainerProperties: Sendable, Equatable {
+    public enum Alignment: String, Sendable, CaseIterable { case start, center, end, stretch }
+    public var spacing: Double
+    public var padding: Double
+    /// Cross-axis alignment of the children.
+    public var align: Alignment
+    public var children: [Widget]
+}
