@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "kioskd", targets: ["kioskd"]),
+        .executable(name: "kioskctl", targets: ["kioskctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -53,15 +54,24 @@ let package = Package(
         .executableTarget(
             name: "kioskd",
             dependencies: [
-                "KioskCore", "KioskDisplay", "KioskRender", "KioskScene", "CSystemd",
+                "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "CSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "KioskControl",
+            dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log")]
+        ),
+        .executableTarget(
+            name: "kioskctl",
+            dependencies: ["KioskControl", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .target(name: "KioskTestSupport", path: "Tests/KioskTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore"]),
+        .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport"]),
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskCore", "KioskDisplay", "KioskRender"]),
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskCore", "KioskRender"]),

@@ -78,6 +78,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var log: LogOptions
 
+    @OptionGroup var control: ControlOptions
+
     func validate() throws {
         if let buffers, !(2...3).contains(buffers) { throw ValidationError("--buffers \(buffers): must be 2 or 3") }
         if let frames, frames < 1 { throw ValidationError("--frames \(frames): must be at least 1") }
@@ -89,7 +91,7 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
-        log.bootstrap()
+        ControlWiring.bootstrapLogging(level: log.logLevel)
         let logger = Logger(label: "kioskd")
         do {
             try runDisplay(logger: logger)
@@ -140,6 +142,9 @@ struct RunCommand: ParsableCommand {
             display = try HeadlessBackend(mode: headlessMode, bufferCount: buffers)
         }
 
+        let controlSocket = try ControlWiring.start(options: control, loop: loop, display: display, logger: logger)
+        defer { controlSocket?.stop() }
+
         var captured: WritebackCapture?
         var flips = FlipStatistics()
         var engineStats: EngineStats?
@@ -160,7 +165,11 @@ struct RunCommand: ParsableCommand {
             pump.onFinished = { loop.stop() }
             pump.onFirstFlip = notifyReady
             stopHandler = { pump.requestStop() }
-            try display.start(on: loop) { event in pump.flipCompleted(event) }
+            controlSocket?.liveStats = { [weak pump] in (pump?.flips ?? FlipStatistics(), nil) }
+            try display.start(on: loop) { event in
+                pump.flipCompleted(event)
+                controlSocket?.flipped(event)
+            }
             try pump.start()
             loop.run()
             pump.drainRenderThread()
@@ -174,6 +183,7 @@ struct RunCommand: ParsableCommand {
             var stopping = false
             runner.engine.onFlip = { event in
                 flips.record(event)
+                controlSocket?.flipped(event)
                 if flips.framesFlipped == 1 { notifyReady() }
                 if let frames, flips.framesFlipped >= frames { stopping = true }
                 if stopping { loop.stop() }
@@ -183,6 +193,9 @@ struct RunCommand: ParsableCommand {
                 stopping = true
                 if !display.isFlipPending { loop.stop() }
             }
+            // Weak: the engine goes away with `runner` at the end of this case, so the flip that display.stop()
+            // completes afterwards is not counted against --frames.
+            controlSocket?.liveStats = { [weak runner] in (flips, runner?.engine.stats) }
             try runner.engine.start()
             loop.run()
             captured = drm?.lastCapture

@@ -1,0 +1,142 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import KioskCore
+import Logging
+
+/// One client of the control socket: its descriptor, line framer, bounded outbound queue and event
+/// subscriptions. Reads and writes never block: what the kernel does not take now waits in the queue until the
+/// socket is writable, and a client whose queue passes its bound is disconnected rather than waited for.
+///
+/// Lives on the loop thread; the server creates, drives and closes it.
+public final class ControlConnection {
+    /// A number unique within the server's life, for logs.
+    public let number: Int
+    public let peer: PeerCredentials
+    /// Events this client asked for with `subscribe`.
+    public internal(set) var subscriptions: Set<String> = []
+    public private(set) var isClosed = false
+
+    let fd: Int32
+    var source: SourceHandle?
+    var framer: LineFramer
+    private var outbound: [UInt8] = []
+    /// Bytes of `outbound` already written; the front is dropped in batches, not byte by byte.
+    private var outboundOffset = 0
+    private let maxQueuedBytes: Int
+    /// After a fatal error line (line too long, refused peer): no more reading, close once the line is out.
+    private(set) var closeAfterFlush = false
+    private let logger: Logger
+    private let onClose: (ControlConnection) -> Void
+
+    init(fd: Int32, number: Int, peer: PeerCredentials, maxLineBytes: Int, maxQueuedBytes: Int, logger: Logger,
+         onClose: @escaping (ControlConnection) -> Void) {
+        self.fd = fd
+        self.number = number
+        self.peer = peer
+        self.framer = LineFramer(maxLineBytes: maxLineBytes)
+        self.maxQueuedBytes = maxQueuedBytes
+        self.logger = logger
+        self.onClose = onClose
+    }
+
+    var name: String { "control client \(number) (\(peer))" }
+
+    /// Bytes waiting for the socket to take them.
+    public var queuedByteCount: Int { outbound.count - outboundOffset }
+
+    /// Queues `line` (with its newline) and writes what the socket takes now. Over the bound the client is
+    /// disconnected: a reader that does not keep up must not make the daemon hold unbounded memory.
+    func send(_ line: [UInt8]) {
+        guard !isClosed else { return }
+        if queuedByteCount + line.count > maxQueuedBytes {
+            logger.warning("\(name): outbound queue would exceed \(maxQueuedBytes) bytes (\(queuedByteCount) queued); disconnecting a reader that does not keep up")
+            close()
+            return
+        }
+        outbound.append(contentsOf: line)
+        flush()
+    }
+
+    /// Queues `line`, stops reading, and closes once it is written.
+    func sendFinal(_ line: [UInt8]) {
+        closeAfterFlush = true
+        send(line)
+        if !isClosed && queuedByteCount == 0 { close() }
+    }
+
+    /// Writes queued bytes until the socket would block, then watches for writability only while some remain
+    /// (a level-triggered writable watch on an idle socket would wake the loop forever).
+    func flush() {
+        while !isClosed && queuedByteCount > 0 {
+            let written = outbound.withUnsafeBytes { buffer in
+                Glibc.send(fd, buffer.baseAddress! + outboundOffset, queuedByteCount, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            if written > 0 {
+                outboundOffset += written
+                continue
+            }
+            let code = errno
+            if written < 0 && code == EINTR { continue }
+            if written < 0 && (code == EAGAIN || code == EWOULDBLOCK) { break }
+            // EPIPE / ECONNRESET: the client went away; nothing left to tell it.
+            logger.debug("\(name): send: \(errnoDescription(code))")
+            close()
+            return
+        }
+        guard !isClosed else { return }
+        if queuedByteCount == 0 {
+            outbound.removeAll(keepingCapacity: outbound.capacity <= 64 * 1024)
+            outboundOffset = 0
+            if closeAfterFlush { close(); return }
+        } else if outboundOffset > 64 * 1024 && outboundOffset * 2 > outbound.count {
+            outbound.removeFirst(outboundOffset)
+            outboundOffset = 0
+        }
+        var wanted: IOEvents = closeAfterFlush ? [] : .readable
+        if queuedByteCount > 0 { wanted.insert(.writable) }
+        if let source, source.events != wanted {
+            do { try source.updateEvents(wanted) } catch {
+                logger.error("\(name): cannot change watched events: \(error)")
+                close()
+            }
+        }
+    }
+
+    /// Reads what is available now, at most `budget` bytes so one busy client cannot starve the others (the
+    /// level-triggered watch brings the loop back for the rest). Returns the complete lines, and whether the
+    /// stream ended (end of file or an error), after which the caller answers those lines and closes.
+    func readAvailable(budget: Int = 256 * 1024) -> (pieces: [LineFramer.Piece], ended: Bool) {
+        var pieces: [LineFramer.Piece] = []
+        var total = 0
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while total < budget {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count > 0 {
+                total += count
+                pieces += framer.append(chunk[0..<count])
+                if pieces.last == .overLong { return (pieces, false) }
+                continue
+            }
+            if count == 0 { return (pieces, true) }
+            let code = errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { break }
+            logger.debug("\(name): recv: \(errnoDescription(code))")
+            return (pieces, true)
+        }
+        return (pieces, false)
+    }
+
+    /// Stops watching and closes the descriptor; the server forgets the client. Safe to call twice.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        source?.cancel()
+        source = nil
+        Glibc.close(fd)
+        outbound = []
+        outboundOffset = 0
+        onClose(self)
+    }
+}

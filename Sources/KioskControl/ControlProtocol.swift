@@ -1,0 +1,163 @@
+import Foundation
+
+/// An error reply's `code` (snake_case, stable: scripts match on it) and `message` (for people). Handlers throw
+/// it to answer with an error. A plain value; any thread.
+public struct ControlError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var code: String
+    public var message: String
+
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    public static func invalidJSON(_ message: String) -> ControlError { .init(code: "invalid_json", message: message) }
+    public static func invalidRequest(_ message: String) -> ControlError { .init(code: "invalid_request", message: message) }
+    public static func unknownCommand(_ name: String) -> ControlError {
+        .init(code: "unknown_command", message: "unknown command '\(name)'")
+    }
+    public static func invalidArgument(_ message: String) -> ControlError { .init(code: "invalid_argument", message: message) }
+    public static func lineTooLong(limit: Int) -> ControlError {
+        .init(code: "line_too_long", message: "line exceeds \(limit) bytes; closing the connection")
+    }
+    public static func permissionDenied(_ message: String) -> ControlError { .init(code: "permission_denied", message: message) }
+    public static func tooManyClients(limit: Int) -> ControlError {
+        .init(code: "too_many_clients", message: "the server already has \(limit) clients")
+    }
+    public static func internalError(_ message: String) -> ControlError { .init(code: "internal_error", message: message) }
+}
+
+/// A decoded request line: `{"id": <scalar>, "cmd": "<name>", "args": {...}}`. A plain value; any thread.
+public struct ControlRequest: Sendable, Equatable {
+    /// `.null` when the request had none: replies always carry an `id`, so clients can rely on the key.
+    public var id: JSONValue
+    public var command: String
+    public var arguments: ControlArguments
+
+    public init(id: JSONValue = .null, command: String, arguments: [String: JSONValue] = [:]) {
+        self.id = id
+        self.command = command
+        self.arguments = ControlArguments(arguments, command: command)
+    }
+
+    /// Decodes one line. On failure returns the error and whatever id could be read, so even a bad request's
+    /// reply names it when possible.
+    public static func decode(_ line: some Collection<UInt8>) -> Result<ControlRequest, RequestFailure> {
+        let value: JSONValue
+        do {
+            value = try JSONDecoder().decode(JSONValue.self, from: Data(line))
+        } catch {
+            return .failure(RequestFailure(id: .null, error: .invalidJSON("the line is not valid JSON")))
+        }
+        guard case .object(let members) = value else {
+            return .failure(RequestFailure(id: .null, error: .invalidRequest("a request is a JSON object, got \(value.typeName)")))
+        }
+        let id = members["id"] ?? .null
+        guard id.isScalar else {
+            return .failure(RequestFailure(id: .null, error: .invalidRequest("'id' must be a string, number, boolean or null, got \(id.typeName)")))
+        }
+        guard let cmdValue = members["cmd"] else {
+            return .failure(RequestFailure(id: id, error: .invalidRequest("missing 'cmd'")))
+        }
+        guard case .string(let command) = cmdValue else {
+            return .failure(RequestFailure(id: id, error: .invalidRequest("'cmd' must be a string, got \(cmdValue.typeName)")))
+        }
+        var arguments: [String: JSONValue] = [:]
+        switch members["args"] {
+        case nil, .null?: break
+        case .object(let args)?: arguments = args
+        case let other?:
+            return .failure(RequestFailure(id: id, error: .invalidRequest("'args' must be an object, got \(other.typeName)")))
+        }
+        return .success(ControlRequest(id: id, command: command, arguments: arguments))
+    }
+
+    /// The encoded request line (without its newline), as a client sends it.
+    public func jsonLine() throws -> Data {
+        var members: [String: JSONValue] = ["cmd": .string(command)]
+        if id != .null { members["id"] = id }
+        if !arguments.values.isEmpty { members["args"] = .object(arguments.values) }
+        return try JSONValue.object(members).jsonLine()
+    }
+}
+
+/// Why a line is not a request, with the id when one was readable.
+public struct RequestFailure: Error, Sendable, Equatable {
+    public var id: JSONValue
+    public var error: ControlError
+}
+
+/// A request's `args`, with typed accessors that answer `invalid_argument` naming the command and key. A plain
+/// value; any thread.
+public struct ControlArguments: Sendable, Equatable {
+    public let values: [String: JSONValue]
+    public let command: String
+
+    public init(_ values: [String: JSONValue], command: String) {
+        self.values = values
+        self.command = command
+    }
+
+    public subscript(key: String) -> JSONValue? { values[key] }
+
+    private func mismatch(_ key: String, expected: String, got: JSONValue) -> ControlError {
+        .invalidArgument("\(command): '\(key)' must be \(expected), got \(got.typeName)")
+    }
+
+    private func required(_ key: String) throws(ControlError) -> JSONValue {
+        guard let value = values[key], value != .null else { throw .invalidArgument("\(command): missing '\(key)'") }
+        return value
+    }
+
+    public func string(_ key: String) throws(ControlError) -> String {
+        let value = try required(key)
+        guard let s = value.stringValue else { throw mismatch(key, expected: "a string", got: value) }
+        return s
+    }
+
+    public func bool(_ key: String) throws(ControlError) -> Bool {
+        let value = try required(key)
+        guard let b = value.boolValue else { throw mismatch(key, expected: "a boolean", got: value) }
+        return b
+    }
+
+    public func stringArray(_ key: String) throws(ControlError) -> [String] {
+        let value = try required(key)
+        guard let array = value.arrayValue else { throw mismatch(key, expected: "an array of strings", got: value) }
+        return try array.map { (element) throws(ControlError) -> String in
+            guard let s = element.stringValue else { throw mismatch(key, expected: "an array of strings", got: element) }
+            return s
+        }
+    }
+}
+
+/// The lines the server sends. A namespace; any thread.
+public enum ControlMessage {
+    public static func success(id: JSONValue, result: JSONValue) -> JSONValue {
+        ["id": id, "ok": true, "result": result]
+    }
+
+    public static func failure(id: JSONValue, error: ControlError) -> JSONValue {
+        ["id": id, "ok": false, "error": ["code": .string(error.code), "message": .string(error.message)]]
+    }
+
+    public static func event(_ name: String, data: JSONValue) -> JSONValue {
+        ["event": .string(name), "data": data]
+    }
+
+    /// `value` as one line with its `\n`. Encoding fails only for non-finite numbers a handler produced; the
+    /// reply then says so instead of leaving the client waiting.
+    public static func line(_ value: JSONValue) -> [UInt8] {
+        var data: Data
+        do {
+            data = try value.jsonLine()
+        } catch {
+            let fallback = failure(id: value["id"] ?? .null, error: .internalError("the result cannot be encoded as JSON: \(error)"))
+            data = (try? fallback.jsonLine()) ?? Data(#"{"id":null,"ok":false,"error":{"code":"internal_error","message":"unencodable reply"}}"#.utf8)
+        }
+        data.append(0x0A)
+        return [UInt8](data)
+    }
+}

@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import KioskCore
+
+/// The process at the other end of a Unix socket, as the kernel reports it (SO_PEERCRED, taken at connect
+/// time). A plain value; any thread.
+public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
+    public var pid: Int32
+    public var uid: UInt32
+    public var gid: UInt32
+
+    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+        self.pid = pid
+        self.uid = uid
+        self.gid = gid
+    }
+
+    public var description: String { "pid \(pid) uid \(uid) gid \(gid)" }
+
+    /// SO_PEERCRED of a connected socket.
+    public static func of(socket fd: Int32) throws -> PeerCredentials {
+        // `struct ucred` needs _GNU_SOURCE, which Glibc's Swift module is not built with; this has its layout.
+        var raw = (pid: Int32(0), uid: UInt32(0), gid: UInt32(0))
+        var length = socklen_t(MemoryLayout.size(ofValue: raw))
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &raw, &length) == 0 else {
+            throw SocketError("getsockopt(SO_PEERCRED) fd \(fd)", errno: errno)
+        }
+        return PeerCredentials(pid: raw.pid, uid: raw.uid, gid: raw.gid)
+    }
+}
+
+/// Who may use the control socket. Root is always allowed; so is the server's own user (the daemon's operator
+/// could read its memory anyway). Others need their uid, or the primary gid SO_PEERCRED reports, in the lists.
+/// The socket file's mode (0660) and group already keep strangers out; this check also covers a socket handed
+/// over by systemd, whose file permissions the daemon does not control. A plain value; any thread.
+public struct PeerPolicy: Sendable, Equatable {
+    public var allowedUIDs: Set<UInt32>
+    public var allowedGIDs: Set<UInt32>
+    public var serverUID: UInt32
+    /// Off only in tests, which run as root and still need to see a refusal end to end.
+    var rootIsAlwaysAllowed = true
+
+    public init(allowedUIDs: Set<UInt32> = [], allowedGIDs: Set<UInt32> = [], serverUID: UInt32 = geteuid()) {
+        self.allowedUIDs = allowedUIDs
+        self.allowedGIDs = allowedGIDs
+        self.serverUID = serverUID
+    }
+
+    public func allows(_ peer: PeerCredentials) -> Bool {
+        if peer.uid == 0 { return rootIsAlwaysAllowed }
+        return peer.uid == serverUID || allowedUIDs.contains(peer.uid) || allowedGIDs.contains(peer.gid)
+    }
+}
+
+/// A failed socket call, naming the object and errno: `control socket /run/kioskd/control.sock: bind: EADDRINUSE`.
+public struct SocketError: Error, Sendable, CustomStringConvertible {
+    public var operation: String
+    public var errno: Int32?
+
+    public init(_ operation: String, errno: Int32? = nil) {
+        self.operation = operation
+        self.errno = errno
+    }
+
+    public var description: String {
+        guard let errno else { return operation }
+        return "\(operation): \(errnoDescription(errno))"
+    }
+}

@@ -1,0 +1,156 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import KioskControl
+import KioskCore
+import Logging
+
+/// kioskd's version, as `version` over the control socket reports it.
+let kioskdVersion = "0.1.0"
+
+/// Options of `kioskd run` for the control socket.
+struct ControlOptions: ParsableArguments {
+    @Option(help: "Control socket path (default: $KIOSKD_SOCKET, else /run/kioskd/control.sock); 'none' disables it.")
+    var socket: String?
+
+    @Option(help: "Group (name or number) owning the control socket (mode 0660); its members may connect.")
+    var socketGroup: String?
+
+    @Option(name: .customLong("control-allow-uid"), help: "Also allow this uid on the control socket (repeatable; root and kioskd's own user always are).")
+    var allowUIDs: [UInt32] = []
+
+    @Option(name: .customLong("control-allow-gid"), help: "Also allow peers whose primary gid is this (repeatable).")
+    var allowGIDs: [UInt32] = []
+}
+
+/// The log level every kioskd logger consults, so `log.level` changes it at run time. Any thread.
+let runtimeLogLevel = Lock<Logger.Level>(.info)
+
+/// A stderr log handler whose level is `runtimeLogLevel`. A value copied into each logger; any thread.
+struct AdjustableLogHandler: LogHandler {
+    var inner: StreamLogHandler
+
+    var logLevel: Logger.Level {
+        get { runtimeLogLevel.withLock { $0 } }
+        set { runtimeLogLevel.withLock { $0 = newValue } }
+    }
+
+    var metadata: Logger.Metadata {
+        get { inner.metadata }
+        set { inner.metadata = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { inner[metadataKey: key] }
+        set { inner[metadataKey: key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        inner.log(event: event)
+    }
+}
+
+/// Connects the control socket to a running `kioskd run`: registers the daemon's commands and forwards flips
+/// as events. Lives on the main thread, beside the loop it serves.
+final class ControlWiring {
+    let server: ControlServer
+    /// The flip counters and engine statistics of the scene being shown; set once the scene runs.
+    var liveStats: () -> (FlipStatistics, EngineStats?) = { (FlipStatistics(), nil) }
+
+    static func bootstrapLogging(level: Logger.Level) {
+        runtimeLogLevel.withLock { $0 = level }
+        LoggingSystem.bootstrap { label in
+            var inner = StreamLogHandler.standardError(label: label)
+            inner.logLevel = .trace  // the wrapper's level decides
+            return AdjustableLogHandler(inner: inner)
+        }
+    }
+
+    /// Starts the control socket, or returns nil when it is disabled. A socket path given explicitly (option or
+    /// KIOSKD_SOCKET) must work or kioskd fails; the default one is best effort, because a kiosk that cannot
+    /// offer its socket (another instance, a read-only /run) should still show its display.
+    static func start(options: ControlOptions, loop: MainLoop, display: DisplayBackend, logger: Logger) throws -> ControlWiring? {
+        let explicit = options.socket ?? ProcessInfo.processInfo.environment["KIOSKD_SOCKET"]
+        if explicit == "none" { return nil }
+        var serverOptions = ControlServerOptions(socketPath: explicit ?? ControlServerOptions.defaultSocketPath)
+        serverOptions.policy = PeerPolicy(allowedUIDs: Set(options.allowUIDs), allowedGIDs: Set(options.allowGIDs))
+        if let groupName = options.socketGroup {
+            let gid = try resolveGroup(groupName)
+            serverOptions.socketGroup = gid
+            serverOptions.policy.allowedGIDs.insert(gid)
+        }
+        do {
+            let server = try ControlServer(loop: loop, options: serverOptions)
+            let wiring = ControlWiring(server: server, loop: loop, display: display)
+            return wiring
+        } catch {
+            guard explicit == nil else { throw error }
+            logger.error("\(error); running without a control socket")
+            return nil
+        }
+    }
+
+    private static func resolveGroup(_ name: String) throws -> UInt32 {
+        if let gid = UInt32(name) { return gid }
+        guard let entry = getgrnam(name) else { throw ValidationError("--socket-group \(name): no such group") }
+        return entry.pointee.gr_gid
+    }
+
+    private init(server: ControlServer, loop: MainLoop, display: DisplayBackend) {
+        self.server = server
+        let commands = server.commands
+        commands.register("version") { _, _ in
+            ["version": .string(kioskdVersion), "protocol": 1, "commands": .array(commands.commandNames.map(JSONValue.string))]
+        }
+        commands.register("stats") { [unowned self] _, _ in
+            let (flips, engine) = liveStats()
+            return try ControlWiring.statsValue(flips: flips, engine: engine, info: display.info, loop: loop)
+        }
+        commands.register("display.info") { _, _ in
+            let info = display.info
+            return [
+                "device": .string(info.device),
+                "driver": .string(info.driver),
+                "connector": .string(info.connector),
+                "mode": [
+                    "name": .string(info.mode.description),
+                    "width": .int(Int64(info.mode.width)),
+                    "height": .int(Int64(info.mode.height)),
+                    "refresh_mhz": .int(Int64(info.mode.refreshMilliHz)),
+                ],
+                "commit_api": .string(info.commitAPI.rawValue),
+                "buffers": .int(Int64(info.bufferCount)),
+            ]
+        }
+        commands.register("log.level") { args, _ in
+            if args["level"] != nil {
+                let name = try args.string("level")
+                guard let level = Logger.Level(rawValue: name) else {
+                    throw ControlError.invalidArgument("log.level: unknown level '\(name)'; one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                runtimeLogLevel.withLock { $0 = level }
+            }
+            return ["level": .string(runtimeLogLevel.withLock { $0 }.rawValue)]
+        }
+    }
+
+    /// The `--stats-out` counters as a JSON value: the output's figures over the engine's, as the file has them.
+    static func statsValue(flips: FlipStatistics, engine: EngineStats?, info: OutputInfo, loop: MainLoop) throws -> JSONValue {
+        let report = try JSONValue(encoding: RunStatsReport(flips: flips, info: info, loop: loop), snakeCaseKeys: true)
+        guard let engine, case .object(var merged) = try JSONValue(encoding: engine, snakeCaseKeys: true),
+              case .object(let mine) = report else { return report }
+        merged.merge(mine) { _, ours in ours }
+        return .object(merged)
+    }
+
+    /// Forwards a completed flip to `flip` subscribers.
+    func flipped(_ event: FlipEvent) {
+        guard server.hasSubscribers("flip") else { return }
+        server.broadcast(event: "flip", data: [
+            "sequence": .int(Int64(clamping: event.sequence)),
+            "timestamp_ns": .int(Int64(clamping: event.timestamp.nanoseconds)),
+        ])
+    }
+
+    func stop() { server.stop() }
+}

@@ -1,0 +1,95 @@
+import KioskControl
+import XCTest
+
+final class ControlProtocolTests: XCTestCase {
+    private func failure(_ text: String) -> RequestFailure? {
+        if case .failure(let failure) = ControlRequest.decode(Array(text.utf8)) { return failure }
+        return nil
+    }
+
+    func testWellFormedRequestDecodes() throws {
+        let request = try ControlRequest.decode(Array(#"{"id": 7, "cmd": "log.level", "args": {"level": "debug"}}"#.utf8)).get()
+        XCTAssertEqual(request.id, .int(7))
+        XCTAssertEqual(request.command, "log.level")
+        XCTAssertEqual(try request.arguments.string("level"), "debug")
+    }
+
+    func testAnyScalarIdOrNoneIsAccepted() throws {
+        XCTAssertEqual(try ControlRequest.decode(Array(#"{"id":"abc","cmd":"ping"}"#.utf8)).get().id, .string("abc"))
+        XCTAssertEqual(try ControlRequest.decode(Array(#"{"id":1.5,"cmd":"ping"}"#.utf8)).get().id, .double(1.5))
+        XCTAssertEqual(try ControlRequest.decode(Array(#"{"id":true,"cmd":"ping"}"#.utf8)).get().id, .bool(true))
+        XCTAssertEqual(try ControlRequest.decode(Array(#"{"cmd":"ping"}"#.utf8)).get().id, .null)
+    }
+
+    func testMalformedJSONIsInvalidJSON() {
+        XCTAssertEqual(failure(#"{"cmd": "ping""#)?.error.code, "invalid_json")
+        XCTAssertEqual(failure("not json at all")?.error.code, "invalid_json")
+        XCTAssertEqual(failure("\u{FF}\u{FE}")?.error.code, "invalid_json")
+    }
+
+    func testNonObjectIsInvalidRequest() {
+        XCTAssertEqual(failure("[1,2]")?.error.code, "invalid_request")
+        XCTAssertEqual(failure("42")?.error.code, "invalid_request")
+    }
+
+    func testMissingOrNonStringCmdIsInvalidRequestAndKeepsTheId() {
+        let missing = failure(#"{"id": 3}"#)
+        XCTAssertEqual(missing?.error.code, "invalid_request")
+        XCTAssertEqual(missing?.id, .int(3))
+        let number = failure(#"{"id": "x", "cmd": 5}"#)
+        XCTAssertEqual(number?.error.code, "invalid_request")
+        XCTAssertEqual(number?.id, .string("x"))
+    }
+
+    func testNonScalarIdAndNonObjectArgsAreInvalidRequest() {
+        XCTAssertEqual(failure(#"{"id": [1], "cmd": "ping"}"#)?.error.code, "invalid_request")
+        XCTAssertEqual(failure(#"{"id": 1, "cmd": "ping", "args": [1]}"#)?.error.code, "invalid_request")
+    }
+
+    func testWrongArgumentTypesAreInvalidArgumentNamingTheKey() {
+        let args = ControlArguments(["level": 3, "events": ["flip", 2]], command: "demo")
+        XCTAssertThrowsError(try args.string("level")) { error in
+            XCTAssertEqual((error as? ControlError)?.code, "invalid_argument")
+            XCTAssertTrue("\(error)".contains("'level'"))
+        }
+        XCTAssertThrowsError(try args.stringArray("events")) { XCTAssertEqual(($0 as? ControlError)?.code, "invalid_argument") }
+        XCTAssertThrowsError(try args.bool("missing")) { XCTAssertEqual(($0 as? ControlError)?.code, "invalid_argument") }
+    }
+
+    func testRepliesAndEventsAreSingleLinesOfTheDocumentedShape() throws {
+        let ok = ControlMessage.line(ControlMessage.success(id: 1, result: ["text": "a\nb"]))
+        XCTAssertEqual(ok.last, 0x0A)
+        XCTAssertEqual(ok.filter { $0 == 0x0A }.count, 1, "newlines inside strings are escaped")
+        let decoded = try JSONDecoder().decode(JSONValue.self, from: Data(ok))
+        XCTAssertEqual(decoded, ["id": 1, "ok": true, "result": ["text": "a\nb"]])
+
+        let error = try JSONDecoder().decode(JSONValue.self, from: Data(ControlMessage.line(
+            ControlMessage.failure(id: .null, error: .invalidJSON("bad")))))
+        XCTAssertEqual(error, ["id": nil, "ok": false, "error": ["code": "invalid_json", "message": "bad"]])
+
+        let event = try JSONDecoder().decode(JSONValue.self, from: Data(ControlMessage.line(ControlMessage.event("flip", data: ["sequence": 9]))))
+        XCTAssertEqual(event, ["event": "flip", "data": ["sequence": 9]])
+    }
+
+    func testUnencodableResultBecomesAnInternalErrorReply() throws {
+        let line = ControlMessage.line(ControlMessage.success(id: 4, result: ["x": .double(.nan)]))
+        let decoded = try JSONDecoder().decode(JSONValue.self, from: Data(line))
+        XCTAssertEqual(decoded["ok"], false)
+        XCTAssertEqual(decoded["id"], 4)
+        XCTAssertEqual(decoded["error"]?["code"], "internal_error")
+    }
+
+    func testIntegersSurviveARoundTripExactly() throws {
+        let big: JSONValue = ["timestamp_ns": .int(1_763_776_123_456_789_012)]
+        XCTAssertEqual(try JSONDecoder().decode(JSONValue.self, from: big.jsonLine()), big)
+    }
+
+    func testPeerPolicyAllowsRootOwnUserAndListedIdsOnly() {
+        let policy = PeerPolicy(allowedUIDs: [1001], allowedGIDs: [2002], serverUID: 500)
+        XCTAssertTrue(policy.allows(PeerCredentials(pid: 1, uid: 0, gid: 0)), "root is always allowed")
+        XCTAssertTrue(policy.allows(PeerCredentials(pid: 1, uid: 500, gid: 9)), "the daemon's own user")
+        XCTAssertTrue(policy.allows(PeerCredentials(pid: 1, uid: 1001, gid: 9)))
+        XCTAssertTrue(policy.allows(PeerCredentials(pid: 1, uid: 77, gid: 2002)))
+        XCTAssertFalse(policy.allows(PeerCredentials(pid: 1, uid: 77, gid: 9)))
+    }
+}

@@ -1,0 +1,254 @@
+import Foundation
+import Glibc
+@testable import KioskControl
+import KioskCore
+import XCTest
+
+final class ControlServerTests: XCTestCase {
+    private var directory = ""
+    private var loop: MainLoop!
+
+    override func setUpWithError() throws {
+        directory = try makeSocketDirectory()
+        loop = try MainLoop.epoll()
+    }
+
+    override func tearDownWithError() throws {
+        loop = nil
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func makeServer(_ configure: (inout ControlServerOptions) -> Void = { _ in }) throws -> ControlServer {
+        var options = ControlServerOptions(socketPath: directory + "/control.sock", acceptSocketActivation: false)
+        configure(&options)
+        let server = try ControlServer(loop: loop, options: options)
+        server.commands.register("version") { _, _ in ["version": "test"] }
+        server.commands.register("echo") { args, _ in ["text": .string(try args.string("text"))] }
+        return server
+    }
+
+    /// Sends `line` and returns the next reply, pumping the loop meanwhile.
+    private func request(_ client: TestSocketClient, _ line: String) -> JSONValue? {
+        client.send(line + "\n")
+        var reply: JSONValue?
+        pump(loop) {
+            client.poll()
+            if reply == nil, !client.lines.isEmpty { reply = client.takeLines().first }
+            return reply != nil || client.closedByPeer
+        }
+        return reply
+    }
+
+    func testPingVersionAndErrorsKeepTheConnectionUsable() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let client = try TestSocketClient(path: server.options.socketPath)
+
+        XCTAssertEqual(request(client, #"{"id": 1, "cmd": "ping"}"#), ["id": 1, "ok": true, "result": ["pong": true]])
+        XCTAssertEqual(request(client, #"{"id": "v", "cmd": "version"}"#)?["result"]?["version"], "test")
+        XCTAssertEqual(request(client, #"{"id": 2, "cmd": "nope"}"#)?["error"]?["code"], "unknown_command")
+        XCTAssertEqual(request(client, #"{"id": 3, "cmd": "pi"#)?["error"]?["code"], "invalid_json")
+        XCTAssertEqual(request(client, #"[1]"#)?["error"]?["code"], "invalid_request")
+        XCTAssertEqual(request(client, #"{"id": 4}"#)?["error"]?["code"], "invalid_request")
+        let wrongType = request(client, #"{"id": 5, "cmd": "echo", "args": {"text": 5}}"#)
+        XCTAssertEqual(wrongType?["error"]?["code"], "invalid_argument")
+        XCTAssertEqual(wrongType?["id"], 5)
+        XCTAssertEqual(request(client, #"{"id": 6, "cmd": "ping"}"#)?["ok"], true, "still usable after every error")
+        XCTAssertFalse(client.closedByPeer)
+    }
+
+    func testRepliesComeInRequestOrder() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let client = try TestSocketClient(path: server.options.socketPath)
+        let batch = (0..<200).map { i in i % 3 == 0 ? #"{"id": \#(i), "cmd": "nope"}"# : #"{"id": \#(i), "cmd": "ping"}"# }
+        client.send(batch.joined(separator: "\n") + "\n")
+        var replies: [JSONValue] = []
+        XCTAssertTrue(pump(loop) { client.poll(); replies += client.takeLines(); return replies.count == 200 })
+        XCTAssertEqual(replies.map { $0["id"] }, (0..<200).map { JSONValue.int(Int64($0)) })
+    }
+
+    func testOverLongLineGetsAnErrorAndClosesTheConnection() throws {
+        let server = try makeServer { $0.maxLineBytes = 1024 }
+        defer { server.stop() }
+        let client = try TestSocketClient(path: server.options.socketPath)
+        client.send(String(repeating: "x", count: 3000))
+        XCTAssertTrue(pump(loop) { client.poll(); return client.closedByPeer })
+        XCTAssertEqual(client.lines.first?["error"]?["code"], "line_too_long")
+        XCTAssertTrue(server.connections.isEmpty)
+
+        let other = try TestSocketClient(path: server.options.socketPath)
+        XCTAssertEqual(request(other, #"{"cmd": "ping"}"#)?["ok"], true, "the server goes on serving others")
+    }
+
+    func testFortyClientsAtOnceAreAllAnswered() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let clients = try (0..<40).map { _ in try TestSocketClient(path: server.options.socketPath) }
+        for (i, client) in clients.enumerated() { client.send(#"{"id": \#(i), "cmd": "ping"}"# + "\n") }
+        XCTAssertTrue(pump(loop) {
+            clients.forEach { $0.poll() }
+            return clients.allSatisfy { !$0.lines.isEmpty }
+        })
+        for (i, client) in clients.enumerated() {
+            XCTAssertEqual(client.lines.first?["id"], .int(Int64(i)))
+            XCTAssertEqual(client.lines.first?["ok"], true)
+        }
+        XCTAssertEqual(server.connections.count, 40)
+    }
+
+    func testSubscribeDeliversEventsAndRejectsUnknownNames() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let client = try TestSocketClient(path: server.options.socketPath)
+        XCTAssertEqual(request(client, #"{"id": 1, "cmd": "subscribe", "args": {"events": ["flip", "warp"]}}"#)?["error"]?["code"], "invalid_argument")
+        XCTAssertEqual(request(client, #"{"id": 2, "cmd": "subscribe", "args": {"events": "flip"}}"#)?["error"]?["code"], "invalid_argument")
+        XCTAssertEqual(request(client, #"{"id": 3, "cmd": "subscribe", "args": {"events": ["flip"]}}"#)?["result"], ["events": ["flip"]])
+        server.broadcast(event: "flip", data: ["sequence": 42])
+        server.broadcast(event: "frame", data: ["n": 1])  // not subscribed: not delivered
+        XCTAssertTrue(pump(loop) { client.poll(); return !client.lines.isEmpty })
+        XCTAssertEqual(client.takeLines(), [["event": "flip", "data": ["sequence": 42]]])
+        XCTAssertEqual(request(client, #"{"id": 4, "cmd": "unsubscribe", "args": {"events": ["flip"]}}"#)?["result"], ["events": []])
+        server.broadcast(event: "flip", data: ["sequence": 43])
+        XCTAssertEqual(request(client, #"{"id": 5, "cmd": "ping"}"#)?["id"], 5, "no event arrived before the reply")
+    }
+
+    func testSlowReaderIsDisconnectedWhileTheLoopKeepsRunning() throws {
+        let server = try makeServer { $0.maxQueuedBytes = 64 * 1024 }
+        defer { server.stop() }
+        let slow = try TestSocketClient(path: server.options.socketPath)
+        XCTAssertEqual(request(slow, #"{"cmd": "subscribe", "args": {"events": ["flip"]}}"#)?["ok"], true)
+        let healthy = try TestSocketClient(path: server.options.socketPath)
+        XCTAssertEqual(request(healthy, #"{"cmd": "ping"}"#)?["ok"], true)
+        XCTAssertEqual(server.connections.count, 2)
+
+        var ticks = 0
+        let timer = loop.addTimer(after: .milliseconds(1), repeating: .milliseconds(1)) { ticks += 1 }
+        defer { timer.cancel() }
+        // The slow client never reads: kernel buffers fill, then the bounded queue, then it is dropped.
+        let payload = JSONValue.string(String(repeating: "e", count: 1000))
+        var sent = 0
+        XCTAssertTrue(pump(loop, seconds: 10) {
+            for _ in 0..<50 { server.broadcast(event: "flip", data: ["sequence": .int(Int64(sent)), "pad": payload]); sent += 1 }
+            return server.connections.count == 1
+        })
+        let ticksAtDrop = ticks
+        XCTAssertTrue(pump(loop) { ticks > ticksAtDrop + 3 }, "timers still fire after the drop")
+        XCTAssertEqual(request(healthy, #"{"id": 9, "cmd": "ping"}"#)?["id"], 9)
+        XCTAssertLessThan(sent, 10_000, "dropped within a bounded amount of output")
+    }
+
+    func testRefusedPeerGetsOneErrorLineAndIsClosed() throws {
+        let server = try makeServer {
+            $0.policy = PeerPolicy(allowedUIDs: [4242], serverUID: 4243)
+            $0.policy.rootIsAlwaysAllowed = false  // the tests run as root
+        }
+        defer { server.stop() }
+        let client = try TestSocketClient(path: server.options.socketPath)
+        client.send(#"{"cmd": "ping"}"# + "\n")
+        XCTAssertTrue(pump(loop) { client.poll(); return client.closedByPeer })
+        XCTAssertEqual(client.lines.count, 1)
+        XCTAssertEqual(client.lines.first?["error"]?["code"], "permission_denied")
+        XCTAssertTrue(server.connections.isEmpty)
+    }
+
+    func testSocketFileModeAndCreatedDirectoryMode() throws {
+        let nested = directory + "/run"
+        let server = try makeServer { $0.socketPath = nested + "/control.sock" }
+        defer { server.stop() }
+        var info = stat()
+        XCTAssertEqual(stat(nested, &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o750)
+        XCTAssertEqual(lstat(nested + "/control.sock", &info), 0)
+        XCTAssertEqual(info.st_mode & S_IFMT, S_IFSOCK)
+        XCTAssertEqual(info.st_mode & 0o777, 0o660)
+        server.stop()
+        XCTAssertNotEqual(lstat(nested + "/control.sock", &info), 0, "stop removes the socket it made")
+    }
+
+    func testStaleSocketIsReplaced() throws {
+        let path = directory + "/control.sock"
+        // A socket file nobody listens on, as a crashed run leaves it.
+        let stale = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path.utf8); $0[path.utf8.count] = 0 }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        XCTAssertEqual(bound, 0)
+        close(stale)
+
+        let server = try makeServer()
+        defer { server.stop() }
+        let client = try TestSocketClient(path: path)
+        XCTAssertEqual(request(client, #"{"cmd": "ping"}"#)?["ok"], true)
+    }
+
+    func testLiveSocketIsNotTakenOver() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        XCTAssertThrowsError(try ControlServer(loop: loop, options: server.options)) { error in
+            XCTAssertTrue("\(error)".contains(server.options.socketPath), "\(error)")
+            XCTAssertTrue("\(error)".contains("listening"), "\(error)")
+        }
+        let client = try TestSocketClient(path: server.options.socketPath)
+        XCTAssertEqual(request(client, #"{"cmd": "ping"}"#)?["ok"], true, "the first server still serves")
+    }
+
+    func testRegularFileAtThePathIsNeverDeleted() throws {
+        let path = directory + "/control.sock"
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data("keep".utf8)))
+        XCTAssertThrowsError(try makeServer()) { error in
+            XCTAssertTrue("\(error)".contains(path), "\(error)")
+            XCTAssertTrue("\(error)".contains("not a socket"), "\(error)")
+        }
+        XCTAssertEqual(FileManager.default.contents(atPath: path), Data("keep".utf8))
+    }
+
+    func testPythonStandardSocketClientGetsAReply() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let script = """
+        import socket, sys, json
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(sys.argv[1])
+        s.sendall(b'{"id": "py", "cmd": "ping"}\\n')
+        data = b''
+        while not data.endswith(b'\\n'):
+            data += s.recv(4096)
+        reply = json.loads(data)
+        print(json.dumps(reply, sort_keys=True))
+        sys.exit(0 if reply == {"id": "py", "ok": True, "result": {"pong": True}} else 1)
+        """
+        let output = try runWhilePumping("/usr/bin/env", ["python3", "-c", script, server.options.socketPath])
+        XCTAssertEqual(output.status, 0, output.text)
+        XCTAssertTrue(output.text.contains(#""pong": true"#), output.text)
+    }
+
+    func testSocatGetsAReply() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/socat") else { throw XCTSkip("socat is not installed") }
+        let server = try makeServer()
+        defer { server.stop() }
+        let output = try runWhilePumping("/bin/sh", ["-c", #"printf '{"id":"s","cmd":"ping"}\r\n' | socat -t 2 - UNIX-CONNECT:"$0""#, server.options.socketPath])
+        XCTAssertEqual(output.status, 0, output.text)
+        let reply = try JSONDecoder().decode(JSONValue.self, from: Data(output.text.utf8))
+        XCTAssertEqual(reply, ["id": "s", "ok": true, "result": ["pong": true]])
+    }
+
+    /// Runs a child while the loop serves it: the child talks to the server on this thread.
+    private func runWhilePumping(_ path: String, _ arguments: [String]) throws -> (status: Int32, text: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        XCTAssertTrue(pump(loop, seconds: 20) { !process.isRunning }, "child finished")
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (process.terminationStatus, text)
+    }
+}
