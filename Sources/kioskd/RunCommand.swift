@@ -181,20 +181,25 @@ struct RunCommand: ParsableCommand {
             let pool = RenderQueuePool(strategy: renderStrategy.poolStrategy)
             let runner = try DashboardRunner(loop: loop, backend: display, pool: pool, fpsOverlay: fpsOverlay)
             var stopping = false
+            // The engine presents the next frame from inside the flip that ends the run, and stopping the display
+            // completes that flip: it is past the end and not counted.
+            var finished = false
             runner.engine.onFlip = { event in
+                guard !finished else { return }
                 flips.record(event)
                 controlSocket?.flipped(event)
                 if flips.framesFlipped == 1 { notifyReady() }
                 if let frames, flips.framesFlipped >= frames { stopping = true }
-                if stopping { loop.stop() }
+                if stopping {
+                    finished = true
+                    loop.stop()
+                }
             }
             stopHandler = {
                 // Stop at the next flip, a frame boundary; with nothing on the way, now.
                 stopping = true
                 if !display.isFlipPending { loop.stop() }
             }
-            // Weak: the engine goes away with `runner` at the end of this case, so the flip that display.stop()
-            // completes afterwards is not counted against --frames.
             controlSocket?.liveStats = { [weak runner] in (flips, runner?.engine.stats) }
             try runner.engine.start()
             loop.run()
