@@ -141,16 +141,7 @@ public final class ControlServer {
     static func bindSocket(options: ControlServerOptions) throws -> Int32 {
         let path = options.socketPath
         let object = "control socket \(path)"
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard path.utf8.count < capacity, !path.isEmpty else {
-            throw SocketError("\(object): the path must be 1 to \(capacity - 1) bytes", errno: ENAMETOOLONG)
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: path.utf8)
-            raw[path.utf8.count] = 0
-        }
+        let address = try UnixSocketAddress(path: path)
 
         try makeParentDirectory(of: path, group: options.socketGroup)
         try removeStaleSocket(at: path, address: address)
@@ -163,10 +154,7 @@ public final class ControlServer {
             if unlinkPath { unlink(path) }
             return error
         }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0 else { throw fail("bind", unlinkPath: false) }
+        guard address.bind(fd) == 0 else { throw fail("bind", unlinkPath: false) }
         // bind makes the file with the umask's mode; the directory (0750) keeps others out until this runs.
         guard chmod(path, 0o660) == 0 else { throw fail("chmod 0660", unlinkPath: true) }
         if let group = options.socketGroup, chown(path, uid_t.max, group) != 0 {
@@ -201,7 +189,7 @@ public final class ControlServer {
 
     /// Removes a socket file left by a run that crashed. Only a socket, and only when connecting to it is
     /// refused: a live daemon's socket is never taken over, and a file that is not a socket is never deleted.
-    static func removeStaleSocket(at path: String, address: sockaddr_un) throws {
+    static func removeStaleSocket(at path: String, address: UnixSocketAddress) throws {
         let object = "control socket \(path)"
         var info = stat()
         guard lstat(path, &info) == 0 else {
@@ -214,11 +202,8 @@ public final class ControlServer {
         let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard probe >= 0 else { throw SocketError("\(object): socket (probe)", errno: errno) }
         defer { Glibc.close(probe) }
-        var address = address
         // Non-blocking, so a live server with a full backlog answers EAGAIN at once instead of stalling startup.
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let connected = address.connect(probe)
         let code = errno
         if connected == 0 || code == EAGAIN || code == EINPROGRESS {
             throw SocketError("\(object): another process is listening on it (is kioskd already running?)")

@@ -27,19 +27,12 @@ final class ControlClient {
         guard fd >= 0 else {
             throw ClientFailure(message: "socket: \(String(cString: strerror(errno)))", status: ClientFailure.cannotConnectStatus)
         }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else {
+        let address: UnixSocketAddress
+        do { address = try UnixSocketAddress(path: path) } catch {
             close(fd)
-            throw ClientFailure(message: "control socket \(path): path too long", status: ClientFailure.cannotConnectStatus)
+            throw ClientFailure(message: "\(error)", status: ClientFailure.cannotConnectStatus)
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: path.utf8)
-            raw[path.utf8.count] = 0
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let result = address.connect(fd)
         guard result == 0 else {
             let code = errno
             close(fd)

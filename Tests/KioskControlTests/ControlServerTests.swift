@@ -170,12 +170,7 @@ final class ControlServerTests: XCTestCase {
         let path = directory + "/control.sock"
         // A socket file nobody listens on, as a crashed run leaves it.
         let stale = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path.utf8); $0[path.utf8.count] = 0 }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let bound = try UnixSocketAddress(path: path).bind(stale)
         XCTAssertEqual(bound, 0)
         close(stale)
 
