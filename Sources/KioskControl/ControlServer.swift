@@ -57,7 +57,7 @@ public final class ControlServer {
 
     /// Binds (or takes from systemd) the socket and starts accepting.
     ///
-    /// - Throws: `SocketError` naming the path and errno: a directory that cannot be made, a path taken by a
+    /// - Throws: `SystemError` naming the path and errno: a directory that cannot be made, a path taken by a
     ///   file that is not a socket, a socket another process listens on.
     public init(loop: MainLoop, options: ControlServerOptions) throws {
         self.loop = loop
@@ -74,7 +74,7 @@ public final class ControlServer {
         } catch {
             Glibc.close(listenFD)
             if !isSocketActivated { unlink(options.socketPath) }
-            throw SocketError("control socket \(options.socketPath): watching it: \(error)")
+            throw SystemError("control socket \(options.socketPath): watching it: \(error)")
         }
         registerBuiltins()
         logger.info("control socket \(isSocketActivated ? "from systemd (fd 3)" : options.socketPath) listening")
@@ -126,14 +126,14 @@ public final class ControlServer {
         var listening: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0 else {
-            throw SocketError("control socket from systemd (LISTEN_FDS=\(count)): fd 3 is not a socket", errno: errno)
+            throw SystemError("control socket from systemd (LISTEN_FDS=\(count)): fd 3 is not a socket", errno: errno)
         }
         guard listening != 0 else {
-            throw SocketError("control socket from systemd (LISTEN_FDS=\(count)): fd 3 is a socket that does not listen")
+            throw SystemError("control socket from systemd (LISTEN_FDS=\(count)): fd 3 is a socket that does not listen")
         }
         let flags = fcntl(fd, F_GETFL)
         guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0, fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 else {
-            throw SocketError("control socket from systemd (fd 3): fcntl", errno: errno)
+            throw SystemError("control socket from systemd (fd 3): fcntl", errno: errno)
         }
         return fd
     }
@@ -147,9 +147,9 @@ public final class ControlServer {
         try removeStaleSocket(at: path, address: address)
 
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw SocketError("\(object): socket", errno: errno) }
-        func fail(_ operation: String, unlinkPath: Bool) -> SocketError {
-            let error = SocketError("\(object): \(operation)", errno: errno)
+        guard fd >= 0 else { throw SystemError("\(object): socket", errno: errno) }
+        func fail(_ operation: String, unlinkPath: Bool) -> SystemError {
+            let error = SystemError("\(object): \(operation)", errno: errno)
             Glibc.close(fd)
             if unlinkPath { unlink(path) }
             return error
@@ -172,18 +172,18 @@ public final class ControlServer {
         var info = stat()
         if stat(directory, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR else {
-                throw SocketError("control socket directory \(directory): not a directory", errno: ENOTDIR)
+                throw SystemError("control socket directory \(directory): not a directory", errno: ENOTDIR)
             }
             return
         }
-        guard errno == ENOENT else { throw SocketError("control socket directory \(directory): stat", errno: errno) }
+        guard errno == ENOENT else { throw SystemError("control socket directory \(directory): stat", errno: errno) }
         guard mkdir(directory, 0o750) == 0 || errno == EEXIST else {
-            throw SocketError("control socket directory \(directory): mkdir", errno: errno)
+            throw SystemError("control socket directory \(directory): mkdir", errno: errno)
         }
         // mkdir applies the umask; the mode is stated, not inherited.
         chmod(directory, 0o750)
         if let group, chown(directory, uid_t.max, group) != 0 {
-            throw SocketError("control socket directory \(directory): chown to group \(group)", errno: errno)
+            throw SystemError("control socket directory \(directory): chown to group \(group)", errno: errno)
         }
     }
 
@@ -194,22 +194,22 @@ public final class ControlServer {
         var info = stat()
         guard lstat(path, &info) == 0 else {
             if errno == ENOENT { return }
-            throw SocketError("\(object): lstat", errno: errno)
+            throw SystemError("\(object): lstat", errno: errno)
         }
         guard info.st_mode & S_IFMT == S_IFSOCK else {
-            throw SocketError("\(object): the path exists and is not a socket; not removing it")
+            throw SystemError("\(object): the path exists and is not a socket; not removing it")
         }
         let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard probe >= 0 else { throw SocketError("\(object): socket (probe)", errno: errno) }
+        guard probe >= 0 else { throw SystemError("\(object): socket (probe)", errno: errno) }
         defer { Glibc.close(probe) }
         // Non-blocking, so a live server with a full backlog answers EAGAIN at once instead of stalling startup.
         let connected = address.connect(probe)
         let code = errno
         if connected == 0 || code == EAGAIN || code == EINPROGRESS {
-            throw SocketError("\(object): another process is listening on it (is kioskd already running?)")
+            throw SystemError("\(object): another process is listening on it (is kioskd already running?)")
         }
-        guard code == ECONNREFUSED else { throw SocketError("\(object): connect (stale-socket check)", errno: code) }
-        guard unlink(path) == 0 else { throw SocketError("\(object): removing the stale socket", errno: errno) }
+        guard code == ECONNREFUSED else { throw SystemError("\(object): connect (stale-socket check)", errno: code) }
+        guard unlink(path) == 0 else { throw SystemError("\(object): removing the stale socket", errno: errno) }
     }
 
     // MARK: Clients

@@ -24,7 +24,7 @@ public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
         var raw = (pid: Int32(0), uid: UInt32(0), gid: UInt32(0))
         var length = socklen_t(MemoryLayout.size(ofValue: raw))
         guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &raw, &length) == 0 else {
-            throw SocketError("getsockopt(SO_PEERCRED) fd \(fd)", errno: errno)
+            throw SystemError("getsockopt(SO_PEERCRED) fd \(fd)", errno: errno)
         }
         return PeerCredentials(pid: raw.pid, uid: raw.uid, gid: raw.gid)
     }
@@ -50,21 +50,5 @@ public struct PeerPolicy: Sendable, Equatable {
     public func allows(_ peer: PeerCredentials) -> Bool {
         if peer.uid == 0 { return rootIsAlwaysAllowed }
         return peer.uid == serverUID || allowedUIDs.contains(peer.uid) || allowedGIDs.contains(peer.gid)
-    }
-}
-
-/// A failed socket call, naming the object and errno: `control socket /run/kioskd/control.sock: bind: EADDRINUSE`.
-public struct SocketError: Error, Sendable, CustomStringConvertible {
-    public var operation: String
-    public var errno: Int32?
-
-    public init(_ operation: String, errno: Int32? = nil) {
-        self.operation = operation
-        self.errno = errno
-    }
-
-    public var description: String {
-        guard let errno else { return operation }
-        return "\(operation): \(errnoDescription(errno))"
     }
 }

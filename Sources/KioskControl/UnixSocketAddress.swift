@@ -1,3 +1,4 @@
+import KioskCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,10 +12,10 @@ public struct UnixSocketAddress: Sendable {
     /// `sun_path` holds 108 bytes including the terminating NUL.
     public static var maximumPathBytes: Int { MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1 }
 
-    /// Throws `SocketError` (ENAMETOOLONG) naming the path when it is empty or does not fit.
+    /// Throws `SystemError` (ENAMETOOLONG) naming the path when it is empty or does not fit.
     public init(path: String) throws {
         guard !path.isEmpty, path.utf8.count <= Self.maximumPathBytes else {
-            throw SocketError("control socket \(path): the path must be 1 to \(Self.maximumPathBytes) bytes", errno: ENAMETOOLONG)
+            throw SystemError("control socket \(path): the path must be 1 to \(Self.maximumPathBytes) bytes", errno: ENAMETOOLONG)
         }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)

@@ -271,7 +271,7 @@ final class BlockingTestSocket {
     init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         let result = try UnixSocketAddress(path: path).connect(fd)
-        guard result == 0 else { close(fd); throw SocketError("connect \(path)", errno: errno) }
+        guard result == 0 else { close(fd); throw SystemError("connect \(path)", errno: errno) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

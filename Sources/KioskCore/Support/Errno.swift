@@ -43,10 +43,14 @@ public func errnoName(_ code: Int32) -> String {
     }
 }
 
-/// A failed system call: what was attempted, on which object, and the errno.
+/// A failed system call: what was attempted, on which object, and the errno when there is one
+/// (`control socket /run/kioskd/control.sock: bind: EADDRINUSE (Address already in use)`).
 public struct SystemError: Error, CustomStringConvertible, Sendable {
     public var operation: String
-    public var errno: Int32
-    public init(_ operation: String, errno: Int32) { self.operation = operation; self.errno = errno }
-    public var description: String { "\(operation): \(errnoDescription(errno))" }
+    public var errno: Int32?
+    public init(_ operation: String, errno: Int32? = nil) { self.operation = operation; self.errno = errno }
+    public var description: String {
+        guard let errno else { return operation }
+        return "\(operation): \(errnoDescription(errno))"
+    }
 }

@@ -40,17 +40,10 @@ public final class DRMCard {
         }
     }
 
-    public func dropMaster() { _ = drmDropMaster(fd) }
-
     /// Sets a client capability; returns false when the kernel refuses it (the feature is then unavailable).
     @discardableResult
     public func setClientCap(_ cap: Int32, _ value: UInt64) -> Bool {
         drmSetClientCap(fd, UInt64(cap), value) == 0
-    }
-
-    public func capability(_ cap: Int32) -> UInt64? {
-        var value: UInt64 = 0
-        return drmGetCap(fd, UInt64(cap), &value) == 0 ? value : nil
     }
 
     /// Card nodes under `/dev/dri`, sorted by number.
