@@ -127,15 +127,7 @@ struct BenchCommand: ParsableCommand {
         var flips = FlipStatistics()
         var perFrame = LatencyRecorder()
         var lastThread = 0.0, startThread = 0.0, startProcess = 0.0, startBytes = 0
-        var sceneStart: MonotonicInstant?
-        engine.addAnimation(target: scene) { scene, tick in
-            let t0 = sceneStart ?? tick.event.timestamp
-            sceneStart = t0
-            let t = (tick.event.timestamp - t0).milliseconds / 1000
-            scene.apply(sceneTime: t)
-            scene.setClock(clockStart + Int(t))
-            return true
-        }
+        scene.animate(on: engine, clock: { clockStart + Int($0) })
         engine.onFlip = { event in
             if !measuring {
                 // The warm-up ends with the first frame that has every layer rendered.

@@ -27,14 +27,8 @@ final class DashboardRunner {
             engine.rootLayer.addChild(layer)
             fpsLayer = layer
         }
-        var sceneStart: MonotonicInstant?
-        engine.addAnimation(target: self) { runner, tick in
-            let t0 = sceneStart ?? tick.event.timestamp
-            sceneStart = t0
-            runner.scene.apply(sceneTime: (tick.event.timestamp - t0).milliseconds / 1000)
-            runner.scene.setClock(time(nil))
-            runner.updateFPS(at: tick.event.timestamp)
-            return true
+        scene.animate(on: engine, clock: { _ in time(nil) }) { [weak self] tick in
+            self?.updateFPS(at: tick.event.timestamp)
         }
     }
 

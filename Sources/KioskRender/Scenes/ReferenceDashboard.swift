@@ -113,6 +113,23 @@ public final class ReferenceDashboard {
         if p != progressFill.frame { progressFill.frame = p }
     }
 
+    /// Drives the dashboard from `engine`'s display link: scene time counts from the first vblank, and the clock
+    /// shows `clock(sceneTime)`. The engine holds the dashboard weakly; `onTick` runs after each step.
+    @discardableResult
+    public func animate(on engine: LayerEngine, clock: @escaping (_ sceneTime: Double) -> Int,
+                        onTick: ((DisplayTick) -> Void)? = nil) -> LayerEngine.AnimationToken {
+        var start: MonotonicInstant?
+        return engine.addAnimation(target: self) { scene, tick in
+            let t0 = start ?? tick.event.timestamp
+            start = t0
+            let t = (tick.event.timestamp - t0).milliseconds / 1000
+            scene.apply(sceneTime: t)
+            scene.setClock(clock(t))
+            onTick?(tick)
+            return true
+        }
+    }
+
     /// Shows `time` (seconds since the epoch) on the clock; re-renders only when the text changes.
     public func setClock(_ time: Int) {
         let text = ClockContent.format(time: time, format: "%H:%M:%S")
