@@ -26,6 +26,9 @@ let package = Package(
         systemLibrary("CInput", pkgConfig: "libinput", apt: "libinput-dev"),
         systemLibrary("CUdev", pkgConfig: "libudev", apt: "libudev-dev"),
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
+        systemLibrary("CQREncode", pkgConfig: "libqrencode", apt: "libqrencode-dev"),
+        systemLibrary("CRsvg", pkgConfig: "librsvg-2.0", apt: "librsvg2-dev"),
+        systemLibrary("CJpeg", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
         .target(name: "CKioskShims", dependencies: ["CDRM"]),
         .target(name: "CKioskSys"),
         .target(
@@ -46,15 +49,19 @@ let package = Package(
         .target(
             name: "KioskRender",
             dependencies: [
-                "KioskCore", "CCairo", "CPango",
+                "KioskCore", "CCairo", "CPango", "CQREncode", "CRsvg", "CJpeg",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "KioskScene", dependencies: ["KioskCore", .product(name: "Yams", package: "Yams")]),
+        .target(
+            name: "KioskRuntime",
+            dependencies: ["KioskCore", "KioskRender", "KioskScene", .product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "kioskd",
             dependencies: [
-                "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "CSystemd",
+                "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "CSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -70,6 +77,7 @@ let package = Package(
         ),
         .target(name: "KioskTestSupport", path: "Tests/KioskTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
+        .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay"]),
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport"]),

@@ -48,6 +48,11 @@ public final class Layer {
         didSet { if isHidden != oldValue { geometryChanged() } }
     }
 
+    /// Children (and the layer's own content) are cut to the layer's bounds, as with CALayer's `masksToBounds`.
+    public var clipsToBounds = false {
+        didSet { if clipsToBounds != oldValue { geometryChanged() } }
+    }
+
     public private(set) var children: [Layer] = []
     public private(set) weak var parent: Layer?
 
