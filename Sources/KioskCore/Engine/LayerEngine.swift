@@ -36,6 +36,8 @@ public final class LayerEngine {
     public let displayLink: DisplayLink
     /// Called with every flip event, after the engine's bookkeeping (for a watchdog, readiness notification, ...).
     public var onFlip: ((FlipEvent) -> Void)?
+    /// Called after a newly composed frame (not an unchanged one) was queued for scanout, with the damage copied.
+    public var onPresent: ((_ damage: [Rect]) -> Void)?
 
     private enum RunState { case created, running, stopped }
 
@@ -156,6 +158,19 @@ public final class LayerEngine {
         stats.renderJobsRunning = pool.runningJobCount
         return stats
     }
+
+    /// Whether the output is lit (see `setDisplayPower`).
+    public var isDisplayPoweredOn: Bool { backend.isPoweredOn }
+
+    /// Blanks or lights the output. While it is off nothing is presented; lighting it redraws the whole screen.
+    public func setDisplayPower(_ on: Bool) throws {
+        try backend.setPower(on)
+        if on { redrawEverything() }
+    }
+
+    /// The frame the last completed flip put on screen, read back from the scanout buffer (not a re-render):
+    /// XRGB8888 rows of `backend.info.mode.size`, stride = width * 4.
+    public func screenshot() -> [UInt8]? { backend.frontBufferSnapshot() }
 
     /// Renders dispatched whose results have not been received.
     public var rendersInFlight: Int { inFlight.count }
@@ -479,6 +494,7 @@ public final class LayerEngine {
         counters.framesPresented += 1
         if unchanged { counters.unchangedFramesPresented += 1 }
         bytesCopied.record(copied.bytes)
+        if !unchanged { onPresent?(copied.rects) }
     }
 
     private func flipCompleted(_ event: FlipEvent) {
