@@ -2,16 +2,53 @@
 /// loop thread, so it must not block; the connection is the client that asked.
 public typealias CommandHandler = (ControlArguments, ControlConnection) throws -> JSONValue
 
+/// Starts a command whose answer takes longer than the loop may wait (encoding a screenshot): it hands the
+/// slow part to another thread and completes `reply` later, on the loop thread. Throwing before that is an
+/// error reply at once. Until `reply` completes, the client's later requests wait, so replies keep their order.
+public typealias DeferredCommandHandler = (ControlArguments, ControlConnection, DeferredReply) throws -> Void
+
+/// The answer a deferred command owes. Completed once, on the loop thread; later completions are ignored.
+/// A reply to a client that has gone is dropped. Lives on the loop thread.
+public final class DeferredReply {
+    private var completion: ((Result<JSONValue, ControlError>) -> Void)?
+
+    init(_ completion: @escaping (Result<JSONValue, ControlError>) -> Void) {
+        self.completion = completion
+    }
+
+    public var isCompleted: Bool { completion == nil }
+
+    public func succeed(_ result: JSONValue) { complete(.success(result)) }
+
+    public func fail(_ error: ControlError) { complete(.failure(error)) }
+
+    public func complete(_ outcome: Result<JSONValue, ControlError>) {
+        guard let completion else { return }
+        self.completion = nil
+        completion(outcome)
+    }
+}
+
 /// The commands a server answers, by name. The daemon registers its own; the server adds `ping`, `subscribe`
 /// and `unsubscribe`. Lives on the loop thread, like the server that owns it.
 public final class CommandRegistry {
-    private var handlers: [String: CommandHandler] = [:]
+    private enum Entry {
+        case immediate(CommandHandler)
+        case deferred(DeferredCommandHandler)
+    }
+
+    private var handlers: [String: Entry] = [:]
 
     public init() {}
 
     /// Registers `handler` for `name`, replacing an earlier one.
     public func register(_ name: String, _ handler: @escaping CommandHandler) {
-        handlers[name] = handler
+        handlers[name] = .immediate(handler)
+    }
+
+    /// Registers a command that answers later through its `DeferredReply`, replacing an earlier one.
+    public func registerDeferred(_ name: String, _ handler: @escaping DeferredCommandHandler) {
+        handlers[name] = .deferred(handler)
     }
 
     public var commandNames: [String] { handlers.keys.sorted() }
@@ -19,15 +56,51 @@ public final class CommandRegistry {
     /// The reply to `request`: unknown commands and handler errors become error replies; an error that is not a
     /// `ControlError` is a bug in the handler and is reported as `internal_error` naming the command.
     public func reply(to request: ControlRequest, from connection: ControlConnection) -> JSONValue {
-        guard let handler = handlers[request.command] else {
-            return ControlMessage.failure(id: request.id, error: .unknownCommand(request.command))
+        var immediate: JSONValue?
+        start(request, from: connection) { immediate = $0 }
+        return immediate ?? ControlMessage.failure(
+            id: request.id, error: .internalError("\(request.command): answers later; use start(_:from:_:)"))
+    }
+
+    /// Answers `request` through `deliver`: at once for immediate commands and errors, later (on the loop
+    /// thread) for deferred ones. Returns whether the reply was delivered before returning.
+    @discardableResult
+    public func start(_ request: ControlRequest, from connection: ControlConnection, _ deliver: @escaping (JSONValue) -> Void) -> Bool {
+        let id = request.id
+        switch handlers[request.command] {
+        case nil:
+            deliver(ControlMessage.failure(id: id, error: .unknownCommand(request.command)))
+            return true
+        case .immediate(let handler)?:
+            deliver(Self.outcome(id: id, command: request.command) { try handler(request.arguments, connection) })
+            return true
+        case .deferred(let handler)?:
+            var delivered = false
+            let reply = DeferredReply { outcome in
+                delivered = true
+                switch outcome {
+                case .success(let result): deliver(ControlMessage.success(id: id, result: result))
+                case .failure(let error): deliver(ControlMessage.failure(id: id, error: error))
+                }
+            }
+            do {
+                try handler(request.arguments, connection, reply)
+            } catch {
+                reply.fail(Self.controlError(error, command: request.command))
+            }
+            return delivered
         }
+    }
+
+    private static func outcome(id: JSONValue, command: String, _ body: () throws -> JSONValue) -> JSONValue {
         do {
-            return ControlMessage.success(id: request.id, result: try handler(request.arguments, connection))
-        } catch let error as ControlError {
-            return ControlMessage.failure(id: request.id, error: error)
+            return ControlMessage.success(id: id, result: try body())
         } catch {
-            return ControlMessage.failure(id: request.id, error: .internalError("\(request.command): \(error)"))
+            return ControlMessage.failure(id: id, error: controlError(error, command: command))
         }
+    }
+
+    private static func controlError(_ error: any Error, command: String) -> ControlError {
+        (error as? ControlError) ?? .internalError("\(command): \(error)")
     }
 }

@@ -26,6 +26,15 @@ public final class ControlConnection {
     private let maxQueuedBytes: Int
     /// After a fatal error line (line too long, refused peer): no more reading, close once the line is out.
     private(set) var closeAfterFlush = false
+    /// Lines read but not yet answered: they wait while a deferred reply is outstanding, so replies keep the
+    /// order of the requests. Reading pauses meanwhile, which bounds this by one read's budget.
+    var held: [LineFramer.Piece] = []
+    /// A deferred command is working on this client's request; nothing after it is answered until it replies.
+    var awaitingReply = false {
+        didSet { if awaitingReply != oldValue { flush() } }
+    }
+    /// The client ended its side of the stream; close once every held line is answered.
+    var peerEnded = false
     private let logger: Logger
     private let onClose: (ControlConnection) -> Void
 
@@ -47,9 +56,13 @@ public final class ControlConnection {
 
     /// Queues `line` (with its newline) and writes what the socket takes now. Over the bound the client is
     /// disconnected: a reader that does not keep up must not make the daemon hold unbounded memory.
-    func send(_ line: [UInt8]) {
+    ///
+    /// A reply may be larger than the bound by itself (a screenshot as base64): it is refused only when the
+    /// bytes already queued reach the bound, so what one client holds stays below the bound plus one reply.
+    func send(_ line: [UInt8], isReply: Bool = false) {
         guard !isClosed else { return }
-        if queuedByteCount + line.count > maxQueuedBytes {
+        let over = isReply ? queuedByteCount >= maxQueuedBytes : queuedByteCount + line.count > maxQueuedBytes
+        if over {
             logger.warning("\(name): outbound queue would exceed \(maxQueuedBytes) bytes (\(queuedByteCount) queued); disconnecting a reader that does not keep up")
             close()
             return
@@ -61,7 +74,15 @@ public final class ControlConnection {
     /// Queues `line`, stops reading, and closes once it is written.
     func sendFinal(_ line: [UInt8]) {
         closeAfterFlush = true
-        send(line)
+        held = []
+        send(line, isReply: true)
+        if !isClosed && queuedByteCount == 0 { close() }
+    }
+
+    /// Stops reading and closes once the queued bytes are written (at once when none are).
+    func closeOnceFlushed() {
+        closeAfterFlush = true
+        flush()
         if !isClosed && queuedByteCount == 0 { close() }
     }
 
@@ -93,7 +114,7 @@ public final class ControlConnection {
             outbound.removeFirst(outboundOffset)
             outboundOffset = 0
         }
-        var wanted: IOEvents = closeAfterFlush ? [] : .readable
+        var wanted: IOEvents = closeAfterFlush || awaitingReply ? [] : .readable
         if queuedByteCount > 0 { wanted.insert(.writable) }
         if let source, source.events != wanted {
             do { try source.updateEvents(wanted) } catch {
@@ -135,6 +156,7 @@ public final class ControlConnection {
         source?.cancel()
         source = nil
         Glibc.close(fd)
+        held = []
         outbound = []
         outboundOffset = 0
         onClose(self)

@@ -45,6 +45,9 @@ public struct ControlRequest: Sendable, Equatable {
     /// Decodes one line. On failure returns the error and whatever id could be read, so even a bad request's
     /// reply names it when possible.
     public static func decode(_ line: some Collection<UInt8>) -> Result<ControlRequest, RequestFailure> {
+        if exceedsNesting(line, limit: maximumNestingDepth) {
+            return .failure(RequestFailure(id: .null, error: .invalidJSON("the line nests arrays or objects deeper than \(maximumNestingDepth) levels")))
+        }
         let value: JSONValue
         do {
             value = try JSONDecoder().decode(JSONValue.self, from: Data(line))
@@ -74,6 +77,32 @@ public struct ControlRequest: Sendable, Equatable {
         return .success(ControlRequest(id: id, command: command, arguments: arguments))
     }
 
+    /// Requests need a few levels (`args.transition.easing`); deeper lines are refused before parsing. Besides
+    /// bounding the parser's recursion, this keeps lines away from Foundation's JSON scanner, which crashes the
+    /// process (instead of throwing) on a line of 513 or more unclosed `[`.
+    public static let maximumNestingDepth = 64
+
+    /// Whether `line` opens more than `limit` arrays or objects at once, brackets inside strings not counted.
+    /// Only nesting is judged; everything else is the parser's business.
+    static func exceedsNesting(_ line: some Collection<UInt8>, limit: Int) -> Bool {
+        var depth = 0, inString = false, escaped = false
+        for byte in line {
+            if inString {
+                if escaped { escaped = false } else if byte == 0x5C { escaped = true } else if byte == 0x22 { inString = false }
+                continue
+            }
+            switch byte {
+            case 0x22: inString = true
+            case 0x5B, 0x7B:
+                depth += 1
+                if depth > limit { return true }
+            case 0x5D, 0x7D: depth -= 1
+            default: break
+            }
+        }
+        return false
+    }
+
     /// The encoded request line (without its newline), as a client sends it.
     public func jsonLine() throws -> Data {
         var members: [String: JSONValue] = ["cmd": .string(command)]
@@ -94,20 +123,23 @@ public struct RequestFailure: Error, Sendable, Equatable {
 public struct ControlArguments: Sendable, Equatable {
     public let values: [String: JSONValue]
     public let command: String
+    /// Where these arguments sit in the request (`transition.` for a nested object), for error messages.
+    public let path: String
 
-    public init(_ values: [String: JSONValue], command: String) {
+    public init(_ values: [String: JSONValue], command: String, path: String = "") {
         self.values = values
         self.command = command
+        self.path = path
     }
 
     public subscript(key: String) -> JSONValue? { values[key] }
 
     private func mismatch(_ key: String, expected: String, got: JSONValue) -> ControlError {
-        .invalidArgument("\(command): '\(key)' must be \(expected), got \(got.typeName)")
+        .invalidArgument("\(command): '\(path)\(key)' must be \(expected), got \(got.typeName)")
     }
 
     private func required(_ key: String) throws(ControlError) -> JSONValue {
-        guard let value = values[key], value != .null else { throw .invalidArgument("\(command): missing '\(key)'") }
+        guard let value = values[key], value != .null else { throw .invalidArgument("\(command): missing '\(path)\(key)'") }
         return value
     }
 
@@ -121,6 +153,48 @@ public struct ControlArguments: Sendable, Equatable {
         let value = try required(key)
         guard let b = value.boolValue else { throw mismatch(key, expected: "a boolean", got: value) }
         return b
+    }
+
+    /// An `invalid_argument` error about `key`'s value: `problem` completes "'key' ...".
+    public func invalid(_ key: String, _ problem: String) -> ControlError {
+        .invalidArgument("\(command): '\(path)\(key)' \(problem)")
+    }
+
+    /// True when `key` is present and not null: optional arguments are read only then.
+    public func has(_ key: String) -> Bool {
+        if let value = values[key], value != .null { return true }
+        return false
+    }
+
+    /// A finite number.
+    public func number(_ key: String) throws(ControlError) -> Double {
+        let value = try required(key)
+        guard let d = value.doubleValue, d.isFinite else { throw mismatch(key, expected: "a number", got: value) }
+        return d
+    }
+
+    /// A number, or one or more numbers in an array (`[x, y]` for a position, `[r, g, b, a]` for a colour).
+    public func numbers(_ key: String) throws(ControlError) -> [Double] {
+        let value = try required(key)
+        if let d = value.doubleValue { return [d] }
+        guard let array = value.arrayValue, !array.isEmpty else {
+            throw mismatch(key, expected: "a number or a non-empty array of numbers", got: value)
+        }
+        return try array.map { (element) throws(ControlError) -> Double in
+            guard let d = element.doubleValue else { throw mismatch(key, expected: "a number or a non-empty array of numbers", got: element) }
+            return d
+        }
+    }
+
+    public func object(_ key: String) throws(ControlError) -> [String: JSONValue] {
+        let value = try required(key)
+        guard let o = value.objectValue else { throw mismatch(key, expected: "an object", got: value) }
+        return o
+    }
+
+    /// The arguments of an object argument (`transition: {...}`), whose errors name `parent.key`.
+    public func nested(_ key: String) throws(ControlError) -> ControlArguments {
+        ControlArguments(try object(key), command: command, path: path + key + ".")
     }
 
     public func stringArray(_ key: String) throws(ControlError) -> [String] {

@@ -302,25 +302,49 @@ public final class ControlServer {
             if ready.contains(.hangup) || ready.contains(.error) { connection.close() }
             return
         }
+        if connection.awaitingReply {
+            // Not reading while a deferred reply is outstanding; a hang-up (reported whatever is watched) means
+            // nobody is left to answer.
+            if ready.contains(.hangup) || ready.contains(.error) { connection.close() }
+            return
+        }
         guard ready.contains(.readable) || ready.contains(.hangup) || ready.contains(.error) else { return }
         let (pieces, ended) = connection.readAvailable()
-        for piece in pieces {
-            guard !connection.isClosed else { return }
+        connection.held += pieces
+        if ended { connection.peerEnded = true }
+        answerHeldLines(of: connection)
+    }
+
+    /// Answers held lines in order until one is deferred; closes once the client has ended and all are answered.
+    private func answerHeldLines(of connection: ControlConnection) {
+        while !connection.isClosed, !connection.awaitingReply, !connection.held.isEmpty {
+            let piece = connection.held.removeFirst()
             switch piece {
             case .line(let bytes):
-                let reply: JSONValue
                 switch ControlRequest.decode(bytes) {
-                case .success(let request): reply = commands.reply(to: request, from: connection)
-                case .failure(let failure): reply = ControlMessage.failure(id: failure.id, error: failure.error)
+                case .success(let request):
+                    let answered = commands.start(request, from: connection) { [weak self, weak connection] reply in
+                        guard let self, let connection, !connection.isClosed else { return }
+                        connection.send(ControlMessage.line(reply), isReply: true)
+                        if connection.awaitingReply {
+                            connection.awaitingReply = false
+                            answerHeldLines(of: connection)
+                        }
+                    }
+                    if !answered { connection.awaitingReply = true }
+                case .failure(let failure):
+                    connection.send(ControlMessage.line(ControlMessage.failure(id: failure.id, error: failure.error)), isReply: true)
                 }
-                connection.send(ControlMessage.line(reply))
             case .overLong:
                 logger.warning("\(connection.name): line over \(options.maxLineBytes) bytes; closing")
                 connection.sendFinal(ControlMessage.line(ControlMessage.failure(id: .null, error: .lineTooLong(limit: options.maxLineBytes))))
                 return
             }
         }
-        if ended { connection.close() }
+        if connection.peerEnded, !connection.isClosed, !connection.awaitingReply, connection.held.isEmpty {
+            // A client that only shut down its sending side still gets the replies queued for it.
+            connection.closeOnceFlushed()
+        }
     }
 
     private func forget(_ connection: ControlConnection) {

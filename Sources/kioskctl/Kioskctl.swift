@@ -45,8 +45,19 @@ func printHuman(_ value: JSONValue, indent: String = "") {
             if case .object = member {
                 print("\(indent)\(key):")
                 printHuman(member, indent: indent + "  ")
+            } else if case .array(let elements) = member, elements.contains(where: { $0.objectValue != nil }) {
+                print("\(indent)\(key):")
+                printHuman(member, indent: indent + "  ")
             } else {
                 print("\(indent)\(key): \(scalarText(member))")
+            }
+        }
+    case .array(let elements) where elements.contains(where: { $0.objectValue != nil }):
+        for element in elements {
+            if case .object(let members) = element {
+                print(indent + "- " + members.keys.sorted().map { "\($0): \(scalarText(members[$0]!))" }.joined(separator: ", "))
+            } else {
+                print(indent + "- " + scalarText(element))
             }
         }
     default:
@@ -77,7 +88,9 @@ struct Kioskctl: ParsableCommand {
           2  usage error (unknown subcommand, bad option or argument)
           3  cannot connect to the control socket, or the connection was lost
         """,
-        subcommands: [Ping.self, Version.self, Stats.self, DisplayInfo.self, Raw.self, Watch.self])
+        subcommands: [Ping.self, Version.self, Stats.self, DisplayInfo.self, Power.self, Screenshot.self,
+                      SceneGroup.self, WidgetGroup.self, DataGroup.self, PageGroup.self, Animate.self,
+                      LogLevel.self, Raw.self, Watch.self])
 
     struct Ping: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Check that kioskd answers.")
@@ -108,7 +121,8 @@ struct Kioskctl: ParsableCommand {
 
     struct DisplayInfo: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "display-info", abstract: "Show the display: device, driver, connector, mode, commit API, buffers.")
+            commandName: "display-info",
+            abstract: "Show the display: device, driver, connector, current and available modes, commit API, rotation, power.")
         @OptionGroup var connection: ConnectionOptions
         func run() throws {
             let result = try connection.call("display.info")
@@ -138,12 +152,25 @@ struct Kioskctl: ParsableCommand {
     struct Watch: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Subscribe to events and print each as one JSON line until interrupted.",
-            discussion: "Events: flip (each completed page flip: sequence, timestamp_ns); others as kioskd offers them.")
+            discussion: """
+            Events:
+              frame  a composed frame was presented: frame, damage_rects, timestamp_ns
+              flip   a page flip completed: sequence, timestamp_ns
+              scene  a scene was loaded (kind loaded: source, pages) or a page shown (kind page_shown: page)
+              data   data keys changed: values
+              error  something failed with no request to answer: code, message
+            """)
         @OptionGroup var connection: ConnectionOptions
-        @Argument(help: "Event names, e.g. flip.") var events: [String]
+        @Argument(help: "Event names: frame, flip, scene, data, error.") var events: [String]
+
+        static let eventNames: Set<String> = ["frame", "flip", "scene", "data", "error"]
 
         func validate() throws {
             guard !events.isEmpty else { throw ValidationError("name at least one event") }
+            let unknown = events.filter { !Self.eventNames.contains($0) }
+            guard unknown.isEmpty else {
+                throw ValidationError("unknown event \(unknown.joined(separator: ", ")); events: \(Self.eventNames.sorted().joined(separator: ", "))")
+            }
         }
 
         func run() throws {

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import KioskControl
 import KioskCore
+import KioskRuntime
 import Logging
 
 /// kioskd's version, as `version` over the control socket reports it.
@@ -50,12 +51,29 @@ struct AdjustableLogHandler: LogHandler {
     }
 }
 
-/// Connects the control socket to a running `kioskd run`: registers the daemon's commands and forwards flips
-/// as events. Lives on the main thread, beside the loop it serves.
+/// Connects the control socket to a running `kioskd run`: registers the daemon's commands and forwards flips,
+/// presented frames and scene events to subscribers. The commands live in one file per area
+/// (`DisplayCommands`, `SceneCommands`). Lives on the main thread, beside the loop it serves.
 final class ControlWiring {
     let server: ControlServer
+    let loop: MainLoop
+    let display: DisplayBackend
+    let jobs: BackgroundJobs
     /// The flip counters and engine statistics of the scene being shown; set once the scene runs.
     var liveStats: () -> (FlipStatistics, EngineStats?) = { (FlipStatistics(), nil) }
+    /// The output's rotation in degrees as the run applies it (0, 90, 180, 270).
+    var rotation = 0
+    /// The layer engine of the picture shown, when it has one (the clock picture draws without it): power goes
+    /// through it so lighting the output redraws, and its presents become `frame` events.
+    var engine: LayerEngine? {
+        didSet { hookEngine() }
+    }
+    /// The scene runtime the scene commands drive; without one they answer `no_scene`.
+    var scene: (any SceneControlling)? {
+        didSet { hookScene() }
+    }
+    /// Presents that changed the screen since the engine was attached: the `frame` event's number.
+    private var framesPresented: Int64 = 0
 
     static func bootstrapLogging(level: Logger.Level) {
         runtimeLogLevel.withLock { $0 = level }
@@ -81,8 +99,7 @@ final class ControlWiring {
         }
         do {
             let server = try ControlServer(loop: loop, options: serverOptions)
-            let wiring = ControlWiring(server: server, loop: loop, display: display)
-            return wiring
+            return try ControlWiring(server: server, loop: loop, display: display)
         } catch {
             guard explicit == nil else { throw error }
             logger.error("\(error); running without a control socket")
@@ -96,31 +113,24 @@ final class ControlWiring {
         return entry.pointee.gr_gid
     }
 
-    private init(server: ControlServer, loop: MainLoop, display: DisplayBackend) {
+    private init(server: ControlServer, loop: MainLoop, display: DisplayBackend) throws {
         self.server = server
+        self.loop = loop
+        self.display = display
+        self.jobs = try BackgroundJobs(loop: loop)
         let commands = server.commands
         commands.register("version") { _, _ in
             ["version": .string(kioskdVersion), "protocol": 1, "commands": .array(commands.commandNames.map(JSONValue.string))]
         }
         commands.register("stats") { [unowned self] _, _ in
             let (flips, engine) = liveStats()
-            return try ControlWiring.statsValue(flips: flips, engine: engine, info: display.info, loop: loop)
-        }
-        commands.register("display.info") { _, _ in
-            let info = display.info
-            return [
-                "device": .string(info.device),
-                "driver": .string(info.driver),
-                "connector": .string(info.connector),
-                "mode": [
-                    "name": .string(info.mode.description),
-                    "width": .int(Int64(info.mode.width)),
-                    "height": .int(Int64(info.mode.height)),
-                    "refresh_mhz": .int(Int64(info.mode.refreshMilliHz)),
-                ],
-                "commit_api": .string(info.commitAPI.rawValue),
-                "buffers": .int(Int64(info.bufferCount)),
-            ]
+            var stats = try ControlWiring.statsValue(flips: flips, engine: engine, info: display.info, loop: loop)
+            // The control socket's own load, beside the `--stats-out` counters.
+            if case .object(var members) = stats {
+                members["control_clients"] = .int(Int64(server.connections.count))
+                stats = .object(members)
+            }
+            return stats
         }
         commands.register("log.level") { args, _ in
             if args["level"] != nil {
@@ -132,6 +142,8 @@ final class ControlWiring {
             }
             return ["level": .string(runtimeLogLevel.withLock { $0 }.rawValue)]
         }
+        registerDisplayCommands()
+        registerSceneCommands()
     }
 
     /// The `--stats-out` counters as a JSON value: the output's figures over the engine's, as the file has them.
@@ -149,6 +161,27 @@ final class ControlWiring {
         server.broadcast(event: "flip", data: [
             "sequence": .int(Int64(clamping: event.sequence)),
             "timestamp_ns": .int(Int64(clamping: event.timestamp.nanoseconds)),
+        ])
+    }
+
+    /// Forwards a present that changed the screen to `frame` subscribers. Earlier `onPresent` handlers (the
+    /// runtime's, if it has one) keep running.
+    private func hookEngine() {
+        guard let engine else { return }
+        let previous = engine.onPresent
+        engine.onPresent = { [weak self] damage in
+            previous?(damage)
+            self?.presented(damage: damage)
+        }
+    }
+
+    private func presented(damage: [Rect]) {
+        framesPresented += 1
+        guard server.hasSubscribers("frame") else { return }
+        server.broadcast(event: "frame", data: [
+            "frame": .int(framesPresented),
+            "damage_rects": .int(Int64(damage.count)),
+            "timestamp_ns": .int(Int64(clamping: loop.now.nanoseconds)),
         ])
     }
 

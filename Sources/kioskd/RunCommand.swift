@@ -201,6 +201,7 @@ struct RunCommand: ParsableCommand {
                 if !display.isFlipPending { loop.stop() }
             }
             controlSocket?.liveStats = { [weak runner] in (flips, runner?.engine.stats) }
+            controlSocket?.engine = runner.engine
             try runner.engine.start()
             loop.run()
             captured = drm?.lastCapture

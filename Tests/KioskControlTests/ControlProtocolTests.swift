@@ -56,6 +56,41 @@ final class ControlProtocolTests: XCTestCase {
         XCTAssertThrowsError(try args.bool("missing")) { XCTAssertEqual(($0 as? ControlError)?.code, "invalid_argument") }
     }
 
+    /// Deep nesting is refused before the JSON parser sees it (Foundation's scanner crashes on 513 open `[`).
+    func testDeeplyNestedLinesAreInvalidJSONWithoutReachingTheParser() {
+        for line in [String(repeating: "[", count: 513), String(repeating: "[", count: 100_000),
+                     #"{"id": 1, "cmd": "ping", "args": "# + String(repeating: #"{"a": "#, count: 600)] {
+            guard case .failure(let failure) = ControlRequest.decode(Array(line.utf8)) else { return XCTFail("decoded \(line.prefix(20))") }
+            XCTAssertEqual(failure.error.code, "invalid_json")
+            XCTAssertTrue(failure.error.message.contains("deeper than 64"), failure.error.message)
+        }
+        let sixtyFour = #"{"id": 1, "cmd": "ping", "args": {"x": "# + String(repeating: "[", count: 62) + String(repeating: "]", count: 62) + "}}"
+        guard case .success = ControlRequest.decode(Array(sixtyFour.utf8)) else { return XCTFail("64 levels are allowed") }
+        let bracketsInAString = #"{"id": 1, "cmd": "ping", "args": {"x": ""# + String(repeating: "[", count: 1000) + #""}}"#
+        guard case .success = ControlRequest.decode(Array(bracketsInAString.utf8)) else { return XCTFail("brackets in strings do not count") }
+    }
+
+    func testNumberObjectAndNestedArgumentsNameTheirPath() throws {
+        let args = ControlArguments(["d": 0.5, "i": 3, "s": "x", "list": [1, 2.5], "empty": [], "o": ["kind": 4], "inf": .double(.infinity)],
+                                    command: "animate")
+        XCTAssertEqual(try args.number("d"), 0.5)
+        XCTAssertEqual(try args.number("i"), 3)
+        XCTAssertEqual(try args.numbers("i"), [3])
+        XCTAssertEqual(try args.numbers("list"), [1, 2.5])
+        XCTAssertTrue(args.has("s"))
+        XCTAssertFalse(args.has("absent"))
+        XCTAssertThrowsError(try args.number("s")) { XCTAssertEqual(($0 as? ControlError)?.message, "animate: 's' must be a number, got string") }
+        XCTAssertThrowsError(try args.number("inf")) { XCTAssertEqual(($0 as? ControlError)?.code, "invalid_argument") }
+        XCTAssertThrowsError(try args.numbers("empty")) { XCTAssertTrue(($0 as? ControlError)?.message.contains("'empty'") == true) }
+        XCTAssertThrowsError(try args.object("s")) { XCTAssertEqual(($0 as? ControlError)?.message, "animate: 's' must be an object, got string") }
+        let nested = try args.nested("o")
+        XCTAssertThrowsError(try nested.string("kind")) {
+            XCTAssertEqual(($0 as? ControlError)?.message, "animate: 'o.kind' must be a string, got number")
+        }
+        XCTAssertThrowsError(try nested.string("easing")) { XCTAssertEqual(($0 as? ControlError)?.message, "animate: missing 'o.easing'") }
+        XCTAssertEqual(nested.invalid("duration", "must not be negative").message, "animate: 'o.duration' must not be negative")
+    }
+
     func testRepliesAndEventsAreSingleLinesOfTheDocumentedShape() throws {
         let ok = ControlMessage.line(ControlMessage.success(id: 1, result: ["text": "a\nb"]))
         XCTAssertEqual(ok.last, 0x0A)

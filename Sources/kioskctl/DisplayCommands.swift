@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import KioskControl
+
+extension Kioskctl {
+    struct Power: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Blank or light the display (no flips while off; lighting it redraws the whole screen).")
+        @OptionGroup var connection: ConnectionOptions
+
+        enum State: String, ExpressibleByArgument, CaseIterable { case on, off }
+        @Argument(help: "on or off.") var state: State
+
+        func run() throws {
+            let result = try connection.call("display.power", ["on": .bool(state == .on)])
+            if !connection.json { print("display power: \(result["power"]?.stringValue ?? state.rawValue)") }
+        }
+    }
+
+    struct Screenshot: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Save the frame on screen (read back from the scanout buffer) as PNG.",
+            discussion: """
+            With -o the PNG is written by kioskctl; without it the PNG goes to standard output, which must not be
+            a terminal. --server-path asks kioskd to write the file itself (an absolute path kioskd may write).
+            """)
+        @OptionGroup var connection: ConnectionOptions
+        @Option(name: .shortAndLong, help: "Write the PNG to this file.") var output: String?
+        @Option(help: "Have kioskd write the PNG to this absolute path.") var serverPath: String?
+
+        func validate() throws {
+            if output != nil && serverPath != nil { throw ValidationError("give -o or --server-path, not both") }
+            if let serverPath, !serverPath.hasPrefix("/") { throw ValidationError("--server-path \(serverPath): must be an absolute path") }
+            if output == nil, serverPath == nil, !connection.json, isatty(STDOUT_FILENO) == 1 {
+                throw ValidationError("standard output is a terminal: give -o FILE or redirect it to a file")
+            }
+        }
+
+        func run() throws {
+            if let serverPath {
+                let result = try connection.call("screenshot", ["path": .string(serverPath)])
+                if !connection.json { print("\(serverPath): \(dimensions(result))") }
+                return
+            }
+            let result = try connection.call("screenshot")
+            if connection.json { return }
+            guard let text = result["png_base64"]?.stringValue, let png = Data(base64Encoded: text) else {
+                throw ClientFailure(message: "screenshot: the reply carries no png_base64", status: ClientFailure.errorReplyStatus)
+            }
+            if let output {
+                do { try png.write(to: URL(fileURLWithPath: output)) } catch {
+                    throw ClientFailure(message: "\(output): cannot write: \(error.localizedDescription)", status: ClientFailure.errorReplyStatus)
+                }
+                print("\(output): \(dimensions(result))")
+            } else {
+                FileHandle.standardOutput.write(png)
+            }
+        }
+
+        private func dimensions(_ result: JSONValue) -> String {
+            "\(result["width"]?.intValue ?? 0)x\(result["height"]?.intValue ?? 0) PNG"
+        }
+    }
+
+    struct LogLevel: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "log-level", abstract: "Show kioskd's log level, or set it.")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "trace, debug, info, notice, warning, error or critical.") var level: String?
+
+        func run() throws {
+            let result = try connection.call("log.level", level.map { ["level": .string($0)] } ?? [:])
+            if !connection.json { print(result["level"]?.stringValue ?? "") }
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import KioskCore
+
+/// Work the control socket must not do on the main loop (encoding and writing a screenshot): it runs on one
+/// serial utility queue, and its result comes back to the loop thread through a waker.
+///
+/// Lives on the main thread; only the work closures and their `Sendable` results cross to the queue and back.
+final class BackgroundJobs {
+    private let queue = DispatchQueue(label: "kioskd.control.jobs", qos: .utility)
+    private let finished = Lock<[(id: Int, result: any Sendable)]>([])
+    private var continuations: [Int: (any Sendable) -> Void] = [:]
+    private var nextID = 0
+    private var waker: Waker?
+
+    init(loop: MainLoop) throws {
+        waker = try loop.makeWaker { [weak self] in self?.deliverFinished() }
+    }
+
+    /// Runs `work` on the queue, then `completion` with its result on the loop thread.
+    func run<Result: Sendable>(_ work: @escaping @Sendable () -> Result, then completion: @escaping (Result) -> Void) {
+        let id = nextID
+        nextID += 1
+        continuations[id] = { completion($0 as! Result) }
+        let finished = self.finished, waker = self.waker
+        queue.async {
+            let result = work()
+            finished.withLock { $0.append((id, result)) }
+            waker?.wake()
+        }
+    }
+
+    private func deliverFinished() {
+        let done = finished.withLock { list in
+            let taken = list
+            list = []
+            return taken
+        }
+        for (id, result) in done { continuations.removeValue(forKey: id)?(result) }
+    }
+}

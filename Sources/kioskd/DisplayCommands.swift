@@ -1,0 +1,108 @@
+import Foundation
+import Glibc
+import KioskControl
+import KioskCore
+import KioskDisplay
+import KioskRender
+
+/// `display.info`, `display.power` and `screenshot`: the output as the control socket shows and drives it.
+extension ControlWiring {
+    func registerDisplayCommands() {
+        let commands = server.commands
+        commands.register("display.info") { [unowned self] _, _ in displayInfo() }
+
+        commands.register("display.power") { [unowned self] args, _ in
+            let on = try args.bool("on")
+            do {
+                if let engine { try engine.setDisplayPower(on) } else { try display.setPower(on) }
+            } catch {
+                throw ControlError(code: "display_error", message: "display.power \(on ? "on" : "off"): \(error)")
+            }
+            return ["power": .string(display.isPoweredOn ? "on" : "off")]
+        }
+
+        commands.registerDeferred("screenshot") { [unowned self] args, _, reply in
+            var path: String?
+            if args.has("path") {
+                let given = try args.string("path")
+                guard given.hasPrefix("/") else { throw args.invalid("path", "must be an absolute path, got '\(given)'") }
+                path = given
+            }
+            // The copy is taken now, on the loop thread, so the picture is the frame on screen at this request;
+            // encoding and writing happen off the loop.
+            guard let pixels = display.frontBufferSnapshot() else {
+                throw ControlError(code: "no_frame", message: "screenshot: no frame has been flipped onto the display yet")
+            }
+            let size = display.info.mode.size, target = path
+            jobs.run({ Self.encodeScreenshot(pixels, size: size, path: target) }, then: reply.complete)
+        }
+    }
+
+    private func displayInfo() -> JSONValue {
+        let info = display.info
+        // The connector's own list where the backend has one; a headless output has just the mode it was given.
+        let modes = (display as? DRMBackend)?.plan.connector.modes.map(\.mode) ?? [info.mode]
+        var seen = Set<String>()
+        let listed = modes.filter { seen.insert("\($0.name) \($0.description) \($0.isPreferred)").inserted }
+        return [
+            "device": .string(info.device),
+            "driver": .string(info.driver),
+            "connector": .string(info.connector),
+            "mode": Self.modeValue(info.mode),
+            "modes": .array(listed.map(Self.modeValue)),
+            "commit_api": .string(info.commitAPI.rawValue),
+            "buffers": .int(Int64(info.bufferCount)),
+            "rotation": .int(Int64(rotation)),
+            "power": .string(display.isPoweredOn ? "on" : "off"),
+        ]
+    }
+
+    private static func modeValue(_ mode: DisplayMode) -> JSONValue {
+        [
+            "name": .string(mode.description),
+            "width": .int(Int64(mode.width)),
+            "height": .int(Int64(mode.height)),
+            "refresh_mhz": .int(Int64(mode.refreshMilliHz)),
+            "preferred": .bool(mode.isPreferred),
+        ]
+    }
+
+    /// The PNG of `pixels`, written to `path` (`{path, width, height}`) or returned as base64
+    /// (`{png_base64, width, height}`). Runs on the jobs queue.
+    private static func encodeScreenshot(_ pixels: [UInt8], size: Size, path: String?) -> Result<JSONValue, ControlError> {
+        let png: [UInt8]
+        do {
+            png = try encodePNG(xrgb8888: pixels, size: size, stride: size.width * 4)
+        } catch {
+            return .failure(.internalError("screenshot: \(error)"))
+        }
+        let dimensions: [String: JSONValue] = ["width": .int(Int64(size.width)), "height": .int(Int64(size.height))]
+        guard let path else {
+            return .success(.object(dimensions.merging(["png_base64": .string(Data(png).base64EncodedString())]) { $1 }))
+        }
+        if let error = writeFile(png, to: path) { return .failure(error) }
+        return .success(.object(dimensions.merging(["path": .string(path)]) { $1 }))
+    }
+
+    /// Writes `bytes` to `path` (created 0644 or truncated); the error names the path, the step and the errno.
+    private static func writeFile(_ bytes: [UInt8], to path: String) -> ControlError? {
+        func failure(_ step: String, _ code: Int32) -> ControlError {
+            ControlError(code: "io_error", message: "screenshot \(path): \(step): \(errnoDescription(code))")
+        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return failure("open", errno) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            if written < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                close(fd)
+                return failure("write", code)
+            }
+            offset += written
+        }
+        guard close(fd) == 0 else { return failure("close", errno) }
+        return nil
+    }
+}

@@ -1,0 +1,314 @@
+import Foundation
+import KioskTestSupport
+import XCTest
+
+/// The control commands of a headless `kioskd run`, end to end over its socket: each command's reply and each
+/// of its error paths.
+final class ControlCommandTests: XCTestCase {
+    private var daemon: ControlledKioskd!
+
+    override func setUpWithError() throws {
+        daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60"])
+    }
+
+    override func tearDownWithError() throws {
+        let result = daemon.stop()
+        XCTAssertEqual(result.status, 0, result.stderr)
+        daemon = nil
+    }
+
+    func testDisplayInfoListsModesRotationAndPower() throws {
+        let info = try daemon.result("display.info")
+        XCTAssertEqual(info["device"] as? String, "headless")
+        XCTAssertEqual(info["connector"] as? String, "Headless-1")
+        let mode = try XCTUnwrap(info["mode"] as? [String: Any])
+        XCTAssertEqual(mode["width"] as? Int, 320)
+        XCTAssertEqual(mode["height"] as? Int, 240)
+        XCTAssertEqual(mode["name"] as? String, "320x240@60")
+        XCTAssertEqual(mode["refresh_mhz"] as? Int, 60_000)
+        let modes = try XCTUnwrap(info["modes"] as? [[String: Any]])
+        XCTAssertEqual(modes.map { $0["name"] as? String }, ["320x240@60"], "a headless output offers the mode it was given")
+        XCTAssertEqual(info["rotation"] as? Int, 0)
+        XCTAssertEqual(info["power"] as? String, "on")
+        XCTAssertEqual(info["commit_api"] as? String, "headless")
+        XCTAssertEqual(info["buffers"] as? Int, 2)
+    }
+
+    func testDisplayPowerNeedsABooleanOn() throws {
+        let missing = try daemon.error("display.power")
+        XCTAssertEqual(missing.code, "invalid_argument")
+        XCTAssertTrue(missing.message.contains("missing 'on'"), missing.message)
+        for wrong in [#"{"on": "off"}"#, #"{"on": 1}"#, #"{"on": [true]}"#] {
+            let error = try daemon.error("display.power", wrong)
+            XCTAssertEqual(error.code, "invalid_argument", wrong)
+            XCTAssertTrue(error.message.contains("'on' must be a boolean"), error.message)
+        }
+        XCTAssertEqual(try daemon.result("display.info")["power"] as? String, "on", "a refused request changes nothing")
+    }
+
+    func testScreenshotAsBase64IsAPNGOfTheMode() throws {
+        let result = try daemon.result("screenshot")
+        XCTAssertEqual(result["width"] as? Int, 320)
+        XCTAssertEqual(result["height"] as? Int, 240)
+        XCTAssertNil(result["path"])
+        let png = try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(result["png_base64"] as? String)))
+        try assertPNG(png, width: 320, height: 240)
+    }
+
+    func testScreenshotToAPathWritesThePNGThere() throws {
+        let dir = try KioskdProcess.scratchDirectory("control-screenshot")
+        let path = dir.appendingPathComponent("shot.png").path
+        let result = try daemon.result("screenshot", #"{"path": "\#(path)"}"#)
+        XCTAssertEqual(result["path"] as? String, path)
+        XCTAssertEqual(result["width"] as? Int, 320)
+        XCTAssertNil(result["png_base64"])
+        try assertPNG(try Data(contentsOf: URL(fileURLWithPath: path)), width: 320, height: 240)
+    }
+
+    func testScreenshotErrorsNameThePathAndErrno() throws {
+        let relative = try daemon.error("screenshot", #"{"path": "shot.png"}"#)
+        XCTAssertEqual(relative.code, "invalid_argument")
+        XCTAssertTrue(relative.message.contains("'path' must be an absolute path") && relative.message.contains("shot.png"), relative.message)
+
+        let wrongType = try daemon.error("screenshot", #"{"path": 5}"#)
+        XCTAssertEqual(wrongType.code, "invalid_argument")
+        XCTAssertTrue(wrongType.message.contains("'path' must be a string, got number"), wrongType.message)
+
+        let missingDirectory = try daemon.error("screenshot", #"{"path": "/nonexistent-kioskd-dir/shot.png"}"#)
+        XCTAssertEqual(missingDirectory.code, "io_error")
+        XCTAssertTrue(missingDirectory.message.contains("/nonexistent-kioskd-dir/shot.png") && missingDirectory.message.contains("ENOENT"),
+                      missingDirectory.message)
+
+        let directory = try daemon.error("screenshot", #"{"path": "/tmp"}"#)
+        XCTAssertEqual(directory.code, "io_error")
+        XCTAssertTrue(directory.message.contains("/tmp") && directory.message.contains("Is a directory"), directory.message)
+    }
+
+    /// A screenshot is answered later (encoded off the loop); requests sent after it on the same connection are
+    /// answered after it, in order, and frames keep flipping meanwhile.
+    func testRepliesAfterAScreenshotKeepTheirOrder() throws {
+        let socket = try daemon.connect()
+        let before = try daemon.framesFlipped()
+        var lines = ""
+        for n in 0..<6 {
+            lines += #"{"id": \#(n * 3), "cmd": "screenshot"}"# + "\n"
+            lines += #"{"id": \#(n * 3 + 1), "cmd": "ping"}"# + "\n"
+            lines += #"{"id": \#(n * 3 + 2), "cmd": "display.power", "args": {}}"# + "\n"
+        }
+        XCTAssertTrue(socket.write(Array(lines.utf8)))
+        var ids: [Int] = []
+        while ids.count < 18, let reply = socket.readObject() {
+            ids.append(reply["id"] as? Int ?? -1)
+            switch (reply["id"] as? Int ?? -1) % 3 {
+            case 0: XCTAssertNotNil((reply["result"] as? [String: Any])?["png_base64"] as? String)
+            case 1: XCTAssertEqual((reply["result"] as? [String: Any])?["pong"] as? Bool, true)
+            default: XCTAssertEqual((reply["error"] as? [String: Any])?["code"] as? String, "invalid_argument")
+            }
+        }
+        XCTAssertEqual(ids, Array(0..<18))
+        XCTAssertGreaterThan(try daemon.framesFlipped(), before)
+    }
+
+    func testFrameAndFlipEventsAfterSubscribe() throws {
+        let socket = try daemon.connect()
+        let reply = try XCTUnwrap(socket.request(#"{"id": 1, "cmd": "subscribe", "args": {"events": ["frame", "flip"]}}"#))
+        XCTAssertEqual((reply["result"] as? [String: Any])?["events"] as? [String], ["flip", "frame"])
+        var frames: [[String: Any]] = [], flips = 0
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, frames.count < 5 || flips < 5, let event = socket.readObject() {
+            if event["event"] as? String == "frame", let data = event["data"] as? [String: Any] { frames.append(data) }
+            if event["event"] as? String == "flip" { flips += 1 }
+        }
+        XCTAssertGreaterThanOrEqual(frames.count, 5, "the dashboard's ticker changes the screen every frame")
+        XCTAssertGreaterThanOrEqual(flips, 5)
+        let numbers = frames.compactMap { $0["frame"] as? Int }
+        XCTAssertEqual(numbers.count, frames.count)
+        XCTAssertEqual(numbers, numbers.sorted())
+        XCTAssertEqual(Set(numbers).count, numbers.count, "frame numbers are distinct")
+        XCTAssertTrue(frames.allSatisfy { ($0["damage_rects"] as? Int ?? 0) >= 1 }, "\(frames)")
+        let stamps = frames.compactMap { $0["timestamp_ns"] as? Int }
+        XCTAssertEqual(stamps, stamps.sorted())
+
+        let unsubscribed = try XCTUnwrap(socket.request(#"{"id": 2, "cmd": "unsubscribe", "args": {"events": ["frame", "flip"]}}"#))
+        XCTAssertEqual((unsubscribed["result"] as? [String: Any])?["events"] as? [String], [])
+    }
+
+    func testSubscribeTakesEveryEventNameAndRefusesOthers() throws {
+        let all = try daemon.result("subscribe", #"{"events": ["frame", "flip", "scene", "data", "error"]}"#)
+        XCTAssertEqual(all["events"] as? [String], ["data", "error", "flip", "frame", "scene"])
+        let unknown = try daemon.error("subscribe", #"{"events": ["flip", "vsync"]}"#)
+        XCTAssertEqual(unknown.code, "invalid_argument")
+        XCTAssertTrue(unknown.message.contains("'vsync'"), unknown.message)
+        let wrongType = try daemon.error("subscribe", #"{"events": "flip"}"#)
+        XCTAssertEqual(wrongType.code, "invalid_argument")
+        XCTAssertTrue(wrongType.message.contains("'events'"), wrongType.message)
+        XCTAssertEqual(try daemon.error("unsubscribe").code, "invalid_argument")
+    }
+
+    func testStatsVersionAndLogLevel() throws {
+        let stats = try daemon.result("stats")
+        XCTAssertGreaterThan(stats["frames_flipped"] as? Int ?? 0, 0)
+        XCTAssertNotNil(stats["frames_composed"] as? Int)
+        XCTAssertEqual(stats["control_clients"] as? Int, 1, "the asking client")
+        let version = try daemon.result("version")
+        let commands = try XCTUnwrap(version["commands"] as? [String])
+        for name in ["display.info", "display.power", "screenshot", "scene.load", "scene.get", "widget.get", "widget.set",
+                     "data.set", "data.get", "page.show", "animate", "subscribe", "unsubscribe", "log.level", "stats", "ping"] {
+            XCTAssertTrue(commands.contains(name), name)
+        }
+        XCTAssertEqual(try daemon.result("log.level", #"{"level": "warning"}"#)["level"] as? String, "warning")
+        XCTAssertEqual(try daemon.result("log.level")["level"] as? String, "warning")
+        let bad = try daemon.error("log.level", #"{"level": "loud"}"#)
+        XCTAssertEqual(bad.code, "invalid_argument")
+        XCTAssertTrue(bad.message.contains("'loud'"), bad.message)
+    }
+
+    func testUnknownCommandsAndMalformedLinesKeepTheConnection() throws {
+        let socket = try daemon.connect()
+        let cases: [(String, String)] = [
+            (#"{"id": 1, "cmd": "display.rotate"}"#, "unknown_command"),
+            (#"{"id": 2, "cmd": "screenshot", "args": [1]}"#, "invalid_request"),
+            (#"{"id": 3, "cmd": 7}"#, "invalid_request"),
+            (#"{"id": 4, "cmd": "ping""#, "invalid_json"),
+            (#"{"id": 5, "cmd": "display.power", "args": {"on": null}}"#, "invalid_argument"),
+        ]
+        for (line, code) in cases {
+            let reply = try XCTUnwrap(socket.request(line), line)
+            XCTAssertEqual((reply["error"] as? [String: Any])?["code"] as? String, code, line)
+        }
+        XCTAssertEqual(socket.request(#"{"id": 6, "cmd": "ping"}"#)?["ok"] as? Bool, true)
+    }
+
+    func testPythonStandardLibraryClient() throws {
+        let script = """
+        import json, socket, sys
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(sys.argv[1])
+        f = s.makefile("rw", encoding="utf-8", newline="\\n")
+        def call(request):
+            f.write(json.dumps(request) + "\\n")
+            f.flush()
+            return json.loads(f.readline())
+        out = {
+            "ping": call({"id": "p", "cmd": "ping"}),
+            "info": call({"id": 2, "cmd": "display.info"}),
+            "bad": call({"id": None, "cmd": "display.power", "args": {"on": "yes"}}),
+            "unknown": call({"id": 3.5, "cmd": "frobnicate"}),
+            "shot": call({"id": "s", "cmd": "screenshot"}),
+        }
+        out["shot"]["result"]["png_base64"] = out["shot"]["result"]["png_base64"][:8]
+        print(json.dumps(out))
+        """
+        let output = try runTool("/usr/bin/python3", ["-c", script, daemon.socketPath])
+        XCTAssertEqual(output.status, 0, output.text)
+        let replies = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(output.text.utf8)) as? [String: [String: Any]], output.text)
+        XCTAssertEqual(replies["ping"]?["id"] as? String, "p")
+        XCTAssertEqual((replies["ping"]?["result"] as? [String: Any])?["pong"] as? Bool, true)
+        XCTAssertEqual(((replies["info"]?["result"] as? [String: Any])?["mode"] as? [String: Any])?["width"] as? Int, 320)
+        XCTAssertEqual(replies["info"]?["id"] as? Int, 2)
+        XCTAssertTrue(replies["bad"]?["id"] is NSNull)
+        XCTAssertEqual((replies["bad"]?["error"] as? [String: Any])?["code"] as? String, "invalid_argument")
+        XCTAssertEqual(replies["unknown"]?["id"] as? Double, 3.5)
+        XCTAssertEqual((replies["unknown"]?["error"] as? [String: Any])?["code"] as? String, "unknown_command")
+        XCTAssertEqual((replies["shot"]?["result"] as? [String: Any])?["png_base64"] as? String, "iVBORw0K", "base64 of the PNG signature")
+    }
+
+    func testSocatClient() throws {
+        let output = try runTool("/bin/sh", ["-c", #"printf '{"id":"s","cmd":"ping"}\r\n{"id":"i","cmd":"display.info"}\n{"id":"x","cmd":"nope"}\n' | socat -t 5 - UNIX-CONNECT:"$0""#,
+                                             daemon.socketPath])
+        XCTAssertEqual(output.status, 0, output.text)
+        let lines = output.text.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 3, output.text)
+        XCTAssertEqual(lines.first, #"{"id":"s","ok":true,"result":{"pong":true}}"#)
+        let info = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: Any])
+        XCTAssertEqual(info["id"] as? String, "i")
+        XCTAssertEqual(((info["result"] as? [String: Any])?["mode"] as? [String: Any])?["height"] as? Int, 240)
+        XCTAssertTrue(lines[2].contains(#""code":"unknown_command""#), lines[2])
+    }
+
+    private func assertPNG(_ png: Data, width: Int, height: Int, file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(Array(png.prefix(8)), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "PNG signature", file: file, line: line)
+        XCTAssertGreaterThan(png.count, 24, file: file, line: line)
+        let bytes = [UInt8](png)
+        // IHDR follows the signature: length, "IHDR", width, height (big endian).
+        XCTAssertEqual(Array(bytes[12..<16]), Array("IHDR".utf8), file: file, line: line)
+        let w = bytes[16..<20].reduce(0) { $0 << 8 | Int($1) }, h = bytes[20..<24].reduce(0) { $0 << 8 | Int($1) }
+        XCTAssertEqual(w, width, file: file, line: line)
+        XCTAssertEqual(h, height, file: file, line: line)
+    }
+}
+
+/// Without a scene runtime (the directly drawn clock picture) every scene command answers `no_scene`, whatever
+/// its arguments, and the display commands still work.
+final class ControlWithoutSceneTests: XCTestCase {
+    func testSceneCommandsAnswerNoScene() throws {
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", "clock"])
+        defer { daemon.stop() }
+        let requests: [(String, String)] = [
+            ("scene.load", #"{"path": "/etc/kioskd/scene.yaml"}"#), ("scene.get", "{}"), ("widget.get", #"{"id": "clock"}"#),
+            ("widget.set", #"{"id": "clock", "props": {"text": "x"}}"#), ("data.set", #"{"values": {"a": "1"}}"#),
+            ("data.get", "{}"), ("page.show", #"{"name": "main"}"#), ("animate", #"{"id": "clock", "property": "x", "to": 1}"#),
+        ]
+        for (command, args) in requests {
+            let error = try daemon.error(command, args)
+            XCTAssertEqual(error.code, "no_scene", command)
+            XCTAssertTrue(error.message.hasPrefix(command + ":"), error.message)
+        }
+        XCTAssertEqual(try daemon.result("screenshot")["width"] as? Int, 320)
+        XCTAssertEqual(try daemon.result("display.info")["power"] as? String, "on")
+        let before = try daemon.framesFlipped()
+        usleep(200_000)
+        XCTAssertGreaterThan(try daemon.framesFlipped(), before)
+    }
+}
+
+/// The allow-list with a real non-root peer: kioskd (root) makes the socket reachable for `nobody`, and only
+/// `--control-allow-uid` lets nobody's requests through. Root is always allowed, so the peer must not be root.
+final class ControlPeerPolicyTests: XCTestCase {
+    private func nobodyPing(_ daemon: ControlledKioskd) throws -> (status: Int32, text: String) {
+        // The socket is 0660 in a 0700 directory: open both up so the kernel lets nobody connect, and only
+        // kioskd's SO_PEERCRED check decides.
+        XCTAssertEqual(chmod(daemon.directory, 0o755), 0)
+        XCTAssertEqual(chmod(daemon.socketPath, 0o666), 0)
+        return try runTool("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
+                                                "/bin/sh", "-c", #"printf '{"id":1,"cmd":"ping"}\n' | socat -t 5 - UNIX-CONNECT:"$0""#,
+                                                daemon.socketPath])
+    }
+
+    func testPeerOutsideTheAllowListGetsOneErrorLineAndIsClosed() throws {
+        XCTAssertEqual(getuid(), 0, "the daemon runs as root, so the peer must be someone else")
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60"])
+        defer { daemon.stop() }
+        let output = try nobodyPing(daemon)
+        XCTAssertEqual(output.status, 0, output.text)
+        let lines = output.text.split(separator: "\n")
+        XCTAssertEqual(lines.count, 1, output.text)
+        let reply = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        XCTAssertEqual((reply["error"] as? [String: Any])?["code"] as? String, "permission_denied")
+        XCTAssertTrue(((reply["error"] as? [String: Any])?["message"] as? String ?? "").contains("uid 65534"), output.text)
+        XCTAssertEqual(try daemon.result("ping")["pong"] as? Bool, true, "root is still served")
+    }
+
+    func testAllowedUIDIsServed() throws {
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--control-allow-uid", "65534"])
+        defer { daemon.stop() }
+        let output = try nobodyPing(daemon)
+        XCTAssertEqual(output.status, 0, output.text)
+        XCTAssertEqual(output.text, #"{"id":1,"ok":true,"result":{"pong":true}}"# + "\n")
+    }
+}
+
+/// Runs a tool to completion, stdout and stderr together.
+func runTool(_ path: String, _ arguments: [String], timeout: Double = 60) throws -> (status: Int32, text: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
