@@ -13,8 +13,10 @@ import KioskScene
 ///   negative.
 /// - `width` and `height` are pixels or percent of the parent's width and height. One that is not given is the
 ///   widget's natural size (the text's, the clock's, the button's, the ticker's height...), the width capped at
-///   what is left of the parent right of `x`; a widget without a natural size — a rect, panel or image, and any
-///   row, column or stack at this level — fills the rest of the parent instead: parent width − x, parent height − y.
+///   what is left of the parent right of `x`. A widget without a natural size (typically a rect, panel, image or
+///   progress bar; and any row, column or stack at this level) fills the rest of the parent instead: parent
+///   width − x, parent height − y. Either way a size is never negative: a widget placed past the parent's edge
+///   without a size is empty.
 /// - Later widgets are drawn over earlier ones: z-order is the order in the file.
 ///
 /// **Rows and columns** lay their children out left to right (`row`) or top to bottom (`column`), inside `padding`
