@@ -37,6 +37,7 @@ public struct BoxContent: LayerContent {
         self.content = content
     }
 
+    /// "box", or "box+text" and the like, so telemetry keeps boxed content apart from bare content of its kind.
     public var kind: String { content.map { "box+\($0.kind)" } ?? "box" }
 
     /// Opaque exactly when the box alone is: square corners, an opaque fill and an opaque border (or none). Content
