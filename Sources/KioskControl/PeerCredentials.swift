@@ -3,17 +3,20 @@ import Glibc
 #endif
 import KioskCore
 
-/// The process at the other end of a Unix socket, as the kernel reports it (SO_PEERCRED, taken at connect
-/// time). A plain value; any thread.
+/// The process at the other end of a Unix socket, as the kernel reports it (SO_PEERCRED and SO_PEERGROUPS,
+/// taken at connect time). A plain value; any thread.
 public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
     public var pid: Int32
     public var uid: UInt32
     public var gid: UInt32
+    /// Supplementary groups: a user added to the socket's group (`usermod -aG kioskd`) has it here, not as `gid`.
+    public var groups: [UInt32]
 
-    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+    public init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32] = []) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
+        self.groups = groups
     }
 
     public var description: String { "pid \(pid) uid \(uid) gid \(gid)" }
@@ -26,12 +29,30 @@ public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
         guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &raw, &length) == 0 else {
             throw SystemError("getsockopt(SO_PEERCRED) fd \(fd)", errno: errno)
         }
-        return PeerCredentials(pid: raw.pid, uid: raw.uid, gid: raw.gid)
+        return PeerCredentials(pid: raw.pid, uid: raw.uid, gid: raw.gid, groups: try supplementaryGroups(of: fd))
+    }
+
+    /// SO_PEERGROUPS (Linux 4.13), which Glibc's Swift module does not name: `SO_PEERGROUPS` in
+    /// <asm-generic/socket.h>.
+    private static let peerGroupsOption: Int32 = 59
+
+    /// The peer's supplementary groups. The kernel answers ERANGE with the size it needs when the buffer is short.
+    static func supplementaryGroups(of fd: Int32) throws -> [UInt32] {
+        var groups = [UInt32](repeating: 0, count: 64)
+        while true {
+            var length = socklen_t(groups.count * MemoryLayout<UInt32>.size)
+            let status = groups.withUnsafeMutableBytes { getsockopt(fd, SOL_SOCKET, peerGroupsOption, $0.baseAddress, &length) }
+            if status == 0 { return Array(groups.prefix(Int(length) / MemoryLayout<UInt32>.size)) }
+            guard errno == ERANGE, Int(length) > groups.count * MemoryLayout<UInt32>.size else {
+                throw SystemError("getsockopt(SO_PEERGROUPS) fd \(fd)", errno: errno)
+            }
+            groups = [UInt32](repeating: 0, count: Int(length) / MemoryLayout<UInt32>.size)
+        }
     }
 }
 
 /// Who may use the control socket. Root is always allowed; so is the server's own user (the daemon's operator
-/// could read its memory anyway). Others need their uid, or the primary gid SO_PEERCRED reports, in the lists.
+/// could read its memory anyway). Others need their uid, or their primary or a supplementary group, in the lists.
 /// The socket file's mode (0660) and group already keep strangers out; this check also covers a socket handed
 /// over by systemd, whose file permissions the daemon does not control. A plain value; any thread.
 public struct PeerPolicy: Sendable, Equatable {
@@ -50,5 +71,6 @@ public struct PeerPolicy: Sendable, Equatable {
     public func allows(_ peer: PeerCredentials) -> Bool {
         if peer.uid == 0 { return rootIsAlwaysAllowed }
         return peer.uid == serverUID || allowedUIDs.contains(peer.uid) || allowedGIDs.contains(peer.gid)
+            || peer.groups.contains(where: allowedGIDs.contains)
     }
 }

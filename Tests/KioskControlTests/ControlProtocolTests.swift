@@ -126,5 +126,7 @@ final class ControlProtocolTests: XCTestCase {
         XCTAssertTrue(policy.allows(PeerCredentials(pid: 1, uid: 1001, gid: 9)))
         XCTAssertTrue(policy.allows(PeerCredentials(pid: 1, uid: 77, gid: 2002)))
         XCTAssertFalse(policy.allows(PeerCredentials(pid: 1, uid: 77, gid: 9)))
+        XCTAssertTrue(policy.allows(PeerCredentials(pid: 1, uid: 77, gid: 9, groups: [5, 2002])), "a supplementary group in the list")
+        XCTAssertFalse(policy.allows(PeerCredentials(pid: 1, uid: 77, gid: 9, groups: [5, 6])))
     }
 }
