@@ -500,8 +500,8 @@ _kioskctl_page_show() {
 _kioskctl_animate() {
     repeating_flags=()
     non_repeating_flags=(--json --spring --decay -h --help)
-    repeating_options=(--velocity)
-    non_repeating_options=(--socket --duration --easing --stiffness --damping --mass --deceleration)
+    repeating_options=()
+    non_repeating_options=(--socket --duration --easing --stiffness --damping --mass --velocity --deceleration)
     __kioskctl_offer_flags_options -1
 
     # Offer option value completions

@@ -65,7 +65,7 @@ function __kioskctl_parse_tokens -S
                 __kioskctl_parse_subcommand 1 'socket=' 'json' 'transition=' 'duration=' 'easing=' 'h/help'
             end
         case 'animate'
-            __kioskctl_parse_subcommand -r 3 'socket=' 'json' 'spring' 'decay' 'duration=' 'easing=' 'stiffness=' 'damping=' 'mass=' 'velocity=+' 'deceleration=' 'h/help'
+            __kioskctl_parse_subcommand -r 3 'socket=' 'json' 'spring' 'decay' 'duration=' 'easing=' 'stiffness=' 'damping=' 'mass=' 'velocity=' 'deceleration=' 'h/help'
         case 'log-level'
             __kioskctl_parse_subcommand 1 'socket=' 'json' 'h/help'
         case 'raw'
@@ -209,7 +209,7 @@ complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_opti
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl animate" stiffness' -l 'stiffness' -d 'Spring stiffness (default 100).' -rfka ''
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl animate" damping' -l 'damping' -d 'Spring damping (default 10).' -rfka ''
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl animate" mass' -l 'mass' -d 'Spring mass (default 1).' -rfka ''
-complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl animate"' -l 'velocity' -d 'Spring or decay: initial velocity, one number per value (units per second).' -rfka ''
+complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl animate" velocity' -l 'velocity' -d 'Spring or decay: initial velocity in units per second, one number or comma-separated numbers per value (-800, 120,-40).' -rfka ''
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl animate" deceleration' -l 'deceleration' -d 'Decay: deceleration per millisecond (default 0.998).' -rfka ''
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl animate" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl log-level" socket' -l 'socket' -d 'Control socket of kioskd (default: $KIOSKD_SOCKET, else /run/kioskd/control.sock).' -rfka ''

@@ -53,17 +53,10 @@ public final class CommandRegistry {
 
     public var commandNames: [String] { handlers.keys.sorted() }
 
-    /// The reply to `request`: unknown commands and handler errors become error replies; an error that is not a
-    /// `ControlError` is a bug in the handler and is reported as `internal_error` naming the command.
-    public func reply(to request: ControlRequest, from connection: ControlConnection) -> JSONValue {
-        var immediate: JSONValue?
-        start(request, from: connection) { immediate = $0 }
-        return immediate ?? ControlMessage.failure(
-            id: request.id, error: .internalError("\(request.command): answers later; use start(_:from:_:)"))
-    }
-
     /// Answers `request` through `deliver`: at once for immediate commands and errors, later (on the loop
-    /// thread) for deferred ones. Returns whether the reply was delivered before returning.
+    /// thread) for deferred ones. Returns whether the reply was delivered before returning. Unknown commands and
+    /// handler errors become error replies; an error that is not a `ControlError` is a bug in the handler and is
+    /// reported as `internal_error` naming the command.
     @discardableResult
     public func start(_ request: ControlRequest, from connection: ControlConnection, _ deliver: @escaping (JSONValue) -> Void) -> Bool {
         let id = request.id

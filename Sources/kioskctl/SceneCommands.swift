@@ -172,16 +172,17 @@ extension Kioskctl {
             abstract: "Animate a widget property: basic (duration, easing), spring or decay.",
             discussion: """
             Properties: opacity, x, y, position (2 values), scale, rotation (degrees), foreground and background
-            (4 values, RGBA 0...1), value (progress). Put -- before negative values.
+            (4 values, RGBA 0...1), value (progress).
             Examples:
               kioskctl animate logo opacity 0 --duration 0.5 --easing ease-out
-              kioskctl animate card position 100 40 --spring --stiffness 200 --damping 12
+              kioskctl animate card position 100 -40 --spring --stiffness 200 --damping 12 --velocity 0,300
               kioskctl animate ticker x --decay --velocity -800
             """)
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Widget id.") var id: String
         @Argument(help: "Property name.") var property: String
-        @Argument(help: "Target value(s); none for --decay.") var values: [Double] = []
+        // Every input no option claims, so negative targets (`-20`) need no `--`.
+        @Argument(parsing: .allUnrecognized, help: "Target value(s); none for --decay.") var targets: [String] = []
 
         @Flag(help: "A spring animation.") var spring = false
         @Flag(help: "A decay animation (starts at --velocity and slows down; the target is ignored).") var decay = false
@@ -190,17 +191,24 @@ extension Kioskctl {
         @Option(help: "Spring stiffness (default 100).") var stiffness: Double?
         @Option(help: "Spring damping (default 10).") var damping: Double?
         @Option(help: "Spring mass (default 1).") var mass: Double?
-        @Option(parsing: .upToNextOption, help: "Spring or decay: initial velocity, one number per value (units per second).")
-        var velocity: [Double] = []
+        @Option(parsing: .unconditional, help: "Spring or decay: initial velocity in units per second, one number or comma-separated numbers per value (-800, 120,-40).")
+        var velocity: String?
         @Option(help: "Decay: deceleration per millisecond (default 0.998).") var deceleration: Double?
 
+        private var values: [Double] { targets.compactMap(Double.init) }
+        private var velocities: [Double] { velocity.map { $0.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) } } ?? [] }
+
         func validate() throws {
+            if let bad = targets.first(where: { Double($0) == nil }) { throw ValidationError("'\(bad)' is not a number (target values) nor an option") }
+            if let velocity, velocities.count != velocity.split(separator: ",").count || velocities.isEmpty {
+                throw ValidationError("--velocity \(velocity): expected numbers separated by commas")
+            }
             if spring && decay { throw ValidationError("--spring and --decay exclude each other") }
             if (spring || decay) && (duration != nil || easing != nil) { throw ValidationError("--duration and --easing are for basic animations") }
             if !spring && (stiffness != nil || damping != nil || mass != nil) { throw ValidationError("--stiffness, --damping and --mass need --spring") }
             if !decay && deceleration != nil { throw ValidationError("--deceleration needs --decay") }
-            if !spring && !decay && !velocity.isEmpty { throw ValidationError("--velocity needs --spring or --decay") }
-            if decay && velocity.isEmpty { throw ValidationError("--decay needs --velocity") }
+            if !spring && !decay && velocity != nil { throw ValidationError("--velocity needs --spring or --decay") }
+            if decay && velocity == nil { throw ValidationError("--decay needs --velocity") }
             if !decay && values.isEmpty { throw ValidationError("give the target value(s)") }
         }
 
@@ -221,7 +229,7 @@ extension Kioskctl {
                 arguments["duration"] = numbers(duration)
                 arguments["easing"] = easing.map(JSONValue.string)
             }
-            if !velocity.isEmpty { arguments["velocity"] = velocity.count == 1 ? .double(velocity[0]) : .array(velocity.map(JSONValue.double)) }
+            if !velocities.isEmpty { arguments["velocity"] = velocities.count == 1 ? .double(velocities[0]) : .array(velocities.map(JSONValue.double)) }
             _ = try connection.call("animate", arguments)
             if !connection.json { print("animating \(id).\(property)") }
         }

@@ -76,7 +76,12 @@ public final class ControlledKioskd {
     public func kioskctl(_ arguments: [String], stdin: FileHandle? = nil) throws -> (status: Int32, stdout: Data, stderr: String) {
         let process = Process()
         process.executableURL = KioskdProcess.productsDirectory.appendingPathComponent("kioskctl")
-        process.arguments = arguments + (arguments.contains("--socket") || arguments.contains("--help") ? [] : ["--socket", socketPath])
+        var withSocket = arguments
+        if !arguments.contains("--socket") && !arguments.contains("--help") {
+            // Before a `--`, after which everything is a positional argument.
+            withSocket.insert(contentsOf: ["--socket", socketPath], at: arguments.firstIndex(of: "--") ?? arguments.endIndex)
+        }
+        process.arguments = withSocket
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

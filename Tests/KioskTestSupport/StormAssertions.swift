@@ -3,16 +3,18 @@ import XCTest
 
 /// The storm and its checks, shared with the same test in the vkms VM.
 public func runStorm(against daemon: ControlledKioskd, expected: ControlStorm.Expected, rssBoundKiB: Int, messagesPerClient: Int = 1500,
+                     replyTimeoutSeconds: Int = 20,
               file: StaticString = #filePath, line: UInt = #line) throws -> StormReport {
     // Warm up every path once (an oversized line, a screenshot, errors) so the allocator's steady state is
     // what "before" measures.
-    _ = ControlStorm.run(socketPath: daemon.socketPath, clients: 2, messagesPerClient: 200, idleConnections: 2, expected: expected, seed: 99)
+    _ = ControlStorm.run(socketPath: daemon.socketPath, clients: 2, messagesPerClient: 200, idleConnections: 2, expected: expected, seed: 99,
+                        replyTimeoutSeconds: replyTimeoutSeconds)
     usleep(500_000)
     let rssBefore = try XCTUnwrap(residentKiB(of: daemon.pid), file: file, line: line)
     let flipsBefore = try daemon.framesFlipped()
 
     let report = ControlStorm.run(socketPath: daemon.socketPath, clients: 8, messagesPerClient: messagesPerClient, idleConnections: 32,
-                                  expected: expected, seed: 1)
+                                  expected: expected, seed: 1, replyTimeoutSeconds: replyTimeoutSeconds)
 
     guard daemon.isRunning else {
         let result = daemon.stop()

@@ -146,7 +146,12 @@ final class ControlCommandTests: XCTestCase {
     }
 
     func testStatsVersionAndLogLevel() throws {
-        let stats = try daemon.result("stats")
+        var stats = try daemon.result("stats")
+        let deadline = Date().addingTimeInterval(10)
+        while stats["frames_flipped"] as? Int == 0, Date() < deadline {
+            usleep(50_000)
+            stats = try daemon.result("stats")
+        }
         XCTAssertGreaterThan(stats["frames_flipped"] as? Int ?? 0, 0)
         XCTAssertNotNil(stats["frames_composed"] as? Int)
         XCTAssertEqual(stats["control_clients"] as? Int, 1, "the asking client")

@@ -119,6 +119,8 @@ final class KioskctlCommandTests: XCTestCase {
             (["animate", "logo", "x", "--decay"], "--velocity"),
             (["animate", "logo", "x", "1", "--stiffness", "5"], "--spring"),
             (["animate", "logo", "x", "1", "--spring", "--duration", "1"], "basic"),
+            (["animate", "logo", "x", "1", "--duraton", "1"], "'--duraton' is not a number"),
+            (["animate", "logo", "x", "--decay", "--velocity", "fast"], "--velocity fast"),
             (["screenshot", "-o", "a.png", "--server-path", "/tmp/b.png"], "not both"),
             (["screenshot", "--server-path", "b.png"], "absolute"),
         ]
