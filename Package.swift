@@ -56,7 +56,9 @@ let package = Package(
         .target(name: "KioskScene", dependencies: ["KioskCore", .product(name: "Yams", package: "Yams")]),
         .target(
             name: "KioskRuntime",
-            dependencies: ["KioskCore", "KioskRender", "KioskScene", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["KioskCore", "KioskRender", "KioskScene", .product(name: "Logging", package: "swift-log")],
+            // The example scenes, the default one among them; `scenes/` at the top of the repository links here.
+            resources: [.copy("Scenes")]
         ),
         .executableTarget(
             name: "kioskd",
@@ -80,7 +82,7 @@ let package = Package(
         .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay"]),
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
-        .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport"]),
+        .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender"]),
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskCore", "KioskDisplay", "KioskRender"]),
         .testTarget(name: "KioskRenderTests", dependencies: ["KioskCore", "KioskRender"]),
         .testTarget(name: "KioskEngineTests", dependencies: ["KioskCore", "KioskDisplay"]),
