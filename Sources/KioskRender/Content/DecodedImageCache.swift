@@ -1,7 +1,7 @@
 import KioskCore
 
-/// A small process-wide cache of PNG images already decoded and fitted to a layer size, so a layer that redraws at
-/// the same size (a page shown again, a resize back) costs a memcpy instead of a decode. Any render worker may use
+/// A small process-wide cache of images (PNG, JPEG, SVG) already decoded and fitted to a layer size, so a layer that
+/// redraws at the same size (a page shown again, a resize back) costs a memcpy instead of a decode. Any render worker may use
 /// it: the state sits behind a pthread mutex (`Lock`), which ThreadSanitizer models.
 ///
 /// A key names the file by path and by identity (size and modification time, from stat), so a file replaced on disk

@@ -32,7 +32,7 @@ public struct FPSOverlayContent: LayerContent, Hashable {
         let inset = max(size.height / 4, 2)
         let box = Rect(x: inset, y: 0, width: max(size.width - 2 * inset, 1), height: size.height)
         var style = TextStyle(font: Self.font(pixelSize: max(size.height * 11 / 20, 6)), color: textColor,
-                              alignment: .center, ellipsizes: true, centersVertically: true, tabularDigits: true,
+                              alignment: .center, ellipsize: .end, centersVertically: true, tabularDigits: true,
                               singleParagraph: true)
         // The numbers matter more than the size: shrink a line that does not fit rather than cut it off.
         let natural = try TextBlock.naturalSize(text, isMarkup: false, style: style)

@@ -2,10 +2,14 @@
 import Glibc
 #endif
 import CCairo
+import CKioskJpeg
+import CRsvg
 import KioskCore
 
-/// A PNG file drawn into the layer with a fit mode. Decoding happens in `draw`, on the render worker; results are
-/// kept in a small process-wide cache of fitted images. A plain `Sendable` value.
+/// A PNG, JPEG or SVG file drawn into the layer with a fit mode. The format is read from the file's first bytes,
+/// not its name. PNG and JPEG are decoded to pixels and scaled; SVG is rendered as vectors at the size it is shown,
+/// so it stays sharp at any layer size. Decoding happens in `draw`, on the render worker; results are kept in a small
+/// process-wide cache of fitted images keyed by path, file identity, layer size and fit. A plain `Sendable` value.
 public struct ImageContent: LayerContent, Hashable {
     /// How the image maps onto the layer, as CSS `object-fit` does. Every mode centres the image.
     public enum Fit: String, Hashable, Sendable, CaseIterable {
@@ -55,36 +59,128 @@ public struct ImageContent: LayerContent, Hashable {
             return
         }
 
-        let image = try DecodedPNG(path: path)
+        switch try ImageFormat(path: path) {
+        case .png:
+            let image = try DecodedRaster(pngPath: path)
+            guard !isCancelled() else { return }
+            try drawRaster(image, into: surface)
+        case .jpeg:
+            let image = try DecodedRaster(jpegPath: path, atLeast: decodeSizeHint(for: surface.size))
+            guard !isCancelled() else { return }
+            try drawRaster(image, into: surface)
+        case .svg:
+            let document = try SVGDocument(path: path)
+            guard !isCancelled() else { return }
+            let natural = document.intrinsicSize ?? (Double(surface.size.width), Double(surface.size.height))
+            try LayerCanvas.draw(into: surface, what: "image \(path)") { cr in
+                applyFit(cr, imageWidth: natural.0, imageHeight: natural.1, layer: surface.size)
+                try document.render(on: cr, width: natural.0, height: natural.1)
+            }
+        }
         guard !isCancelled() else { return }
+        cache.insert(Array(UnsafeRawBufferPointer(start: surface.bytes, count: surface.byteCount)), for: key)
+    }
+
+    private func drawRaster(_ image: borrowing DecodedRaster, into surface: LayerSurface) throws {
         try LayerCanvas.draw(into: surface, what: "image \(path)") { cr in
             let width = Double(image.size.width), height = Double(image.size.height)
-            let layerWidth = Double(surface.size.width), layerHeight = Double(surface.size.height)
-            let (scaleX, scaleY): (Double, Double) = switch fit {
-            case .contain: (min(layerWidth / width, layerHeight / height), min(layerWidth / width, layerHeight / height))
-            case .cover: (max(layerWidth / width, layerHeight / height), max(layerWidth / width, layerHeight / height))
-            case .fill: (layerWidth / width, layerHeight / height)
-            case .none: (1, 1)
-            }
-            cairo_translate(cr, (layerWidth - width * scaleX) / 2, (layerHeight - height * scaleY) / 2)
-            cairo_scale(cr, scaleX, scaleY)
+            let (scaleX, scaleY) = applyFit(cr, imageWidth: width, imageHeight: height, layer: surface.size)
             cairo_set_source_surface(cr, image.handle, 0, 0)
             let isExact = scaleX == 1 && scaleY == 1
             cairo_pattern_set_filter(cairo_get_source(cr), isExact ? CAIRO_FILTER_NEAREST : CAIRO_FILTER_GOOD)
             cairo_rectangle(cr, 0, 0, width, height)
             cairo_fill(cr)
         }
-        cache.insert(Array(UnsafeRawBufferPointer(start: surface.bytes, count: surface.byteCount)), for: key)
+    }
+
+    /// Moves and scales `cr` so that an image of the given size, drawn at the origin, lands where `fit` puts it in
+    /// a layer of `layer`. Returns the scale.
+    @discardableResult
+    private func applyFit(_ cr: OpaquePointer, imageWidth width: Double, imageHeight height: Double,
+                          layer: Size) -> (Double, Double) {
+        let layerWidth = Double(layer.width), layerHeight = Double(layer.height)
+        let (scaleX, scaleY): (Double, Double) = switch fit {
+        case .contain: (min(layerWidth / width, layerHeight / height), min(layerWidth / width, layerHeight / height))
+        case .cover: (max(layerWidth / width, layerHeight / height), max(layerWidth / width, layerHeight / height))
+        case .fill: (layerWidth / width, layerHeight / height)
+        case .none: (1, 1)
+        }
+        cairo_translate(cr, (layerWidth - width * scaleX) / 2, (layerHeight - height * scaleY) / 2)
+        cairo_scale(cr, scaleX, scaleY)
+        return (scaleX, scaleY)
+    }
+
+    /// The smallest decoded size a JPEG may be reduced to (libjpeg's 1/2, 1/4, 1/8 DCT scaling) without the fitted
+    /// image losing detail; nil decodes at full size.
+    private func decodeSizeHint(for layer: Size) -> JPEGSizeHint? {
+        switch fit {
+        case .contain: JPEGSizeHint(minimum: layer, eitherSide: true)
+        case .cover, .fill: JPEGSizeHint(minimum: layer, eitherSide: false)
+        case .none: nil
+        }
     }
 }
 
-/// The single owner of a Cairo image surface decoded from a PNG file. Lives inside one draw call on the render
-/// worker.
-struct DecodedPNG: ~Copyable {
+/// What an image file holds, told by its first bytes. A plain value.
+enum ImageFormat: String, Sendable {
+    case png, jpeg, svg
+
+    /// Reads up to 1 KiB of `path`. Throws naming the file when it cannot be read or is none of the three.
+    init(path: String) throws {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw RenderError("image \(path): \(errnoDescription(errno))") }
+        defer { close(descriptor) }
+        var head = [UInt8](repeating: 0, count: 1024)
+        var count = 0
+        while count < head.count {
+            let n = head.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + count, $0.count - count) }
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else { throw RenderError("image \(path): read failed: \(errnoDescription(errno))") }
+            if n == 0 { break }
+            count += n
+        }
+        guard let format = Self(signature: head[..<count]) else {
+            let shown = head[..<min(count, 8)].map { byte in
+                let hex = String(byte, radix: 16, uppercase: true)
+                return byte < 16 ? "0" + hex : hex
+            }.joined(separator: " ")
+            throw RenderError("image \(path): not a PNG, JPEG or SVG file (starts with \(count == 0 ? "nothing" : shown))")
+        }
+        self = format
+    }
+
+    init?(signature head: ArraySlice<UInt8>) {
+        if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+            self = .png
+        } else if head.starts(with: [0xFF, 0xD8, 0xFF]) {
+            self = .jpeg
+        } else {
+            // XML text: an optional UTF-8 byte-order mark and white space, then markup that opens an <svg element
+            // (after any <?xml?> declaration, comments or doctype).
+            var text = head[...]
+            if text.starts(with: [0xEF, 0xBB, 0xBF]) { text = text.dropFirst(3) }
+            text = text.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+            guard text.first == UInt8(ascii: "<"),
+                  String(decoding: text, as: UTF8.self).contains("<svg") else { return nil }
+            self = .svg
+        }
+    }
+}
+
+/// How small libjpeg may decode a JPEG: at least `minimum` in both dimensions, or in either when `eitherSide`.
+struct JPEGSizeHint {
+    var minimum: Size
+    var eitherSide: Bool
+}
+
+/// The single owner of a Cairo image surface decoded from a PNG or JPEG file (and, for a JPEG, of the pixel memory
+/// the surface borrows). Lives inside one draw call on the render worker.
+struct DecodedRaster: ~Copyable {
     let handle: OpaquePointer
     let size: Size
+    private let borrowedPixels: UnsafeMutablePointer<UInt32>?
 
-    init(path: String) throws {
+    init(pngPath path: String) throws {
         let surface = cairo_image_surface_create_from_png(path)!
         let status = cairo_surface_status(surface)
         guard status == CAIRO_STATUS_SUCCESS else {
@@ -99,7 +195,85 @@ struct DecodedPNG: ~Copyable {
         }
         handle = surface
         self.size = size
+        borrowedPixels = nil
     }
 
-    deinit { cairo_surface_destroy(handle) }
+    init(jpegPath path: String, atLeast hint: JPEGSizeHint?) throws {
+        var width: Int32 = 0, height: Int32 = 0
+        var message = [CChar](repeating: 0, count: 256)
+        guard let pixels = kiosk_jpeg_decode_file(
+            path, Int32(clamping: hint?.minimum.width ?? 0), Int32(clamping: hint?.minimum.height ?? 0),
+            hint?.eitherSide == true ? 1 : 0, &width, &height, &message, message.count)
+        else {
+            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw RenderError("image \(path): cannot decode JPEG: \(reason)")
+        }
+        // RGB24 rows of width * 4 bytes are exactly what the decoder wrote; Cairo borrows them until destroyed.
+        let surface = cairo_image_surface_create_for_data(
+            UnsafeMutableRawPointer(pixels).assumingMemoryBound(to: UInt8.self), CAIRO_FORMAT_RGB24, width, height,
+            width * 4)!
+        let status = cairo_surface_status(surface)
+        guard status == CAIRO_STATUS_SUCCESS else {
+            cairo_surface_destroy(surface)
+            kiosk_jpeg_free(pixels)
+            throw RenderError("image \(path): cannot wrap \(width)x\(height) JPEG pixels: \(cairoStatusString(status))")
+        }
+        handle = surface
+        size = Size(width: Int(width), height: Int(height))
+        borrowedPixels = pixels
+    }
+
+    deinit {
+        cairo_surface_destroy(handle)
+        if let borrowedPixels { kiosk_jpeg_free(borrowedPixels) }
+    }
+}
+
+/// The single owner of a librsvg handle loaded from a file. Lives inside one draw call on the render worker; a
+/// handle is never shared between threads.
+struct SVGDocument: ~Copyable {
+    let handle: UnsafeMutablePointer<RsvgHandle>
+    let path: String
+
+    init(path: String) throws {
+        var error: UnsafeMutablePointer<GError>?
+        guard let handle = rsvg_handle_new_from_file(path, &error) else {
+            throw RenderError("image \(path): cannot load SVG: \(takeMessage(error))")
+        }
+        self.handle = handle
+        self.path = path
+    }
+
+    deinit { g_object_unref(UnsafeMutableRawPointer(handle)) }
+
+    /// The document's size in pixels: its width and height attributes (at 96 dpi for physical units), else its
+    /// viewBox's size; nil when it has neither (it then fills whatever it is drawn into).
+    var intrinsicSize: (Double, Double)? {
+        var width = 0.0, height = 0.0
+        if rsvg_handle_get_intrinsic_size_in_pixels(handle, &width, &height) != 0, width > 0, height > 0 {
+            return (width, height)
+        }
+        var hasWidth: gboolean = 0, hasHeight: gboolean = 0, hasViewBox: gboolean = 0
+        var widthLength = RsvgLength(), heightLength = RsvgLength(), viewBox = RsvgRectangle()
+        rsvg_handle_get_intrinsic_dimensions(handle, &hasWidth, &widthLength, &hasHeight, &heightLength,
+                                             &hasViewBox, &viewBox)
+        guard hasViewBox != 0, viewBox.width > 0, viewBox.height > 0 else { return nil }
+        return (viewBox.width, viewBox.height)
+    }
+
+    /// Renders the whole document into the `width` x `height` box at the origin of `cr`'s current transform.
+    func render(on cr: OpaquePointer, width: Double, height: Double) throws {
+        var viewport = RsvgRectangle(x: 0, y: 0, width: width, height: height)
+        var error: UnsafeMutablePointer<GError>?
+        guard rsvg_handle_render_document(handle, cr, &viewport, &error) != 0 else {
+            throw RenderError("image \(path): cannot render SVG: \(takeMessage(error))")
+        }
+    }
+}
+
+/// The message of a GError, which is freed.
+private func takeMessage(_ error: UnsafeMutablePointer<GError>?) -> String {
+    guard let error else { return "unknown error" }
+    defer { g_error_free(error) }
+    return String(cString: error.pointee.message)
 }

@@ -1,13 +1,39 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CCairo
 import KioskCore
 
-/// A filled rectangle: a solid colour or a vertical gradient, optionally with rounded corners and a border drawn
+/// A filled rectangle: a solid colour or a linear gradient, optionally with rounded corners and a border drawn
 /// inside its bounds. A plain `Sendable` value, drawn on a render worker.
 public struct RectContent: LayerContent, Hashable {
     public enum Fill: Hashable, Sendable {
         case solid(Color)
         /// A linear gradient from `top` at the first row to `bottom` at the last.
         case verticalGradient(top: Color, bottom: Color)
+        /// `colors` evenly spaced along a line at `angle` degrees, measured clockwise on screen: 0 runs left to
+        /// right, 90 top to bottom, 180 right to left. The line spans the rectangle's projection onto it (as CSS
+        /// `linear-gradient` does), so the corners it starts and ends at get exactly the first and last colours.
+        /// One colour fills solidly; none draws nothing.
+        case linearGradient(colors: [Color], angle: Double)
+
+        /// True when every pixel the fill covers ends up with alpha 1.
+        public var isOpaque: Bool {
+            switch self {
+            case .solid(let color): color.alpha >= 1
+            case .verticalGradient(let top, let bottom): top.alpha >= 1 && bottom.alpha >= 1
+            case .linearGradient(let colors, _): !colors.isEmpty && colors.allSatisfy { $0.alpha >= 1 }
+            }
+        }
+
+        /// The same fill with `transform` applied to every colour (pressed and disabled looks).
+        public func mapColors(_ transform: (Color) -> Color) -> Fill {
+            switch self {
+            case .solid(let color): .solid(transform(color))
+            case .verticalGradient(let top, let bottom): .verticalGradient(top: transform(top), bottom: transform(bottom))
+            case .linearGradient(let colors, let angle): .linearGradient(colors: colors.map(transform), angle: angle)
+            }
+        }
     }
 
     public struct Border: Hashable, Sendable {
@@ -34,42 +60,73 @@ public struct RectContent: LayerContent, Hashable {
 
     public var isOpaque: Bool {
         guard cornerRadius <= 0 else { return false }
-        let fillIsOpaque = switch fill {
-        case .solid(let color): color.alpha >= 1
-        case .verticalGradient(let top, let bottom): top.alpha >= 1 && bottom.alpha >= 1
-        }
-        return fillIsOpaque && (border.map { $0.width <= 0 || $0.color.alpha >= 1 } ?? true)
+        return fill.isOpaque && (border.map { $0.width <= 0 || $0.color.alpha >= 1 } ?? true)
     }
 
     public func draw(into surface: LayerSurface, isCancelled: () -> Bool) throws {
-        let width = Double(surface.size.width), height = Double(surface.size.height)
+        let box = Rect(size: surface.size)
         try LayerCanvas.draw(into: surface, what: "rect content") { cr in
-            addRoundedRectangle(cr, x: 0, y: 0, width: width, height: height, radius: cornerRadius)
-            switch fill {
-            case .solid(let color):
-                setSource(cr, color)
-                cairo_fill(cr)
-            case .verticalGradient(let top, let bottom):
-                let gradient = cairo_pattern_create_linear(0, 0, 0, height)!
-                defer { cairo_pattern_destroy(gradient) }  // cairo_set_source keeps its own reference
-                let status = cairo_pattern_status(gradient)
-                guard status == CAIRO_STATUS_SUCCESS else {
-                    throw RenderError("rect content \(surface.size): gradient failed: \(cairoStatusString(status))")
-                }
-                cairo_pattern_add_color_stop_rgba(gradient, 0, top.red, top.green, top.blue, top.alpha)
-                cairo_pattern_add_color_stop_rgba(gradient, 1, bottom.red, bottom.green, bottom.blue, bottom.alpha)
-                cairo_set_source(cr, gradient)
-                cairo_fill(cr)
-            }
-            if let border, border.width > 0 {
-                // A stroke is centred on its path, so the path runs half a border inside the edge.
-                let half = border.width / 2
-                addRoundedRectangle(cr, x: half, y: half, width: width - border.width, height: height - border.width,
-                                    radius: max(cornerRadius - half, 0))
-                cairo_set_line_width(cr, border.width)
-                setSource(cr, border.color)
-                cairo_stroke(cr)
-            }
+            addRoundedRectangle(cr, x: 0, y: 0, width: Double(box.width), height: Double(box.height),
+                                radius: cornerRadius)
+            try fillPath(cr, with: fill, box: box, what: "rect content \(surface.size)")
+            if let border { strokeBorder(cr, border, box: box, cornerRadius: cornerRadius) }
         }
     }
+}
+
+/// Fills (and clears) the current path on `cr` with `fill`, laid out over `box`. Throws naming `what` when Cairo
+/// cannot make the gradient.
+func fillPath(_ cr: OpaquePointer, with fill: RectContent.Fill, box: Rect, what: String) throws {
+    let x = Double(box.x), y = Double(box.y), width = Double(box.width), height = Double(box.height)
+    let stops: [Color]
+    let line: (x0: Double, y0: Double, x1: Double, y1: Double)
+    switch fill {
+    case .solid(let color):
+        setSource(cr, color)
+        cairo_fill(cr)
+        return
+    case .verticalGradient(let top, let bottom):
+        stops = [top, bottom]
+        line = (x, y, x, y + height)
+    case .linearGradient(let colors, let angle):
+        guard colors.count > 1 else {
+            if let only = colors.first { setSource(cr, only) } else { setSource(cr, .clear) }
+            cairo_fill(cr)
+            return
+        }
+        stops = colors
+        let radians = (angle.isFinite ? angle : 0) * Double.pi / 180
+        let dx = cos(radians), dy = sin(radians)
+        // Half the length of the rectangle's projection onto the gradient's direction.
+        let half = (width * abs(dx) + height * abs(dy)) / 2
+        let cx = x + width / 2, cy = y + height / 2
+        line = (cx - dx * half, cy - dy * half, cx + dx * half, cy + dy * half)
+    }
+    let gradient = cairo_pattern_create_linear(line.x0, line.y0, line.x1, line.y1)!
+    defer { cairo_pattern_destroy(gradient) }  // cairo_set_source keeps its own reference
+    let status = cairo_pattern_status(gradient)
+    guard status == CAIRO_STATUS_SUCCESS else {
+        cairo_new_path(cr)
+        throw RenderError("\(what): gradient failed: \(cairoStatusString(status))")
+    }
+    for (index, color) in stops.enumerated() {
+        cairo_pattern_add_color_stop_rgba(gradient, Double(index) / Double(stops.count - 1), color.red, color.green,
+                                          color.blue, color.alpha)
+    }
+    // Beyond the line's ends (only reachable by rounding) the end colours continue.
+    cairo_pattern_set_extend(gradient, CAIRO_EXTEND_PAD)
+    cairo_set_source(cr, gradient)
+    cairo_fill(cr)
+}
+
+/// Strokes `border` inside `box`, following corners of `cornerRadius`. Does nothing for a border of no width.
+func strokeBorder(_ cr: OpaquePointer, _ border: RectContent.Border, box: Rect, cornerRadius: Double) {
+    guard border.width > 0 else { return }
+    // A stroke is centred on its path, so the path runs half a border inside the edge.
+    let half = border.width / 2
+    addRoundedRectangle(cr, x: Double(box.x) + half, y: Double(box.y) + half, width: Double(box.width) - border.width,
+                        height: Double(box.height) - border.width, radius: max(cornerRadius - half, 0))
+    cairo_set_line_width(cr, border.width)
+    setSource(cr, border.color)
+    cairo_stroke(cr)
 }
