@@ -25,7 +25,7 @@ public struct AnimationID: Hashable, Sendable {
 public final class Animator {
     /// Called when the first animation is added to an idle animator.
     public var onActive: (() -> Void)?
-    /// Called when the last animation ends, is stopped or replaced by nothing, after its completion ran.
+    /// Called when the last animation has ended, been stopped or dropped, after its completion ran.
     public var onIdle: (() -> Void)?
 
     /// The engine whose display link steps the animator, if attached.
@@ -46,6 +46,7 @@ public final class Animator {
         attach(to: engine)
     }
 
+    /// Leaves the engine's display link. Completions of animations still running are not called.
     deinit {
         if let registration { engine?.removeAnimation(registration) }
     }
