@@ -20,6 +20,8 @@ private let logger = Logger(label: "kioskd.scene")
 /// Lives on the main thread with the engine; nothing here is touched from render workers.
 public final class SceneStage: SceneControlling {
     public let engine: LayerEngine
+    /// Runs `animate` requests, on the engine's display link.
+    public let animator: Animator
     public private(set) var scene: Scene
     /// The scene file, or `"inline"` for a scene given as text.
     public private(set) var source: String
@@ -58,6 +60,7 @@ public final class SceneStage: SceneControlling {
     /// the epoch (tests pass a fixed one).
     public init(engine: LayerEngine, scene: Scene, source: String, clock: @escaping () -> Int = { Int(time(nil)) }) {
         self.engine = engine
+        animator = Animator(engine: engine)
         self.scene = scene
         self.source = source
         self.now = clock
@@ -337,7 +340,7 @@ public final class SceneStage: SceneControlling {
             return TextContent(t.text.render(values, placeholder: Self.placeholder), isMarkup: t.markup, font: font,
                                color: foreground, alignment: TextContent.Alignment(rawValue: t.align.rawValue) ?? .left,
                                wrap: TextContent.Wrap(rawValue: t.wrap.rawValue) ?? .word,
-                               ellipsize: TextContent.EllipsizeMode(rawValue: t.ellipsize.rawValue) ?? .end,
+                               ellipsize: TextContent.Ellipsize(rawValue: t.ellipsize.rawValue) ?? .end,
                                maxLines: t.maxLines, centersVertically: true, shrinksToFit: t.shrinkToFit)
         case .image(let i):
             return ImageContent(path: i.path, fit: ImageContent.Fit(rawValue: i.fit.rawValue) ?? .contain)

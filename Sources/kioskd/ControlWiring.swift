@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import KioskControl
 import KioskCore
+import KioskRuntime
 import Logging
 
 /// kioskd's version, as `version` over the control socket reports it.
@@ -55,6 +56,8 @@ struct AdjustableLogHandler: LogHandler {
 final class ControlWiring {
     let server: ControlServer
     /// The flip counters and engine statistics of the scene being shown; set once the scene runs.
+    /// The running scene, which the scene commands drive; nil while none is shown.
+    var scene: (any SceneControlling)?
     var liveStats: () -> (FlipStatistics, EngineStats?) = { (FlipStatistics(), nil) }
 
     static func bootstrapLogging(level: Logger.Level) {

@@ -22,9 +22,9 @@ final class StageHarness {
     let directory: URL
 
     /// Loads `yaml` (written to a scene file in a fresh directory, so relative image paths resolve there).
-    init(yaml: String, size: Size = Size(width: 1024, height: 768), rotation: OutputRotation = .none,
-         files: [String: Data] = [:], file: StaticString = #filePath, line: UInt = #line) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-stage-\(UUID().uuidString)")
+    convenience init(yaml: String, size: Size = Size(width: 1024, height: 768),
+                     files: [String: Data] = [:]) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-stage-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for (name, data) in files {
             let url = directory.appendingPathComponent(name)
@@ -33,15 +33,15 @@ final class StageHarness {
         }
         let scenePath = directory.appendingPathComponent("scene.yaml").path
         try Data(yaml.utf8).write(to: URL(fileURLWithPath: scenePath))
-        try self.init(path: scenePath, size: size, rotation: rotation, directory: directory)
+        try self.init(path: scenePath, size: size, directory: directory)
     }
 
-    init(path: String, size: Size = Size(width: 1024, height: 768), rotation: OutputRotation = .none, directory: URL? = nil) throws {
+    init(path: String, size: Size = Size(width: 1024, height: 768), directory: URL? = nil) throws {
         self.directory = directory ?? URL(fileURLWithPath: (path as NSString).deletingLastPathComponent)
         (loop, poller) = MainLoop.manual()
-        let physical = rotation.swapsAxes ? Size(width: size.height, height: size.width) : size
+        let physical = size
         backend = try HeadlessBackend(mode: DisplayMode(width: physical.width, height: physical.height, refreshMilliHz: 60_000), bufferCount: 2)
-        compositor = try ShadowCompositor(size: physical, rotation: rotation)
+        compositor = try ShadowCompositor(size: physical)
         pool = RenderQueuePool(strategy: .manual)
         engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: pool)
         stage = try SceneStage(engine: engine, path: path, clock: { StageHarness.fixedTime })
