@@ -257,11 +257,15 @@ struct RunCommand: ParsableCommand {
                 if !display.isFlipPending { loop.stop() }
             }
             controlSocket?.liveStats = { [weak engine] in (flips, engine?.stats) }
+            // --frames N counts flips, and a still scene causes none: keep the display link ticking (unchanged
+            // frames are presented) until the count is reached.
+            let counting = ClockBox(0)
+            if frames != nil { engine.addAnimation(target: counting) { _, _ in !finished } }
             try engine.start()
             loop.run()
             captured = drm?.lastCapture
             engineStats = engine.stats
-            withExtendedLifetime((pool, sceneRunner, dashboard)) {}
+            withExtendedLifetime((pool, sceneRunner, dashboard, counting)) {}
         }
 
         var problems: [String] = []

@@ -38,6 +38,9 @@ final class StageHarness {
 
     init(path: String, size: Size = Size(width: 1024, height: 768), directory: URL? = nil) throws {
         self.directory = directory ?? URL(fileURLWithPath: (path as NSString).deletingLastPathComponent)
+        // Clocks without a zone show local time: make it the same on every machine the goldens are checked on.
+        setenv("TZ", "UTC", 1)
+        tzset()
         (loop, poller) = MainLoop.manual()
         let physical = size
         backend = try HeadlessBackend(mode: DisplayMode(width: physical.width, height: physical.height, refreshMilliHz: 60_000), bufferCount: 2)
@@ -74,11 +77,17 @@ final class StageHarness {
         settleNow(file: file, line: line)
     }
 
-    /// Runs whole frames until nothing renders and no flip is pending (animations may go on).
+    /// Runs whole frames until nothing renders and the newest composition is on screen (animations may go on:
+    /// then two more frames make sure the last composition was flipped).
     func settle(file: StaticString = #filePath, line: UInt = #line) {
         for _ in 0..<600 {
             run(for: backend.info.mode.frameDuration, file: file, line: line)
-            if !engine.isRendering(engine.rootLayer) && !backend.isFlipPending && engine.rendersInFlight == 0 { return }
+            guard !engine.isRendering(engine.rootLayer), engine.rendersInFlight == 0 else { continue }
+            if engine.isAnimating {
+                run(for: backend.info.mode.frameDuration * 2, file: file, line: line)
+                return
+            }
+            if !backend.isFlipPending && !engine.hasPendingWork { return }
         }
         XCTFail("the scene never finished rendering", file: file, line: line)
     }
