@@ -58,7 +58,9 @@ let package = Package(
         .target(name: "KioskScene", dependencies: ["KioskCore", .product(name: "Yams", package: "Yams")]),
         .target(
             name: "KioskRuntime",
-            dependencies: ["KioskCore", "KioskRender", "KioskScene", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["KioskCore", "KioskRender", "KioskScene", .product(name: "Logging", package: "swift-log")],
+            // The example scenes, the default one among them; `scenes/` at the top of the repository links here.
+            resources: [.copy("Scenes")]
         ),
         .executableTarget(
             name: "kioskd",
@@ -79,10 +81,11 @@ let package = Package(
         ),
         .target(name: "KioskTestSupport", path: "Tests/KioskTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
-        .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay"]),
+        .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay"],
+                    exclude: ["Golden"]),
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
-        .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport"]),
+        .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender"]),
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskCore", "KioskDisplay", "KioskRender"]),
         .testTarget(
             name: "KioskRenderTests", dependencies: ["KioskCore", "KioskRender", "CKioskJpeg", "CQREncode", "CPango"],

@@ -4,12 +4,12 @@ import KioskCore
 /// Checks that an image a scene names exists, can be read, and starts like a PNG, JPEG or SVG file. Decoding
 /// waits for rendering; this only catches the mistakes a scene author makes (a typo, a wrong file, permissions)
 /// at validation time. Synchronous file I/O: use it off the main loop. Stateless; any thread.
-enum ImageFileCheck {
+public enum ImageFileCheck {
     static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
     static let jpegSignature: [UInt8] = [0xFF, 0xD8, 0xFF]
 
     /// nil when the file looks usable, otherwise why not.
-    static func problem(at path: String, named name: String) -> String? {
+    public static func problem(at path: String, named name: String) -> String? {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             return "image '\(name)' not found (looked for \(path))"

@@ -39,6 +39,12 @@ public struct Transition: Sendable, Equatable {
     public var duration: Double
     public var easing: Easing
 
+    public init(kind: Kind, duration: Double, easing: Easing) {
+        self.kind = kind
+        self.duration = duration
+        self.easing = easing
+    }
+
     public static let cut = Transition(kind: .cut, duration: 0, easing: .linear)
 }
 

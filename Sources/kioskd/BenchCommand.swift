@@ -4,14 +4,18 @@ import Glibc
 import KioskCore
 import KioskDisplay
 import KioskRender
+import KioskRuntime
 
-/// `kioskd bench`: the reference dashboard measured three ways in one run — kioskd's engine (async renders,
+/// `kioskd bench`: a scene (the default dashboard scene unless told otherwise) measured three ways in one run — kioskd's engine (async renders,
 /// damage-only composition and copies), a naive baseline that redraws the whole scene single-threaded with Cairo
 /// into the back buffer every frame, and one memcpy of a full frame (the physical floor of any full redraw).
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure the engine against a naive full redraw and a full-frame memcpy on the reference dashboard (headless).")
+        abstract: "Measure the engine against a naive full redraw and a full-frame memcpy on a scene (headless).")
+
+    @Option(help: ArgumentHelp("What to measure: default (the bundled dashboard scene), reference (the built-in reference dashboard) or a scene file.", valueName: "FILE|default|reference"))
+    var scene: SceneChoice = .default
 
     @Option(help: "Frames measured per contestant (after a warm-up frame).")
     var frames = 600
@@ -27,6 +31,7 @@ struct BenchCommand: ParsableCommand {
 
     func validate() throws {
         guard frames >= 10 else { throw ValidationError("--frames \(frames): at least 10") }
+        if scene == .clock { throw ValidationError("--scene clock: the clock picture has no layers to measure; use default, reference or a file") }
         guard ["round-robin", "priority", "both"].contains(strategy) else {
             throw ValidationError("--strategy \(strategy): one of round-robin, priority, both")
         }
@@ -56,7 +61,7 @@ struct BenchCommand: ParsableCommand {
         }
         let best = ours.min { $0.1.totalCPUMsPerFrame < $1.1.totalCPUMsPerFrame }!
         let report = BenchReport(
-            frames: frames, mode: displayMode.description, fullFrameBytes: fullFrame,
+            scene: sceneName, frames: frames, mode: displayMode.description, fullFrameBytes: fullFrame,
             ours: best.1, oursStrategy: best.0.rawValue,
             strategies: Dictionary(uniqueKeysWithValues: ours.map { ($0.0.rawValue, $0.1) }),
             baseline: baseline, memcpyMsPerFrame: memcpyMs)
@@ -88,22 +93,64 @@ struct BenchCommand: ParsableCommand {
         return ms
     }
 
+    /// How the report names the scene.
+    private var sceneName: String {
+        switch scene {
+        case .reference: "reference dashboard"
+        case .file(let path): path
+        default: "default scene"
+        }
+    }
+
+    /// The scene file measured, or nil for the reference dashboard.
+    private func scenePath() throws -> String? {
+        switch scene {
+        case .reference, .clock: return nil
+        case .file(let path): return path
+        case .default:
+            guard let path = BundledScenes.defaultScene else {
+                throw DisplayError("the default scene is missing: kioskd_KioskRuntime.resources must be installed next to the kioskd binary")
+            }
+            return path
+        }
+    }
+
     private func measureBaseline(size: Size, icons: String, clockStart: Int, refresh: Int) throws -> BenchFigures {
+        if let path = try scenePath() {
+            // The scene's layers, positioned by scene time like the engine's display link would, redrawn whole.
+            let (loop, _) = MainLoop.manual()
+            let backend = try HeadlessBackend(mode: DisplayMode(width: size.width, height: size.height, refreshMilliHz: refresh * 1000), bufferCount: 2)
+            let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: size))
+            let clock = ClockBox(clockStart)
+            let stage = try SceneStage(engine: engine, path: path, clock: { clock.value })
+            return try measureNaive(size: size, refresh: refresh) { t in
+                clock.value = clockStart + Int(t)
+                stage.apply(sceneTime: t)
+                return stage.flattenedContents()
+            }
+        }
         let scene = try ReferenceDashboard(size: size, imageDirectory: icons, clock: clockStart)
+        return try measureNaive(size: size, refresh: refresh) { t in
+            scene.apply(sceneTime: t)
+            scene.setClock(clockStart + Int(t))
+            return scene.flattened()
+        }
+    }
+
+    /// Times `NaiveFrameRenderer` over `frames` frames; `state(t)` moves the scene to `t` seconds and lists it.
+    private func measureNaive(size: Size, refresh: Int, state: (Double) throws -> [(content: any LayerContent, frame: Rect)]) throws -> BenchFigures {
         let renderer = NaiveFrameRenderer()
         let stride = size.width * 4
         let memory = UnsafeMutableRawPointer.allocate(byteCount: stride * size.height, alignment: 64)
         defer { memory.deallocate() }
         let buffer = PixelBuffer(index: 0, base: memory, size: size, stride: stride)
-        try renderer.render(items: scene.flattened(), into: buffer)  // warm-up: fonts, image decode
+        try renderer.render(items: try state(0), into: buffer)  // warm-up: fonts, image decode
         var perFrame = LatencyRecorder()
         let process = CPUTime.process(), thread = CPUTime.thread()
         for i in 1...frames {
-            let t = Double(i) / Double(refresh)
-            scene.apply(sceneTime: t)
-            scene.setClock(clockStart + Int(t))
+            let items = try state(Double(i) / Double(refresh))
             let before = CPUTime.thread()
-            try renderer.render(items: scene.flattened(), into: buffer)
+            try renderer.render(items: items, into: buffer)
             perFrame.record(.nanoseconds(Int64((CPUTime.thread() - before) * 1e6)))
         }
         return BenchFigures(
@@ -118,8 +165,20 @@ struct BenchCommand: ParsableCommand {
         let backend = try HeadlessBackend(mode: mode, bufferCount: 2)
         let compositor = CountingCompositor(try ShadowCompositor(size: mode.size))
         let engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: RenderQueuePool(strategy: strategy))
-        let scene = try ReferenceDashboard(size: mode.size, imageDirectory: icons, clock: clockStart)
-        engine.rootLayer.addChild(scene.root)
+        var keep: AnyObject
+        if let path = try scenePath() {
+            let clock = ClockBox(clockStart)
+            let begin = MonotonicInstant.now()
+            keep = try SceneStage(engine: engine, path: path, clock: {
+                clock.value = clockStart + Int((MonotonicInstant.now() - begin).milliseconds / 1000)
+                return clock.value
+            })
+        } else {
+            let scene = try ReferenceDashboard(size: mode.size, imageDirectory: icons, clock: clockStart)
+            engine.rootLayer.addChild(scene.root)
+            scene.animate(on: engine, clock: { clockStart + Int($0) })
+            keep = scene
+        }
 
         let started = MonotonicInstant.now()
         var firstFrameMs = 0.0
@@ -127,7 +186,6 @@ struct BenchCommand: ParsableCommand {
         var flips = FlipStatistics()
         var perFrame = LatencyRecorder()
         var lastThread = 0.0, startThread = 0.0, startProcess = 0.0, startBytes = 0
-        scene.animate(on: engine, clock: { clockStart + Int($0) })
         engine.onFlip = { event in
             if !measuring {
                 // The warm-up ends with the first frame that has every layer rendered.
@@ -152,6 +210,7 @@ struct BenchCommand: ParsableCommand {
         watchdog.cancel()
         let endThread = CPUTime.thread(), endProcess = CPUTime.process()
         engine.stop()
+        withExtendedLifetime(keep) {}
         guard flips.framesFlipped >= frames else {
             throw DisplayError("bench: the engine flipped \(flips.framesFlipped) of \(frames) frames before the time limit")
         }
@@ -207,7 +266,14 @@ struct BenchFigures: Codable {
     }
 }
 
+/// The wall-clock time a benchmarked scene's clocks show. Main thread.
+final class ClockBox {
+    var value: Int
+    init(_ value: Int) { self.value = value }
+}
+
 struct BenchReport: Codable {
+    var scene: String
     var frames: Int
     var mode: String
     var fullFrameBytes: Int
@@ -221,9 +287,9 @@ struct BenchReport: Codable {
     var cpuRatioVsMemcpy: Double
     var targets: [String: Bool]
 
-    init(frames: Int, mode: String, fullFrameBytes: Int, ours: BenchFigures, oursStrategy: String,
+    init(scene: String, frames: Int, mode: String, fullFrameBytes: Int, ours: BenchFigures, oursStrategy: String,
          strategies: [String: BenchFigures], baseline: BenchFigures, memcpyMsPerFrame: Double) {
-        self.frames = frames; self.mode = mode; self.fullFrameBytes = fullFrameBytes
+        self.scene = scene; self.frames = frames; self.mode = mode; self.fullFrameBytes = fullFrameBytes
         self.ours = ours; self.oursStrategy = oursStrategy; self.strategies = strategies
         self.baseline = baseline; self.memcpyMsPerFrame = memcpyMsPerFrame
         cpuRatioVsBaseline = ours.totalCPUMsPerFrame / max(baseline.totalCPUMsPerFrame, 1e-9)
@@ -244,7 +310,7 @@ struct BenchReport: Codable {
                          f.bytesWrittenPerFrame, pct, f.mainMsP99)
         }
         func verdict(_ ok: Bool) -> String { ok ? "met" : "MISSED" }
-        var lines = ["kioskd bench: reference dashboard, \(mode), \(frames) frames each, headless",
+        var lines = ["kioskd bench: \(scene), \(mode), \(frames) frames each, headless",
                      "".padding(toLength: 24, withPad: " ", startingAt: 0) + "   main ms   total ms   bytes/frame             main p99"]
         for (name, f) in strategies.sorted(by: { $0.key < $1.key }) {
             lines.append(row("engine (\(name))", f) + String(format: "   first frame %.1f ms", f.firstFrameMs))

@@ -5,6 +5,7 @@ import Glibc
 import KioskCore
 import KioskDisplay
 import KioskRender
+import KioskRuntime
 import Logging
 
 enum BackendKind: String, ExpressibleByArgument, CaseIterable {
@@ -17,8 +18,27 @@ extension ModeRequest: ExpressibleByArgument {
     public init?(argument: String) { self.init(parsing: argument) }
 }
 
-enum SceneChoice: String, ExpressibleByArgument, CaseIterable {
-    case dashboard, clock
+/// What `kioskd run` shows: a scene file, or one of the built-in pictures.
+enum SceneChoice: ExpressibleByArgument, Equatable {
+    /// The bundled default scene (`scenes/dashboard.yaml`).
+    case `default`
+    /// The reference dashboard built in Swift, which `kioskd bench` also measures against a naive renderer.
+    case reference
+    /// A full-frame clock drawn straight into the scanout buffers (no layer engine).
+    case clock
+    case file(String)
+
+    init?(argument: String) {
+        switch argument {
+        case "default": self = .default
+        case "reference": self = .reference
+        case "clock": self = .clock
+        case "": return nil
+        default: self = .file(argument)
+        }
+    }
+
+    static var allValueStrings: [String] { ["default", "reference", "clock", "FILE"] }
 }
 
 enum StrategyChoice: String, ExpressibleByArgument, CaseIterable {
@@ -67,8 +87,11 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Save the last frame as the CRTC produced it, read back through a writeback connector, as PNG (DRM, atomic, needs --frames).")
     var capture: String?
 
-    @Option(help: "What to show: dashboard (the reference dashboard on the layer engine) or clock (a full-frame clock drawn directly).")
-    var scene: SceneChoice = .dashboard
+    @Option(help: ArgumentHelp("What to show: a scene file (YAML or JSON), default (the bundled dashboard scene), reference (the built-in reference dashboard) or clock (a full-frame clock drawn directly).", valueName: "FILE|default|reference|clock"))
+    var scene: SceneChoice = .default
+
+    @Flag(inversion: .prefixedNo, help: "Reload the scene file when it changes (inotify); an invalid version leaves the current scene on screen.")
+    var watch = true
 
     @Option(help: "Render queue strategy of the layer engine: round-robin or priority.")
     var renderStrategy: StrategyChoice = .roundRobin
@@ -79,6 +102,18 @@ struct RunCommand: ParsableCommand {
     @OptionGroup var log: LogOptions
 
     @OptionGroup var control: ControlOptions
+
+    /// The scene file `--scene` names, or the bundled default scene.
+    private func scenePath() throws -> String {
+        switch scene {
+        case .file(let path): return path
+        default:
+            guard let path = BundledScenes.defaultScene else {
+                throw DisplayError("the default scene is missing: kioskd_KioskRuntime.resources must be installed next to the kioskd binary (or give --scene FILE)")
+            }
+            return path
+        }
+    }
 
     func validate() throws {
         if let buffers, !(2...3).contains(buffers) { throw ValidationError("--buffers \(buffers): must be 2 or 3") }
@@ -106,9 +141,15 @@ struct RunCommand: ParsableCommand {
         let loop = try MainLoop.epoll()
         // Before any other thread starts, so render threads inherit the blocked mask and signals reach signalfd.
         var stopHandler: (() -> Void)?
+        var reloadHandler: (() -> Void)?
         try loop.onSignals([SIGTERM, SIGINT, SIGHUP]) { signal in
             if signal == SIGHUP {
-                logger.notice("SIGHUP: nothing to reload (the demo picture has no scene file)")
+                if let reload = reloadHandler {
+                    logger.notice("SIGHUP: reloading the scene file")
+                    reload()
+                } else {
+                    logger.notice("SIGHUP: nothing to reload (no scene file is shown)")
+                }
             } else {
                 logger.notice("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping at the next frame boundary")
                 stopHandler?()
@@ -177,14 +218,29 @@ struct RunCommand: ParsableCommand {
             flips = pump.flips
             failure = pump.failure
 
-        case .dashboard:
+        case .default, .file, .reference:
             let pool = RenderQueuePool(strategy: renderStrategy.poolStrategy)
-            let runner = try DashboardRunner(loop: loop, backend: display, pool: pool, fpsOverlay: fpsOverlay)
+            let engine: LayerEngine
+            var sceneRunner: SceneRunner?
+            var dashboard: DashboardRunner?
+            if scene == .reference {
+                dashboard = try DashboardRunner(loop: loop, backend: display, pool: pool, fpsOverlay: fpsOverlay)
+                engine = dashboard!.engine
+            } else {
+                let path = try scenePath()
+                let compositor = try ShadowCompositor(size: display.info.mode.size)
+                let runner = try SceneRunner(loop: loop, backend: display, compositor: compositor, pool: pool, path: path,
+                                             watch: watch, fpsOverlay: fpsOverlay, logger: logger)
+                reloadHandler = { [weak runner] in runner?.reload() }
+                controlSocket?.scene = runner.stage
+                sceneRunner = runner
+                engine = runner.engine
+            }
             var stopping = false
             // The engine presents the next frame from inside the flip that ends the run, and stopping the display
             // completes that flip: it is past the end and not counted.
             var finished = false
-            runner.engine.onFlip = { event in
+            engine.onFlip = { event in
                 guard !finished else { return }
                 flips.record(event)
                 controlSocket?.flipped(event)
@@ -200,13 +256,17 @@ struct RunCommand: ParsableCommand {
                 stopping = true
                 if !display.isFlipPending { loop.stop() }
             }
-            controlSocket?.liveStats = { [weak runner] in (flips, runner?.engine.stats) }
-            controlSocket?.engine = runner.engine
-            try runner.engine.start()
+            controlSocket?.liveStats = { [weak engine] in (flips, engine?.stats) }
+            controlSocket?.engine = engine
+            // --frames N counts flips, and a still scene causes none: keep the display link ticking (unchanged
+            // frames are presented) until the count is reached.
+            let counting = ClockBox(0)
+            if frames != nil { engine.addAnimation(target: counting) { _, _ in !finished } }
+            try engine.start()
             loop.run()
             captured = drm?.lastCapture
-            engineStats = runner.engine.stats
-            withExtendedLifetime(pool) {}
+            engineStats = engine.stats
+            withExtendedLifetime((pool, sceneRunner, dashboard, counting)) {}
         }
 
         var problems: [String] = []

@@ -59,9 +59,9 @@ final class KioskdDRMCLITests: XCTestCase {
     }
 
     /// The writeback capture of the last frame equals what kioskd put in the scanout buffer for it, for the
-    /// layer-engine dashboard and for the directly drawn clock.
+    /// default scene, the layer-engine reference dashboard and the directly drawn clock.
     func testCaptureEqualsScreenshotOfTheLastFrame() throws {
-        for scene in ["dashboard", "clock"] {
+        for scene in ["default", "reference", "clock"] {
             let dir = try KioskdProcess.scratchDirectory("drm-capture-\(scene)")
             let capture = dir.appendingPathComponent("capture.png"), shot = dir.appendingPathComponent("shot.png")
             let r = try KioskdProcess.run(["run", "--scene", scene, "--frames", "20", "--capture", capture.path,

@@ -126,7 +126,7 @@ final class EngineCLITests: XCTestCase {
     func testDashboardStatsCarryTheEngineCounters() throws {
         let dir = try KioskdProcess.scratchDirectory("dashboard-stats")
         let stats = dir.appendingPathComponent("stats.json")
-        let r = try KioskdProcess.run(["run", "--backend", "headless", "--scene", "dashboard", "--fps-overlay", "--frames", "90",
+        let r = try KioskdProcess.run(["run", "--backend", "headless", "--scene", "reference", "--fps-overlay", "--frames", "90",
                                        "--stats-out", stats.path])
         XCTAssertEqual(r.status, 0, r.stderr)
         let s = try KioskdProcess.readStats(stats)

@@ -172,6 +172,24 @@ public final class LayerEngine {
     /// XRGB8888 rows of `backend.info.mode.size`, stride = width * 4.
     public func screenshot() -> [UInt8]? { backend.frontBufferSnapshot() }
 
+    /// Whether `subtree` (the layer or a descendant) has a render asked for, in flight, or held by a transaction
+    /// group: false means what it shows on the next composition is complete.
+    public func isRendering(_ subtree: Layer) -> Bool {
+        func inside(_ layer: Layer?) -> Bool {
+            guard let layer else { return false }
+            return layer === subtree || layer.isDescendant(of: subtree)
+        }
+        if inFlight.values.contains(where: { inside($0.layer) }) { return true }
+        if groups.values.contains(where: { group in group.ready.contains { inside($0.0.layer) } }) { return true }
+        var pending = false
+        func visit(_ layer: Layer) {
+            if layer.needsDisplay && layer.isDrawable { pending = true }
+            for child in layer.children where !pending { visit(child) }
+        }
+        visit(subtree)
+        return pending
+    }
+
     /// Renders dispatched whose results have not been received.
     public var rendersInFlight: Int { inFlight.count }
 

@@ -15,6 +15,9 @@ public struct Rect: Hashable, Sendable, CustomStringConvertible {
         self.x = x; self.y = y; self.width = width; self.height = height
     }
     public init(size: Size) { self.init(x: 0, y: 0, width: size.width, height: size.height) }
+
+    /// Width and height.
+    public var size: Size { Size(width: width, height: height) }
     public var isEmpty: Bool { width <= 0 || height <= 0 }
     public var maxX: Int { x + width }
     public var maxY: Int { y + height }

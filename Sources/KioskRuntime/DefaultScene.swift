@@ -1,0 +1,17 @@
+import Foundation
+
+/// The scenes that ship with kioskd, in the KioskRuntime resource bundle (installed next to the binaries).
+public enum BundledScenes {
+    /// The folder holding `dashboard.yaml`, `signage-loop.yaml`, `hmi-panel.yaml` and their images.
+    public static var directory: String? {
+        guard let base = Bundle.module.resourcePath else { return nil }
+        let path = (base as NSString).appendingPathComponent("Scenes")
+        return FileManager.default.fileExists(atPath: path) ? path : nil
+    }
+
+    /// The default scene: a dashboard with time and date, data cards, a ticker, a progress bar, a QR code and an
+    /// image; shown when `kioskd run` is given no scene, and measured by `kioskd bench`.
+    public static var defaultScene: String? {
+        directory.map { ($0 as NSString).appendingPathComponent("dashboard.yaml") }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import KioskCore
+import KioskDisplay
+import KioskRender
+import KioskRuntime
+import KioskScene
+import XCTest
+
+/// A scene on a real engine, compositor and headless backend, driven by a manual clock: renders run on a
+/// `.manual` pool when the harness turns the loop, so every run is deterministic. Main thread.
+final class StageHarness {
+    /// 2023-11-14 22:13:20 UTC: what every clock in these tests shows.
+    static let fixedTime = 1_700_000_000
+
+    let loop: MainLoop
+    let poller: ManualPoller
+    let backend: HeadlessBackend
+    let compositor: ShadowCompositor
+    let pool: RenderQueuePool
+    let engine: LayerEngine
+    let stage: SceneStage
+    let directory: URL
+
+    /// Loads `yaml` (written to a scene file in a fresh directory, so relative image paths resolve there).
+    convenience init(yaml: String, size: Size = Size(width: 1024, height: 768),
+                     files: [String: Data] = [:]) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-stage-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for (name, data) in files {
+            let url = directory.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try data.write(to: url)
+        }
+        let scenePath = directory.appendingPathComponent("scene.yaml").path
+        try Data(yaml.utf8).write(to: URL(fileURLWithPath: scenePath))
+        try self.init(path: scenePath, size: size, directory: directory)
+    }
+
+    init(path: String, size: Size = Size(width: 1024, height: 768), directory: URL? = nil) throws {
+        self.directory = directory ?? URL(fileURLWithPath: (path as NSString).deletingLastPathComponent)
+        // Clocks without a zone show local time: make it the same on every machine the goldens are checked on.
+        setenv("TZ", "UTC", 1)
+        tzset()
+        (loop, poller) = MainLoop.manual()
+        let physical = size
+        backend = try HeadlessBackend(mode: DisplayMode(width: physical.width, height: physical.height, refreshMilliHz: 60_000), bufferCount: 2)
+        compositor = try ShadowCompositor(size: physical)
+        pool = RenderQueuePool(strategy: .manual)
+        engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: pool)
+        stage = try SceneStage(engine: engine, path: path, clock: { StageHarness.fixedTime })
+        try engine.start()
+    }
+
+    var scenePath: String { directory.appendingPathComponent("scene.yaml").path }
+    var stats: EngineStats { engine.stats }
+
+    /// Iterations at the current instant until nothing is left to do now (renders run as they are queued).
+    func settleNow(file: StaticString = #filePath, line: UInt = #line) {
+        for _ in 0..<10_000 {
+            let wakeups = loop.wakeups
+            loop.runOnce(timeout: .zero)
+            if pool.runQueued() > 0 { continue }
+            if loop.wakeups == wakeups && engine.transaction.isEmpty && engine.rendersInFlight == 0 { return }
+        }
+        XCTFail("the loop never went quiet", file: file, line: line)
+    }
+
+    /// Runs `duration` of manual time, jumping from timer to timer (vblanks, clocks) as epoll would sleep.
+    func run(for duration: Duration, file: StaticString = #filePath, line: UInt = #line) {
+        let end = loop.now + duration
+        while true {
+            settleNow(file: file, line: line)
+            guard let next = loop.nextTimerDeadline, next <= end else { break }
+            poller.advance(to: max(next, loop.now))
+        }
+        poller.advance(to: end)
+        settleNow(file: file, line: line)
+    }
+
+    /// Runs whole frames until nothing renders and the newest composition is on screen (animations may go on:
+    /// then two more frames make sure the last composition was flipped).
+    func settle(file: StaticString = #filePath, line: UInt = #line) {
+        for _ in 0..<600 {
+            run(for: backend.info.mode.frameDuration, file: file, line: line)
+            guard !engine.isRendering(engine.rootLayer), engine.rendersInFlight == 0 else { continue }
+            if engine.isAnimating {
+                run(for: backend.info.mode.frameDuration * 2, file: file, line: line)
+                return
+            }
+            if !backend.isFlipPending && !engine.hasPendingWork { return }
+        }
+        XCTFail("the scene never finished rendering", file: file, line: line)
+    }
+
+    /// The frame on screen, as XRGB8888 bytes of the physical mode size.
+    func screen(file: StaticString = #filePath, line: UInt = #line) throws -> [UInt8] {
+        try XCTUnwrap(engine.screenshot(), "no frame on screen", file: file, line: line)
+    }
+
+    /// The pixel on screen at (x, y) in physical coordinates, as 0xRRGGBB.
+    func pixel(x: Int, y: Int) throws -> UInt32 {
+        let bytes = try screen()
+        let o = (y * backend.info.mode.width + x) * 4
+        return UInt32(bytes[o + 2]) << 16 | UInt32(bytes[o + 1]) << 8 | UInt32(bytes[o])
+    }
+
+    func string(_ value: PropertyValue?) -> String? {
+        if case .string(let s)? = value { return s }
+        return nil
+    }
+}
