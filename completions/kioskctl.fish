@@ -165,7 +165,7 @@ complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_opti
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl screenshot" server-path' -l 'server-path' -d 'Have kioskd write the PNG to this absolute path.' -rfka ''
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl screenshot" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl scene" h help' -s 'h' -l 'help' -d 'Show help information.'
-complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl scene" -eq 1' -fa 'load' -d 'Replace the scene with a file or inline YAML; an invalid one is refused and the current stays.'
+complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl scene" -eq 1' -fa 'load' -d 'Replace the scene with a file or inline YAML; returns once it is on screen. An invalid one is refused and the current stays.'
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl scene" -eq 1' -fa 'get' -d 'Show the scene: source, size, pages, current page, data keys, widgets.'
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl scene load" socket' -l 'socket' -d 'Control socket of kioskd (default: $KIOSKD_SOCKET, else /run/kioskd/control.sock).' -rfka ''
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl scene load" json' -l 'json' -d 'Print the raw JSON reply instead of human-readable output.'

@@ -32,7 +32,7 @@ extension Kioskctl {
 
         struct Load: ParsableCommand {
             static let configuration = CommandConfiguration(
-                abstract: "Replace the scene with a file or inline YAML; an invalid one is refused and the current stays.")
+                abstract: "Replace the scene with a file or inline YAML; returns once it is on screen. An invalid one is refused and the current stays.")
             @OptionGroup var connection: ConnectionOptions
             @Argument(help: "Scene file (YAML or JSON).") var file: String?
             @Option(help: "The scene as inline YAML instead of a file.") var yaml: String?
@@ -47,8 +47,28 @@ extension Kioskctl {
                 } else {
                     ["yaml": .string(yaml ?? ""), "base_directory": .string(FileManager.default.currentDirectoryPath)]
                 }
-                let result = try connection.call("scene.load", arguments)
-                if !connection.json { printHuman(result) }
+                // Subscribed first, so the `loaded` event that follows the reply cannot be missed: the command
+                // returns once the new scene is on screen.
+                let client = try ControlClient(path: connection.socketPath)
+                try client.sendLine(ControlRequest(id: "events", command: "subscribe", arguments: ["events": ["scene", "error"]]).jsonLine())
+                let (subscribedLine, subscribed) = try client.readReply()
+                _ = try handle(line: subscribedLine, reply: subscribed, printRaw: false)
+                try client.sendLine(ControlRequest(id: 1, command: "scene.load", arguments: arguments).jsonLine())
+                let (line, reply) = try client.readReply()
+                let result = try handle(line: line, reply: reply, printRaw: connection.json)
+                let source = result["source"]?.stringValue ?? ""
+                while let eventLine = try client.readLine() {
+                    let event = (try? JSONDecoder().decode(JSONValue.self, from: Data(eventLine))) ?? .null
+                    if event["event"] == "error" {
+                        FileHandle.standardError.write(Data("kioskctl: \(event["data"]?["code"]?.stringValue ?? "error"): \(event["data"]?["message"]?.stringValue ?? "")\n".utf8))
+                        throw ExitCode(ClientFailure.errorReplyStatus)
+                    }
+                    guard event["event"] == "scene", event["data"]?["kind"] == "loaded", event["data"]?["source"]?.stringValue == source else { continue }
+                    if connection.json { printFlushed(eventLine) } else { print("loaded \(source): pages \(scalarText(event["data"]?["pages"] ?? []))") }
+                    return
+                }
+                throw ClientFailure(message: "control socket \(connection.socketPath): kioskd closed the connection before the scene was shown",
+                                    status: ClientFailure.cannotConnectStatus)
             }
         }
 

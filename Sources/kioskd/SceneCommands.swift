@@ -12,6 +12,7 @@ extension ControlWiring {
 
         commands.register("scene.load") { [unowned self] args, _ in
             let stage = try requireScene(args)
+            var source = ""
             switch (args.has("path"), args.has("yaml")) {
             case (true, true):
                 throw ControlError.invalidArgument("scene.load: give 'path' or 'yaml', not both")
@@ -21,6 +22,7 @@ extension ControlWiring {
                 let path = try args.string("path")
                 guard path.hasPrefix("/") else { throw args.invalid("path", "must be an absolute path, got '\(path)'") }
                 try stageCall(args) { () throws(StageError) in try stage.loadScene(path: path) }
+                source = path
             case (false, true):
                 let yaml = try args.string("yaml")
                 var base = FileManager.default.currentDirectoryPath
@@ -29,8 +31,11 @@ extension ControlWiring {
                     guard base.hasPrefix("/") else { throw args.invalid("base_directory", "must be an absolute path, got '\(base)'") }
                 }
                 try stageCall(args) { () throws(StageError) in try stage.loadScene(yaml: yaml, baseDirectory: base) }
+                source = "inline"
             }
-            return Self.json(stage.sceneDescription)
+            // The scene is valid and being built; it replaces the current one once completely rendered, which the
+            // `scene` event (kind loaded) announces.
+            return ["source": .string(source), "status": "loading"]
         }
 
         commands.register("scene.get") { [unowned self] args, _ in

@@ -16,7 +16,7 @@ private func writeScene(_ directory: URL, name: String = "scene.yaml", title: St
         widgets:
           - {id: title, type: text, text: "\(title)", x: 0, y: 0, width: 100%, height: 20%, foreground: white}
           - {id: reading, type: text, text: "{temperature} C", x: 0, y: 20%, width: 50%, height: 20%, foreground: white}
-          - {id: bar, type: progress, value: "{level}", x: 0, y: 45%, width: 100%, height: 5%}
+          - {id: bar, type: progress, value: {bind: level}, x: 0, y: 45%, width: 100%, height: 5%}
           - id: grid
             type: column
             x: 0
@@ -50,6 +50,11 @@ final class SceneControlTests: XCTestCase {
     override func setUpWithError() throws {
         directory = try KioskdProcess.scratchDirectory("scene-control-\(name.filter { $0.isLetter })")
         sceneFile = try writeScene(directory)
+    }
+
+    /// Started by each test rather than in setUp, so a daemon that does not come up fails the test instead of
+    /// being reported as a skip.
+    private func startDaemon() throws {
         daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", sceneFile.path])
     }
 
@@ -59,6 +64,7 @@ final class SceneControlTests: XCTestCase {
     }
 
     func testSceneGetDescribesTheScene() throws {
+        try startDaemon()
         let scene = try daemon.result("scene.get")
         XCTAssertEqual(scene["source"] as? String, sceneFile.path)
         XCTAssertEqual(scene["pages"] as? [String], ["main", "second"])
@@ -72,28 +78,37 @@ final class SceneControlTests: XCTestCase {
     }
 
     func testSceneLoadFromAFileAndInlineYAML() throws {
+        try startDaemon()
         let socket = try daemon.connect()
         _ = try XCTUnwrap(socket.request(#"{"id": 0, "cmd": "subscribe", "args": {"events": ["scene"]}}"#))
         let other = try writeScene(directory, name: "other.yaml", title: "Other")
         let loaded = try daemon.result("scene.load", #"{"path": "\#(other.path)"}"#)
         XCTAssertEqual(loaded["source"] as? String, other.path)
-        XCTAssertEqual(try daemon.result("widget.get", #"{"id": "title"}"#)["text"] as? String, "Other")
+        XCTAssertEqual(loaded["status"] as? String, "loading")
+        // The new scene takes over once completely rendered, which the event announces.
         var event: [String: Any]?
         while event == nil, let line = socket.readObject() { if line["event"] as? String == "scene" { event = line["data"] as? [String: Any] } }
         XCTAssertEqual(event?["kind"] as? String, "loaded")
         XCTAssertEqual(event?["source"] as? String, other.path)
         XCTAssertEqual(event?["pages"] as? [String], ["main", "second"])
+        XCTAssertEqual(try daemon.result("scene.get")["source"] as? String, other.path)
+        XCTAssertEqual(try daemon.result("widget.get", #"{"id": "title"}"#)["text"] as? String, "Other")
 
         let inline = """
         {"id": 1, "cmd": "scene.load", "args": {"yaml": "size: display\\npages:\\n  - name: only\\n    widgets:\\n      - {id: t, type: text, text: Inline}\\n"}}
         """
         let reply = try daemon.request(inline)
         XCTAssertEqual(reply["ok"] as? Bool, true, "\(reply)")
+        XCTAssertEqual((reply["result"] as? [String: Any])?["source"] as? String, "inline")
+        event = nil
+        while event == nil, let line = socket.readObject() { if line["event"] as? String == "scene" { event = line["data"] as? [String: Any] } }
+        XCTAssertEqual(event?["source"] as? String, "inline")
         XCTAssertEqual(try daemon.result("scene.get")["pages"] as? [String], ["only"])
         XCTAssertEqual(try daemon.result("widget.get", #"{"id": "t"}"#)["text"] as? String, "Inline")
     }
 
     func testSceneLoadErrorsLeaveTheCurrentScene() throws {
+        try startDaemon()
         let bad = directory.appendingPathComponent("bad.yaml")
         try "pages:\n  - name: p\n    widgets:\n      - {id: x, type: hologram}\n".write(to: bad, atomically: true, encoding: .utf8)
         let invalid = try daemon.error("scene.load", #"{"path": "\#(bad.path)"}"#)
@@ -119,6 +134,7 @@ final class SceneControlTests: XCTestCase {
     }
 
     func testWidgetGetAndSet() throws {
+        try startDaemon()
         let title = try daemon.result("widget.get", #"{"id": "title"}"#)
         XCTAssertEqual(title["id"] as? String, "title")
         XCTAssertEqual(title["type"] as? String, "text")
@@ -148,6 +164,7 @@ final class SceneControlTests: XCTestCase {
     }
 
     func testDataSetAndGet() throws {
+        try startDaemon()
         let socket = try daemon.connect()
         _ = try XCTUnwrap(socket.request(#"{"id": 0, "cmd": "subscribe", "args": {"events": ["data"]}}"#))
         let set = try daemon.result("data.set", #"{"values": {"temperature": 22, "level": 0.5, "flag": true, "label": "x"}}"#)
@@ -172,6 +189,7 @@ final class SceneControlTests: XCTestCase {
 
     /// Setting 100 bound keys in one call composes exactly one frame.
     func testDataSetOfAHundredKeysComposesOneFrame() throws {
+        try startDaemon()
         let socket = try daemon.connect()
         _ = try XCTUnwrap(socket.request(#"{"id": 0, "cmd": "subscribe", "args": {"events": ["frame"]}}"#))
         // Let the start-up frames settle: nothing animates in this scene.
@@ -200,6 +218,7 @@ final class SceneControlTests: XCTestCase {
     }
 
     func testPageShow() throws {
+        try startDaemon()
         let socket = try daemon.connect()
         _ = try XCTUnwrap(socket.request(#"{"id": 0, "cmd": "subscribe", "args": {"events": ["scene"]}}"#))
         XCTAssertEqual(try daemon.result("page.show", #"{"name": "second", "transition": {"kind": "fade", "duration": 0.1, "easing": "ease-out"}}"#)["page"] as? String, "second")
@@ -228,6 +247,7 @@ final class SceneControlTests: XCTestCase {
     }
 
     func testAnimateBasicSpringAndDecay() throws {
+        try startDaemon()
         XCTAssertEqual(try daemon.result("animate", #"{"id": "title", "property": "opacity", "to": 0.5, "duration": 0.2, "easing": "linear"}"#)["id"] as? String, "title")
         XCTAssertEqual(try daemon.result("animate", #"{"id": "title", "property": "position", "to": [10, 20], "kind": "spring", "stiffness": 200, "damping": 15}"#)["property"] as? String, "position")
         XCTAssertEqual(try daemon.result("animate", #"{"id": "title", "property": "x", "kind": "decay", "velocity": -300}"#)["property"] as? String, "x")
@@ -255,6 +275,7 @@ final class SceneControlTests: XCTestCase {
 
     /// kioskctl's scene subcommands, human-readable and raw.
     func testKioskctlSceneSubcommands() throws {
+        try startDaemon()
         var r = try daemon.kioskctl(["scene", "get"])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(String(decoding: r.stdout, as: UTF8.self).contains("current_page: main"))
@@ -279,6 +300,8 @@ final class SceneControlTests: XCTestCase {
         let other = try writeScene(directory, name: "third.yaml", title: "Third")
         r = try daemon.kioskctl(["scene", "load", other.path])
         XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(String(decoding: r.stdout, as: UTF8.self), "loaded \(other.path): pages main, second\n", "returns once shown")
+        XCTAssertEqual(try daemon.result("widget.get", #"{"id": "title"}"#)["text"] as? String, "Third")
         r = try daemon.kioskctl(["scene", "load", "--yaml", "size: display\npages:\n  - name: x\n    widgets: []\n"])
         XCTAssertEqual(r.status, 0, r.stderr)
         r = try daemon.kioskctl(["widget", "get", "nope"])
