@@ -59,6 +59,8 @@ final class ControlWiring {
     /// The running scene, which the scene commands drive; nil while none is shown.
     var scene: (any SceneControlling)?
     var liveStats: () -> (FlipStatistics, EngineStats?) = { (FlipStatistics(), nil) }
+    /// The output rotation the scene is composed with, for `stats`.
+    var rotation = OutputRotation.degrees0
 
     static func bootstrapLogging(level: Logger.Level) {
         runtimeLogLevel.withLock { $0 = level }
@@ -107,7 +109,8 @@ final class ControlWiring {
         }
         commands.register("stats") { [unowned self] _, _ in
             let (flips, engine) = liveStats()
-            return try ControlWiring.statsValue(flips: flips, engine: engine, info: display.info, loop: loop)
+            return try ControlWiring.statsValue(flips: flips, engine: engine, info: display.info, loop: loop,
+                                                rotation: rotation, poweredOn: display.isPoweredOn)
         }
         commands.register("display.info") { _, _ in
             let info = display.info
@@ -138,8 +141,10 @@ final class ControlWiring {
     }
 
     /// The `--stats-out` counters as a JSON value: the output's figures over the engine's, as the file has them.
-    static func statsValue(flips: FlipStatistics, engine: EngineStats?, info: OutputInfo, loop: MainLoop) throws -> JSONValue {
-        let report = try JSONValue(encoding: RunStatsReport(flips: flips, info: info, loop: loop), snakeCaseKeys: true)
+    static func statsValue(flips: FlipStatistics, engine: EngineStats?, info: OutputInfo, loop: MainLoop,
+                           rotation: OutputRotation, poweredOn: Bool) throws -> JSONValue {
+        let report = try JSONValue(encoding: RunStatsReport(flips: flips, info: info, loop: loop, rotation: rotation, poweredOn: poweredOn),
+                                   snakeCaseKeys: true)
         guard let engine, case .object(var merged) = try JSONValue(encoding: engine, snakeCaseKeys: true),
               case .object(let mine) = report else { return report }
         merged.merge(mine) { _, ours in ours }

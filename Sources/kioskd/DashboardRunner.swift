@@ -13,9 +13,11 @@ final class DashboardRunner {
     private var fpsLayer: Layer?
     private var lastFPSUpdate: MonotonicInstant?
 
-    init(loop: MainLoop, backend: DisplayBackend, pool: RenderQueuePool, fpsOverlay: Bool) throws {
-        let size = backend.info.mode.size
-        engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: size), pool: pool)
+    init(loop: MainLoop, backend: DisplayBackend, pool: RenderQueuePool, rotation: OutputRotation = .degrees0, fpsOverlay: Bool) throws {
+        let compositor = try ShadowCompositor(size: backend.info.mode.size, rotation: rotation)
+        // The scene is laid out in the rotated size; only the compositor knows the panel's.
+        let size = compositor.sceneSize
+        engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: pool)
         let icons = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-icons").path
         scene = try ReferenceDashboard(size: size, imageDirectory: icons, clock: time(nil))
         engine.rootLayer.addChild(scene.root)

@@ -166,6 +166,20 @@ final class GoldenSceneTests: XCTestCase {
         XCTAssertTrue(result.passed, result.message)
     }
 
+    /// The default scene on a 1024x768 panel turned a quarter clockwise (`rotation: 90`): laid out in portrait at
+    /// 768x1024, its top along the panel's right edge.
+    func testDefaultSceneRotated90() throws {
+        let path = try XCTUnwrap(BundledScenes.defaultScene)
+        let h = try StageHarness(path: path, size: Size(width: 1024, height: 768), rotation: .degrees90)
+        XCTAssertEqual(h.engine.rootLayer.frame.size, Size(width: 768, height: 1024), "the scene is portrait")
+        h.run(for: .seconds(2))
+        h.settle()
+        let result = GoldenImage.check(xrgb8888: try h.screen(), size: Size(width: 1024, height: 768), stride: 1024 * 4,
+                                       goldenPath: Self.golden("default-scene-rotated-90"), tolerance: Self.textTolerance,
+                                       maxDifferingPixelsFraction: Self.textFraction)
+        XCTAssertTrue(result.passed, result.message)
+    }
+
     /// The comparison catches a visibly different scene: the same scene with one card's value changed fails
     /// against the golden.
     func testAVisiblyDifferentSceneFailsTheComparison() throws {
