@@ -35,8 +35,10 @@ final class SceneRunner {
 
     deinit { fpsTimer?.cancel() }
 
-    /// SIGHUP: read the scene file again.
-    func reload() { stage.reload(path: path) }
+    /// SIGHUP: read the scene file shown again (the one `scene.load` switched to, if any).
+    func reload() {
+        stage.reload(path: stage.source == "inline" ? path : stage.source)
+    }
 
     private func updateFPS() {
         let stats = engine.stats
