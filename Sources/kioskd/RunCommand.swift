@@ -97,8 +97,8 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Save the last frame as the CRTC produced it, read back through a writeback connector, as PNG (DRM, atomic, needs --frames).")
     var capture: String?
 
-    @Option(help: ArgumentHelp("What to show: a scene file (YAML or JSON), default (the bundled dashboard scene), reference (the built-in reference dashboard) or clock (a full-frame clock drawn directly).", valueName: "FILE|default|reference|clock"))
-    var scene: SceneChoice = .default
+    @Option(help: ArgumentHelp("What to show: a scene file (YAML or JSON; default /etc/kioskd/scene.yaml when it exists), default (the bundled dashboard scene), reference (the built-in reference dashboard) or clock (a full-frame clock drawn directly).", valueName: "FILE|default|reference|clock"))
+    var scene: SceneChoice?
 
     @Flag(inversion: .prefixedNo, help: "Reload the scene file when it changes (inotify); an invalid version leaves the current scene on screen.")
     var watch = true
@@ -114,8 +114,16 @@ struct RunCommand: ParsableCommand {
     @OptionGroup var control: ControlOptions
 
     /// The scene file `--scene` names, or the bundled default scene.
+    /// Where a scene is looked for when `--scene` is not given; the bundled default scene when it is absent.
+    static let systemScene = "/etc/kioskd/scene.yaml"
+
+    /// What to show: `--scene`, else the system's scene file, else the bundled default scene.
+    private var sceneChoice: SceneChoice {
+        scene ?? (FileManager.default.fileExists(atPath: Self.systemScene) ? .file(Self.systemScene) : .default)
+    }
+
     private func scenePath() throws -> String {
-        switch scene {
+        switch sceneChoice {
         case .file(let path): return path
         default:
             guard let path = BundledScenes.defaultScene else {
@@ -173,6 +181,7 @@ struct RunCommand: ParsableCommand {
         let commit = self.commit ?? boardFile.commit ?? .auto
         let buffers = self.buffers ?? boardFile.buffers ?? 2
         let rotation = self.rotation ?? boardFile.rotation ?? .degrees0
+        let scene = sceneChoice
         if rotation != .degrees0 && scene == .clock {
             throw DisplayError("rotation \(rotation): the clock scene draws straight into scanout buffers and cannot be rotated; use another scene or rotation 0")
         }
