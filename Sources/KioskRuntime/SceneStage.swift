@@ -125,6 +125,10 @@ public final class SceneStage: SceneControlling {
         }
         for warning in loaded.warnings { logger.warning("\(warning)") }
         replace(with: loaded.scene, source: path)
+        // Live reload follows the file shown.
+        if let watcher, watcher.path != path {
+            do { try watch(path: path) } catch { logger.error("scene \(path): not watched for changes: \(error)") }
+        }
     }
 
     public func loadScene(yaml: String, baseDirectory: String) throws(StageError) {
@@ -136,6 +140,9 @@ public final class SceneStage: SceneControlling {
         }
         for warning in loaded.warnings { logger.warning("\(warning)") }
         replace(with: loaded.scene, source: "inline")
+        // An inline scene has no file: the one watched until now must not replace it.
+        watcher?.cancel()
+        watcher = nil
     }
 
     public var sceneDescription: PropertyValue {

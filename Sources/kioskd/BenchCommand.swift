@@ -241,6 +241,8 @@ final class CountingCompositor: Compositing {
     private(set) var bytesCopied = 0
     init(_ inner: any Compositing) { self.inner = inner }
     var size: Size { inner.size }
+    var sceneSize: Size { inner.sceneSize }
+    var rotation: OutputRotation { inner.rotation }
     func compose(_ items: [CompositeItem], damage: [Rect]) -> [Rect] { inner.compose(items, damage: damage) }
     func copy(into buffer: PixelBuffer) -> (rects: [Rect], bytes: Int) {
         let r = inner.copy(into: buffer)

@@ -3,8 +3,8 @@ import KioskCore
 import KioskDisplay
 import Yams
 
-/// A board file (`board-configs/*.yaml`): which card (by driver name or path), connector, mode, commit API and
-/// buffer count a board or panel uses. Command-line options override it. A plain value.
+/// A board file (`board-configs/*.yaml`): which card (by driver name or path), connector, mode, commit API,
+/// buffer count and output rotation a board or panel uses. Command-line options override it. A plain value.
 struct BoardConfig: Equatable {
     var name: String?
     var device: String?
@@ -13,8 +13,9 @@ struct BoardConfig: Equatable {
     var mode: ModeRequest?
     var commit: CommitChoice?
     var buffers: Int?
+    var rotation: OutputRotation?
 
-    static let keys = ["board", "device", "driver", "connector", "mode", "commit", "buffers"]
+    static let keys = ["board", "device", "driver", "connector", "mode", "commit", "buffers", "rotation"]
     /// Board files are a few lines; anything larger is not one.
     static let maximumBytes = 64 * 1024
 
@@ -72,6 +73,12 @@ struct BoardConfig: Equatable {
                     throw DisplayError("\(file):\(where_(value)): buffers: expected 2 or 3")
                 }
                 config.buffers = n
+            case "rotation":
+                let s = value.scalar?.string ?? ""
+                guard let r = OutputRotation(parsing: s) else {
+                    throw DisplayError("\(file):\(where_(value)): rotation: '\(s)' is not one of \(OutputRotation.allowedValues) (degrees clockwise)")
+                }
+                config.rotation = r
             default:
                 throw DisplayError("\(file):\(where_(keyNode)): unknown key '\(key)'; known keys: \(keys.joined(separator: ", "))")
             }

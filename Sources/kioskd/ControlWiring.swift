@@ -61,8 +61,8 @@ final class ControlWiring {
     let jobs: BackgroundJobs
     /// The flip counters and engine statistics of the scene being shown; set once the scene runs.
     var liveStats: () -> (FlipStatistics, EngineStats?) = { (FlipStatistics(), nil) }
-    /// The output's rotation in degrees as the run applies it (0, 90, 180, 270).
-    var rotation = 0
+    /// The output rotation the scene is composed with (`--rotation`, board file), for `stats` and `display.info`.
+    var rotation = OutputRotation.degrees0
     /// The layer engine of the picture shown, when it has one (the clock picture draws without it): power goes
     /// through it so lighting the output redraws, and its presents become `frame` events.
     var engine: LayerEngine? {
@@ -124,7 +124,8 @@ final class ControlWiring {
         }
         commands.register("stats") { [unowned self] _, _ in
             let (flips, engine) = liveStats()
-            var stats = try ControlWiring.statsValue(flips: flips, engine: engine, info: display.info, loop: loop)
+            var stats = try ControlWiring.statsValue(flips: flips, engine: engine, info: display.info, loop: loop,
+                                                     rotation: rotation, poweredOn: display.isPoweredOn)
             // The control socket's own load, beside the `--stats-out` counters.
             if case .object(var members) = stats {
                 members["control_clients"] = .int(Int64(server.connections.count))
@@ -147,8 +148,10 @@ final class ControlWiring {
     }
 
     /// The `--stats-out` counters as a JSON value: the output's figures over the engine's, as the file has them.
-    static func statsValue(flips: FlipStatistics, engine: EngineStats?, info: OutputInfo, loop: MainLoop) throws -> JSONValue {
-        let report = try JSONValue(encoding: RunStatsReport(flips: flips, info: info, loop: loop), snakeCaseKeys: true)
+    static func statsValue(flips: FlipStatistics, engine: EngineStats?, info: OutputInfo, loop: MainLoop,
+                           rotation: OutputRotation, poweredOn: Bool) throws -> JSONValue {
+        let report = try JSONValue(encoding: RunStatsReport(flips: flips, info: info, loop: loop, rotation: rotation, poweredOn: poweredOn),
+                                   snakeCaseKeys: true)
         guard let engine, case .object(var merged) = try JSONValue(encoding: engine, snakeCaseKeys: true),
               case .object(let mine) = report else { return report }
         merged.merge(mine) { _, ours in ours }

@@ -52,7 +52,7 @@ extension ControlWiring {
             "modes": .array(listed.map(Self.modeValue)),
             "commit_api": .string(info.commitAPI.rawValue),
             "buffers": .int(Int64(info.bufferCount)),
-            "rotation": .int(Int64(rotation)),
+            "rotation": .int(Int64(rotation.rawValue)),
             "power": .string(display.isPoweredOn ? "on" : "off"),
         ]
     }

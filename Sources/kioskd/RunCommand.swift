@@ -75,6 +75,16 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Number of scanout buffers: 2 (default) or 3.")
     var buffers: Int?
 
+    @Option(help: ArgumentHelp("Output rotation in degrees clockwise: 0 (default), 90, 180 or 270; at 90 the scene's top is along the panel's right edge.",
+                               valueName: "degrees"),
+            transform: { text in
+                guard let rotation = OutputRotation(parsing: text) else {
+                    throw ValidationError("--rotation \(text): must be one of \(OutputRotation.allowedValues)")
+                }
+                return rotation
+            })
+    var rotation: OutputRotation?
+
     @Option(help: "Stop after this many flipped frames.")
     var frames: Int?
 
@@ -87,8 +97,8 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Save the last frame as the CRTC produced it, read back through a writeback connector, as PNG (DRM, atomic, needs --frames).")
     var capture: String?
 
-    @Option(help: ArgumentHelp("What to show: a scene file (YAML or JSON), default (the bundled dashboard scene), reference (the built-in reference dashboard) or clock (a full-frame clock drawn directly).", valueName: "FILE|default|reference|clock"))
-    var scene: SceneChoice = .default
+    @Option(help: ArgumentHelp("What to show: a scene file (YAML or JSON; default /etc/kioskd/scene.yaml when it exists), default (the bundled dashboard scene), reference (the built-in reference dashboard) or clock (a full-frame clock drawn directly).", valueName: "FILE|default|reference|clock"))
+    var scene: SceneChoice?
 
     @Flag(inversion: .prefixedNo, help: "Reload the scene file when it changes (inotify); an invalid version leaves the current scene on screen.")
     var watch = true
@@ -104,8 +114,16 @@ struct RunCommand: ParsableCommand {
     @OptionGroup var control: ControlOptions
 
     /// The scene file `--scene` names, or the bundled default scene.
+    /// Where a scene is looked for when `--scene` is not given; the bundled default scene when it is absent.
+    static let systemScene = "/etc/kioskd/scene.yaml"
+
+    /// What to show: `--scene`, else the system's scene file, else the bundled default scene.
+    private var sceneChoice: SceneChoice {
+        scene ?? (FileManager.default.fileExists(atPath: Self.systemScene) ? .file(Self.systemScene) : .default)
+    }
+
     private func scenePath() throws -> String {
-        switch scene {
+        switch sceneChoice {
         case .file(let path): return path
         default:
             guard let path = BundledScenes.defaultScene else {
@@ -162,6 +180,11 @@ struct RunCommand: ParsableCommand {
         let mode = self.mode ?? boardFile.mode
         let commit = self.commit ?? boardFile.commit ?? .auto
         let buffers = self.buffers ?? boardFile.buffers ?? 2
+        let rotation = self.rotation ?? boardFile.rotation ?? .degrees0
+        let scene = sceneChoice
+        if rotation != .degrees0 && scene == .clock {
+            throw DisplayError("rotation \(rotation): the clock scene draws straight into scanout buffers and cannot be rotated; use another scene or rotation 0")
+        }
         if let name = boardFile.name { logger.info("board \(name) (\(board ?? ""))") }
         if commit == .legacy && capture != nil {
             throw DisplayError("--capture needs atomic commits, but the commit API is legacy")
@@ -184,6 +207,7 @@ struct RunCommand: ParsableCommand {
         }
 
         let controlSocket = try ControlWiring.start(options: control, loop: loop, display: display, logger: logger)
+        controlSocket?.rotation = rotation
         defer { controlSocket?.stop() }
 
         var captured: WritebackCapture?
@@ -224,11 +248,11 @@ struct RunCommand: ParsableCommand {
             var sceneRunner: SceneRunner?
             var dashboard: DashboardRunner?
             if scene == .reference {
-                dashboard = try DashboardRunner(loop: loop, backend: display, pool: pool, fpsOverlay: fpsOverlay)
+                dashboard = try DashboardRunner(loop: loop, backend: display, pool: pool, rotation: rotation, fpsOverlay: fpsOverlay)
                 engine = dashboard!.engine
             } else {
                 let path = try scenePath()
-                let compositor = try ShadowCompositor(size: display.info.mode.size)
+                let compositor = try ShadowCompositor(size: display.info.mode.size, rotation: rotation)
                 let runner = try SceneRunner(loop: loop, backend: display, compositor: compositor, pool: pool, path: path,
                                              watch: watch, fpsOverlay: fpsOverlay, logger: logger)
                 reloadHandler = { [weak runner] in runner?.reload() }
@@ -291,7 +315,7 @@ struct RunCommand: ParsableCommand {
         }
         display.stop()
 
-        let report = RunStatsReport(flips: flips, info: display.info, loop: loop)
+        let report = RunStatsReport(flips: flips, info: display.info, loop: loop, rotation: rotation, poweredOn: display.isPoweredOn)
         logger.info("\(report.framesFlipped) frames flipped on \(report.connector) \(report.mode) (\(report.commitApi)), missed vblanks \(report.missedVblanks), flip interval p50 \(report.flipIntervalMs.p50) ms p99 \(report.flipIntervalMs.p99) ms")
         if let statsOut { try report.write(to: statsOut, engine: engineStats) }
         if let failure { problems.insert(failure, at: 0) }

@@ -15,8 +15,12 @@ struct RunStatsReport: Codable {
     var buffers: Int
     var loopIterations: Int
     var loopWakeups: Int
+    /// Output rotation in degrees clockwise.
+    var rotation: Int
+    /// "on" or "off": the output's power at exit.
+    var power: String
 
-    init(flips: FlipStatistics, info: OutputInfo, loop: MainLoop) {
+    init(flips: FlipStatistics, info: OutputInfo, loop: MainLoop, rotation: OutputRotation = .degrees0, poweredOn: Bool = true) {
         framesFlipped = flips.framesFlipped
         missedVblanks = flips.missedVblanks
         flipIntervalMs = flips.intervals.summary
@@ -29,6 +33,8 @@ struct RunStatsReport: Codable {
         buffers = info.bufferCount
         loopIterations = loop.iterations
         loopWakeups = loop.wakeups
+        self.rotation = rotation.degrees
+        power = poweredOn ? "on" : "off"
     }
 
     /// Writes the report; with a layer engine its counters (renders, drops, compositions, bytes copied, render

@@ -154,16 +154,26 @@ final class GoldenSceneTests: XCTestCase {
             """, hasText: false)
     }
 
-    /// The default scene at 1024x768, with its data, clocks at a fixed time and the ticker two seconds in.
-    func testDefaultScene() throws {
+    /// The default scene on a 1024x768 panel, with its data, clocks at a fixed time and the ticker two seconds in.
+    private func checkDefaultScene(rotation: OutputRotation, golden: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let path = try XCTUnwrap(BundledScenes.defaultScene, "the bundled default scene")
-        let h = try StageHarness(path: path)
+        let h = try StageHarness(path: path, size: Size(width: 1024, height: 768), rotation: rotation)
         h.run(for: .seconds(2))
         h.settle()
         let result = GoldenImage.check(xrgb8888: try h.screen(), size: Size(width: 1024, height: 768), stride: 1024 * 4,
-                                       goldenPath: Self.golden("default-scene-1024x768"), tolerance: Self.textTolerance,
+                                       goldenPath: Self.golden(golden), tolerance: Self.textTolerance,
                                        maxDifferingPixelsFraction: Self.textFraction)
-        XCTAssertTrue(result.passed, result.message)
+        XCTAssertTrue(result.passed, result.message, file: file, line: line)
+    }
+
+    func testDefaultScene() throws {
+        try checkDefaultScene(rotation: .degrees0, golden: "default-scene-1024x768")
+    }
+
+    /// Turned a quarter clockwise (`rotation: 90`): laid out in portrait at 768x1024, its top along the panel's
+    /// right edge.
+    func testDefaultSceneRotated90() throws {
+        try checkDefaultScene(rotation: .degrees90, golden: "default-scene-rotated-90")
     }
 
     /// The comparison catches a visibly different scene: the same scene with one card's value changed fails

@@ -22,7 +22,7 @@ final class StageHarness {
     let directory: URL
 
     /// Loads `yaml` (written to a scene file in a fresh directory, so relative image paths resolve there).
-    convenience init(yaml: String, size: Size = Size(width: 1024, height: 768),
+    convenience init(yaml: String, size: Size = Size(width: 1024, height: 768), rotation: OutputRotation = .degrees0,
                      files: [String: Data] = [:]) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-stage-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -33,10 +33,12 @@ final class StageHarness {
         }
         let scenePath = directory.appendingPathComponent("scene.yaml").path
         try Data(yaml.utf8).write(to: URL(fileURLWithPath: scenePath))
-        try self.init(path: scenePath, size: size, directory: directory)
+        try self.init(path: scenePath, size: size, rotation: rotation, directory: directory)
     }
 
-    init(path: String, size: Size = Size(width: 1024, height: 768), directory: URL? = nil) throws {
+    /// `size` is the panel's mode; with `rotation` 90 or 270 the scene is laid out at the swapped size.
+    init(path: String, size: Size = Size(width: 1024, height: 768), rotation: OutputRotation = .degrees0,
+         directory: URL? = nil) throws {
         self.directory = directory ?? URL(fileURLWithPath: (path as NSString).deletingLastPathComponent)
         // Clocks without a zone show local time: make it the same on every machine the goldens are checked on.
         setenv("TZ", "UTC", 1)
@@ -44,7 +46,7 @@ final class StageHarness {
         (loop, poller) = MainLoop.manual()
         let physical = size
         backend = try HeadlessBackend(mode: DisplayMode(width: physical.width, height: physical.height, refreshMilliHz: 60_000), bufferCount: 2)
-        compositor = try ShadowCompositor(size: physical)
+        compositor = try ShadowCompositor(size: physical, rotation: rotation)
         pool = RenderQueuePool(strategy: .manual)
         engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: pool)
         stage = try SceneStage(engine: engine, path: path, clock: { StageHarness.fixedTime })

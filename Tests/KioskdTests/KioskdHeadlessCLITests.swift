@@ -97,10 +97,45 @@ final class BoardFileTests: XCTestCase {
         XCTAssertEqual(s["buffers"] as? Int, 3)
     }
 
+    func testRotationComesFromTheBoardFileAndTheOptionOverridesIt() throws {
+        let dir = try KioskdProcess.scratchDirectory("board-rotation")
+        let stats = dir.appendingPathComponent("stats.json")
+        let shot = dir.appendingPathComponent("shot.png")
+        let board = repository.appendingPathComponent("board-configs/portrait-hdmi.yaml").path
+        var r = try KioskdProcess.run(["run", "--backend", "headless", "--board", board, "--frames", "2",
+                                       "--stats-out", stats.path, "--screenshot", shot.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        var s = try KioskdProcess.readStats(stats)
+        XCTAssertEqual(s["rotation"] as? Int, 90)
+        XCTAssertEqual(s["power"] as? String, "on")
+        XCTAssertEqual(s["mode"] as? String, "1920x1080@60", "the mode stays the panel's; only the scene turns")
+        let png = try Data(contentsOf: shot)
+        // IHDR: width and height, big-endian, at bytes 16 and 20: the screenshot is of the panel.
+        XCTAssertEqual(png[16..<20].reduce(0) { $0 << 8 | Int($1) }, 1920)
+        XCTAssertEqual(png[20..<24].reduce(0) { $0 << 8 | Int($1) }, 1080)
+
+        r = try KioskdProcess.run(["run", "--backend", "headless", "--board", board, "--rotation", "180", "--frames", "2",
+                                   "--stats-out", stats.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        s = try KioskdProcess.readStats(stats)
+        XCTAssertEqual(s["rotation"] as? Int, 180)
+    }
+
+    func testInvalidRotationNamesTheOptionAndTheAllowedValues() throws {
+        let r = try KioskdProcess.run(["run", "--backend", "headless", "--rotation", "45", "--frames", "1"])
+        XCTAssertNotEqual(r.status, 0)
+        XCTAssertTrue(r.stderr.contains("--rotation"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("0, 90, 180, 270"), r.stderr)
+        let clock = try KioskdProcess.run(["run", "--backend", "headless", "--scene", "clock", "--rotation", "90", "--frames", "1"])
+        XCTAssertEqual(clock.status, 1)
+        XCTAssertTrue(clock.stderr.contains("rotation 90: the clock scene"), clock.stderr)
+    }
+
     func testBadBoardFilesGiveOneLineWithLocation() throws {
         let dir = try KioskdProcess.scratchDirectory("board-bad")
         let cases: [(String, String)] = [
-            ("board: x\nrotation: 90\n", ":2:1: unknown key 'rotation'"),
+            ("board: x\nscale: 2\n", ":2:1: unknown key 'scale'"),
+            ("board: x\nrotation: 45\n", ":2:11: rotation: '45' is not one of 0, 90, 180, 270"),
             ("mode: huge\n", ":1:7: mode: 'huge' is not WxH or WxH@Hz"),
             ("buffers: 5\n", ":1:10: buffers: expected 2 or 3"),
             ("commit: maybe\n", "commit: 'maybe' is not one of atomic, legacy, auto"),

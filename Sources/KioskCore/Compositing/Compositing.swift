@@ -1,5 +1,5 @@
-/// One layer as the compositor draws it: resolved to screen coordinates, in back-to-front order. A plain value
-/// built by the layer engine on the main thread.
+/// One layer as the compositor draws it: resolved to screen (scene) coordinates, in back-to-front order. A plain
+/// value built by the layer engine on the main thread.
 public struct CompositeItem: Sendable {
     public enum Source: Sendable {
         /// A finished render, drawn at `frame` (scaled if the sizes differ).
@@ -9,16 +9,25 @@ public struct CompositeItem: Sendable {
     }
 
     public var source: Source
-    /// Where the layer lands on the screen, after its ancestors' translations and scales.
+    /// Where the layer lands on the screen, after its ancestors' translations, scales and rotations: for a rotated
+    /// layer, the axis-aligned bounding box of what it covers (damage and clipping work on it).
     public var frame: Rect
     /// Combined opacity of the layer and its ancestors, 0...1.
     public var opacity: Double
     /// Drawing outside this rectangle (screen coordinates) is clipped away.
     public var clip: Rect?
+    /// Set for a rotated (or mirrored) layer, which cannot be drawn fitted to `frame`: maps the unit square
+    /// (0, 0)–(1, 1), standing for the layer's bounds whatever size its surface has, to screen coordinates. The
+    /// compositor paints through it with bilinear filtering, and such an item never counts as opaquely covering
+    /// anything. Nil for upright layers.
+    public var transform: AffineTransform?
 
-    public init(source: Source, frame: Rect, opacity: Double = 1, clip: Rect? = nil) {
-        self.source = source; self.frame = frame; self.opacity = opacity; self.clip = clip
+    public init(source: Source, frame: Rect, opacity: Double = 1, clip: Rect? = nil, transform: AffineTransform? = nil) {
+        self.source = source; self.frame = frame; self.opacity = opacity; self.clip = clip; self.transform = transform
     }
+
+    /// The part of the screen the item may paint: `frame` cut by `clip`.
+    public var visibleFrame: Rect { clip.map { frame.intersection($0) } ?? frame }
 }
 
 /// Composes layers into a shadow buffer in cached RAM and copies damage into scanout buffers. Lives on the main
@@ -27,11 +36,20 @@ public struct CompositeItem: Sendable {
 /// Rules (why it exists): compose only damaged rectangles; never read or blend in a scanout buffer (on a Pi those
 /// are write-combined and reads are very slow); copy into a scanout buffer the damage accumulated for that buffer
 /// since it was last written — this frame's damage plus what changed while it was on screen or queued.
+///
+/// Two coordinate spaces: items and damage are in scene coordinates (`sceneSize`, what layers are laid out in);
+/// the shadow buffer, scanout buffers, copied rectangles and snapshots are in the panel's (`size`). They differ
+/// when `rotation` is not 0.
 public protocol Compositing: AnyObject {
     /// The size of the shadow buffer (the output's mode size).
     var size: Size { get }
-    /// Recompose `damage` (screen rectangles, may overlap) from `items`, back to front. Pixels outside the damage
-    /// keep their previous content. Returns the damage actually recomposed, clipped to the screen.
+    /// The size layers are laid out in: `size` with width and height swapped when `rotation` is 90 or 270.
+    var sceneSize: Size { get }
+    /// How the scene is turned onto the panel.
+    var rotation: OutputRotation { get }
+    /// Recompose `damage` (scene rectangles, may overlap) from `items`, back to front. Pixels outside the damage
+    /// keep their previous content. Returns the damage actually recomposed, in panel coordinates, clipped to the
+    /// panel.
     @discardableResult
     func compose(_ items: [CompositeItem], damage: [Rect]) -> [Rect]
     /// Copy into `buffer` everything that changed since that buffer last received a copy (or everything, the first
@@ -40,6 +58,13 @@ public protocol Compositing: AnyObject {
     func copy(into buffer: PixelBuffer) -> (rects: [Rect], bytes: Int)
     /// Forget what every scanout buffer holds (after a modeset, or when buffers were reallocated).
     func invalidateBuffers()
-    /// A copy of the shadow buffer (XRGB8888, stride = width * 4): what the next copy will put on screen.
+    /// A copy of the shadow buffer (XRGB8888, stride = width * 4, panel coordinates): what the next copy will put
+    /// on screen.
     func snapshot() -> [UInt8]
+}
+
+extension Compositing {
+    /// An unrotated compositor.
+    public var rotation: OutputRotation { .degrees0 }
+    public var sceneSize: Size { rotation.sceneSize(forPanel: size) }
 }

@@ -107,16 +107,12 @@ public protocol DisplayBackend: AnyObject {
     func frontBufferSnapshot() -> [UInt8]?
     /// Stop at a frame boundary: wait for a pending flip, restore what was on the CRTC before `start`, free buffers.
     func stop()
-    /// Whether the output is lit. False after `setPower(false)`: the CRTC is inactive and no flips complete.
+    /// Whether the output is lit. False after `setPower(false)`: the CRTC is inactive, no flips complete and
+    /// `present` throws.
     var isPoweredOn: Bool { get }
     /// Blank (`false`) or light (`true`) the output: the CRTC's ACTIVE property under atomic, the connector's DPMS
-    /// property under legacy. Waits for a pending flip first.
+    /// property under legacy. Waits for a pending flip first (its flip event is still delivered). Lighting the
+    /// output shows the buffer that was on screen when it went dark; the next `present` flips as usual. Setting the
+    /// state the output is already in does nothing.
     func setPower(_ on: Bool) throws
-}
-
-extension DisplayBackend {
-    public var isPoweredOn: Bool { true }
-    public func setPower(_ on: Bool) throws {
-        throw DisplayError("\(info.connector): this backend cannot switch the output's power")
-    }
 }

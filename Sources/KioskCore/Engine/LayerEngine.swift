@@ -21,6 +21,13 @@ private let logger = Logger(label: "kioskd.engine")
 /// changed, the engine presents the unchanged frame to keep the ticks coming; with no targets and no changes it
 /// arms no timer and causes no wake-up.
 ///
+/// Output rotation: the tree is laid out in the compositor's `sceneSize` (the mode size turned by its rotation); the
+/// compositor alone maps scene coordinates onto the panel.
+///
+/// Display power: while the output is off (`setDisplayPower(false)`) renders and compositions go on as usual, but
+/// nothing is presented, so no flips complete and the display link gets no ticks: animations freeze where they
+/// are (their clocks are flip timestamps) and resume when the output is lit again.
+///
 /// Lives on the main thread, with the loop, the backend, the compositor and the layer tree. Render workers see
 /// only immutable values: the content, a size, a sentinel capture, and the inbox they deliver to.
 public final class LayerEngine {
@@ -28,7 +35,7 @@ public final class LayerEngine {
     public let backend: any DisplayBackend
     public let compositor: any Compositing
     public let pool: RenderQueuePool
-    /// The root of the tree: the size of the screen, black unless changed.
+    /// The root of the tree: the size of the scene (the screen, turned by the output rotation), black unless changed.
     public let rootLayer: Layer
     /// Layers waiting for the next layout and display observers.
     public let transaction = Transaction()
@@ -70,6 +77,8 @@ public final class LayerEngine {
     private var compositionAwaitingPresent = false
     /// The flip the animations observer has not ticked the display link for yet.
     private var pendingTick: FlipEvent?
+    /// False from `setDisplayPower(false)` until the output is lit again: nothing is presented meanwhile.
+    private var presentsEnabled = true
     private var counters = EngineStats()
     private var renderTimes: [String: LatencyRecorder] = [:]
     private var bytesCopied = ByteCountRecorder()
@@ -89,7 +98,7 @@ public final class LayerEngine {
         self.backend = backend
         self.compositor = compositor
         self.pool = pool
-        screen = Rect(size: size)
+        screen = Rect(size: compositor.sceneSize)
         displayLink = DisplayLink(frameDuration: backend.info.mode.frameDuration)
         // The waker only has to end the loop's sleep: the commit observer of the next iteration drains the inbox.
         waker = try loop.makeWaker {}
@@ -162,14 +171,36 @@ public final class LayerEngine {
     /// Whether the output is lit (see `setDisplayPower`).
     public var isDisplayPoweredOn: Bool { backend.isPoweredOn }
 
-    /// Blanks or lights the output. While it is off nothing is presented; lighting it redraws the whole screen.
+    /// Blanks (`false`) or lights (`true`) the output; setting the state it is already in does nothing.
+    ///
+    /// Off: a pending flip completes first (the backend waits for it), then the output goes dark. Layers keep
+    /// rendering and the shadow buffer keeps being composed, but nothing is presented, no frame counts as
+    /// presented, and the display link gets no ticks, so animations freeze. On: the whole screen is recomposed and
+    /// the newest composition is presented as a full copy at the next commit; flips and ticks resume with it.
+    ///
+    /// - Throws: `DisplayError` from the backend (naming the connector and errno); the power state is then
+    ///   unchanged.
     public func setDisplayPower(_ on: Bool) throws {
-        try backend.setPower(on)
-        if on { redrawEverything() }
+        guard on != backend.isPoweredOn else { return }
+        if on {
+            try backend.setPower(true)
+            presentsEnabled = true
+            redrawEverything()
+            waker.wake()
+        } else {
+            // Set before the backend waits for a pending flip: that flip's callback must not present another frame.
+            presentsEnabled = false
+            do {
+                try backend.setPower(false)
+            } catch {
+                presentsEnabled = true
+                throw error
+            }
+        }
     }
 
     /// The frame the last completed flip put on screen, read back from the scanout buffer (not a re-render):
-    /// XRGB8888 rows of `backend.info.mode.size`, stride = width * 4.
+    /// XRGB8888 rows of `backend.info.mode.size` (panel coordinates, whatever the rotation), stride = width * 4.
     public func screenshot() -> [UInt8]? { backend.frontBufferSnapshot() }
 
     /// Whether `subtree` (the layer or a descendant) has a render asked for, in flight, or held by a transaction
@@ -197,7 +228,7 @@ public final class LayerEngine {
     /// nothing until the tree changes.
     public var hasPendingWork: Bool {
         !transaction.isEmpty || !inFlight.isEmpty || !synchronousOutputs.isEmpty || needsComposite
-            || compositionAwaitingPresent || backend.isFlipPending || pendingTick != nil
+            || (compositionAwaitingPresent && presentsEnabled) || backend.isFlipPending || pendingTick != nil
     }
 
     /// Asks for a composition at the next commit. Layers call it when a property that moves pixels changes.
@@ -396,7 +427,7 @@ public final class LayerEngine {
     private func composeFrame() {
         needsComposite = false
         var built: [BuiltItem] = []
-        collectItems(rootLayer, mapping: .identity, opacity: 1, into: &built)
+        collectItems(rootLayer, mapping: .identity, opacity: 1, clip: nil, into: &built)
 
         var damage = DamageRegion(bounds: screen)
         for rect in forcedDamage { damage.add(rect) }
@@ -433,22 +464,40 @@ public final class LayerEngine {
     }
 
     /// Back to front: a layer, then its children by `zPosition` and insertion order, through the ancestors'
-    /// frames, transforms and opacity. Hidden subtrees, and groups that have not shown a complete batch yet, are
-    /// left out; a rasterized subtree is its root's item alone.
-    private func collectItems(_ layer: Layer, mapping parent: ScreenMapping, opacity parentOpacity: Double, into items: inout [BuiltItem]) {
+    /// frames, transforms, opacity and clipping. Hidden subtrees, subtrees clipped away entirely, and groups that
+    /// have not shown a complete batch yet, are left out; a rasterized subtree is its root's item alone.
+    ///
+    /// `clip` is the intersection of the clipping ancestors' frames on the screen (for a rotated clipping layer,
+    /// its bounding box), nil when no ancestor clips.
+    private func collectItems(_ layer: Layer, mapping parent: ScreenMapping, opacity parentOpacity: Double, clip: Rect?,
+                              into items: inout [BuiltItem]) {
         guard !layer.isHidden, !isAwaitingFirstBatch(layer) else { return }
         let opacity = parentOpacity * layer.opacity
         guard opacity > 0 else { return }
         let mapping = parent.appending(layer)
-        let frame = mapping.rect(covering: Size(width: layer.frame.width, height: layer.frame.height))
+        let size = Size(width: layer.frame.width, height: layer.frame.height)
+        let frame = mapping.rect(covering: size)
         if !frame.isEmpty, let source = compositeSource(of: layer) {
-            let item = CompositeItem(source: source, frame: frame, opacity: opacity)
-            items.append(BuiltItem(id: ObjectIdentifier(layer), item: item, visible: frame.intersection(screen)))
+            // A clip that cuts nothing is left off, so a clipping ancestor that moves around a child it fully shows
+            // does not make the child look changed.
+            let itemClip = clip.flatMap { Self.enclosing($0, frame) ? nil : $0 }
+            let item = CompositeItem(source: source, frame: frame, opacity: opacity, clip: itemClip,
+                                     transform: mapping.isUpright ? nil : mapping.unitSquareTransform(for: size))
+            items.append(BuiltItem(id: ObjectIdentifier(layer), item: item, visible: item.visibleFrame.intersection(screen)))
         }
         guard !layer.rasterizesSubtree else { return }
-        for child in layer.childrenInDrawingOrder {
-            collectItems(child, mapping: mapping, opacity: opacity, into: &items)
+        var childClip = clip
+        if layer.clipsToBounds {
+            childClip = clip.map { $0.intersection(frame) } ?? frame
         }
+        if let childClip, childClip.isEmpty { return }
+        for child in layer.childrenInDrawingOrder {
+            collectItems(child, mapping: mapping, opacity: opacity, clip: childClip, into: &items)
+        }
+    }
+
+    private static func enclosing(_ outer: Rect, _ inner: Rect) -> Bool {
+        inner.x >= outer.x && inner.y >= outer.y && inner.maxX <= outer.maxX && inner.maxY <= outer.maxY
     }
 
     private func compositeSource(of layer: Layer) -> CompositeItem.Source? {
@@ -472,7 +521,7 @@ public final class LayerEngine {
 
     /// Whether two items put the same pixels in the same place.
     private static func looksTheSame(_ a: CompositeItem, _ b: CompositeItem) -> Bool {
-        guard a.frame == b.frame, a.opacity == b.opacity, a.clip == b.clip else { return false }
+        guard a.frame == b.frame, a.opacity == b.opacity, a.clip == b.clip, a.transform == b.transform else { return false }
         switch (a.source, b.source) {
         case (.surface(let x), .surface(let y)): return x === y
         case (.color(let x), .color(let y)): return x == y
@@ -485,7 +534,7 @@ public final class LayerEngine {
     /// Presents the composition waiting for a buffer, if no flip is pending. Outside a flip callback, also presents
     /// the unchanged frame while something animates, because only flips tick the display link.
     private func presentIfPossible(atFlip: Bool) {
-        guard state == .running, !backend.isFlipPending else { return }
+        guard state == .running, presentsEnabled, !backend.isFlipPending else { return }
         if compositionAwaitingPresent {
             present(unchanged: false)
         } else if !atFlip, displayLink.isActive {

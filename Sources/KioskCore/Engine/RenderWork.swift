@@ -36,6 +36,10 @@ enum RenderWork: Sendable {
 
 /// A rasterized subtree, flattened on the main thread into a back-to-front list of what to paint where, in the
 /// rasterizing layer's pixels. A plain value that crosses to a render worker.
+///
+/// `SurfacePainter` draws upright rectangles only: a descendant rotated inside a rasterized subtree is painted
+/// upright over its bounding box, and `clipsToBounds` of descendants is not applied (the rasterizing layer's own
+/// surface bounds everything). The rasterizing layer itself may be rotated: its surface is composited turned.
 struct RasterPlan: Sendable {
     struct Element: Sendable {
         enum Paint: Sendable {

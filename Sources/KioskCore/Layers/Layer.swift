@@ -38,7 +38,8 @@ public final class Layer {
         }
     }
 
-    /// Scale about the centre, then translation; applies to the whole subtree.
+    /// Scale and rotation about the centre, then translation; applies to the whole subtree. A rotated layer is
+    /// composited turned (bilinearly filtered) and damages its bounding box.
     public var transform: LayerTransform = .identity {
         didSet { if transform != oldValue { geometryChanged() } }
     }
@@ -48,7 +49,8 @@ public final class Layer {
         didSet { if isHidden != oldValue { geometryChanged() } }
     }
 
-    /// Children (and the layer's own content) are cut to the layer's bounds, as with CALayer's `masksToBounds`.
+    /// Children (and the layer's own content) are cut to the layer's bounds, as with CALayer's `masksToBounds`. The
+    /// bounds as they land on the screen: for a rotated layer, their axis-aligned bounding box.
     public var clipsToBounds = false {
         didSet { if clipsToBounds != oldValue { geometryChanged() } }
     }

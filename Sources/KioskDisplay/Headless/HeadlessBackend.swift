@@ -8,6 +8,9 @@ import KioskCore
 /// `present` completes at the first vblank strictly after the present, reporting that vblank's sequence number and
 /// time; a present that misses a vblank therefore shows as a sequence gap, as on real hardware.
 ///
+/// Power: `setPower(false)` completes a pending flip and stops the simulated vblank (no flips, `present` throws);
+/// `setPower(true)` lights it again with the vblank counter running on from the clock, as a CRTC's does.
+///
 /// Lives on the main thread: it is driven from the main loop, and its flip callback runs there. Pending-flip state
 /// lives between a successful `present` and the loop timer at the next vblank.
 public final class HeadlessBackend: DisplayBackend {
@@ -20,6 +23,9 @@ public final class HeadlessBackend: DisplayBackend {
     public private(set) var lastFlip: FlipEvent?
     /// What the last `present` said had changed (nil = everything); kept so tests can check what callers pass.
     public private(set) var lastPresentedDamage: [Rect]?
+    /// Presents accepted since `start`.
+    public private(set) var presentCount = 0
+    public private(set) var isPoweredOn = true
 
     private var buffers: [HeadlessBufferMemory] = []
     private var states: [BufferState] = []
@@ -66,6 +72,8 @@ public final class HeadlessBackend: DisplayBackend {
         flipsCompleted = 0
         lastFlip = nil
         lastPresentedDamage = nil
+        presentCount = 0
+        isPoweredOn = true
         startTime = loop.now
         self.loop = loop
         self.onFlip = onFlip
@@ -90,6 +98,7 @@ public final class HeadlessBackend: DisplayBackend {
         guard let loop else { throw DisplayError("\(name): present before start") }
         guard !isStopping else { throw DisplayError("\(name): present while stopping") }
         guard pending == nil else { throw DisplayError("\(name): flip already pending") }
+        guard isPoweredOn else { throw DisplayError("\(name): present while the output is off") }
         guard states.indices.contains(buffer.index), buffers[buffer.index].base == buffer.base else {
             throw DisplayError("\(name): buffer \(buffer.index) does not belong to this output")
         }
@@ -106,6 +115,14 @@ public final class HeadlessBackend: DisplayBackend {
         states[buffer.index] = .pending
         pending = (buffer.index, sequence, deadline, timer)
         lastPresentedDamage = damage
+        presentCount += 1
+    }
+
+    public func setPower(_ on: Bool) throws {
+        guard on != isPoweredOn else { return }
+        isPoweredOn = on
+        // The flip queued before the output went dark still completes; a present from its callback is refused.
+        if !on { waitForPendingFlip() }
     }
 
     public func frontBufferSnapshot() -> [UInt8]? {

@@ -2,14 +2,18 @@ import CCairo
 import KioskCore
 
 /// Paints a finished layer render onto `cr` at `frame` (scaled when the sizes differ), with `opacity`, clipped to
-/// `clip`. The shadow compositor and the naive renderer share this, so both put the same pixels on screen.
+/// `clip`. With `transform` (`CompositeItem.transform`: the unit square to user space) the render is painted
+/// through it instead, bilinearly filtered, and `frame` only bounds it. The shadow compositor and the naive
+/// renderer share this, so both put the same pixels on screen.
 ///
 /// Runs on the thread that owns `cr`. The Cairo surface wrapping `layer`'s memory lives only inside this call, while
 /// `layer` is kept alive, and is finished before it is destroyed: even if Cairo kept a reference somewhere it could
 /// no longer reach the memory.
-func paintLayerSurface(_ layer: LayerSurface, frame: Rect, opacity: Double, clip: Rect?, on cr: OpaquePointer) {
+func paintLayerSurface(_ layer: LayerSurface, frame: Rect, opacity: Double, clip: Rect?, transform: AffineTransform? = nil,
+                       on cr: OpaquePointer) {
     let visible = clip.map { frame.intersection($0) } ?? frame
     guard !visible.isEmpty, opacity > 0 else { return }
+    if let transform, !isInvertible(transform) { return }
     withExtendedLifetime(layer) {
         guard let source = cairo_image_surface_create_for_data(
             layer.bytes.assumingMemoryBound(to: UInt8.self), CAIRO_FORMAT_ARGB32,
@@ -21,6 +25,10 @@ func paintLayerSurface(_ layer: LayerSurface, frame: Rect, opacity: Double, clip
         }
         guard cairo_surface_status(source) == CAIRO_STATUS_SUCCESS else {
             compositorLogger.error("layer surface \(layer.size): cannot wrap for painting: \(cairoStatusString(cairo_surface_status(source)))")
+            return
+        }
+        if let transform {
+            paintTransformed(source, size: layer.size, transform: transform, visible: visible, opacity: opacity, on: cr)
             return
         }
         let scaleX = Double(frame.width) / Double(layer.size.width)
@@ -56,11 +64,59 @@ func paintLayerSurface(_ layer: LayerSurface, frame: Rect, opacity: Double, clip
     }
 }
 
-/// Fills `frame` ∩ `clip` with `color` at `opacity`, on the thread that owns `cr`.
-func paintColor(_ color: Color, frame: Rect, opacity: Double, clip: Rect?, on cr: OpaquePointer) {
+/// Paints `source` (a layer render of `size`) through `transform` (the unit square to user space), inside
+/// `visible`. The layer's own rotated rectangle is the clip, antialiased along its edges; inside it the source
+/// pads rather than fading into its transparent outside, so edge pixels keep their colour.
+private func paintTransformed(_ source: OpaquePointer, size: Size, transform: AffineTransform, visible: Rect, opacity: Double,
+                              on cr: OpaquePointer) {
+    cairo_save(cr)
+    cairo_rectangle(cr, Double(visible.x), Double(visible.y), Double(visible.width), Double(visible.height))
+    cairo_clip(cr)
+    var matrix = cairoMatrix(transform)
+    cairo_transform(cr, &matrix)
+    cairo_scale(cr, 1 / Double(size.width), 1 / Double(size.height))
+    cairo_rectangle(cr, 0, 0, Double(size.width), Double(size.height))
+    cairo_clip(cr)
+    cairo_set_source_surface(cr, source, 0, 0)
+    let pattern = cairo_get_source(cr)
+    cairo_pattern_set_filter(pattern, CAIRO_FILTER_BILINEAR)
+    cairo_pattern_set_extend(pattern, CAIRO_EXTEND_PAD)
+    cairo_set_operator(cr, CAIRO_OPERATOR_OVER)
+    if opacity >= 1 { cairo_paint(cr) } else { cairo_paint_with_alpha(cr, opacity) }
+    cairo_restore(cr)
+}
+
+/// A singular matrix would put the context into an error state; it also draws nothing, so it is skipped.
+private func isInvertible(_ t: AffineTransform) -> Bool {
+    abs(t.a * t.d - t.b * t.c) > 1e-12
+}
+
+func cairoMatrix(_ t: AffineTransform) -> cairo_matrix_t {
+    var matrix = cairo_matrix_t()
+    cairo_matrix_init(&matrix, t.a, t.b, t.c, t.d, t.tx, t.ty)
+    return matrix
+}
+
+/// Fills `frame` ∩ `clip` with `color` at `opacity`, on the thread that owns `cr`. With `transform` (the unit
+/// square to user space) it fills the transformed square instead, inside `frame` ∩ `clip`.
+func paintColor(_ color: Color, frame: Rect, opacity: Double, clip: Rect?, transform: AffineTransform? = nil, on cr: OpaquePointer) {
     let visible = clip.map { frame.intersection($0) } ?? frame
     let alpha = color.alpha * min(max(opacity, 0), 1)
     guard !visible.isEmpty, alpha > 0 else { return }
+    if let transform {
+        guard isInvertible(transform) else { return }
+        cairo_save(cr)
+        cairo_rectangle(cr, Double(visible.x), Double(visible.y), Double(visible.width), Double(visible.height))
+        cairo_clip(cr)
+        var matrix = cairoMatrix(transform)
+        cairo_transform(cr, &matrix)
+        cairo_set_operator(cr, CAIRO_OPERATOR_OVER)
+        cairo_set_source_rgba(cr, color.red, color.green, color.blue, alpha)
+        cairo_rectangle(cr, 0, 0, 1, 1)
+        cairo_fill(cr)
+        cairo_restore(cr)
+        return
+    }
     cairo_save(cr)
     cairo_set_operator(cr, alpha >= 1 ? CAIRO_OPERATOR_SOURCE : CAIRO_OPERATOR_OVER)
     cairo_set_source_rgba(cr, color.red, color.green, color.blue, alpha)

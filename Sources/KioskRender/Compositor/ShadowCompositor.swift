@@ -15,13 +15,23 @@ let compositorLogger = Logger(label: "kioskd.compositor")
 /// Pending damage lives per scanout buffer index: from the `copy(into:)` that last brought the buffer up to date
 /// until the next one. Every composed region is added to every known buffer's pending region, so a buffer that sat
 /// on screen (or in the flip queue) for two frames receives both frames' damage when it comes back.
+///
+/// Output rotation: items and damage arrive in scene coordinates; the shadow buffer is in the panel's. Composition
+/// draws through a Cairo matrix that turns the scene onto the panel (a quarter turn with integer offsets maps pixel
+/// centres onto pixel centres, so upright layers stay pixel-exact), and damage is turned into panel rectangles
+/// once, on the way in: the clip, the per-buffer pending damage and FB_DAMAGE_CLIPS are all panel rectangles, and
+/// copying into scanout buffers stays a plain `memcpy` of rows.
 public final class ShadowCompositor: Compositing {
     /// FB_DAMAGE_CLIPS is a list of rectangles; pixman's banding can split a few overlapping widgets into many thin
     /// ones. Past this count the bounding box is copied instead: a bounded blob for the kernel, and a few extra bytes
     /// of memcpy are cheaper than a long walk of rectangles per row band.
     public static let maxDamageClips = 32
 
+    /// The panel's size: the mode size, and the shadow buffer's.
     public let size: Size
+    /// The size layers are laid out in: `size` with width and height swapped at 90 and 270 degrees.
+    public let sceneSize: Size
+    public let rotation: OutputRotation
     /// Painted wherever no opaque layer covers the damage. Alpha is ignored: the screen has none.
     public var background: Color
 
@@ -39,8 +49,8 @@ public final class ShadowCompositor: Compositing {
     private let frameDamage = DamageRegion()
     private var pendingByBuffer: [Int: DamageRegion] = [:]
 
-    /// An output-sized shadow buffer filled with `background`.
-    public init(size: Size, background: Color = .black) throws {
+    /// A shadow buffer of the panel's `size` (the mode size, whatever the rotation) filled with `background`.
+    public init(size: Size, background: Color = .black, rotation: OutputRotation = .degrees0) throws {
         guard size.width > 0, size.height > 0, size.width <= 32767, size.height <= 32767 else {
             throw RenderError("compositor \(size): invalid output size")
         }
@@ -58,6 +68,8 @@ public final class ShadowCompositor: Compositing {
             throw RenderError("compositor \(size): cairo_create failed: \(cairoStatusString(contextStatus))")
         }
         self.size = size
+        self.sceneSize = rotation.sceneSize(forPanel: size)
+        self.rotation = rotation
         self.background = background
         self.surface = surface
         self.context = context
@@ -75,35 +87,40 @@ public final class ShadowCompositor: Compositing {
     @discardableResult
     public func compose(_ items: [CompositeItem], damage: [Rect]) -> [Rect] {
         frameDamage.removeAll()
-        for rect in damage { frameDamage.add(rect) }
+        let scene = Rect(size: sceneSize)
+        for rect in damage { frameDamage.add(panelRect(rect.intersection(scene))) }
         frameDamage.intersect(Rect(size: size))
         guard !frameDamage.isEmpty else {
             lastComposedPixelCount = 0
             return []
         }
-        let extents = frameDamage.extents
+        let extents = rotation.sceneRect(frameDamage.extents, sceneSize: sceneSize)
         let cr = context
 
         cairo_save(cr)
         cairo_new_path(cr)
         var pixelCount = 0
+        // The clip is set in panel coordinates, before the rotation.
         frameDamage.forEachRect { rect in
             cairo_rectangle(cr, Double(rect.x), Double(rect.y), Double(rect.width), Double(rect.height))
             pixelCount += rect.area
         }
         cairo_clip(cr)
+        if rotation != .degrees0 {
+            var matrix = cairoMatrix(rotation.sceneToPanel(sceneSize: sceneSize))
+            cairo_transform(cr, &matrix)
+        }
 
         // Everything below the topmost layer that covers the whole damage with opaque pixels is hidden: start there.
         let firstVisible = items.lastIndex { Self.opaquelyCovers($0, extents) }
         if firstVisible == nil { paintBackground(background, on: cr) }
         for item in items[(firstVisible ?? items.startIndex)...] {
-            let visible = item.clip.map { item.frame.intersection($0) } ?? item.frame
-            guard frameDamage.intersects(visible) else { continue }
+            guard frameDamage.intersects(panelRect(item.visibleFrame)) else { continue }
             switch item.source {
             case .surface(let layer):
-                paintLayerSurface(layer, frame: item.frame, opacity: item.opacity, clip: item.clip, on: cr)
+                paintLayerSurface(layer, frame: item.frame, opacity: item.opacity, clip: item.clip, transform: item.transform, on: cr)
             case .color(let color):
-                paintColor(color, frame: item.frame, opacity: item.opacity, clip: item.clip, on: cr)
+                paintColor(color, frame: item.frame, opacity: item.opacity, clip: item.clip, transform: item.transform, on: cr)
             }
         }
         cairo_restore(cr)
@@ -132,6 +149,11 @@ public final class ShadowCompositor: Compositing {
         for rect in rects { bytes += copy(rect, into: buffer) }
         pending.removeAll()
         return (rects, bytes)
+    }
+
+    /// A scene rectangle on the panel.
+    private func panelRect(_ rect: Rect) -> Rect {
+        rect.isEmpty ? rect : rotation.panelRect(rect, sceneSize: sceneSize)
     }
 
     public func invalidateBuffers() {
@@ -173,10 +195,11 @@ public final class ShadowCompositor: Compositing {
         return rowBytes * rect.height
     }
 
+    /// Whether `item` paints every pixel of the scene rectangle `area` with opaque pixels. A rotated item never
+    /// does: its bounding box has corners it does not paint, and its edges are antialiased.
     private static func opaquelyCovers(_ item: CompositeItem, _ area: Rect) -> Bool {
-        guard item.opacity >= 1 else { return false }
-        let visible = item.clip.map { item.frame.intersection($0) } ?? item.frame
-        guard enclosing(visible, area) else { return false }
+        guard item.opacity >= 1, item.transform == nil else { return false }
+        guard enclosing(item.visibleFrame, area) else { return false }
         switch item.source {
         case .surface(let layer): return layer.isOpaque
         case .color(let color): return color.alpha >= 1

@@ -3,7 +3,7 @@ import Foundation
 import KioskCore
 
 /// The reference dashboard: a clock ticking each second, a scrolling ticker, an animating progress bar and eight
-/// static cards of text and images. `kioskd bench` measures it, `kioskd run --scene dashboard` shows it, and the
+/// static cards of text and images. `kioskd bench` measures it, `kioskd run --scene reference` shows it, and the
 /// VM tests compare its writeback capture with a headless render.
 ///
 /// Its moving parts are driven by `apply(sceneTime:)` and `setClock(_:)` so that the engine (stepped by vblank
