@@ -243,6 +243,18 @@ final class ControlCommandTests: XCTestCase {
     }
 }
 
+/// `display.info` reports the rotation the run composes with; the screenshot stays in the panel's orientation.
+final class ControlRotationTests: XCTestCase {
+    func testDisplayInfoReportsTheRunsRotation() throws {
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--rotation", "90"])
+        defer { daemon.stop() }
+        XCTAssertEqual(try daemon.result("display.info")["rotation"] as? Int, 90)
+        let shot = try daemon.result("screenshot")
+        XCTAssertEqual(shot["width"] as? Int, 320, "the scanout buffer's (physical) size")
+        XCTAssertEqual(shot["height"] as? Int, 240)
+    }
+}
+
 /// Without a scene runtime (the directly drawn clock picture) every scene command answers `no_scene`, whatever
 /// its arguments, and the display commands still work.
 final class ControlWithoutSceneTests: XCTestCase {
