@@ -97,6 +97,16 @@ public final class ControlledKioskd {
         return (process.terminationStatus, stdout, String(decoding: errData.value ?? Data(), as: UTF8.self))
     }
 
+    /// Waits for kioskd to exit by itself (`--frames N`), then the exit status and output.
+    @discardableResult
+    public func waitForExit(timeout: Double = 300) -> CommandResult {
+        if let finished { return finished }
+        let result = process.finish(timeout: timeout)
+        finished = result
+        try? FileManager.default.removeItem(atPath: directory)
+        return result
+    }
+
     /// SIGTERM, then the exit status and output.
     @discardableResult
     public func stop() -> CommandResult {
