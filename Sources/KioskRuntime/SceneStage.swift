@@ -117,6 +117,10 @@ public final class SceneStage: SceneControlling {
     // MARK: SceneControlling: scenes
 
     public func loadScene(path: String) throws(StageError) {
+        // A file that cannot be opened is an I/O problem, not an invalid scene.
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw StageError(.ioError, "scene file \(path): \(errnoDescription(errno))") }
+        close(fd)
         let loaded: LoadedScene
         do {
             loaded = try SceneLoader.load(path: path)

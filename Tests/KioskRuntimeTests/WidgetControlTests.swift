@@ -152,7 +152,8 @@ final class WidgetControlTests: XCTestCase {
             XCTAssertTrue("\($0)".contains("inline:"), "\($0)")
         }
         XCTAssertThrowsError(try h.stage.loadScene(path: "/nonexistent/scene.yaml")) {
-            XCTAssertEqual(($0 as? StageError)?.code, .invalidScene)
+            XCTAssertEqual(($0 as? StageError)?.code, .ioError)
+            XCTAssertTrue("\($0)".contains("/nonexistent/scene.yaml") && "\($0)".contains("ENOENT"), "\($0)")
         }
         h.settle()
         XCTAssertEqual(try h.pixel(x: 5, y: 5), 0xFFFFFF, "a failed load keeps the scene")
