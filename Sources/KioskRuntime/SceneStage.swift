@@ -71,7 +71,9 @@ public final class SceneStage: SceneControlling {
         adopt(built)
         engine.rootLayer.addChild(built.root)
         startTimers()
-        onEvent?(.sceneLoaded(source: source, pages: scene.pages.map(\.name)))
+        engine.onRenderFailed = { [weak self] layer, message in
+            self?.onEvent?(.error(code: "render_failed", message: "widget \(layer): \(message)"))
+        }
     }
 
     /// Loads and shows the scene file at `path`; throws the validation errors (`SceneValidationError`).

@@ -43,6 +43,9 @@ public final class LayerEngine {
     public let displayLink: DisplayLink
     /// Called with every flip event, after the engine's bookkeeping (for a watchdog, readiness notification, ...).
     public var onFlip: ((FlipEvent) -> Void)?
+    /// Called when a layer's render failed (bad markup, an unreadable image): the layer's name and why. The layer
+    /// keeps what it showed before.
+    public var onRenderFailed: ((_ layer: String, _ message: String) -> Void)?
     /// Called after a newly composed frame (not an unchanged one) was queued for scanout, with the damage copied.
     public var onPresent: ((_ damage: [Rect]) -> Void)?
 
@@ -385,6 +388,7 @@ public final class LayerEngine {
         case .failed(let message):
             counters.rendersFailed += 1
             logger.error("layer \(request.label): render failed: \(message)")
+            onRenderFailed?(request.label, message)
             if let layer { layer.didDisplay?(layer, false) }
         case .cancelled:
             drop(request)
