@@ -79,20 +79,20 @@ let package = Package(
             name: "kioskctl",
             dependencies: ["KioskControl", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .target(name: "KioskTestSupport", path: "Tests/KioskTestSupport"),
+        .target(name: "KioskTestSupport", dependencies: ["KioskCore"], path: "Tests/KioskTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
-        .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay"],
+        .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay", "KioskTestSupport"],
                     exclude: ["Golden"]),
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender"]),
-        .testTarget(name: "KioskDisplayTests", dependencies: ["KioskCore", "KioskDisplay", "KioskRender"]),
+        .testTarget(name: "KioskDisplayTests", dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "KioskTestSupport"]),
         .testTarget(
             name: "KioskRenderTests", dependencies: ["KioskCore", "KioskRender", "CKioskJpeg", "CQREncode", "CPango"],
             // Golden PNGs are read from the source tree by path (see GoldenImage.swift), not bundled.
             exclude: ["Golden"]
         ),
-        .testTarget(name: "KioskEngineTests", dependencies: ["KioskCore", "KioskDisplay"]),
+        .testTarget(name: "KioskEngineTests", dependencies: ["KioskCore", "KioskDisplay", "KioskTestSupport"]),
         .testTarget(name: "DRMTests", dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "CDRM", "KioskTestSupport"]),
     ]
 )

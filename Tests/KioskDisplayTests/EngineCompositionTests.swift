@@ -1,4 +1,5 @@
 import KioskCore
+import KioskTestSupport
 import KioskDisplay
 import KioskRender
 import XCTest
@@ -75,14 +76,8 @@ private final class CompositionHarness {
     /// Runs `frames` refresh periods of manual time as `MainLoop.run()` would: quiet iterations at each instant
     /// something is due, the clock jumping from timer to timer.
     func run(frames: Int, file: StaticString = #filePath, line: UInt = #line) {
-        let end = loop.now + .nanoseconds(Int64(frames) * Self.mode.frameDuration.nanosecondsClamped)
-        while true {
-            settleNow(file: file, line: line)
-            guard let next = loop.nextTimerDeadline, next <= end else { break }
-            poller.advance(to: max(next, loop.now))
-        }
-        poller.advance(to: end)
-        settleNow(file: file, line: line)
+        runManualTime(loop, poller, for: .nanoseconds(Int64(frames) * Self.mode.frameDuration.nanosecondsClamped),
+                      settlingAtEnd: true) { settleNow(file: file, line: line) }
     }
 
     @discardableResult

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import KioskCore
+import KioskTestSupport
 import KioskDisplay
 import XCTest
 
@@ -274,13 +275,7 @@ final class EngineHarness {
     /// Runs like `MainLoop.run()` would for `duration` of manual time: quiet iterations at each instant something
     /// is due, then the clock jumps to the next timer, as epoll would sleep until it.
     func run(for duration: Duration, file: StaticString = #filePath, line: UInt = #line) {
-        let end = loop.now + duration
-        while true {
-            settleNow(file: file, line: line)
-            guard let next = loop.nextTimerDeadline, next <= end else { break }
-            poller.advance(to: max(next, loop.now))
-        }
-        poller.advance(to: end)
+        runManualTime(loop, poller, for: duration, settlingAtEnd: false) { settleNow(file: file, line: line) }
     }
 
     /// Runs until renders are applied, the frame is presented and its flip completed, with nothing left to do.

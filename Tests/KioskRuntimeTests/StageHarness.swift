@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskTestSupport
 import KioskDisplay
 import KioskRender
 import KioskRuntime
@@ -69,14 +70,7 @@ final class StageHarness {
 
     /// Runs `duration` of manual time, jumping from timer to timer (vblanks, clocks) as epoll would sleep.
     func run(for duration: Duration, file: StaticString = #filePath, line: UInt = #line) {
-        let end = loop.now + duration
-        while true {
-            settleNow(file: file, line: line)
-            guard let next = loop.nextTimerDeadline, next <= end else { break }
-            poller.advance(to: max(next, loop.now))
-        }
-        poller.advance(to: end)
-        settleNow(file: file, line: line)
+        runManualTime(loop, poller, for: duration, settlingAtEnd: true) { settleNow(file: file, line: line) }
     }
 
     /// Runs whole frames until nothing renders and the newest composition is on screen (animations may go on:
