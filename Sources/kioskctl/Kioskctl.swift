@@ -1,3 +1,5 @@
+// kioskctl: the control-socket client: one subcommand per command, human-readable or raw JSON output.
+
 import ArgumentParser
 import Foundation
 import Glibc

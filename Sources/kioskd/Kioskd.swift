@@ -1,3 +1,5 @@
+// kioskd: the daemon executable: parses options and wires the modules together (run, check, devices, bench), nothing else.
+
 import ArgumentParser
 import Foundation
 import KioskCore

@@ -1,0 +1,1 @@
+// KioskDisplay: the outputs a frame is presented on, behind `DisplayBackend`: DRM/KMS (atomic, legacy, writeback) and headless.
