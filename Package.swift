@@ -62,10 +62,16 @@ let package = Package(
             // The example scenes, the default one among them; `scenes/` at the top of the repository links here.
             resources: [.copy("Scenes")]
         ),
+        // Not product code: what `kioskd bench` measures against (the naive renderer) and its scenarios.
+        .target(
+            name: "KioskBench",
+            dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "KioskRuntime", "CCairo"],
+            resources: [.copy("Scenes")]
+        ),
         .executableTarget(
             name: "kioskd",
             dependencies: [
-                "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "CSystemd",
+                "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskBench", "CSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -80,19 +86,23 @@ let package = Package(
             dependencies: ["KioskControl", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .target(name: "KioskTestSupport", dependencies: ["KioskCore"], path: "Tests/KioskTestSupport"),
+        // Golden-image comparison: test code that needs Cairo, kept out of the Cairo-free KioskTestSupport.
+        .target(name: "KioskRenderTestSupport", dependencies: ["KioskCore", "KioskRender", "CCairo"],
+                path: "Tests/KioskRenderTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
-        .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay", "KioskTestSupport"],
+        .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay", "KioskTestSupport"],
                     exclude: ["Golden"]),
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender"]),
-        .testTarget(name: "KioskDisplayTests", dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "KioskTestSupport"]),
+        .testTarget(name: "KioskBenchTests", dependencies: ["KioskBench", "KioskCore", "KioskRender", "KioskRenderTestSupport"]),
+        .testTarget(name: "KioskDisplayTests", dependencies: ["KioskRenderTestSupport", "KioskCore", "KioskDisplay", "KioskRender", "KioskTestSupport"]),
         .testTarget(
-            name: "KioskRenderTests", dependencies: ["KioskCore", "KioskRender", "CKioskJpeg", "CQREncode", "CPango"],
+            name: "KioskRenderTests", dependencies: ["KioskRenderTestSupport", "KioskCore", "KioskRender", "CKioskJpeg", "CQREncode", "CPango"],
             // Golden PNGs are read from the source tree by path (see GoldenImage.swift), not bundled.
             exclude: ["Golden"]
         ),
         .testTarget(name: "KioskEngineTests", dependencies: ["KioskCore", "KioskDisplay", "KioskTestSupport"]),
-        .testTarget(name: "DRMTests", dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "CDRM", "KioskTestSupport"]),
+        .testTarget(name: "DRMTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskCore", "KioskDisplay", "KioskRender", "CDRM", "KioskTestSupport"]),
     ]
 )

@@ -18,29 +18,6 @@ extension ModeRequest: ExpressibleByArgument {
     public init?(argument: String) { self.init(parsing: argument) }
 }
 
-/// What `kioskd run` shows: a scene file, or one of the built-in pictures.
-enum SceneChoice: ExpressibleByArgument, Equatable {
-    /// The bundled default scene (`scenes/dashboard.yaml`).
-    case `default`
-    /// The reference dashboard built in Swift, which `kioskd bench` also measures against a naive renderer.
-    case reference
-    /// A full-frame clock drawn straight into the scanout buffers (no layer engine).
-    case clock
-    case file(String)
-
-    init?(argument: String) {
-        switch argument {
-        case "default": self = .default
-        case "reference": self = .reference
-        case "clock": self = .clock
-        case "": return nil
-        default: self = .file(argument)
-        }
-    }
-
-    static var allValueStrings: [String] { ["default", "reference", "clock", "FILE"] }
-}
-
 enum StrategyChoice: String, ExpressibleByArgument, CaseIterable {
     case roundRobin = "round-robin", priority
     var poolStrategy: RenderQueuePool.Strategy { self == .priority ? .priority : .roundRobin }
@@ -97,8 +74,8 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Save the last frame as the CRTC produced it, read back through a writeback connector, as PNG (DRM, atomic, needs --frames).")
     var capture: String?
 
-    @Option(help: ArgumentHelp("What to show: a scene file (YAML or JSON; default /etc/kioskd/scene.yaml when it exists), default (the bundled dashboard scene), reference (the built-in reference dashboard) or clock (a full-frame clock drawn directly).", valueName: "FILE|default|reference|clock"))
-    var scene: SceneChoice?
+    @Option(help: ArgumentHelp("The scene file to show (YAML or JSON), or default for the bundled dashboard scene; without it /etc/kioskd/scene.yaml when it exists, else the bundled scene.", valueName: "FILE|default"))
+    var scene: String?
 
     @Flag(inversion: .prefixedNo, help: "Reload the scene file when it changes (inotify); an invalid version leaves the current scene on screen.")
     var watch = true
@@ -106,31 +83,24 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Render queue strategy of the layer engine: round-robin or priority.")
     var renderStrategy: StrategyChoice = .roundRobin
 
-    @Flag(help: "Show an FPS / frame-time overlay (dashboard scene).")
+    @Flag(help: "Add the scene's fps widget (frames per second, frame time) on top of every page.")
     var fpsOverlay = false
 
     @OptionGroup var log: LogOptions
 
     @OptionGroup var control: ControlOptions
 
-    /// The scene file `--scene` names, or the bundled default scene.
     /// Where a scene is looked for when `--scene` is not given; the bundled default scene when it is absent.
     static let systemScene = "/etc/kioskd/scene.yaml"
 
-    /// What to show: `--scene`, else the system's scene file, else the bundled default scene.
-    private var sceneChoice: SceneChoice {
-        scene ?? (FileManager.default.fileExists(atPath: Self.systemScene) ? .file(Self.systemScene) : .default)
-    }
-
+    /// The scene file shown: `--scene`, else the system's scene file, else the bundled default scene.
     private func scenePath() throws -> String {
-        switch sceneChoice {
-        case .file(let path): return path
-        default:
-            guard let path = BundledScenes.defaultScene else {
-                throw DisplayError("the default scene is missing: kioskd_KioskRuntime.resources must be installed next to the kioskd binary (or give --scene FILE)")
-            }
-            return path
+        if let scene, scene != "default" { return scene }
+        if scene == nil, FileManager.default.fileExists(atPath: Self.systemScene) { return Self.systemScene }
+        guard let path = BundledScenes.defaultScene else {
+            throw DisplayError("the default scene is missing: kioskd_KioskRuntime.resources must be installed next to the kioskd binary (or give --scene FILE)")
         }
+        return path
     }
 
     func validate() throws {
@@ -155,150 +125,94 @@ struct RunCommand: ParsableCommand {
         }
     }
 
+    /// Board file and options merged: options given on the command line win.
+    struct Settings {
+        var device: String?
+        var driver: String?
+        var connector: String?
+        var mode: ModeRequest?
+        var commit: CommitChoice
+        var buffers: Int
+        var rotation: OutputRotation
+        var scenePath: String
+    }
+
+    /// One path for every scene: resolve options, open the display, build the engine and the stage, wire the
+    /// control socket and signals, run, write the outputs.
     private func runDisplay(logger: Logger) throws {
         let loop = try MainLoop.epoll()
         // Before any other thread starts, so render threads inherit the blocked mask and signals reach signalfd.
-        var stopHandler: (() -> Void)?
-        var reloadHandler: (() -> Void)?
-        try loop.onSignals([SIGTERM, SIGINT, SIGHUP]) { signal in
-            if signal == SIGHUP {
-                if let reload = reloadHandler {
-                    logger.notice("SIGHUP: reloading the scene file")
-                    reload()
-                } else {
-                    logger.notice("SIGHUP: nothing to reload (no scene file is shown)")
-                }
-            } else {
-                logger.notice("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping at the next frame boundary")
-                stopHandler?()
-            }
-        }
-
-        let boardFile = try board.map(BoardConfig.load(path:)) ?? BoardConfig()
-        let device = self.device ?? boardFile.device
-        let driver = self.device == nil ? (self.driver ?? boardFile.driver) : self.driver
-        let mode = self.mode ?? boardFile.mode
-        let commit = self.commit ?? boardFile.commit ?? .auto
-        let buffers = self.buffers ?? boardFile.buffers ?? 2
-        let rotation = self.rotation ?? boardFile.rotation ?? .degrees0
-        let scene = sceneChoice
-        if rotation != .degrees0 && scene == .clock {
-            throw DisplayError("rotation \(rotation): the clock scene draws straight into scanout buffers and cannot be rotated; use another scene or rotation 0")
-        }
-        if let name = boardFile.name { logger.info("board \(name) (\(board ?? ""))") }
-        if commit == .legacy && capture != nil {
-            throw DisplayError("--capture needs atomic commits, but the commit API is legacy")
-        }
-
-        let display: DisplayBackend
-        var drm: DRMBackend?
-        switch backend {
-        case .drm:
-            let options = DRMOptions(device: device == "auto" ? nil : device, driver: driver,
-                                     connector: connector ?? boardFile.connector, mode: mode,
-                                     commit: commit, bufferCount: buffers, enableWriteback: capture != nil)
-            let d = try DRMBackend(options: options)
-            drm = d
-            display = d
-        case .headless:
-            let m = mode ?? ModeRequest(width: 1024, height: 768, refreshHz: 60)
-            let headlessMode = DisplayMode(width: m.width, height: m.height, refreshMilliHz: (m.refreshHz ?? 60) * 1000)
-            display = try HeadlessBackend(mode: headlessMode, bufferCount: buffers)
-        }
-
+        let signals = try SignalRouting(loop: loop, logger: logger)
+        let settings = try resolveSettings(logger: logger)
+        let (display, drm) = try openDisplay(settings)
         let controlSocket = try ControlWiring.start(options: control, loop: loop, display: display, logger: logger)
-        controlSocket?.rotation = rotation
+        controlSocket?.rotation = settings.rotation
         defer { controlSocket?.stop() }
-
-        var captured: WritebackCapture?
-        var flips = FlipStatistics()
-        var engineStats: EngineStats?
-        var failure: String?
-        let notifyReady = {
-            // systemd Type=notify: ready once a frame is really on screen, not merely once we started.
-            _ = sd_notify(0, "READY=1\nSTATUS=showing \(display.info.connector) \(display.info.mode)")
-        }
-
         // The last frame of --frames N is captured: the N-th present is the frame the N-th flip shows.
         if capture != nil, let frames { try drm?.capturePresent(number: frames) }
 
-        switch scene {
-        case .clock:
-            let pump = DemoFramePump(loop: loop, backend: display, frameLimit: frames) { buffer in
-                try display.present(buffer, damage: nil)
-            }
-            pump.onFinished = { loop.stop() }
-            pump.onFirstFlip = notifyReady
-            stopHandler = { pump.requestStop() }
-            controlSocket?.liveStats = { [weak pump] in (pump?.flips ?? FlipStatistics(), nil) }
-            try display.start(on: loop) { event in
-                pump.flipCompleted(event)
-                controlSocket?.flipped(event)
-            }
-            try pump.start()
-            loop.run()
-            pump.drainRenderThread()
-            captured = drm?.lastCapture
-            flips = pump.flips
-            failure = pump.failure
+        let pool = RenderQueuePool(strategy: renderStrategy.poolStrategy)
+        let compositor = try ShadowCompositor(size: display.info.mode.size, rotation: settings.rotation)
+        let runner = try SceneRunner(loop: loop, backend: display, compositor: compositor, pool: pool,
+                                     path: settings.scenePath, watch: watch, fpsOverlay: fpsOverlay, logger: logger)
+        let session = RunSession(engine: runner.engine, frameLimit: frames, controlSocket: controlSocket)
+        signals.onReload = { [weak runner] in runner?.reload() }
+        signals.onStop = { [weak session] in session?.requestStop() }
+        controlSocket?.scene = runner.stage
+        try session.run()
 
-        case .default, .file, .reference:
-            let pool = RenderQueuePool(strategy: renderStrategy.poolStrategy)
-            let engine: LayerEngine
-            var sceneRunner: SceneRunner?
-            var dashboard: DashboardRunner?
-            if scene == .reference {
-                dashboard = try DashboardRunner(loop: loop, backend: display, pool: pool, rotation: rotation, fpsOverlay: fpsOverlay)
-                engine = dashboard!.engine
-            } else {
-                let path = try scenePath()
-                let compositor = try ShadowCompositor(size: display.info.mode.size, rotation: rotation)
-                let runner = try SceneRunner(loop: loop, backend: display, compositor: compositor, pool: pool, path: path,
-                                             watch: watch, fpsOverlay: fpsOverlay, logger: logger)
-                reloadHandler = { [weak runner] in runner?.reload() }
-                controlSocket?.scene = runner.stage
-                sceneRunner = runner
-                engine = runner.engine
-            }
-            var stopping = false
-            // The engine presents the next frame from inside the flip that ends the run, and stopping the display
-            // completes that flip: it is past the end and not counted.
-            var finished = false
-            engine.onFlip = { event in
-                guard !finished else { return }
-                flips.record(event)
-                controlSocket?.flipped(event)
-                if flips.framesFlipped == 1 { notifyReady() }
-                if let frames, flips.framesFlipped >= frames { stopping = true }
-                if stopping {
-                    finished = true
-                    loop.stop()
-                }
-            }
-            stopHandler = {
-                // Stop at the next flip, a frame boundary; with nothing on the way, now.
-                stopping = true
-                if !display.isFlipPending { loop.stop() }
-            }
-            controlSocket?.liveStats = { [weak engine] in (flips, engine?.stats) }
-            controlSocket?.engine = engine
-            // --frames N counts flips, and a still scene causes none: keep the display link ticking (unchanged
-            // frames are presented) until the count is reached.
-            let counting = ClockBox(0)
-            if frames != nil { engine.addAnimation(target: counting) { _, _ in !finished } }
-            try engine.start()
-            loop.run()
-            captured = drm?.lastCapture
-            engineStats = engine.stats
-            withExtendedLifetime((pool, sceneRunner, dashboard, counting)) {}
+        var problems = writePictures(display: display, captured: drm?.lastCapture)
+        display.stop()
+        let report = RunStatsReport(flips: session.flips, info: display.info, loop: loop, rotation: settings.rotation,
+                                    poweredOn: display.isPoweredOn, firstFrameMs: session.firstCompleteFrameMs)
+        logger.info("\(report.framesFlipped) frames flipped on \(report.connector) \(report.mode) (\(report.commitApi)), missed vblanks \(report.missedVblanks), flip interval p50 \(report.flipIntervalMs.p50) ms p99 \(report.flipIntervalMs.p99) ms")
+        if let statsOut {
+            do { try report.write(to: statsOut, engine: runner.engine.stats) } catch { problems.append("\(error)") }
         }
+        withExtendedLifetime((pool, runner)) {}
+        if !problems.isEmpty { throw DisplayError(problems.joined(separator: "; ")) }
+    }
 
+    private func resolveSettings(logger: Logger) throws -> Settings {
+        let boardFile = try board.map(BoardConfig.load(path:)) ?? BoardConfig()
+        if let name = boardFile.name { logger.info("board \(name) (\(board ?? ""))") }
+        let settings = Settings(
+            device: device ?? boardFile.device,
+            driver: device == nil ? (driver ?? boardFile.driver) : driver,
+            connector: connector ?? boardFile.connector,
+            mode: mode ?? boardFile.mode,
+            commit: commit ?? boardFile.commit ?? .auto,
+            buffers: buffers ?? boardFile.buffers ?? 2,
+            rotation: rotation ?? boardFile.rotation ?? .degrees0,
+            scenePath: try scenePath())
+        if settings.commit == .legacy && capture != nil {
+            throw DisplayError("--capture needs atomic commits, but the commit API is legacy")
+        }
+        return settings
+    }
+
+    private func openDisplay(_ settings: Settings) throws -> (any DisplayBackend, DRMBackend?) {
+        switch backend {
+        case .drm:
+            let options = DRMOptions(device: settings.device == "auto" ? nil : settings.device, driver: settings.driver,
+                                     connector: settings.connector, mode: settings.mode, commit: settings.commit,
+                                     bufferCount: settings.buffers, enableWriteback: capture != nil)
+            let drm = try DRMBackend(options: options)
+            return (drm, drm)
+        case .headless:
+            let m = settings.mode ?? ModeRequest(width: 1024, height: 768, refreshHz: 60)
+            let mode = DisplayMode(width: m.width, height: m.height, refreshMilliHz: (m.refreshHz ?? 60) * 1000)
+            return (try HeadlessBackend(mode: mode, bufferCount: settings.buffers), nil)
+        }
+    }
+
+    /// `--screenshot` and `--capture`, written after the run; returns what went wrong, one line each.
+    private func writePictures(display: any DisplayBackend, captured: WritebackCapture?) -> [String] {
         var problems: [String] = []
+        let size = display.info.mode.size
         if let screenshot {
             if let pixels = display.frontBufferSnapshot() {
-                do {
-                    try writePNG(xrgb8888: pixels, size: display.info.mode.size, stride: display.info.mode.width * 4, to: screenshot)
-                } catch { problems.append("\(error)") }
+                do { try writePNG(xrgb8888: pixels, size: size, stride: size.width * 4, to: screenshot) } catch { problems.append("\(error)") }
             } else {
                 problems.append("screenshot \(screenshot): no frame was shown")
             }
@@ -306,19 +220,12 @@ struct RunCommand: ParsableCommand {
         if let capture {
             if let captured {
                 do {
-                    let pixels = try captured.waitForPixels()
-                    try writePNG(xrgb8888: pixels, size: display.info.mode.size, stride: display.info.mode.width * 4, to: capture)
+                    try writePNG(xrgb8888: try captured.waitForPixels(), size: size, stride: size.width * 4, to: capture)
                 } catch { problems.append("\(error)") }
             } else {
                 problems.append("capture \(capture): the last frame was never presented")
             }
         }
-        display.stop()
-
-        let report = RunStatsReport(flips: flips, info: display.info, loop: loop, rotation: rotation, poweredOn: display.isPoweredOn)
-        logger.info("\(report.framesFlipped) frames flipped on \(report.connector) \(report.mode) (\(report.commitApi)), missed vblanks \(report.missedVblanks), flip interval p50 \(report.flipIntervalMs.p50) ms p99 \(report.flipIntervalMs.p99) ms")
-        if let statsOut { try report.write(to: statsOut, engine: engineStats) }
-        if let failure { problems.insert(failure, at: 0) }
-        if !problems.isEmpty { throw DisplayError(problems.joined(separator: "; ")) }
+        return problems
     }
 }

@@ -19,8 +19,12 @@ struct RunStatsReport: Codable {
     var rotation: Int
     /// "on" or "off": the output's power at exit.
     var power: String
+    /// Milliseconds from process start to the first flip of a frame with every layer rendered; null when none
+    /// flipped.
+    var firstFrameMs: Double?
 
-    init(flips: FlipStatistics, info: OutputInfo, loop: MainLoop, rotation: OutputRotation = .degrees0, poweredOn: Bool = true) {
+    init(flips: FlipStatistics, info: OutputInfo, loop: MainLoop, rotation: OutputRotation = .degrees0, poweredOn: Bool = true,
+         firstFrameMs: Double? = nil) {
         framesFlipped = flips.framesFlipped
         missedVblanks = flips.missedVblanks
         flipIntervalMs = flips.intervals.summary
@@ -35,10 +39,36 @@ struct RunStatsReport: Codable {
         loopWakeups = loop.wakeups
         self.rotation = rotation.degrees
         power = poweredOn ? "on" : "off"
+        self.firstFrameMs = firstFrameMs
     }
 
     /// Writes the report; with a layer engine its counters (renders, drops, compositions, bytes copied, render
     /// times per kind, fps) are merged in at the top level, the output's own figures taking precedence.
+    private enum CodingKeys: String, CodingKey {
+        case framesFlipped, missedVblanks, flipIntervalMs, averageFps, mode, connector, device, driver, commitApi, buffers
+        case loopIterations, loopWakeups, rotation, power, firstFrameMs
+    }
+
+    /// `first_frame_ms` is written as null when unmeasured rather than left out, so readers see it was not measured.
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(framesFlipped, forKey: .framesFlipped)
+        try c.encode(missedVblanks, forKey: .missedVblanks)
+        try c.encode(flipIntervalMs, forKey: .flipIntervalMs)
+        try c.encode(averageFps, forKey: .averageFps)
+        try c.encode(mode, forKey: .mode)
+        try c.encode(connector, forKey: .connector)
+        try c.encode(device, forKey: .device)
+        try c.encode(driver, forKey: .driver)
+        try c.encode(commitApi, forKey: .commitApi)
+        try c.encode(buffers, forKey: .buffers)
+        try c.encode(loopIterations, forKey: .loopIterations)
+        try c.encode(loopWakeups, forKey: .loopWakeups)
+        try c.encode(rotation, forKey: .rotation)
+        try c.encode(power, forKey: .power)
+        try c.encode(firstFrameMs, forKey: .firstFrameMs)
+    }
+
     func write(to path: String, engine: EngineStats? = nil) throws {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase

@@ -2,24 +2,28 @@ import Foundation
 import KioskCore
 import KioskRender
 import KioskRuntime
+import KioskScene
 import Logging
 
 /// Shows a scene file through the layer engine and keeps it live: data, clocks, tickers, pages, and a reload when
-/// the file changes (or on SIGHUP). Lives on the main thread.
+/// the file changes (or on SIGHUP). With `fpsOverlay`, every scene shown gets the `fps` widget on top. Lives on
+/// the main thread.
 final class SceneRunner {
     let engine: LayerEngine
     let stage: SceneStage
     let path: String
-    private var fpsOverlay: FPSOverlay?
 
     /// - Throws: the scene's validation errors (`SceneValidationError`), or the engine's.
     init(loop: MainLoop, backend: DisplayBackend, compositor: any Compositing, pool: RenderQueuePool, path: String,
          watch: Bool, fpsOverlay: Bool, logger: Logger) throws {
         self.path = path
         engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: pool)
-        stage = try SceneStage(engine: engine, path: path)
+        let loaded = try SceneLoader.load(path: path)
+        for warning in loaded.warnings { logger.warning("\(warning)") }
+        let adjust: (Scene) -> Scene = fpsOverlay ? { $0.addingFPSWidget() } : { $0 }
+        stage = SceneStage(engine: engine, scene: adjust(loaded.scene), source: path)
+        stage.adjustLoadedScene = adjust
         if watch { try stage.watch(path: path) }
-        if fpsOverlay { self.fpsOverlay = FPSOverlay(engine: engine) }
         logger.info("scene \(path): \(stage.scene.pages.count) page(s), \(stage.scene.allWidgets.count) widget(s)\(watch ? ", reloaded on change" : "")")
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import KioskRender
+import KioskRenderTestSupport
 import KioskTestSupport
 import XCTest
 

@@ -2,6 +2,7 @@ import CDRM
 import KioskCore
 import KioskDisplay
 import KioskRender
+import KioskRenderTestSupport
 import XCTest
 
 /// Display power on a real CRTC: off deactivates it (atomic: ACTIVE=0; legacy: connector DPMS Off), no flip

@@ -2,15 +2,33 @@ import Foundation
 import KioskCore
 import KioskDisplay
 import KioskRender
+import KioskRenderTestSupport
+import KioskRuntime
 import KioskTestSupport
 import XCTest
 
-/// The layer engine on a real CRTC: the reference dashboard flips on vblank, and what the CRTC scanned out
-/// (writeback) equals the headless render of the same scene state.
+/// The layer engine on a real CRTC: the default scene flips on vblank, and what the CRTC scanned out (writeback)
+/// equals the headless render of the same scene state.
 final class EngineDRMTests: XCTestCase {
     override func setUpWithError() throws { try requireDRMDevice() }
 
-    /// Builds the dashboard at a fixed clock and scene time on `backend`, runs the engine until the frame with
+    /// A still dashboard (no ticker, so nothing moves once rendered): text, a clock, cards, a progress bar, a QR code.
+    static let stillDashboard = """
+        size: display
+        background: {gradient: ["#1a1d26", "#07080c"], angle: 90}
+        font: {family: DejaVu Sans, size: 28}
+        data: {temp: "21.5", load: "0.4"}
+        pages:
+          - name: main
+            widgets:
+              - {type: clock, format: "%H:%M:%S", x: 5%, y: 5%, width: 50%, height: 20%, foreground: white, font: {size: 96}}
+              - {type: panel, x: 5%, y: 35%, width: 40%, height: 30%}
+              - {type: text, text: "Temperature {temp} °C", x: 7%, y: 40%, width: 36%, height: 10%, foreground: "#ffd040"}
+              - {type: progress, value: {bind: load}, x: 5%, y: 75%, width: 90%, height: 4%}
+              - {type: qrcode, text: "https://example.com/kiosk", x: 70%, y: 35%, width: 25%, height: 30%}
+        """
+
+    /// Builds the still dashboard at a fixed clock on `backend`, runs the engine until the frame with
     /// every layer rendered has been flipped, then presents it once more (capturing on DRM) and returns the
     /// scanout buffer's content.
     private func renderSettledDashboard(backend: DisplayBackend, capture drm: DRMBackend? = nil) throws -> (shown: [UInt8], captured: [UInt8]?) {
@@ -18,10 +36,13 @@ final class EngineDRMTests: XCTestCase {
         let size = backend.info.mode.size
         let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: size),
                                      pool: RenderQueuePool(strategy: .roundRobin))
-        let icons = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-test-icons").path
-        let scene = try ReferenceDashboard(size: size, imageDirectory: icons, clock: 1_700_000_000)
-        scene.apply(sceneTime: 3.25)
-        engine.rootLayer.addChild(scene.root)
+        let dir = try KioskdProcess.scratchDirectory("drm-still-dashboard")
+        let path = dir.appendingPathComponent("scene.yaml")
+        try Self.stillDashboard.write(to: path, atomically: true, encoding: .utf8)
+        setenv("TZ", "UTC", 1)
+        tzset()
+        let stage = try SceneStage(engine: engine, path: path.path, clock: { 1_700_000_000 })
+        defer { withExtendedLifetime(stage) {} }
         try engine.start()
         defer { engine.stop() }
         let settled = loop.spin(seconds: 60) {
@@ -73,11 +94,11 @@ final class EngineDRMTests: XCTestCase {
     func testDashboardRuns600FramesOnVblank() throws {
         let dir = try KioskdProcess.scratchDirectory("drm-dashboard")
         let stats = dir.appendingPathComponent("stats.json")
-        let r = try KioskdProcess.run(["run", "--scene", "reference", "--mode", "1024x768", "--frames", "600",
+        let r = try KioskdProcess.run(["run", "--scene", "default", "--mode", "1024x768", "--frames", "600",
                                        "--stats-out", stats.path], timeout: 600)
         XCTAssertEqual(r.status, 0, r.stderr)
         let s = try KioskdProcess.readStats(stats)
-        print("kioskd run --scene reference: frames_flipped=\(s["frames_flipped"] ?? "-") missed_vblanks=\(s["missed_vblanks"] ?? "-") renders_completed=\(s["renders_completed"] ?? "-") bytes_copied_per_frame=\(s["bytes_copied_per_frame"] ?? "-") flip_interval_ms=\(s["flip_interval_ms"] ?? "-")")
+        print("kioskd run --scene default: frames_flipped=\(s["frames_flipped"] ?? "-") missed_vblanks=\(s["missed_vblanks"] ?? "-") renders_completed=\(s["renders_completed"] ?? "-") bytes_copied_per_frame=\(s["bytes_copied_per_frame"] ?? "-") flip_interval_ms=\(s["flip_interval_ms"] ?? "-")")
         XCTAssertEqual(s["frames_flipped"] as? Int, 600)
         XCTAssertEqual(s["mode"] as? String, "1024x768@60")
         XCTAssertNotNil(s["missed_vblanks"] as? Int, "missed_vblanks is reported")

@@ -2,6 +2,7 @@ import CDRM
 import Foundation
 import KioskDisplay
 import KioskRender
+import KioskRenderTestSupport
 import KioskTestSupport
 import XCTest
 
@@ -59,13 +60,14 @@ final class KioskdDRMCLITests: XCTestCase {
     }
 
     /// The writeback capture of the last frame equals what kioskd put in the scanout buffer for it, for the
-    /// default scene, the layer-engine reference dashboard and the directly drawn clock.
+    /// default scene, without and with the fps widget laid over it.
     func testCaptureEqualsScreenshotOfTheLastFrame() throws {
-        for scene in ["default", "reference", "clock"] {
-            let dir = try KioskdProcess.scratchDirectory("drm-capture-\(scene)")
+        for (name, extra) in [("default", [String]()), ("fps-overlay", ["--fps-overlay"])] {
+            let scene = name
+            let dir = try KioskdProcess.scratchDirectory("drm-capture-\(name)")
             let capture = dir.appendingPathComponent("capture.png"), shot = dir.appendingPathComponent("shot.png")
-            let r = try KioskdProcess.run(["run", "--scene", scene, "--frames", "20", "--capture", capture.path,
-                                           "--screenshot", shot.path], timeout: 120)
+            let r = try KioskdProcess.run(["run", "--scene", "default", "--frames", "20", "--capture", capture.path,
+                                           "--screenshot", shot.path] + extra, timeout: 120)
             XCTAssertEqual(r.status, 0, "\(scene): \(r.stderr)")
             let a = try readPNG(path: capture.path), b = try readPNG(path: shot.path)
             XCTAssertEqual(a.size, b.size)

@@ -2,6 +2,7 @@ import KioskCore
 import KioskTestSupport
 import KioskDisplay
 import KioskRender
+import KioskRenderTestSupport
 import XCTest
 
 /// Fills the layer with one colour, or with `left` on its left half and `right` on its right half.

@@ -1,5 +1,6 @@
 import KioskCore
 import KioskRender
+import KioskRenderTestSupport
 import XCTest
 
 extension TestImage {

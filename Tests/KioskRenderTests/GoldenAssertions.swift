@@ -1,6 +1,7 @@
 import Foundation
 import KioskCore
 import KioskRender
+import KioskRenderTestSupport
 import XCTest
 
 /// The Golden folder beside the test file that calls (Tests/<Target>/Golden).

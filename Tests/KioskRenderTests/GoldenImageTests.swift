@@ -1,6 +1,7 @@
 import Foundation
 import KioskCore
 import KioskRender
+import KioskRenderTestSupport
 import XCTest
 
 final class GoldenImageTests: XCTestCase {

@@ -1,5 +1,6 @@
 import KioskCore
 import KioskRender
+import KioskRenderTestSupport
 import XCTest
 
 final class ImageComparisonTests: XCTestCase {
@@ -49,7 +50,7 @@ final class ImageComparisonTests: XCTestCase {
 
     func testVisiblyDifferentImageFails() throws {
         let scene = TestImage(width: 160, height: 120)
-        try DemoScene().draw(into: scene.buffer, frame: 0, wallClock: .morning)
+        scene.drawPattern(seed: 0)
         let white = TestImage(width: 160, height: 120, fill: 0xFF)
         let diff = scene.withBytes { drawn in
             white.withBytes { compareImages(drawn, $0, size: scene.size, strideA: scene.stride, strideB: white.stride, tolerance: 8) }

@@ -1,6 +1,7 @@
 import Foundation
 import KioskCore
 import KioskRender
+import KioskRenderTestSupport
 import XCTest
 
 final class PNGTests: XCTestCase {
@@ -18,8 +19,7 @@ final class PNGTests: XCTestCase {
     func testWriteThenReadIsExact() throws {
         // A padded stride checks that rows, not one flat run of bytes, are written.
         let image = TestImage(width: 320, height: 200, stride: 320 * 4 + 64, fill: 0xAB)
-        try DemoScene().draw(into: image.buffer, frame: 17, wallClock: .afternoon,
-                             mode: DisplayMode(width: 320, height: 200, refreshMilliHz: 59_940))
+        image.drawPattern(seed: 17)
         let path = directory.appendingPathComponent("demo.png").path
         try image.withBytes { try writePNG(xrgb8888: $0, size: image.size, stride: image.stride, to: path) }
 

@@ -1,5 +1,6 @@
 import KioskCore
 import KioskRender
+import KioskRenderTestSupport
 
 /// Test-owned XRGB8888 memory that stands in for a backend buffer. Lives on the test's thread.
 final class TestImage {
@@ -45,7 +46,18 @@ final class TestImage {
     }
 }
 
-extension DemoScene.Clock {
-    static let morning = DemoScene.Clock(hours: 7, minutes: 8, seconds: 9, date: "Saturday, 22 November 2025")
-    static let afternoon = DemoScene.Clock(hours: 12, minutes: 34, seconds: 56, date: "Saturday, 22 November 2025")
+extension TestImage {
+    /// Draws a picture that depends on `seed` everywhere: a colour gradient with a light band that moves with it.
+    func drawPattern(seed: Int) {
+        for y in 0..<size.height {
+            for x in 0..<size.width {
+                let p = base.advanced(by: y * stride + x * 4).assumingMemoryBound(to: UInt8.self)
+                let inBand = (x + seed * 7) % 64 < 12
+                p[0] = inBand ? 0xF0 : UInt8(truncatingIfNeeded: x * 3 + seed)
+                p[1] = inBand ? 0xF0 : UInt8(truncatingIfNeeded: y * 5)
+                p[2] = inBand ? 0xF0 : UInt8(truncatingIfNeeded: (x + y) * 2 + seed * 11)
+                p[3] = 0xFF
+            }
+        }
+    }
 }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 @testable import KioskRender
 import KioskCore
+import KioskRenderTestSupport
 import XCTest
 
 final class TextLayoutTests: XCTestCase {

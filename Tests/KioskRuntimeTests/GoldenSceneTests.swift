@@ -1,6 +1,7 @@
 import Foundation
 import KioskCore
 import KioskRender
+import KioskRenderTestSupport
 import KioskRuntime
 import XCTest
 

@@ -255,30 +255,6 @@ final class ControlRotationTests: XCTestCase {
     }
 }
 
-/// Without a scene runtime (the directly drawn clock picture) every scene command answers `no_scene`, whatever
-/// its arguments, and the display commands still work.
-final class ControlWithoutSceneTests: XCTestCase {
-    func testSceneCommandsAnswerNoScene() throws {
-        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", "clock"])
-        defer { daemon.stop() }
-        let requests: [(String, String)] = [
-            ("scene.load", #"{"path": "/etc/kioskd/scene.yaml"}"#), ("scene.get", "{}"), ("widget.get", #"{"id": "clock"}"#),
-            ("widget.set", #"{"id": "clock", "props": {"text": "x"}}"#), ("data.set", #"{"values": {"a": "1"}}"#),
-            ("data.get", "{}"), ("page.show", #"{"name": "main"}"#), ("animate", #"{"id": "clock", "property": "x", "to": 1}"#),
-        ]
-        for (command, args) in requests {
-            let error = try daemon.error(command, args)
-            XCTAssertEqual(error.code, "no_scene", command)
-            XCTAssertTrue(error.message.hasPrefix(command + ":"), error.message)
-        }
-        XCTAssertEqual(try daemon.result("screenshot")["width"] as? Int, 320)
-        XCTAssertEqual(try daemon.result("display.info")["power"] as? String, "on")
-        let before = try daemon.framesFlipped()
-        usleep(200_000)
-        XCTAssertGreaterThan(try daemon.framesFlipped(), before)
-    }
-}
-
 /// The allow-list with a real non-root peer: kioskd (root) makes the socket reachable for `nobody`, and only
 /// `--control-allow-uid` lets nobody's requests through. Root is always allowed, so the peer must not be root.
 final class ControlPeerPolicyTests: XCTestCase {

@@ -126,9 +126,16 @@ final class BoardFileTests: XCTestCase {
         XCTAssertNotEqual(r.status, 0)
         XCTAssertTrue(r.stderr.contains("--rotation"), r.stderr)
         XCTAssertTrue(r.stderr.contains("0, 90, 180, 270"), r.stderr)
-        let clock = try KioskdProcess.run(["run", "--backend", "headless", "--scene", "clock", "--rotation", "90", "--frames", "1"])
-        XCTAssertEqual(clock.status, 1)
-        XCTAssertTrue(clock.stderr.contains("rotation 90: the clock scene"), clock.stderr)
+    }
+
+    /// `clock` and `reference` are no built-in pictures: like any other name they are scene files, and a missing
+    /// one is an error naming its path.
+    func testAMissingSceneFileIsAnErrorNamingItsPath() throws {
+        for name in ["clock", "reference"] {
+            let r = try KioskdProcess.run(["run", "--backend", "headless", "--scene", name, "--frames", "1"])
+            XCTAssertEqual(r.status, 1, r.stderr)
+            XCTAssertTrue(r.stderr.contains("\(name):1:1: scene file not found"), r.stderr)
+        }
     }
 
     func testBadBoardFilesGiveOneLineWithLocation() throws {
@@ -161,7 +168,7 @@ final class EngineCLITests: XCTestCase {
     func testDashboardStatsCarryTheEngineCounters() throws {
         let dir = try KioskdProcess.scratchDirectory("dashboard-stats")
         let stats = dir.appendingPathComponent("stats.json")
-        let r = try KioskdProcess.run(["run", "--backend", "headless", "--scene", "reference", "--fps-overlay", "--frames", "90",
+        let r = try KioskdProcess.run(["run", "--backend", "headless", "--scene", "default", "--fps-overlay", "--frames", "90",
                                        "--stats-out", stats.path])
         XCTAssertEqual(r.status, 0, r.stderr)
         let s = try KioskdProcess.readStats(stats)
@@ -181,24 +188,52 @@ final class EngineCLITests: XCTestCase {
             XCTAssertNotNil(k["p99"] as? Double)
         }
         XCTAssertGreaterThan(s["fps"] as? Double ?? 0, 0)
+        let firstFrame = try XCTUnwrap(s["first_frame_ms"] as? Double, "first_frame_ms is measured")
+        XCTAssertGreaterThan(firstFrame, 0)
     }
 
-    func testBenchJSONHasEveryFigure() throws {
-        let r = try KioskdProcess.run(["bench", "--frames", "20", "--mode", "640x360", "--strategy", "round-robin", "--json"], timeout: 300)
+    func testBenchJSONHasEveryScenarioWithMeasuredFiguresAndConsistentRatios() throws {
+        let r = try KioskdProcess.run(["bench", "--frames", "10", "--mode", "640x360", "--json"], timeout: 600)
         XCTAssertEqual(r.status, 0, r.stderr)
-        let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
-        let report = try XCTUnwrap(object)
-        for side in ["ours", "baseline"] {
-            let f = try XCTUnwrap(report[side] as? [String: Any], side)
-            for key in ["main_cpu_ms_per_frame", "total_cpu_ms_per_frame", "bytes_written_per_frame", "main_ms_p99"] {
-                XCTAssertNotNil(f[key] as? NSNumber, "\(side).\(key)")
-            }
+        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
+        let scenarios = try XCTUnwrap(report["scenarios"] as? [String: Any])
+        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "startup"])
+
+        let dashboard = try XCTUnwrap(scenarios["dashboard"] as? [String: Any])
+        XCTAssertEqual(dashboard["full_frame_bytes"] as? Int, 640 * 360 * 4)
+        let memcpy = try XCTUnwrap(dashboard["memcpy_ms_per_frame"] as? Double)
+        let naive = try XCTUnwrap(dashboard["naive"] as? [String: Any])
+        // The baseline draws into memory with no display: flips, missed vblanks and a first frame are not measured.
+        for key in ["frames_flipped", "missed_vblanks", "first_frame_ms"] { XCTAssertTrue(naive[key] is NSNull, "naive.\(key)") }
+        let naiveTotal = try XCTUnwrap(naive["total_cpu_ms_per_frame"] as? Double)
+        XCTAssertGreaterThan(naiveTotal, 0)
+        let ratios = try XCTUnwrap(dashboard["ratios"] as? [String: Any])
+        for (key, name) in [("engine_round_robin", "round_robin"), ("engine_priority", "priority")] {
+            let f = try XCTUnwrap(dashboard[key] as? [String: Any], key)
+            XCTAssertEqual(f["frames_flipped"] as? Int, 10, key)
+            XCTAssertNotNil(f["missed_vblanks"] as? Int, key)
+            XCTAssertGreaterThan(f["first_frame_ms"] as? Double ?? 0, 0, key)
+            let total = try XCTUnwrap(f["total_cpu_ms_per_frame"] as? Double, key)
+            XCTAssertEqual(try XCTUnwrap(ratios["\(name)_cpu_vs_naive"] as? Double), total / naiveTotal, accuracy: 1e-9)
+            XCTAssertEqual(try XCTUnwrap(ratios["\(name)_cpu_vs_memcpy"] as? Double), total / memcpy, accuracy: 1e-9)
+            let bytes = try XCTUnwrap(f["bytes_written_per_frame"] as? Int, key)
+            XCTAssertEqual(try XCTUnwrap(ratios["\(name)_bytes_vs_full_frame"] as? Double), Double(bytes) / Double(640 * 360 * 4), accuracy: 1e-9)
         }
-        for key in ["memcpy_ms_per_frame", "full_frame_bytes", "cpu_ratio_vs_baseline", "bytes_ratio_vs_full_frame", "cpu_ratio_vs_memcpy"] {
-            XCTAssertNotNil(report[key] as? NSNumber, key)
+
+        let slide = try XCTUnwrap(scenarios["page-slide"] as? [String: Any])
+        XCTAssertEqual(slide["mode"] as? String, "1920x1080@60")
+        let engine = try XCTUnwrap(slide["engine"] as? [String: Any])
+        let slideRatios = try XCTUnwrap(slide["ratios"] as? [String: Any])
+        XCTAssertEqual(try XCTUnwrap(slideRatios["cpu_vs_memcpy"] as? Double),
+                       try XCTUnwrap(engine["total_cpu_ms_per_frame"] as? Double) / (try XCTUnwrap(slide["memcpy_ms_per_frame"] as? Double)),
+                       accuracy: 1e-9)
+
+        let startup = try XCTUnwrap(scenarios["startup"] as? [String: Any])
+        let runs = try XCTUnwrap(startup["runs"] as? [[String: Any]])
+        XCTAssertEqual(runs.compactMap { $0["mode"] as? String }, ["800x480", "1920x1080"])
+        for run in runs {
+            XCTAssertGreaterThan(run["first_frame_ms"] as? Double ?? 0, 0, "\(run)")
+            XCTAssertGreaterThan(run["peak_rss_kib"] as? Int ?? 0, 1024, "\(run)")
         }
-        XCTAssertEqual(report["full_frame_bytes"] as? Int, 640 * 360 * 4)
-        let baseline = try XCTUnwrap(report["baseline"] as? [String: Any])
-        XCTAssertEqual(baseline["bytes_written_per_frame"] as? Int, 640 * 360 * 4, "the baseline writes every pixel")
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CCairo
 import KioskCore
+import KioskRender
 
 /// Golden-image checks: a rendered image compared with a reference PNG kept in the source tree, within a stated
 /// tolerance. Test code on any thread; every call works on its own files and buffers. XCTest-free, so every test

@@ -1,0 +1,133 @@
+import Foundation
+import KioskBench
+
+/// `kioskd bench`'s report: one entry per scenario run (null for one not run), each with its measured figures and
+/// the ratios computed from exactly those figures.
+struct BenchReport: Encodable {
+    var frames: Int
+    var dashboard: DashboardScenario?
+    var pageSlide: PageSlideScenario?
+    var startup: StartupScenario?
+
+    enum CodingKeys: String, CodingKey { case frames, scenarios }
+    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", startup }
+
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(frames, forKey: .frames)
+        var s = c.nestedContainer(keyedBy: ScenarioKeys.self, forKey: .scenarios)
+        try s.encode(dashboard, forKey: .dashboard)
+        try s.encode(pageSlide, forKey: .pageSlide)
+        try s.encode(startup, forKey: .startup)
+    }
+
+    var table: String {
+        var sections: [String] = []
+        if let dashboard { sections.append(dashboard.table) }
+        if let pageSlide { sections.append(pageSlide.table) }
+        if let startup { sections.append(startup.table) }
+        return sections.joined(separator: "\n\n")
+    }
+}
+
+/// A figure for a table: the number, or "null" where it was not measured.
+func show(_ value: Double?, _ format: String = "%.3f") -> String { value.map { String(format: format, $0) } ?? "null" }
+func show(_ value: Int?) -> String { value.map(String.init) ?? "null" }
+
+func figuresRow(_ name: String, _ f: BenchFigures) -> String {
+    name.padding(toLength: 24, withPad: " ", startingAt: 0)
+        + [show(f.mainCPUMsPerFrame), show(f.totalCPUMsPerFrame), show(f.bytesWrittenPerFrame), show(f.mainMsP99),
+           show(f.framesFlipped), show(f.missedVblanks), show(f.firstFrameMs, "%.1f")]
+        .map { $0.padding(toLength: 11, withPad: " ", startingAt: 0) }.joined()
+}
+
+let figuresHeader = "".padding(toLength: 24, withPad: " ", startingAt: 0)
+    + "main ms    total ms   bytes/frm  main p99   flipped    missed     first ms"
+
+struct DashboardScenario: Encodable {
+    var mode: String
+    var fullFrameBytes: Int
+    var engineRoundRobin: BenchFigures
+    var enginePriority: BenchFigures
+    var naive: BenchFigures
+    var memcpyMsPerFrame: Double
+
+    enum CodingKeys: String, CodingKey {
+        case mode, fullFrameBytes = "full_frame_bytes", engineRoundRobin = "engine_round_robin"
+        case enginePriority = "engine_priority", naive, memcpyMsPerFrame = "memcpy_ms_per_frame", ratios
+    }
+
+    /// Each engine strategy's total CPU against the naive redraw and the memcpy, and its bytes against a full frame.
+    var ratios: [String: Double?] {
+        var r: [String: Double?] = [:]
+        for (name, f) in [("round_robin", engineRoundRobin), ("priority", enginePriority)] {
+            r["\(name)_cpu_vs_naive"] = benchRatio(f.totalCPUMsPerFrame, naive.totalCPUMsPerFrame)
+            r["\(name)_cpu_vs_memcpy"] = benchRatio(f.totalCPUMsPerFrame, memcpyMsPerFrame)
+            r["\(name)_bytes_vs_full_frame"] = benchRatio(f.bytesWrittenPerFrame.map(Double.init), Double(fullFrameBytes))
+        }
+        return r
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(mode, forKey: .mode)
+        try c.encode(fullFrameBytes, forKey: .fullFrameBytes)
+        try c.encode(engineRoundRobin, forKey: .engineRoundRobin)
+        try c.encode(enginePriority, forKey: .enginePriority)
+        try c.encode(naive, forKey: .naive)
+        try c.encode(memcpyMsPerFrame, forKey: .memcpyMsPerFrame)
+        try c.encode(ratios, forKey: .ratios)
+    }
+
+    var table: String {
+        var lines = ["dashboard: the default scene, \(mode), headless", figuresHeader,
+                     figuresRow("engine (round-robin)", engineRoundRobin), figuresRow("engine (priority)", enginePriority),
+                     figuresRow("naive full redraw", naive),
+                     "memcpy of a full frame".padding(toLength: 24, withPad: " ", startingAt: 0) + show(memcpyMsPerFrame)]
+        for (name, value) in ratios.sorted(by: { $0.key < $1.key }) { lines.append("  \(name): \(show(value))") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+struct PageSlideScenario: Encodable {
+    var mode: String
+    var fullFrameBytes: Int
+    var engine: BenchFigures
+    var memcpyMsPerFrame: Double
+
+    enum CodingKeys: String, CodingKey {
+        case mode, fullFrameBytes = "full_frame_bytes", engine, memcpyMsPerFrame = "memcpy_ms_per_frame", ratios
+    }
+
+    var ratios: [String: Double?] {
+        ["cpu_vs_memcpy": benchRatio(engine.totalCPUMsPerFrame, memcpyMsPerFrame),
+         "bytes_vs_full_frame": benchRatio(engine.bytesWrittenPerFrame.map(Double.init), Double(fullFrameBytes))]
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(mode, forKey: .mode)
+        try c.encode(fullFrameBytes, forKey: .fullFrameBytes)
+        try c.encode(engine, forKey: .engine)
+        try c.encode(memcpyMsPerFrame, forKey: .memcpyMsPerFrame)
+        try c.encode(ratios, forKey: .ratios)
+    }
+
+    var table: String {
+        var lines = ["page-slide: two full-screen pages sliding in turn, \(mode), headless", figuresHeader,
+                     figuresRow("engine (round-robin)", engine),
+                     "memcpy of a full frame".padding(toLength: 24, withPad: " ", startingAt: 0) + show(memcpyMsPerFrame)]
+        for (name, value) in ratios.sorted(by: { $0.key < $1.key }) { lines.append("  \(name): \(show(value))") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+struct StartupScenario: Encodable {
+    var runs: [StartupRun.Figures]
+
+    var table: String {
+        (["startup: kioskd run --backend headless, process start to the first fully rendered flip"]
+            + runs.map { "  \($0.mode): first frame \(show($0.firstFrameMs, "%.1f")) ms, peak RSS \($0.peakRssKib) KiB" })
+            .joined(separator: "\n")
+    }
+}

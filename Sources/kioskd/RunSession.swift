@@ -1,0 +1,65 @@
+import CSystemd
+import Glibc
+import KioskCore
+
+/// One `kioskd run` on the engine: counts flips, stops at `--frames N` or on request at a frame boundary, tells
+/// systemd once a frame is on screen, and notes when the first frame with every layer rendered flipped. Lives on
+/// the main thread.
+final class RunSession {
+    let engine: LayerEngine
+    private let frameLimit: Int?
+    private let controlSocket: ControlWiring?
+    private(set) var flips = FlipStatistics()
+    /// Milliseconds from process start to the first flip of a frame composed with every layer rendered; nil if
+    /// no such frame flipped.
+    private(set) var firstCompleteFrameMs: Double?
+    private var stopping = false
+    /// The engine presents the next frame from inside the flip that ends the run, and stopping the display
+    /// completes that flip: it is past the end and not counted.
+    private var finished = false
+    /// A frame composed with nothing left to render was queued: the flip that shows it is the first complete one.
+    private var completeFrameQueued = false
+
+    init(engine: LayerEngine, frameLimit: Int?, controlSocket: ControlWiring?) {
+        self.engine = engine
+        self.frameLimit = frameLimit
+        self.controlSocket = controlSocket
+    }
+
+    /// Starts the engine and turns the loop until the run ends.
+    func run() throws {
+        engine.onPresent = { [unowned self] _ in
+            if !completeFrameQueued, !engine.isRendering(engine.rootLayer) { completeFrameQueued = true }
+        }
+        engine.onFlip = { [unowned self] event in flipped(event) }
+        controlSocket?.liveStats = { [unowned self] in (flips, engine.stats) }
+        controlSocket?.engine = engine
+        // --frames N counts flips, and a still scene causes none: keep the display link ticking (unchanged
+        // frames are presented) until the count is reached.
+        if frameLimit != nil { engine.addAnimation(target: self) { session, _ in !session.finished } }
+        try engine.start()
+        engine.loop.run()
+    }
+
+    /// SIGTERM/SIGINT: stop at the next flip, a frame boundary; with nothing on the way, now.
+    func requestStop() {
+        stopping = true
+        if !engine.backend.isFlipPending { engine.loop.stop() }
+    }
+
+    private func flipped(_ event: FlipEvent) {
+        guard !finished else { return }
+        flips.record(event)
+        controlSocket?.flipped(event)
+        if flips.framesFlipped == 1 {
+            // systemd Type=notify: ready once a frame is really on screen, not merely once we started.
+            _ = sd_notify(0, "READY=1\nSTATUS=showing \(engine.backend.info.connector) \(engine.backend.info.mode)")
+        }
+        if firstCompleteFrameMs == nil, completeFrameQueued { firstCompleteFrameMs = ProcessClock.millisecondsSinceStart() }
+        if let frameLimit, flips.framesFlipped >= frameLimit { stopping = true }
+        if stopping {
+            finished = true
+            engine.loop.stop()
+        }
+    }
+}
