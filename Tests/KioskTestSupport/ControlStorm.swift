@@ -52,13 +52,22 @@ public final class ControlTestSocket {
         return true
     }
 
-    /// The next line (without its newline), or nil at end of stream or timeout.
-    public func readLine() -> [UInt8]? {
+    /// The next line (without its newline), or nil at end of stream, at the socket's timeout, or once `deadline`
+    /// (when given) has passed.
+    public func readLine(deadline: Date? = nil) -> [UInt8]? {
         while true {
             if let newline = buffer.firstIndex(of: 0x0A) {
                 let line = Array(buffer[..<newline])
                 buffer.removeFirst(newline + 1)
                 return line
+            }
+            if let deadline {
+                let remaining = deadline.timeIntervalSinceNow
+                guard remaining > 0 else { return nil }
+                var events = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&events, 1, Int32(min(remaining * 1000, 60_000).rounded(.up)))
+                if ready < 0 && errno == EINTR { continue }
+                if ready == 0 { continue }
             }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -72,9 +81,10 @@ public final class ControlTestSocket {
         }
     }
 
-    /// The next line as a JSON object (events included); nil at end of stream, timeout or a line that is not one.
-    public func readObject() -> [String: Any]? {
-        guard let line = readLine() else { return nil }
+    /// The next line as a JSON object (events included); nil at end of stream, timeout (the socket's, or
+    /// `deadline` when given) or a line that is not one.
+    public func readObject(deadline: Date? = nil) -> [String: Any]? {
+        guard let line = readLine(deadline: deadline) else { return nil }
         return (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any]
     }
 
@@ -128,7 +138,7 @@ public struct StormReport: Sendable {
     public var problems: [String] = []
     /// The most control clients kioskd reported at once (`control_clients` in `stats`, sampled).
     public var peakConnections = 0
-    /// `frames_flipped` as the monitor saw it during the storm, about every 200 ms.
+    /// `frames_flipped` as the monitor saw it during the storm, every fifth flip.
     public var flipSamples: [Int] = []
     public var totalMessages: Int { malformedSent + oversizedSent + wellFormedSent }
 }
@@ -146,17 +156,17 @@ public enum ControlStorm {
     }
 
     public static func run(socketPath: String, clients: Int = 8, messagesPerClient: Int = 1500, idleConnections: Int = 32,
-                           expected: Expected, seed: UInt64 = 1, replyTimeoutSeconds: Int = 20) -> StormReport {
+                           expected: Expected, seed: UInt64 = 1, replyTimeoutSeconds: Int = 20, flipGapLimit: Double = 2) -> StormReport {
         let report = ReportBox()
         var idle: [ControlTestSocket] = []
         for _ in 0..<idleConnections {
             do { idle.append(try ControlTestSocket(path: socketPath, timeoutSeconds: replyTimeoutSeconds)) } catch { report.problem("idle connection: \(error)") }
         }
-        // A monitor asks for stats through the storm: the flip counter must keep rising while it runs.
+        // A monitor follows the flips through the storm and asks for stats: flips must keep coming while it runs.
         let stormOver = ManagedFlag()
         let done = DispatchSemaphore(value: 0)
         Thread {
-            monitor(path: socketPath, until: stormOver, report: report, timeout: replyTimeoutSeconds)
+            monitor(path: socketPath, until: stormOver, report: report, flipGapLimit: flipGapLimit)
             done.signal()
         }.start()
         let clientsDone = DispatchSemaphore(value: 0)
@@ -183,17 +193,20 @@ public enum ControlStorm {
         return report.value
     }
 
-    /// Samples `stats` about every 200 ms until the storm is over; each sample is a well-formed request too.
-    private static func monitor(path: String, until over: ManagedFlag, report: ReportBox, timeout: Int) {
-        guard let socket = try? ControlTestSocket(path: path, timeoutSeconds: timeout) else {
-            report.problem("monitor: cannot connect")
+    /// Follows the `flip` events until the storm is over, sampling `stats` every fifth flip (each sample is a
+    /// well-formed request too). A gap of more than `flipGapLimit` seconds between two flips is a problem: the
+    /// loop must keep flipping while the storm runs.
+    private static func monitor(path: String, until over: ManagedFlag, report: ReportBox, flipGapLimit: Double) {
+        let flips: ControlEventStream
+        do { flips = try ControlEventStream(socketPath: path, events: ["flip"]) } catch {
+            report.problem("monitor: \(error)")
             return
         }
         var n = 0
         repeat {
             let id = "monitor-\(n)"
             n += 1
-            let reply = socket.request(#"{"id": "\#(id)", "cmd": "stats"}"#)
+            let reply = try? flips.request(#"{"id": "\#(id)", "cmd": "stats"}"#)
             report.record(sent: 1)
             guard check(reply, id: id, { ($0["result"] as? [String: Any])?["frames_flipped"] is Int }),
                   let result = reply?["result"] as? [String: Any] else {
@@ -202,7 +215,12 @@ public enum ControlStorm {
             }
             report.recordCorrect()
             report.sample(flips: result["frames_flipped"] as? Int ?? 0, clients: result["control_clients"] as? Int ?? 0)
-            usleep(200_000)
+            for _ in 0..<5 where !over.isSet {
+                do { try flips.waitFor(1, events: "flip", timeout: flipGapLimit) } catch {
+                    report.problem("monitor: no flip for \(flipGapLimit) s during the storm: \(error)")
+                    return
+                }
+            }
         } while !over.isSet
     }
 
