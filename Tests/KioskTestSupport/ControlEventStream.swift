@@ -28,6 +28,8 @@ public struct ControlEvent: CustomStringConvertible {
 public final class ControlEventStream {
     public let socket: ControlTestSocket
     public let socketPath: String
+    /// The connection's subscriptions as `subscribe` answered.
+    public private(set) var subscribedEvents: [String] = []
     private var pending: [ControlEvent] = []
 
     /// Connects to `socketPath` and subscribes to `events`; throws naming the socket when the subscription fails.
@@ -36,9 +38,10 @@ public final class ControlEventStream {
         socket = try ControlTestSocket(path: socketPath)
         let names = events.map { "\"\($0)\"" }.joined(separator: ", ")
         let reply = try request(#"{"id": "subscribe", "cmd": "subscribe", "args": {"events": [\#(names)]}}"#)
-        guard reply["ok"] as? Bool == true else {
+        guard reply["ok"] as? Bool == true, let subscribed = (reply["result"] as? [String: Any])?["events"] as? [String] else {
             throw ControlTestError("\(socketPath): subscribe to \(events) failed: \(reply)")
         }
+        subscribedEvents = subscribed
     }
 
     /// Connects to `daemon` and subscribes to `events`.
@@ -105,6 +108,37 @@ public final class ControlEventStream {
     @discardableResult
     public func waitFor(_ count: Int, events name: String, timeout: Double = 20) throws -> [ControlEvent] {
         try waitFor(count, "'\(name)' events", timeout: timeout) { $0.name == name }
+    }
+
+    /// Reads events until none satisfying `predicate` has arrived for `quiet` seconds, and returns those that did
+    /// meanwhile: how a test waits for something to settle (start-up frames, the flip in flight when the display
+    /// went off), which no event announces. Throws when they are still coming after `timeout` seconds.
+    @discardableResult
+    public func waitForQuiet(_ awaited: String, quiet: Double, timeout: Double = 20,
+                             where predicate: (ControlEvent) -> Bool) throws -> [ControlEvent] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var matched: [ControlEvent] = []
+        var quietUntil = Date().addingTimeInterval(quiet)
+        while true {
+            if quietUntil > deadline {
+                throw ControlTestError("\(socketPath): waited \(timeout) s for \(quiet) s without \(awaited); \(matched.count) came, "
+                    + "the last \(matched.last.map { "\($0)" } ?? "none")")
+            }
+            let event: ControlEvent
+            if !pending.isEmpty {
+                event = pending.removeFirst()
+            } else if let object = socket.readObject(deadline: quietUntil) {
+                guard let read = Self.event(object) else { continue }
+                event = read
+            } else {
+                guard !socket.closedByPeer else { throw ControlTestError("\(socketPath): the connection closed while waiting for quiet") }
+                return matched
+            }
+            if predicate(event) {
+                matched.append(event)
+                quietUntil = Date().addingTimeInterval(quiet)
+            }
+        }
     }
 
     /// Forgets events already received, so the next wait sees only what happens after this call's reply: a ping
