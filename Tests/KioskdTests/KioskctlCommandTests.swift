@@ -90,13 +90,12 @@ final class KioskctlCommandTests: XCTestCase {
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        usleep(700_000)
+        let lines = try PipeLineReader(out).waitForLines(6, "frame event lines", timeout: 10) { $0.contains(#""event":"frame""#) }
         process.terminate()
         process.waitUntilExit()
-        let lines = text(out.fileHandleForReading.readDataToEndOfFile()).split(separator: "\n")
         let frames = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             .filter { $0["event"] as? String == "frame" }
-        XCTAssertGreaterThan(frames.count, 5, "\(lines.prefix(3))")
+        XCTAssertEqual(frames.count, 6, "each line is one JSON frame event: \(lines.prefix(3))")
         XCTAssertNotNil((frames.first?["data"] as? [String: Any])?["damage_rects"] as? Int)
 
         let unknown = try daemon.kioskctl(["watch", "vsync"])
