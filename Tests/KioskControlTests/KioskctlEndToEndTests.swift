@@ -99,15 +99,15 @@ final class KioskctlEndToEndTests: XCTestCase {
         _ = try startDaemon()
         let unknown = try kioskctl(["raw", #"{"id": 1, "cmd": "frobnicate"}"#])
         XCTAssertEqual(unknown.status, 1, "error reply")
-        XCTAssertTrue(unknown.stdout.contains("unknown_command"), unknown.stdout)
+        XCTAssertEqual(unknown.stdout, #"{"error":{"code":"unknown_command","message":"unknown command 'frobnicate'"},"id":1,"ok":false}"# + "\n")
 
         let badLevel = try kioskctl(["raw", #"{"id": 2, "cmd": "log.level", "args": {"level": 3}}"#])
         XCTAssertEqual(badLevel.status, 1)
-        XCTAssertTrue(badLevel.stdout.contains("invalid_argument"), badLevel.stdout)
+        XCTAssertEqual(badLevel.stdout, #"{"error":{"code":"invalid_argument","message":"log.level: 'level' must be a string, got number"},"id":2,"ok":false}"# + "\n")
 
         let level = try kioskctl(["raw", #"{"id": 3, "cmd": "log.level", "args": {"level": "debug"}}"#])
         XCTAssertEqual(level.status, 0, level.stderr)
-        XCTAssertTrue(level.stdout.contains(#""level":"debug""#), level.stdout)
+        XCTAssertEqual(level.stdout, #"{"id":3,"ok":true,"result":{"level":"debug"}}"# + "\n")
 
         let viaEnvironment = try kioskctl(["ping", "--socket", socketPath], environment: ["KIOSKD_SOCKET": "/nonexistent"])
         XCTAssertEqual(viaEnvironment.status, 0, "--socket wins over KIOSKD_SOCKET")

@@ -50,7 +50,7 @@ final class KioskdHeadlessCLITests: XCTestCase {
 
         let mode = try KioskdProcess.run(["run", "--mode", "big"])
         XCTAssertNotEqual(mode.status, 0)
-        XCTAssertTrue(mode.stderr.contains("--mode"), mode.stderr)
+        XCTAssertTrue(mode.stderr.contains("The value 'big' is invalid for '--mode <mode>'"), mode.stderr)
 
         let commit = try KioskdProcess.run(["run", "--commit", "sometimes"])
         XCTAssertNotEqual(commit.status, 0)
