@@ -268,7 +268,7 @@ final class ControlServerTests: XCTestCase {
         defer { server.stop() }
         XCTAssertThrowsError(try ControlServer(loop: loop, options: server.options)) { error in
             XCTAssertTrue("\(error)".contains(server.options.socketPath), "\(error)")
-            XCTAssertTrue("\(error)".contains("listening"), "\(error)")
+            XCTAssertTrue("\(error)".contains(": another process is listening on it"), "\(error)")
         }
         let client = try TestSocketClient(path: server.options.socketPath)
         XCTAssertEqual(request(client, #"{"cmd": "ping"}"#)?["ok"], true, "the first server still serves")
