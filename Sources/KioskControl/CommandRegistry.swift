@@ -29,27 +29,38 @@ public final class DeferredReply {
     }
 }
 
-/// The commands a server answers, by name. The daemon registers its own; the server adds `ping`, `subscribe`
-/// and `unsubscribe`. Lives on the loop thread, like the server that owns it.
+/// The commands a server answers, by name, each with the argument names it knows. The daemon registers its own;
+/// the server adds `ping`, `subscribe` and `unsubscribe`. A request with an argument its command does not know is
+/// refused here, before any handler runs, with `invalid_argument` naming it and the nearest known name. Lives on
+/// the loop thread, like the server that owns it.
 public final class CommandRegistry {
-    private enum Entry {
+    private enum Handler {
         case immediate(CommandHandler)
         case deferred(DeferredCommandHandler)
+    }
+
+    private struct Entry {
+        var arguments: Set<String>
+        var handler: Handler
     }
 
     private var handlers: [String: Entry] = [:]
 
     public init() {}
 
-    /// Registers `handler` for `name`, replacing an earlier one.
-    public func register(_ name: String, _ handler: @escaping CommandHandler) {
-        handlers[name] = .immediate(handler)
+    /// Registers `handler` for `name`, which takes the top-level `arguments` named (none by default), replacing an
+    /// earlier one.
+    public func register(_ name: String, arguments: Set<String> = [], _ handler: @escaping CommandHandler) {
+        handlers[name] = Entry(arguments: arguments, handler: .immediate(handler))
     }
 
     /// Registers a command that answers later through its `DeferredReply`, replacing an earlier one.
-    public func registerDeferred(_ name: String, _ handler: @escaping DeferredCommandHandler) {
-        handlers[name] = .deferred(handler)
+    public func registerDeferred(_ name: String, arguments: Set<String> = [], _ handler: @escaping DeferredCommandHandler) {
+        handlers[name] = Entry(arguments: arguments, handler: .deferred(handler))
     }
+
+    /// The argument names `command` knows, or nil for a command that is not registered.
+    public func argumentNames(of command: String) -> Set<String>? { handlers[command]?.arguments }
 
     public var commandNames: [String] { handlers.keys.sorted() }
 
@@ -60,14 +71,21 @@ public final class CommandRegistry {
     @discardableResult
     public func start(_ request: ControlRequest, from connection: ControlConnection, _ deliver: @escaping (JSONValue) -> Void) -> Bool {
         let id = request.id
-        switch handlers[request.command] {
-        case nil:
+        guard let entry = handlers[request.command] else {
             deliver(ControlMessage.failure(id: id, error: .unknownCommand(request.command)))
             return true
-        case .immediate(let handler)?:
+        }
+        do {
+            try request.arguments.refuseUnknown(known: entry.arguments)
+        } catch {
+            deliver(ControlMessage.failure(id: id, error: error))
+            return true
+        }
+        switch entry.handler {
+        case .immediate(let handler):
             deliver(Self.outcome(id: id, command: request.command) { try handler(request.arguments, connection) })
             return true
-        case .deferred(let handler)?:
+        case .deferred(let handler):
             var delivered = false
             let reply = DeferredReply { outcome in
                 delivered = true

@@ -1,4 +1,5 @@
 import Foundation
+import KioskCore
 
 /// An error reply's `code` (snake_case, stable: scripts match on it) and `message` (for people). Handlers throw
 /// it to answer with an error. A plain value; any thread.
@@ -56,6 +57,12 @@ public struct ControlRequest: Sendable, Equatable {
         }
         guard case .object(let members) = value else {
             return .failure(RequestFailure(id: .null, error: .invalidRequest("a request is a JSON object, got \(value.typeName)")))
+        }
+        if let duplicate = JSONValue.firstDuplicateKey(in: line) {
+            // The id is named only when it is not itself the duplicated key: which of two ids is meant is unknown.
+            let place = duplicate.path.isEmpty ? "the request" : "'\(duplicate.path)'"
+            let id = duplicate.path.isEmpty && duplicate.key == "id" ? .null : (members["id"].flatMap { $0.isScalar ? $0 : nil } ?? .null)
+            return .failure(RequestFailure(id: id, error: .invalidRequest("duplicate key '\(duplicate.key)' in \(place)")))
         }
         let id = members["id"] ?? .null
         guard id.isScalar else {
@@ -192,9 +199,28 @@ public struct ControlArguments: Sendable, Equatable {
         return o
     }
 
-    /// The arguments of an object argument (`transition: {...}`), whose errors name `parent.key`.
-    public func nested(_ key: String) throws(ControlError) -> ControlArguments {
-        ControlArguments(try object(key), command: command, path: path + key + ".")
+    /// The arguments of an object argument (`transition: {...}`), whose errors name `parent.key`; a key outside
+    /// `known` is refused as `refuseUnknown` does.
+    public func nested(_ key: String, known: Set<String>) throws(ControlError) -> ControlArguments {
+        let arguments = ControlArguments(try object(key), command: command, path: path + key + ".")
+        try arguments.refuseUnknown(known: known)
+        return arguments
+    }
+
+    /// Throws `invalid_argument` for the first argument (in sorted order) outside `known`, naming it and the nearest
+    /// known name, or listing the known names when none is near.
+    public func refuseUnknown(known: Set<String>) throws(ControlError) {
+        guard let unknown = values.keys.sorted().first(where: { !known.contains($0) }) else { return }
+        let names = known.sorted()
+        let hint: String
+        if let near = Suggestion.nearest(to: unknown, in: names) {
+            hint = "; did you mean '\(path)\(near)'?"
+        } else if names.isEmpty {
+            hint = path.isEmpty ? "; \(command) takes no arguments" : "; '\(path.dropLast())' takes no keys"
+        } else {
+            hint = "; known: \(names.map { "'\(path)\($0)'" }.joined(separator: ", "))"
+        }
+        throw .invalidArgument("\(command): unknown argument '\(path)\(unknown)'\(hint)")
     }
 
     public func stringArray(_ key: String) throws(ControlError) -> [String] {

@@ -356,12 +356,12 @@ public final class ControlServer {
 
     private func registerBuiltins() {
         commands.register("ping") { _, _ in ["pong": true] }
-        commands.register("subscribe") { [unowned self] args, connection in
+        commands.register("subscribe", arguments: ["events"]) { [unowned self] args, connection in
             let names = try validEventNames(args)
             connection.subscriptions.formUnion(names)
             return ["events": .array(connection.subscriptions.sorted().map(JSONValue.string))]
         }
-        commands.register("unsubscribe") { [unowned self] args, connection in
+        commands.register("unsubscribe", arguments: ["events"]) { [unowned self] args, connection in
             let names = try validEventNames(args)
             connection.subscriptions.subtract(names)
             return ["events": .array(connection.subscriptions.sorted().map(JSONValue.string))]

@@ -121,3 +121,84 @@ extension JSONValue {
         return try encoder.encode(self)
     }
 }
+
+extension JSONValue {
+    /// The first key that appears twice in one object of `text`, with where that object sits (`args.values`, or
+    /// empty for the outermost), or nil when every object's keys are distinct. Keys are compared after unescaping,
+    /// so `"cmd"` and `"\u0063md"` are the same key. `text` must already be valid JSON: Foundation's parsers keep
+    /// one of two equal keys without a word, so this scan is what lets a request with one be refused.
+    public static func firstDuplicateKey(in text: some Collection<UInt8>) -> (key: String, path: String)? {
+        var scanner = DuplicateKeyScanner()
+        for byte in text {
+            if let found = scanner.feed(byte) { return found }
+        }
+        return nil
+    }
+}
+
+/// The state of `firstDuplicateKey`'s single pass: the open objects and arrays, and the string being read. A
+/// plain value; any thread.
+private struct DuplicateKeyScanner {
+    private enum Container {
+        case object(name: String, keys: Set<String>, expectingKey: Bool, lastKey: String)
+        case array(name: String, index: Int)
+    }
+
+    private var stack: [Container] = []
+    private var string: [UInt8]?
+    private var escaped = false
+
+    mutating func feed(_ byte: UInt8) -> (key: String, path: String)? {
+        if string != nil {
+            if escaped {
+                escaped = false
+            } else if byte == 0x5C {
+                escaped = true
+            } else if byte == 0x22 {
+                return finishString()
+            }
+            string?.append(byte)
+            return nil
+        }
+        switch byte {
+        case 0x22: string = []
+        case 0x7B: stack.append(.object(name: childName, keys: [], expectingKey: true, lastKey: ""))
+        case 0x5B: stack.append(.array(name: childName, index: 0))
+        case 0x7D, 0x5D: _ = stack.popLast()
+        case 0x2C:
+            switch stack.last {
+            case .object(let name, let keys, _, let lastKey)?: stack[stack.count - 1] = .object(name: name, keys: keys, expectingKey: true, lastKey: lastKey)
+            case .array(let name, let index)?: stack[stack.count - 1] = .array(name: name, index: index + 1)
+            case nil: break
+            }
+        default: break
+        }
+        return nil
+    }
+
+    private mutating func finishString() -> (key: String, path: String)? {
+        let raw = string ?? []
+        string = nil
+        guard case .object(let name, var keys, true, _)? = stack.last else { return nil }
+        let key = Self.unescape(raw)
+        if keys.contains(key) { return (key, name) }
+        keys.insert(key)
+        stack[stack.count - 1] = .object(name: name, keys: keys, expectingKey: false, lastKey: key)
+        return nil
+    }
+
+    /// Where a container opened now sits: its parent's path plus the key or index it is the value of.
+    private var childName: String {
+        switch stack.last {
+        case nil: return ""
+        case .object(let name, _, _, let lastKey)?: return name.isEmpty ? lastKey : name + "." + lastKey
+        case .array(let name, let index)?: return "\(name)[\(index)]"
+        }
+    }
+
+    private static func unescape(_ raw: [UInt8]) -> String {
+        guard raw.contains(0x5C) else { return String(decoding: raw, as: UTF8.self) }
+        let quoted = Data([0x22] + raw + [0x22])
+        return (try? JSONSerialization.jsonObject(with: quoted, options: .fragmentsAllowed) as? String) ?? String(decoding: raw, as: UTF8.self)
+    }
+}

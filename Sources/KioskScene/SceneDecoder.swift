@@ -1,4 +1,5 @@
 import Foundation
+import KioskCore
 import Yams
 
 /// Walks a composed YAML tree into a `Scene`, recording a diagnostic for every problem and carrying on, so one
@@ -491,28 +492,4 @@ final class SceneDecoder {
     }
 
     func format(_ v: Double) -> String { v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String(v) }
-}
-
-/// "Did you mean" hints: the closest known word within a small edit distance. Stateless; any thread.
-enum Suggestion {
-    static func nearest(to word: String, in candidates: [String]) -> String? {
-        let limit = word.count <= 4 ? 1 : 2
-        let scored = candidates.map { ($0, distance(word.lowercased(), $0)) }.filter { $0.1 <= limit }
-        return scored.min { $0.1 < $1.1 }?.0
-    }
-
-    /// Levenshtein distance, two rows at a time.
-    static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        if a.isEmpty { return b.count }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in stride(from: 1, through: b.count, by: 1) {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count]
-    }
 }

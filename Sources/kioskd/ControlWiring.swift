@@ -133,7 +133,7 @@ final class ControlWiring {
             }
             return stats
         }
-        commands.register("log.level") { args, _ in
+        commands.register("log.level", arguments: ["level"]) { args, _ in
             if args["level"] != nil {
                 let name = try args.string("level")
                 guard let level = Logger.Level(rawValue: name) else {

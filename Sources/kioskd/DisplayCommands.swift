@@ -11,7 +11,7 @@ extension ControlWiring {
         let commands = server.commands
         commands.register("display.info") { [unowned self] _, _ in displayInfo() }
 
-        commands.register("display.power") { [unowned self] args, _ in
+        commands.register("display.power", arguments: ["on"]) { [unowned self] args, _ in
             let on = try args.bool("on")
             do {
                 if let engine { try engine.setDisplayPower(on) } else { try display.setPower(on) }
@@ -21,7 +21,7 @@ extension ControlWiring {
             return ["power": .string(display.isPoweredOn ? "on" : "off")]
         }
 
-        commands.registerDeferred("screenshot") { [unowned self] args, _, reply in
+        commands.registerDeferred("screenshot", arguments: ["path"]) { [unowned self] args, _, reply in
             var path: String?
             if args.has("path") {
                 let given = try args.string("path")

@@ -10,7 +10,7 @@ extension ControlWiring {
     func registerSceneCommands() {
         let commands = server.commands
 
-        commands.register("scene.load") { [unowned self] args, _ in
+        commands.register("scene.load", arguments: ["path", "yaml", "base_directory"]) { [unowned self] args, _ in
             let stage = try requireScene(args)
             var source = ""
             switch (args.has("path"), args.has("yaml")) {
@@ -42,13 +42,13 @@ extension ControlWiring {
             Self.json(try requireScene(args).sceneDescription)
         }
 
-        commands.register("widget.get") { [unowned self] args, _ in
+        commands.register("widget.get", arguments: ["id"]) { [unowned self] args, _ in
             let stage = try requireScene(args)
             let id = try args.string("id")
             return try widgetValue(stage, id: id, args)
         }
 
-        commands.register("widget.set") { [unowned self] args, _ in
+        commands.register("widget.set", arguments: ["id", "props"]) { [unowned self] args, _ in
             let stage = try requireScene(args)
             let id = try args.string("id")
             let props = try args.object("props")
@@ -58,7 +58,7 @@ extension ControlWiring {
             return try widgetValue(stage, id: id, args)
         }
 
-        commands.register("data.set") { [unowned self] args, _ in
+        commands.register("data.set", arguments: ["values"]) { [unowned self] args, _ in
             let stage = try requireScene(args)
             let given = try args.object("values")
             var values: [String: String] = [:]
@@ -73,21 +73,23 @@ extension ControlWiring {
             return ["set": .int(Int64(values.count))]
         }
 
-        commands.register("data.get") { [unowned self] args, _ in
+        commands.register("data.get", arguments: ["keys"]) { [unowned self] args, _ in
             let stage = try requireScene(args)
             let keys = args.has("keys") ? try args.stringArray("keys") : nil
             return ["values": .object(stage.data(keys: keys).mapValues(JSONValue.string))]
         }
 
-        commands.register("page.show") { [unowned self] args, _ in
+        commands.register("page.show", arguments: ["name", "transition"]) { [unowned self] args, _ in
             let stage = try requireScene(args)
             let name = try args.string("name")
-            let transition = args.has("transition") ? try Self.transition(try args.nested("transition")) : nil
+            let transition = args.has("transition") ? try Self.transition(try args.nested("transition", known: ["kind", "duration", "easing"])) : nil
             try stageCall(args) { () throws(StageError) in try stage.showPage(name, transition: transition) }
             return ["page": .string(name)]
         }
 
-        commands.register("animate") { [unowned self] args, _ in
+        let animateArguments: Set<String> = ["id", "property", "to", "kind", "duration", "easing", "stiffness", "damping", "mass",
+                                             "velocity", "deceleration"]
+        commands.register("animate", arguments: animateArguments) { [unowned self] args, _ in
             let stage = try requireScene(args)
             let id = try args.string("id")
             let property = try args.string("property")

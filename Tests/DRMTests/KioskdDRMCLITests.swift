@@ -80,19 +80,11 @@ final class KioskdDRMCLITests: XCTestCase {
         let before = try crtcBuffer()
         let dir = try KioskdProcess.scratchDirectory("drm-sigterm")
         let stats = dir.appendingPathComponent("stats.json")
-        let p = try KioskdProcess.start(["run", "--stats-out", stats.path])
-        // A debug build starts slowly under emulation: wait until kioskd's framebuffer is on screen.
-        let deadline = Date().addingTimeInterval(60)
-        var running: UInt32? = before
-        while running == before && Date() < deadline && p.process.isRunning {
-            usleep(200_000)
-            running = try crtcBuffer()
-        }
-        XCTAssertNotEqual(running, before, "kioskd's framebuffer is on screen while it runs")
-        // Let it flip for a while (frames are slow to draw in an emulated debug build) before asking it to stop.
-        usleep(4_000_000)
-        p.signal(SIGTERM)
-        let r = p.finish(timeout: 20)
+        let daemon = try ControlledKioskd(["run", "--stats-out", stats.path], readyTimeout: 120)
+        // Frames are slow to draw in an emulated debug build: wait for a few flips before looking and stopping.
+        try ControlEventStream(daemon, events: ["flip"]).waitFor(3, events: "flip", timeout: 120)
+        XCTAssertNotEqual(try crtcBuffer(), before, "kioskd's framebuffer is on screen while it runs")
+        let r = daemon.stop()
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertGreaterThan(try KioskdProcess.readStats(stats)["frames_flipped"] as? Int ?? 0, 0)
         XCTAssertEqual(try crtcBuffer(), before, "the CRTC shows what it showed before kioskd started")

@@ -83,12 +83,59 @@ final class ControlProtocolTests: XCTestCase {
         XCTAssertThrowsError(try args.number("inf")) { XCTAssertEqual(($0 as? ControlError)?.code, "invalid_argument") }
         XCTAssertThrowsError(try args.numbers("empty")) { XCTAssertTrue(($0 as? ControlError)?.message.contains("'empty'") == true) }
         XCTAssertThrowsError(try args.object("s")) { XCTAssertEqual(($0 as? ControlError)?.message, "animate: 's' must be an object, got string") }
-        let nested = try args.nested("o")
+        let nested = try args.nested("o", known: ["kind", "easing", "duration"])
         XCTAssertThrowsError(try nested.string("kind")) {
             XCTAssertEqual(($0 as? ControlError)?.message, "animate: 'o.kind' must be a string, got number")
         }
         XCTAssertThrowsError(try nested.string("easing")) { XCTAssertEqual(($0 as? ControlError)?.message, "animate: missing 'o.easing'") }
         XCTAssertEqual(nested.invalid("duration", "must not be negative").message, "animate: 'o.duration' must not be negative")
+    }
+
+    /// Foundation keeps one of two equal keys silently; the request is refused instead, wherever the pair sits.
+    func testADuplicatedKeyAtAnyLevelIsInvalidRequestNamingIt() {
+        let cases: [(line: String, message: String, id: JSONValue)] = [
+            (#"{"id":1,"cmd":"ping","cmd":"stats"}"#, "duplicate key 'cmd' in the request", 1),
+            (#"{"id":1,"cmd":"ping","id":2}"#, "duplicate key 'id' in the request", .null),
+            (#"{"id":"a","cmd":"data.set","args":{"values":{"k":1,"k":2}}}"#, "duplicate key 'k' in 'args.values'", "a"),
+            (#"{"id":3,"cmd":"x","args":{"list":[{"a":1},{"b":1,"b":2}]}}"#, "duplicate key 'b' in 'args.list[1]'", 3),
+            (#"{"id":4,"cmd":"ping","cmd":"stats"}"#, "duplicate key 'cmd' in the request", 4),
+        ]
+        for (line, message, id) in cases {
+            let refused = failure(line)
+            XCTAssertEqual(refused?.error.code, "invalid_request", line)
+            XCTAssertEqual(refused?.error.message, message, line)
+            XCTAssertEqual(refused?.id, id, line)
+        }
+    }
+
+    func testEqualKeysInDifferentObjectsOrInsideStringsAreNotDuplicates() throws {
+        for line in [#"{"id":1,"cmd":"x","args":{"id":2,"cmd":{"cmd":3},"a":[{"k":1},{"k":2}]}}"#,
+                     #"{"id":1,"cmd":"x","args":{"text":"\"a\":1,\"a\":2","a":"{\"b\":1,\"b\":2}"}}"#,
+                     #"{"id":1,"cmd":"x","args":{"a\"":1,"a":2}}"#] {
+            XCTAssertNil(JSONValue.firstDuplicateKey(in: Array(line.utf8)), line)
+            XCTAssertNoThrow(try ControlRequest.decode(Array(line.utf8)).get(), line)
+        }
+    }
+
+    func testAnUnknownArgumentIsRefusedWithTheNearestKnownName() {
+        func message(_ values: [String: JSONValue], known: Set<String>, command: String = "scene.load") -> String? {
+            do {
+                try ControlArguments(values, command: command).refuseUnknown(known: known)
+                return nil
+            } catch {
+                XCTAssertEqual(error.code, "invalid_argument")
+                return error.message
+            }
+        }
+        XCTAssertNil(message(["path": "/a"], known: ["path", "yaml"]))
+        XCTAssertEqual(message(["pth": "/a"], known: ["path", "yaml", "base_directory"]),
+                       "scene.load: unknown argument 'pth'; did you mean 'path'?")
+        XCTAssertEqual(message(["colour": 1], known: ["path", "yaml"]), "scene.load: unknown argument 'colour'; known: 'path', 'yaml'")
+        XCTAssertEqual(message(["x": 1], known: [], command: "ping"), "ping: unknown argument 'x'; ping takes no arguments")
+        let transition = ControlArguments(["transition": ["kind": "fade", "durration": 1]], command: "page.show")
+        XCTAssertThrowsError(try transition.nested("transition", known: ["kind", "duration", "easing"])) {
+            XCTAssertEqual(($0 as? ControlError)?.message, "page.show: unknown argument 'transition.durration'; did you mean 'transition.duration'?")
+        }
     }
 
     func testRepliesAndEventsAreSingleLinesOfTheDocumentedShape() throws {

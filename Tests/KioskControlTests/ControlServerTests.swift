@@ -23,7 +23,7 @@ final class ControlServerTests: XCTestCase {
         configure(&options)
         let server = try ControlServer(loop: loop, options: options)
         server.commands.register("version") { _, _ in ["version": "test"] }
-        server.commands.register("echo") { args, _ in ["text": .string(try args.string("text"))] }
+        server.commands.register("echo", arguments: ["text"]) { args, _ in ["text": .string(try args.string("text"))] }
         return server
     }
 
@@ -57,13 +57,41 @@ final class ControlServerTests: XCTestCase {
         XCTAssertFalse(client.closedByPeer)
     }
 
+    /// The registry refuses an argument its command did not declare before the handler runs, for immediate and
+    /// deferred commands alike, and the request with only declared arguments goes through.
+    func testTheRegistryRefusesUndeclaredArgumentsBeforeTheHandler() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        var calls = 0
+        server.commands.register("count", arguments: ["step"]) { _, _ in calls += 1; return ["calls": .int(Int64(calls))] }
+        server.commands.registerDeferred("later", arguments: ["path"]) { _, _, reply in calls += 1; reply.succeed([:]) }
+        XCTAssertEqual(server.commands.argumentNames(of: "count"), ["step"])
+        XCTAssertNil(server.commands.argumentNames(of: "nope"))
+        let client = try TestSocketClient(path: server.options.socketPath)
+        let refused: [(line: String, message: String)] = [
+            (#"{"id": 1, "cmd": "count", "args": {"stp": 1}}"#, "count: unknown argument 'stp'; did you mean 'step'?"),
+            (#"{"id": 1, "cmd": "later", "args": {"path": "/a", "colour": 2}}"#, "later: unknown argument 'colour'; known: 'path'"),
+            (#"{"id": 1, "cmd": "ping", "args": {"pong": true}}"#, "ping: unknown argument 'pong'; ping takes no arguments"),
+        ]
+        for (line, message) in refused {
+            let reply = request(client, line)
+            XCTAssertEqual(reply?["error"]?["code"], "invalid_argument", line)
+            XCTAssertEqual(reply?["error"]?["message"]?.stringValue, message, line)
+            XCTAssertEqual(reply?["id"], 1, line)
+        }
+        XCTAssertEqual(calls, 0, "no handler ran for a refused request")
+        XCTAssertEqual(request(client, #"{"id": 2, "cmd": "count", "args": {"step": 1}}"#)?["result"]?["calls"], 1)
+        XCTAssertEqual(request(client, #"{"id": 3, "cmd": "later", "args": {"path": "/a"}}"#)?["ok"], true)
+        XCTAssertEqual(calls, 2)
+    }
+
     /// A deferred command holds back the replies to later requests of the same client (order is kept), not
     /// those of other clients, and the loop keeps running meanwhile.
     func testDeferredReplyKeepsOrderWithoutBlockingOthers() throws {
         let server = try makeServer()
         defer { server.stop() }
         var pending: [DeferredReply] = []
-        server.commands.registerDeferred("slow") { args, _, reply in
+        server.commands.registerDeferred("slow", arguments: ["fail"]) { args, _, reply in
             if args["fail"] == true { throw ControlError(code: "slow_failed", message: "asked to fail") }
             pending.append(reply)
         }
@@ -240,7 +268,7 @@ final class ControlServerTests: XCTestCase {
         defer { server.stop() }
         XCTAssertThrowsError(try ControlServer(loop: loop, options: server.options)) { error in
             XCTAssertTrue("\(error)".contains(server.options.socketPath), "\(error)")
-            XCTAssertTrue("\(error)".contains("listening"), "\(error)")
+            XCTAssertTrue("\(error)".contains(": another process is listening on it"), "\(error)")
         }
         let client = try TestSocketClient(path: server.options.socketPath)
         XCTAssertEqual(request(client, #"{"cmd": "ping"}"#)?["ok"], true, "the first server still serves")

@@ -26,11 +26,13 @@ final class KioskctlEndToEndTests: XCTestCase {
     private func startDaemon() throws -> RunningProcess {
         let process = try KioskdProcess.start(["run", "--backend", "headless", "--mode", "320x240@60", "--socket", socketPath])
         daemon = process
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, process.process.isRunning {
-            if (try? kioskctl(["ping"]))?.status == 0 { return process }
-            usleep(50_000)
+        // No event can say the socket is up: poll until kioskctl's ping is answered.
+        var answered = false
+        try? waitByPolling(for: "kioskd to answer kioskctl ping", timeout: 30, interval: 0.05) {
+            answered = process.process.isRunning ? (try? kioskctl(["ping"]))?.status == 0 : false
+            return answered || !process.process.isRunning
         }
+        if answered { return process }
         let result = process.finish(timeout: 5)
         daemon = nil
         throw SystemError("kioskd did not answer on \(socketPath): status \(result.status) \(result.stderr)")
@@ -64,7 +66,7 @@ final class KioskctlEndToEndTests: XCTestCase {
         XCTAssertEqual(ping.stdout, "pong\n")
 
         let first = try stats()["frames_flipped"]?.intValue ?? -1
-        usleep(300_000)
+        try ControlEventStream(socketPath: socketPath, events: ["flip"]).waitFor(2, events: "flip", timeout: 10)
         let second = try stats()["frames_flipped"]?.intValue ?? -1
         XCTAssertGreaterThan(first, 0)
         XCTAssertGreaterThan(second, first, "frames keep flipping between two calls")
@@ -97,15 +99,15 @@ final class KioskctlEndToEndTests: XCTestCase {
         _ = try startDaemon()
         let unknown = try kioskctl(["raw", #"{"id": 1, "cmd": "frobnicate"}"#])
         XCTAssertEqual(unknown.status, 1, "error reply")
-        XCTAssertTrue(unknown.stdout.contains("unknown_command"), unknown.stdout)
+        XCTAssertEqual(unknown.stdout, #"{"error":{"code":"unknown_command","message":"unknown command 'frobnicate'"},"id":1,"ok":false}"# + "\n")
 
         let badLevel = try kioskctl(["raw", #"{"id": 2, "cmd": "log.level", "args": {"level": 3}}"#])
         XCTAssertEqual(badLevel.status, 1)
-        XCTAssertTrue(badLevel.stdout.contains("invalid_argument"), badLevel.stdout)
+        XCTAssertEqual(badLevel.stdout, #"{"error":{"code":"invalid_argument","message":"log.level: 'level' must be a string, got number"},"id":2,"ok":false}"# + "\n")
 
         let level = try kioskctl(["raw", #"{"id": 3, "cmd": "log.level", "args": {"level": "debug"}}"#])
         XCTAssertEqual(level.status, 0, level.stderr)
-        XCTAssertTrue(level.stdout.contains(#""level":"debug""#), level.stdout)
+        XCTAssertEqual(level.stdout, #"{"id":3,"ok":true,"result":{"level":"debug"}}"# + "\n")
 
         let viaEnvironment = try kioskctl(["ping", "--socket", socketPath], environment: ["KIOSKD_SOCKET": "/nonexistent"])
         XCTAssertEqual(viaEnvironment.status, 0, "--socket wins over KIOSKD_SOCKET")
@@ -119,12 +121,10 @@ final class KioskctlEndToEndTests: XCTestCase {
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        usleep(500_000)
-        process.terminate()
-        process.waitUntilExit()
-        let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        defer { process.terminate(); process.waitUntilExit() }
+        let lines = try PipeLineReader(out).waitForLines(6, "flip event lines", timeout: 10) { $0.contains(#""event":"flip""#) }
         let events = lines.compactMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }.filter { $0["event"] == "flip" }
-        XCTAssertGreaterThan(events.count, 5, "about 30 flips in half a second at 60 Hz")
+        XCTAssertEqual(events.count, 6, "each line is one JSON flip event: \(lines)")
         let sequences = events.compactMap { $0["data"]?["sequence"]?.intValue }
         XCTAssertEqual(sequences, sequences.sorted(), "flip sequences rise")
         XCTAssertNotNil(events.first?["data"]?["timestamp_ns"]?.intValue)
@@ -154,11 +154,11 @@ final class KioskctlEndToEndTests: XCTestCase {
         try process.run()
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) }; process.waitUntilExit() }
 
+        // No event can say the socket is served: poll until kioskctl's ping is answered.
         var answered = false
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, process.isRunning, !answered {
-            answered = (try? kioskctl(["ping"]))?.status == 0
-            if !answered { usleep(50_000) }
+        try? waitByPolling(for: "kioskd to answer on the inherited socket", timeout: 30, interval: 0.05) {
+            answered = process.isRunning ? (try? kioskctl(["ping"]))?.status == 0 : false
+            return answered || !process.isRunning
         }
         XCTAssertTrue(answered, "kioskd answered on the socket systemd (here: python) passed it")
         kill(process.processIdentifier, SIGTERM)

@@ -1,5 +1,6 @@
 import KioskCore
 import KioskDisplay
+import KioskTestSupport
 import XCTest
 
 final class CoalescingAndSentinelTests: XCTestCase {
@@ -76,10 +77,11 @@ final class CoalescingAndSentinelTests: XCTestCase {
         layer.content = SolidContent(color: green)
         h.turn()
         // The green render runs on the other worker and lands while the red one is still drawing.
-        let deadline = MonotonicInstant.now() + .seconds(10)
-        while layer.renderedSurface == nil, MonotonicInstant.now() < deadline {
-            usleep(500)
+        // The worker's wake-up is taken by the loop the harness turns by hand: poll it with a deadline.
+        try waitByPolling(for: "the green render to land", timeout: 10, interval: 0.0005) {
+            if layer.renderedSurface != nil { return true }
             h.turn()
+            return layer.renderedSurface != nil
         }
         XCTAssertEqual(layer.renderedSurface?.pixel(x: 0, y: 0), premultipliedARGB(green))
 

@@ -32,7 +32,7 @@ final class GoldenImageTests: XCTestCase {
         let image = try pixels(RectContent(color: Color(rgb: 0x3366CC), cornerRadius: 8))
         let recorded = check(image, golden: golden, record: true)
         XCTAssertFalse(recorded.passed, "a recording run never counts as passing")
-        XCTAssertTrue(recorded.message.contains("recorded"), recorded.message)
+        XCTAssertTrue(recorded.message.contains(": recorded \(golden) ("), recorded.message)
         XCTAssertTrue(FileManager.default.fileExists(atPath: golden))
         let read = try readPNG(path: golden)
         XCTAssertEqual(read.size, size)

@@ -3,103 +3,6 @@ import Foundation
 import Glibc
 #endif
 
-/// A blocking Unix-socket client of kioskd's control socket, written without kioskd's own modules (as any
-/// script would): JSON through `JSONSerialization`. One thread each.
-public final class ControlTestSocket {
-    public let fd: Int32
-    private var buffer: [UInt8] = []
-    public private(set) var closedByPeer = false
-
-    public init(path: String, timeoutSeconds: Int = 20) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw ControlTestError("socket: errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            close(fd)
-            throw ControlTestError("\(path): too long for sun_path")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else {
-            let code = errno
-            close(fd)
-            throw ControlTestError("connect \(path): errno \(code)")
-        }
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    deinit { close(fd) }
-
-    /// Writes all of `bytes`; false when the server closed the connection or the write timed out.
-    @discardableResult
-    public func write(_ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
-            offset += n
-        }
-        return true
-    }
-
-    /// The next line (without its newline), or nil at end of stream or timeout.
-    public func readLine() -> [UInt8]? {
-        while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = Array(buffer[..<newline])
-                buffer.removeFirst(newline + 1)
-                return line
-            }
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 {
-                // A reset counts as closed: the server closed with some of what we sent still unread.
-                closedByPeer = n == 0 || errno == ECONNRESET
-                return nil
-            }
-            buffer += chunk[0..<n]
-        }
-    }
-
-    /// The next line as a JSON object (events included); nil at end of stream, timeout or a line that is not one.
-    public func readObject() -> [String: Any]? {
-        guard let line = readLine() else { return nil }
-        return (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any]
-    }
-
-    /// Sends one request and returns its reply, skipping events.
-    public func request(_ json: String) -> [String: Any]? {
-        guard write(Array((json + "\n").utf8)) else { return nil }
-        while let object = readObject() {
-            if object["event"] == nil { return object }
-        }
-        return nil
-    }
-
-    /// Reads until the server closes the connection (or the read times out); returns what arrived.
-    public func readToEnd() -> String {
-        var lines: [String] = []
-        while let line = readLine() { lines.append(String(decoding: line, as: UTF8.self)) }
-        return lines.joined(separator: "\n")
-    }
-}
-
-public struct ControlTestError: Error, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
-}
-
 /// A deterministic generator so a failing storm can be replayed with its seed.
 public struct SplitMix: Sendable {
     var state: UInt64
@@ -128,7 +31,7 @@ public struct StormReport: Sendable {
     public var problems: [String] = []
     /// The most control clients kioskd reported at once (`control_clients` in `stats`, sampled).
     public var peakConnections = 0
-    /// `frames_flipped` as the monitor saw it during the storm, about every 200 ms.
+    /// `frames_flipped` as the monitor saw it during the storm, every fifth flip.
     public var flipSamples: [Int] = []
     public var totalMessages: Int { malformedSent + oversizedSent + wellFormedSent }
 }
@@ -146,17 +49,17 @@ public enum ControlStorm {
     }
 
     public static func run(socketPath: String, clients: Int = 8, messagesPerClient: Int = 1500, idleConnections: Int = 32,
-                           expected: Expected, seed: UInt64 = 1, replyTimeoutSeconds: Int = 20) -> StormReport {
+                           expected: Expected, seed: UInt64 = 1, replyTimeoutSeconds: Int = 20, flipGapLimit: Double = 2) -> StormReport {
         let report = ReportBox()
         var idle: [ControlTestSocket] = []
         for _ in 0..<idleConnections {
             do { idle.append(try ControlTestSocket(path: socketPath, timeoutSeconds: replyTimeoutSeconds)) } catch { report.problem("idle connection: \(error)") }
         }
-        // A monitor asks for stats through the storm: the flip counter must keep rising while it runs.
+        // A monitor follows the flips through the storm and asks for stats: flips must keep coming while it runs.
         let stormOver = ManagedFlag()
         let done = DispatchSemaphore(value: 0)
         Thread {
-            monitor(path: socketPath, until: stormOver, report: report, timeout: replyTimeoutSeconds)
+            monitor(path: socketPath, until: stormOver, report: report, flipGapLimit: flipGapLimit)
             done.signal()
         }.start()
         let clientsDone = DispatchSemaphore(value: 0)
@@ -183,17 +86,20 @@ public enum ControlStorm {
         return report.value
     }
 
-    /// Samples `stats` about every 200 ms until the storm is over; each sample is a well-formed request too.
-    private static func monitor(path: String, until over: ManagedFlag, report: ReportBox, timeout: Int) {
-        guard let socket = try? ControlTestSocket(path: path, timeoutSeconds: timeout) else {
-            report.problem("monitor: cannot connect")
+    /// Follows the `flip` events until the storm is over, sampling `stats` every fifth flip (each sample is a
+    /// well-formed request too). A gap of more than `flipGapLimit` seconds between two flips is a problem: the
+    /// loop must keep flipping while the storm runs.
+    private static func monitor(path: String, until over: ManagedFlag, report: ReportBox, flipGapLimit: Double) {
+        let flips: ControlEventStream
+        do { flips = try ControlEventStream(socketPath: path, events: ["flip"]) } catch {
+            report.problem("monitor: \(error)")
             return
         }
         var n = 0
         repeat {
             let id = "monitor-\(n)"
             n += 1
-            let reply = socket.request(#"{"id": "\#(id)", "cmd": "stats"}"#)
+            let reply = try? flips.request(#"{"id": "\#(id)", "cmd": "stats"}"#)
             report.record(sent: 1)
             guard check(reply, id: id, { ($0["result"] as? [String: Any])?["frames_flipped"] is Int }),
                   let result = reply?["result"] as? [String: Any] else {
@@ -202,7 +108,12 @@ public enum ControlStorm {
             }
             report.recordCorrect()
             report.sample(flips: result["frames_flipped"] as? Int ?? 0, clients: result["control_clients"] as? Int ?? 0)
-            usleep(200_000)
+            for _ in 0..<5 where !over.isSet {
+                do { try flips.waitFor(1, events: "flip", timeout: flipGapLimit) } catch {
+                    report.problem("monitor: no flip for \(flipGapLimit) s during the storm: \(error)")
+                    return
+                }
+            }
         } while !over.isSet
     }
 

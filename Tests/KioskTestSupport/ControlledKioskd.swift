@@ -17,15 +17,16 @@ public final class ControlledKioskd {
         guard let made = mkdtemp(&template) else { throw ControlTestError("mkdtemp: errno \(errno)") }
         directory = String(cString: made)
         socketPath = directory + "/control.sock"
-        process = try KioskdProcess.start(arguments + ["--socket", socketPath], environment: environment)
-        let deadline = Date().addingTimeInterval(readyTimeout)
-        while Date() < deadline, process.process.isRunning {
-            if let socket = try? ControlTestSocket(path: socketPath, timeoutSeconds: 5),
-               socket.request(#"{"id": 0, "cmd": "ping"}"#)?["ok"] as? Bool == true {
-                return
-            }
-            usleep(50_000)
+        let started = try KioskdProcess.start(arguments + ["--socket", socketPath], environment: environment)
+        process = started
+        // No event can say the socket is up (events need a connection): poll until a ping is answered.
+        var answered = false
+        try? waitByPolling(for: "kioskd to answer ping on \(socketPath)", timeout: readyTimeout, interval: 0.05) { [socketPath] in
+            guard started.process.isRunning else { return true }
+            answered = (try? ControlTestSocket(path: socketPath, timeoutSeconds: 5))?.request(#"{"id": 0, "cmd": "ping"}"#)?["ok"] as? Bool == true
+            return answered
         }
+        if answered { return }
         let result = process.finish(timeout: 5)
         try? FileManager.default.removeItem(atPath: directory)
         throw ControlTestError("kioskd \(arguments.joined(separator: " ")) did not answer on \(socketPath): status \(result.status), stderr: \(result.stderr)")
@@ -89,11 +90,15 @@ public final class ControlledKioskd {
         try process.run()
         // Read both pipes while the child runs, so a large PNG on stdout cannot block it.
         let errData = OneShot<Data>()
-        let reader = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
+        let errRead = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            errData.set(err.fileHandleForReading.readDataToEndOfFile())
+            errRead.signal()
+        }
         reader.start()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        while !errData.isSet { usleep(1000) }
+        errRead.wait()
         return (process.terminationStatus, stdout, String(decoding: errData.value ?? Data(), as: UTF8.self))
     }
 
@@ -123,7 +128,6 @@ public final class ControlledKioskd {
         private let lock = NSLock()
         private var stored: Value?
         func set(_ value: Value) { lock.withLock { stored = value } }
-        var isSet: Bool { lock.withLock { stored != nil } }
         var value: Value? { lock.withLock { stored } }
     }
 }

@@ -64,16 +64,19 @@ public final class RunningProcess {
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)
         process.standardInput = FileHandle.nullDevice
+        exited.enter()
+        process.terminationHandler = { [exited] _ in exited.leave() }
         try process.run()
     }
+
+    /// Left when the child exits: `finish` waits on it with a deadline.
+    private let exited = DispatchGroup()
 
     public func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
 
     /// Waits for exit (SIGKILL after `timeout` seconds) and returns status and output.
     public func finish(timeout: Double = 120) -> CommandResult {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning {
+        if exited.wait(timeout: .now() + timeout) == .timedOut {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }

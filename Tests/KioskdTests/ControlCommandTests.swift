@@ -87,8 +87,8 @@ final class ControlCommandTests: XCTestCase {
     /// A screenshot is answered later (encoded off the loop); requests sent after it on the same connection are
     /// answered after it, in order, and frames keep flipping meanwhile.
     func testRepliesAfterAScreenshotKeepTheirOrder() throws {
+        let flips = try ControlEventStream(daemon, events: ["flip"])
         let socket = try daemon.connect()
-        let before = try daemon.framesFlipped()
         var lines = ""
         for n in 0..<6 {
             lines += #"{"id": \#(n * 3), "cmd": "screenshot"}"# + "\n"
@@ -106,21 +106,19 @@ final class ControlCommandTests: XCTestCase {
             }
         }
         XCTAssertEqual(ids, Array(0..<18))
-        XCTAssertGreaterThan(try daemon.framesFlipped(), before)
+        try flips.waitFor(2, events: "flip")
     }
 
     func testFrameAndFlipEventsAfterSubscribe() throws {
-        let socket = try daemon.connect()
-        let reply = try XCTUnwrap(socket.request(#"{"id": 1, "cmd": "subscribe", "args": {"events": ["frame", "flip"]}}"#))
-        XCTAssertEqual((reply["result"] as? [String: Any])?["events"] as? [String], ["flip", "frame"])
+        let events = try ControlEventStream(daemon, events: ["frame", "flip"])
+        XCTAssertEqual(events.subscribedEvents, ["flip", "frame"])
         var frames: [[String: Any]] = [], flips = 0
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, frames.count < 5 || flips < 5, let event = socket.readObject() {
-            if event["event"] as? String == "frame", let data = event["data"] as? [String: Any] { frames.append(data) }
-            if event["event"] as? String == "flip" { flips += 1 }
+        // The dashboard's ticker changes the screen every frame: five of each come.
+        try events.waitFor(10, "5 'frame' and 5 'flip' events", timeout: 10) { event in
+            if event.name == "frame", frames.count < 5 { frames.append(event.data); return true }
+            if event.name == "flip", flips < 5 { flips += 1; return true }
+            return false
         }
-        XCTAssertGreaterThanOrEqual(frames.count, 5, "the dashboard's ticker changes the screen every frame")
-        XCTAssertGreaterThanOrEqual(flips, 5)
         let numbers = frames.compactMap { $0["frame"] as? Int }
         XCTAssertEqual(numbers.count, frames.count)
         XCTAssertEqual(numbers, numbers.sorted())
@@ -129,7 +127,7 @@ final class ControlCommandTests: XCTestCase {
         let stamps = frames.compactMap { $0["timestamp_ns"] as? Int }
         XCTAssertEqual(stamps, stamps.sorted())
 
-        let unsubscribed = try XCTUnwrap(socket.request(#"{"id": 2, "cmd": "unsubscribe", "args": {"events": ["frame", "flip"]}}"#))
+        let unsubscribed = try events.request(#"{"id": 2, "cmd": "unsubscribe", "args": {"events": ["frame", "flip"]}}"#)
         XCTAssertEqual((unsubscribed["result"] as? [String: Any])?["events"] as? [String], [])
     }
 
@@ -146,12 +144,8 @@ final class ControlCommandTests: XCTestCase {
     }
 
     func testStatsVersionAndLogLevel() throws {
-        var stats = try daemon.result("stats")
-        let deadline = Date().addingTimeInterval(10)
-        while stats["frames_flipped"] as? Int == 0, Date() < deadline {
-            usleep(50_000)
-            stats = try daemon.result("stats")
-        }
+        try ControlEventStream(daemon, events: ["flip"]).waitFor(2, events: "flip", timeout: 10)
+        let stats = try daemon.result("stats")
         XCTAssertGreaterThan(stats["frames_flipped"] as? Int ?? 0, 0)
         XCTAssertNotNil(stats["frames_composed"] as? Int)
         XCTAssertEqual(stats["control_clients"] as? Int, 1, "the asking client")

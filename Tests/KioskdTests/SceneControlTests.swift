@@ -79,18 +79,16 @@ final class SceneControlTests: XCTestCase {
 
     func testSceneLoadFromAFileAndInlineYAML() throws {
         try startDaemon()
-        let socket = try daemon.connect()
-        _ = try XCTUnwrap(socket.request(#"{"id": 0, "cmd": "subscribe", "args": {"events": ["scene"]}}"#))
+        let events = try ControlEventStream(daemon, events: ["scene"])
         let other = try writeScene(directory, name: "other.yaml", title: "Other")
         let loaded = try daemon.result("scene.load", #"{"path": "\#(other.path)"}"#)
         XCTAssertEqual(loaded["source"] as? String, other.path)
         XCTAssertEqual(loaded["status"] as? String, "loading")
         // The new scene takes over once completely rendered, which the event announces.
-        var event: [String: Any]?
-        while event == nil, let line = socket.readObject() { if line["event"] as? String == "scene" { event = line["data"] as? [String: Any] } }
-        XCTAssertEqual(event?["kind"] as? String, "loaded")
-        XCTAssertEqual(event?["source"] as? String, other.path)
-        XCTAssertEqual(event?["pages"] as? [String], ["main", "second"])
+        var event = try events.waitFor("a 'scene' event") { $0.name == "scene" }
+        XCTAssertEqual(event.string("kind"), "loaded")
+        XCTAssertEqual(event.string("source"), other.path)
+        XCTAssertEqual(event["pages"] as? [String], ["main", "second"])
         XCTAssertEqual(try daemon.result("scene.get")["source"] as? String, other.path)
         XCTAssertEqual(try daemon.result("widget.get", #"{"id": "title"}"#)["text"] as? String, "Other")
 
@@ -100,9 +98,9 @@ final class SceneControlTests: XCTestCase {
         let reply = try daemon.request(inline)
         XCTAssertEqual(reply["ok"] as? Bool, true, "\(reply)")
         XCTAssertEqual((reply["result"] as? [String: Any])?["source"] as? String, "inline")
-        event = nil
-        while event == nil, let line = socket.readObject() { if line["event"] as? String == "scene" { event = line["data"] as? [String: Any] } }
-        XCTAssertEqual(event?["source"] as? String, "inline")
+        event = try events.waitFor("a 'scene' event") { $0.name == "scene" }
+        XCTAssertEqual(event.string("kind"), "loaded")
+        XCTAssertEqual(event.string("source"), "inline")
         XCTAssertEqual(try daemon.result("scene.get")["pages"] as? [String], ["only"])
         XCTAssertEqual(try daemon.result("widget.get", #"{"id": "t"}"#)["text"] as? String, "Inline")
     }
@@ -165,16 +163,14 @@ final class SceneControlTests: XCTestCase {
 
     func testDataSetAndGet() throws {
         try startDaemon()
-        let socket = try daemon.connect()
-        _ = try XCTUnwrap(socket.request(#"{"id": 0, "cmd": "subscribe", "args": {"events": ["data"]}}"#))
+        let events = try ControlEventStream(daemon, events: ["data"])
         let set = try daemon.result("data.set", #"{"values": {"temperature": 22, "level": 0.5, "flag": true, "label": "x"}}"#)
         XCTAssertEqual(set["set"] as? Int, 4)
         let values = try XCTUnwrap(try daemon.result("data.get", #"{"keys": ["temperature", "level", "flag", "label", "absent"]}"#)["values"] as? [String: String])
         XCTAssertEqual(values, ["temperature": "22", "level": "0.5", "flag": "true", "label": "x"], "numbers and booleans as strings; absent keys left out")
         XCTAssertEqual((try daemon.result("data.get")["values"] as? [String: String])?["temperature"], "22", "all keys without 'keys'")
-        var event: [String: Any]?
-        while event == nil, let line = socket.readObject() { if line["event"] as? String == "data" { event = line["data"] as? [String: Any] } }
-        XCTAssertEqual((event?["values"] as? [String: String])?["temperature"], "22")
+        let event = try events.waitFor("a 'data' event") { $0.name == "data" }
+        XCTAssertEqual((event["values"] as? [String: String])?["temperature"], "22")
 
         for (command, args, needle) in [("data.set", "{}", "missing 'values'"), ("data.set", #"{"values": [1]}"#, "'values' must be an object"),
                                         ("data.set", #"{"values": {"a": [1]}}"#, "'values.a' must be a string, number or boolean"),
@@ -190,43 +186,26 @@ final class SceneControlTests: XCTestCase {
     /// Setting 100 bound keys in one call composes exactly one frame.
     func testDataSetOfAHundredKeysComposesOneFrame() throws {
         try startDaemon()
-        let socket = try daemon.connect()
-        _ = try XCTUnwrap(socket.request(#"{"id": 0, "cmd": "subscribe", "args": {"events": ["frame"]}}"#))
+        let frames = try ControlEventStream(daemon, events: ["frame"])
         // Let the start-up frames settle: nothing animates in this scene.
-        var quiet = false
-        let deadline = Date().addingTimeInterval(20)
-        while !quiet, Date() < deadline {
-            let before = try daemon.result("stats")["frames_composed"] as? Int
-            usleep(300_000)
-            let after = try daemon.result("stats")["frames_composed"] as? Int
-            quiet = before != nil && before == after
-        }
-        XCTAssertTrue(quiet, "the scene settles")
-        let composedBefore = try XCTUnwrap(try daemon.result("stats")["frames_composed"] as? Int)
+        try frames.waitForQuiet("'frame' events", quiet: 0.3) { $0.name == "frame" }
+        let composedBefore = try XCTUnwrap(try frames.stats()["frames_composed"] as? Int)
         let values = (0..<100).map { #""k\#($0)": "v\#($0)""# }.joined(separator: ", ")
         XCTAssertEqual(try daemon.result("data.set", "{\"values\": {\(values)}}")["set"] as? Int, 100)
-        var composedAfter = composedBefore
-        let settle = Date().addingTimeInterval(10)
-        while Date() < settle {
-            usleep(300_000)
-            let now = try XCTUnwrap(try daemon.result("stats")["frames_composed"] as? Int)
-            if now == composedAfter && now > composedBefore { break }
-            composedAfter = now
-        }
-        XCTAssertEqual(composedAfter - composedBefore, 1, "one frame for 100 keys")
+        try frames.waitFor("the frame showing the 100 keys", timeout: 10) { $0.name == "frame" }
+        let more = try frames.waitForQuiet("more 'frame' events", quiet: 0.5) { $0.name == "frame" }
+        XCTAssertEqual(more.count, 0, "one frame for 100 keys, then no more: \(more)")
+        XCTAssertEqual(try XCTUnwrap(try frames.stats()["frames_composed"] as? Int) - composedBefore, 1, "one frame composed for 100 keys")
         XCTAssertEqual((try daemon.result("data.get", #"{"keys": ["k0", "k99"]}"#)["values"] as? [String: String]), ["k0": "v0", "k99": "v99"])
     }
 
     func testPageShow() throws {
         try startDaemon()
-        let socket = try daemon.connect()
-        _ = try XCTUnwrap(socket.request(#"{"id": 0, "cmd": "subscribe", "args": {"events": ["scene"]}}"#))
+        let events = try ControlEventStream(daemon, events: ["scene"])
         XCTAssertEqual(try daemon.result("page.show", #"{"name": "second", "transition": {"kind": "fade", "duration": 0.1, "easing": "ease-out"}}"#)["page"] as? String, "second")
-        var event: [String: Any]?
-        while event == nil, let line = socket.readObject() { if line["event"] as? String == "scene" { event = line["data"] as? [String: Any] } }
-        XCTAssertEqual(event?["kind"] as? String, "page_shown")
-        XCTAssertEqual(event?["page"] as? String, "second")
-        usleep(400_000)
+        let event = try events.waitFor("a 'scene' event") { $0.name == "scene" }
+        XCTAssertEqual(event.string("kind"), "page_shown")
+        XCTAssertEqual(event.string("page"), "second")
         XCTAssertEqual(try daemon.result("scene.get")["current_page"] as? String, "second")
         XCTAssertEqual(try daemon.result("page.show", #"{"name": "main"}"#)["page"] as? String, "main")
         XCTAssertEqual(try daemon.result("page.show", #"{"name": "second", "transition": {"kind": "slide-left", "easing": "cubic-bezier(0.2, 0, 0.2, 1)"}}"#)["page"] as? String, "second")
@@ -315,19 +294,18 @@ final class DisplayPowerControlTests: XCTestCase {
     func testPowerOffStopsFlipsAndOnRedraws() throws {
         let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60"])
         defer { daemon.stop() }
+        let events = try ControlEventStream(daemon, events: ["flip", "frame"])
         XCTAssertEqual(try daemon.result("display.power", #"{"on": false}"#)["power"] as? String, "off")
         XCTAssertEqual(try daemon.result("display.info")["power"] as? String, "off")
-        usleep(100_000)
-        let offAt = try daemon.framesFlipped()
-        usleep(500_000)
-        XCTAssertEqual(try daemon.framesFlipped(), offAt, "no flips while off")
-        let socket = try daemon.connect()
-        _ = try XCTUnwrap(socket.request(#"{"id": 0, "cmd": "subscribe", "args": {"events": ["frame"]}}"#))
+        try events.discardEarlierEvents()
+        // At most the flip in flight completes; then none for half a second (the dashboard's ticker would flip
+        // every frame if the display were on).
+        let flipped = try events.waitForQuiet("'flip' events", quiet: 0.5, timeout: 10) { $0.name == "flip" }
+        XCTAssertLessThanOrEqual(flipped.count, 1, "no flips while off: \(flipped)")
+        let offAt = try events.stats()["frames_flipped"] as? Int ?? -1
         XCTAssertEqual(try daemon.result("display.power", #"{"on": true}"#)["power"] as? String, "on")
-        var first: [String: Any]?
-        while first == nil, let line = socket.readObject() { if line["event"] as? String == "frame" { first = line["data"] as? [String: Any] } }
-        XCTAssertNotNil(first, "a frame after power on")
-        usleep(300_000)
+        try events.waitFor("a 'frame' after power on", timeout: 10) { $0.name == "frame" }
+        try events.waitFor("a 'flip' after power on", timeout: 10) { $0.name == "flip" }
         XCTAssertGreaterThan(try daemon.framesFlipped(), offAt)
         let r = try daemon.kioskctl(["power", "off"])
         XCTAssertEqual(String(decoding: r.stdout, as: UTF8.self), "display power: off\n", r.stderr)

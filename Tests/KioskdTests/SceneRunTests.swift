@@ -58,25 +58,32 @@ final class SceneRunTests: XCTestCase {
     func testEditingTheSceneFileReloadsItAndABadEditKeepsTheScene() throws {
         let dir = try KioskdProcess.scratchDirectory("scene-reload")
         let scene = dir.appendingPathComponent("scene.yaml")
-        func write(_ colour: String) throws {
-            try Data("size: display\npages:\n  - name: p\n    widgets:\n      - {type: rect, background: \"\(colour)\"}\n".utf8)
+        func write(_ text: String) throws {
+            try Data("size: display\npages:\n  - name: p\n    widgets:\n      - {id: t, type: text, text: \(text)}\n".utf8)
                 .write(to: scene, options: .atomic)
         }
-        try write("#ff0000")
-        let p = try KioskdProcess.start(["run", "--backend", "headless", "--mode", "320x240", "--scene", scene.path,
-                                         "--log-level", "info"])
-        usleep(1_500_000)
-        try write("#00ff00")
-        usleep(1_000_000)
+        try write("first")
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240", "--scene", scene.path,
+                                           "--log-level", "info"])
+        let events = try ControlEventStream(daemon, events: ["scene", "error"])
+        func shownText() -> String? { (try? daemon.result("widget.get", #"{"id": "t"}"#))?["text"] as? String }
+        try write("second")
+        // The start-up load may announce itself too: wait for the load that shows the edit.
+        try events.waitFor("the edited scene loaded") { event in
+            event.name == "scene" && event.string("kind") == "loaded" && event.string("source") == scene.path && shownText() == "second"
+        }
         try Data("pages: [".utf8).write(to: scene)
-        usleep(1_000_000)
-        p.signal(SIGHUP)
-        usleep(500_000)
-        p.signal(SIGTERM)
-        let r = p.finish(timeout: 20)
+        let invalid = try events.waitFor("an 'error' event for the bad edit") { $0.name == "error" }
+        XCTAssertEqual(invalid.string("code"), "invalid_scene", "\(invalid)")
+        XCTAssertEqual(shownText(), "second", "the previous scene stays")
+        try events.discardEarlierEvents()
+        daemon.process.signal(SIGHUP)
+        // The file is still bad: SIGHUP's reload is refused the same way.
+        XCTAssertEqual(try events.waitFor("an 'error' event for SIGHUP's reload") { $0.name == "error" }.string("code"), "invalid_scene")
+        let r = daemon.stop()
         XCTAssertEqual(r.status, 0, r.stderr)
-        XCTAssertTrue(r.stderr.contains("reloaded"), "a valid edit is picked up by inotify: \(r.stderr)")
-        XCTAssertTrue(r.stderr.contains("not reloaded, the previous scene stays"), r.stderr)
-        XCTAssertTrue(r.stderr.contains("SIGHUP: reloading"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("scene \(scene.path) reloaded"), "a valid edit is picked up by inotify: \(r.stderr)")
+        XCTAssertTrue(r.stderr.contains("scene \(scene.path) not reloaded, the previous scene stays"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("SIGHUP: reloading the scene file"), r.stderr)
     }
 }
