@@ -18,6 +18,13 @@ extension ModeRequest: ExpressibleByArgument {
     public init?(argument: String) { self.init(parsing: argument) }
 }
 
+/// `--mode`'s parser: the error says which part of the text is wrong.
+func parseModeOption(_ text: String) throws -> ModeRequest {
+    do { return try ModeRequest(validating: text) } catch let error as ModeRequestError {
+        throw ValidationError(error.message)
+    }
+}
+
 /// What `kioskd run` shows: a scene file, or one of the built-in pictures.
 enum SceneChoice: ExpressibleByArgument, Equatable {
     /// The bundled default scene (`scenes/dashboard.yaml`).
@@ -66,7 +73,8 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Connector name (HDMI-A-1, DSI-1, Virtual-1); default: the first connected.")
     var connector: String?
 
-    @Option(help: "Mode as WxH or WxH@Hz; default: the connector's preferred mode (headless: 1024x768@60).")
+    @Option(help: "Mode as WxH, WxH@Hz or WxH@59.94 (the connector's mode nearest that refresh); default: the connector's preferred mode (headless: 1024x768@60).",
+            transform: parseModeOption)
     var mode: ModeRequest?
 
     @Option(help: "Commit API: atomic, legacy (SetCrtc + PageFlip) or auto (default).")
@@ -202,7 +210,7 @@ struct RunCommand: ParsableCommand {
             display = d
         case .headless:
             let m = mode ?? ModeRequest(width: 1024, height: 768, refreshHz: 60)
-            let headlessMode = DisplayMode(width: m.width, height: m.height, refreshMilliHz: (m.refreshHz ?? 60) * 1000)
+            let headlessMode = DisplayMode(width: m.width, height: m.height, refreshMilliHz: m.refreshMilliHz ?? 60_000)
             display = try HeadlessBackend(mode: headlessMode, bufferCount: buffers)
         }
 
