@@ -10,6 +10,14 @@ final class DevicesReportDRMTests: XCTestCase {
         text.split(separator: "\n").map(String.init).filter { $0.range(of: pattern, options: .regularExpression) != nil }
     }
 
+    /// The lines of one connector's entry: from its name to the next connector (or the CRTCs).
+    private func connector(_ name: String, in text: String) -> String {
+        let all = text.split(separator: "\n").map(String.init)
+        guard let start = all.firstIndex(where: { $0.hasPrefix("    \(name) [id ") }) else { return "" }
+        let end = all[(start + 1)...].firstIndex { !$0.hasPrefix("      ") } ?? all.endIndex
+        return all[start..<end].joined(separator: "\n")
+    }
+
     func testPropertiesListModesWithExactRefreshAndNamedProperties() throws {
         let r = try KioskdProcess.run(["devices", "--properties"])
         XCTAssertEqual(r.status, 0, r.stderr)
@@ -22,6 +30,12 @@ final class DevicesReportDRMTests: XCTestCase {
         XCTAssertGreaterThan(modes.count, 5, out)
         XCTAssertEqual(lines(out, matching: #"^        1024x768@60\.00 \(preferred\): 65\.000 MHz, h 1024 1048 1184 1344, v 768 771 777 806"#).count,
                        1, out)
+        // Two 1920x1200 modes that both round to 60 Hz are two entries.
+        let virtual = connector("Virtual-1", in: out)
+        XCTAssertEqual(lines(virtual, matching: #"^        1920x1200@59\.88: 193\.250 MHz"#).count, 1, virtual)
+        XCTAssertEqual(lines(virtual, matching: #"^        1920x1200@59\.95: 154\.000 MHz"#).count, 1, virtual)
+        XCTAssertEqual(lines(virtual, matching: #"^        DPMS \[id [0-9]+\]: On"#).count, 1, virtual)
+        XCTAssertEqual(lines(out, matching: #"^    [0-9]+ \[index 0\]: active 1024x768@60\.00"#).count, 1, out)
 
         // Properties by name, with enum values by name, ranges with their range, objects and blobs by id.
         let property = #"^        %@ \[id [0-9]+\]: "#

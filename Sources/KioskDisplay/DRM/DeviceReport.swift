@@ -35,7 +35,7 @@ public enum DeviceReport {
         }
         out += "  CRTCs:\n"
         for c in res.crtcs {
-            let state = c.mode.map { "active \($0.mode)" } ?? "off"
+            let state = c.mode.map { "active \($0.mode.exactDescription)" } ?? "off"
             out += "    \(c.id) [index \(c.index)]: \(state)\(c.bufferID.map { ", framebuffer \($0)" } ?? "")\n"
             if properties { out += "      properties:\n" + c.properties.lines(indent: "        ") }
         }
