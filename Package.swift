@@ -8,7 +8,6 @@ func systemLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
 
 let package = Package(
     name: "kioskd",
-    platforms: [.macOS(.v13)],
     products: [
         .executable(name: "kioskd", targets: ["kioskd"]),
         .executable(name: "kioskctl", targets: ["kioskctl"]),

@@ -58,7 +58,7 @@ struct BenchCommand: ParsableCommand {
     }
 
     private var displayMode: DisplayMode {
-        DisplayMode(width: mode.width, height: mode.height, refreshMilliHz: (mode.refreshHz ?? 60) * 1000)
+        DisplayMode(width: mode.width, height: mode.height, refreshMilliHz: mode.refreshMilliHz ?? 60_000)
     }
 
     private func dashboard() throws -> DashboardScenario {

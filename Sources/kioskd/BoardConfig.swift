@@ -58,10 +58,9 @@ struct BoardConfig: Equatable {
             case "connector": config.connector = try string()
             case "mode":
                 let s = try string()
-                guard let m = ModeRequest(parsing: s) else {
-                    throw DisplayError("\(file):\(where_(value)): mode: '\(s)' is not WxH or WxH@Hz")
+                do { config.mode = try ModeRequest(validating: s) } catch let error as ModeRequestError {
+                    throw DisplayError("\(file):\(where_(value)): \(error.message)")
                 }
-                config.mode = m
             case "commit":
                 let s = try string()
                 guard let c = CommitChoice(rawValue: s) else {

@@ -18,6 +18,13 @@ extension ModeRequest: ExpressibleByArgument {
     public init?(argument: String) { self.init(parsing: argument) }
 }
 
+/// `--mode`'s parser: the error says which part of the text is wrong.
+func parseModeOption(_ text: String) throws -> ModeRequest {
+    do { return try ModeRequest(validating: text) } catch let error as ModeRequestError {
+        throw ValidationError(error.message)
+    }
+}
+
 enum StrategyChoice: String, ExpressibleByArgument, CaseIterable {
     case roundRobin = "round-robin", priority
     var poolStrategy: RenderQueuePool.Strategy { self == .priority ? .priority : .roundRobin }
@@ -43,7 +50,8 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Connector name (HDMI-A-1, DSI-1, Virtual-1); default: the first connected.")
     var connector: String?
 
-    @Option(help: "Mode as WxH or WxH@Hz; default: the connector's preferred mode (headless: 1024x768@60).")
+    @Option(help: "Mode as WxH, WxH@Hz or WxH@59.94 (the connector's mode nearest that refresh); default: the connector's preferred mode (headless: 1024x768@60).",
+            transform: parseModeOption)
     var mode: ModeRequest?
 
     @Option(help: "Commit API: atomic, legacy (SetCrtc + PageFlip) or auto (default).")
@@ -201,7 +209,7 @@ struct RunCommand: ParsableCommand {
             return (drm, drm)
         case .headless:
             let m = settings.mode ?? ModeRequest(width: 1024, height: 768, refreshHz: 60)
-            let mode = DisplayMode(width: m.width, height: m.height, refreshMilliHz: (m.refreshHz ?? 60) * 1000)
+            let mode = DisplayMode(width: m.width, height: m.height, refreshMilliHz: m.refreshMilliHz ?? 60_000)
             return (try HeadlessBackend(mode: mode, bufferCount: settings.buffers), nil)
         }
     }

@@ -39,7 +39,8 @@ final class KioskdDRMCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stdout.contains("driver vkms"), r.stdout)
         XCTAssertTrue(r.stdout.contains("Virtual-1"), r.stdout)
-        XCTAssertTrue(r.stdout.contains("modes: 1024x768@60"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("modes:\n"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("1024x768@60.00"), r.stdout)
         XCTAssertTrue(r.stdout.contains("primary") && r.stdout.contains("cursor") && r.stdout.contains("overlay"), r.stdout)
         XCTAssertTrue(r.stdout.contains("Writeback-1"), r.stdout)
     }
@@ -47,7 +48,8 @@ final class KioskdDRMCLITests: XCTestCase {
     func testBadChoicesExitNonZeroWithOneLine() throws {
         let cases: [([String], [String])] = [
             (["--device", "/dev/dri/card9"], ["/dev/dri/card9", "available: /dev/dri/card0"]),
-            (["--mode", "123x45"], ["mode 123x45 not offered by connector Virtual-1", "1024x768@60"]),
+            (["--mode", "123x45"], ["mode 123x45 not offered by connector Virtual-1", "1024x768@60.00"]),
+            (["--mode", "1024x768@30"], ["mode 1024x768@30 not offered by connector Virtual-1", "1024x768@60.00"]),
             (["--connector", "NOPE"], ["connector NOPE not found", "Virtual-1 (connected)"]),
         ]
         for (args, needles) in cases {

@@ -66,8 +66,8 @@ final class DRMOutputPlanTests: XCTestCase {
         }
         XCTAssertEqual(message("NOPE", nil), "connector NOPE not found on /dev/dri/card1; connectors: HDMI-A-1 (disconnected), DSI-1 (connected)")
         XCTAssertEqual(message("HDMI-A-1", nil), "connector HDMI-A-1 on /dev/dri/card1 is disconnected; connectors: HDMI-A-1 (disconnected), DSI-1 (connected)")
-        XCTAssertEqual(message(nil, "123x45"), "mode 123x45 not offered by connector DSI-1; modes: 800x480@60, 1280x720@50, 1280x720@60, 1280x720@30")
-        XCTAssertEqual(message(nil, "1280x720@75"), "mode 1280x720@75 not offered by connector DSI-1; modes: 800x480@60, 1280x720@50, 1280x720@60, 1280x720@30")
+        XCTAssertEqual(message(nil, "123x45"), "mode 123x45 not offered by connector DSI-1; modes: 800x480@60.00, 1280x720@50.00, 1280x720@60.00, 1280x720@30.00")
+        XCTAssertEqual(message(nil, "1280x720@75"), "mode 1280x720@75 not offered by connector DSI-1; modes: 800x480@60.00, 1280x720@50.00, 1280x720@60.00, 1280x720@30.00")
         XCTAssertEqual(message(nil, nil, res: resources(secondPlaneXRGB: false)), "connector DSI-1: no primary plane supporting XR24 on CRTCs 41")
     }
 

@@ -50,7 +50,7 @@ final class KioskdHeadlessCLITests: XCTestCase {
 
         let mode = try KioskdProcess.run(["run", "--mode", "big"])
         XCTAssertNotEqual(mode.status, 0)
-        XCTAssertTrue(mode.stderr.contains("The value 'big' is invalid for '--mode <mode>'"), mode.stderr)
+        XCTAssertTrue(mode.stderr.contains("mode 'big': no 'x' between width and height"), mode.stderr)
 
         let commit = try KioskdProcess.run(["run", "--commit", "sometimes"])
         XCTAssertNotEqual(commit.status, 0)
@@ -142,7 +142,7 @@ final class BoardFileTests: XCTestCase {
         let cases: [(String, String)] = [
             ("board: x\nscale: 2\n", ":2:1: unknown key 'scale'"),
             ("board: x\nrotation: 45\n", ":2:11: rotation: '45' is not one of 0, 90, 180, 270"),
-            ("mode: huge\n", ":1:7: mode: 'huge' is not WxH or WxH@Hz"),
+            ("mode: huge\n", ":1:7: mode 'huge': no 'x' between width and height"),
             ("buffers: 5\n", ":1:10: buffers: expected 2 or 3"),
             ("commit: maybe\n", "commit: 'maybe' is not one of atomic, legacy, auto"),
             ("- a\n- b\n", "expected a mapping"),

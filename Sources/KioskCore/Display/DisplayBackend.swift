@@ -4,12 +4,19 @@ public struct DisplayMode: Hashable, Sendable, CustomStringConvertible {
     public var height: Int
     /// Vertical refresh in millihertz, computed from the pixel clock and totals where the backend knows them.
     public var refreshMilliHz: Int
+    /// Vertical refresh in hertz, unrounded (`ModeTiming.refreshRate` where the backend knows the timings).
+    public var refreshRate: Double
     /// The kernel's mode name (`1024x768`), or a synthesised one.
     public var name: String
     public var isPreferred: Bool
 
     public init(width: Int, height: Int, refreshMilliHz: Int, name: String? = nil, isPreferred: Bool = false) {
-        self.width = width; self.height = height; self.refreshMilliHz = refreshMilliHz
+        self.init(width: width, height: height, refreshRate: Double(refreshMilliHz) / 1000, name: name, isPreferred: isPreferred)
+    }
+
+    public init(width: Int, height: Int, refreshRate: Double, name: String? = nil, isPreferred: Bool = false) {
+        self.width = width; self.height = height
+        self.refreshRate = refreshRate; self.refreshMilliHz = Int((refreshRate * 1000).rounded())
         self.name = name ?? "\(width)x\(height)"; self.isPreferred = isPreferred
     }
 
@@ -18,6 +25,8 @@ public struct DisplayMode: Hashable, Sendable, CustomStringConvertible {
     public var refreshHz: Int { (refreshMilliHz + 500) / 1000 }
     /// `1024x768@60`: the form `--mode` accepts and stats report.
     public var description: String { "\(width)x\(height)@\(refreshHz)" }
+    /// `1920x1200@59.95`: the exact refresh with two decimals, so modes that round to the same hertz stay apart.
+    public var exactDescription: String { "\(width)x\(height)@\(ModeTiming.formatHz(refreshRate))" }
     /// One frame at this refresh rate.
     public var frameDuration: Duration {
         .nanoseconds(Int64(1_000_000_000_000 / Int64(max(refreshMilliHz, 1))))

@@ -139,21 +139,21 @@ public struct DRMResources: Sendable {
         }
     }
 
+    /// The timings of a kernel mode, for its exact refresh rate.
+    public static func timing(of info: drmModeModeInfo) -> ModeTiming {
+        ModeTiming(clockKHz: Int(info.clock), htotal: Int(info.htotal), vtotal: Int(info.vtotal), vscan: Int(info.vscan),
+                   isInterlaced: info.flags & UInt32(DRM_MODE_FLAG_INTERLACE) != 0,
+                   isDoubleScan: info.flags & UInt32(DRM_MODE_FLAG_DBLSCAN) != 0)
+    }
+
     static func makeMode(_ info: drmModeModeInfo) -> Mode {
-        // The nominal vrefresh field is rounded; derive millihertz from the timings so 59.94 stays 59.94.
-        var milliHz = Int(info.vrefresh) * 1000
-        if info.htotal > 0, info.vtotal > 0 {
-            var total = Int64(info.htotal) * Int64(info.vtotal)
-            if info.flags & UInt32(DRM_MODE_FLAG_INTERLACE) != 0 { total /= 2 }
-            if info.flags & UInt32(DRM_MODE_FLAG_DBLSCAN) != 0 { total *= 2 }
-            if info.vscan > 1 { total *= Int64(info.vscan) }
-            if total > 0 { milliHz = Int((Int64(info.clock) * 1_000_000 + total / 2) / total) }
-        }
+        // The nominal vrefresh field is rounded; the timings give the exact rate, so 59.94 stays 59.94.
+        let rate = timing(of: info).refreshRate ?? Double(info.vrefresh)
         let name = withUnsafeBytes(of: info.name) { raw in
             String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
         }
         return Mode(raw: info, mode: DisplayMode(
-            width: Int(info.hdisplay), height: Int(info.vdisplay), refreshMilliHz: milliHz, name: name,
+            width: Int(info.hdisplay), height: Int(info.vdisplay), refreshRate: rate, name: name,
             isPreferred: info.type & UInt32(DRM_MODE_TYPE_PREFERRED) != 0))
     }
 
