@@ -9,11 +9,15 @@ private let logger = Logger(label: "kioskd.engine")
 /// 1. animations (`ObserverOrder.animations`): after a flip, the display link ticks its live targets;
 /// 2. layout (`.layout`): `layout` hooks of layers that asked, parents first;
 /// 3. display (`.display`): a render for each layer that asked, coalesced since the last iteration: `willDisplay`,
-///    sentinel capture, then `content.draw` on the pool into a fresh surface of the layer's size;
-/// 4. commit (`.commit`, the last): finished renders whose sentinel still matches are applied (`didDisplay`),
-///    held back while their transaction group waits; the tree is flattened into `CompositeItem`s, diffed with the
-///    previous frame into damage, and composed; if no flip is pending, the damage is copied into a free buffer and
-///    presented.
+///    sentinel capture, then `content.draw` on the pool into a fresh surface of the layer's size. A layer with a
+///    render in flight waits for it: at most one render per layer is in flight and at most one more pending, and
+///    the pending one is dispatched when the first is back, so it draws the newest data;
+/// 4. commit (`.commit`, the last): finished renders are applied (`didDisplay`) unless they can never be shown
+///    (layer freed, content removed) or a newer render of the layer is already shown; a newer request does not
+///    discard a finished render, so a layer updated faster than it renders still advances. Results are held back
+///    only while the transaction group of a newly shown subtree waits for its first batch. The tree is flattened
+///    into `CompositeItem`s, diffed with the previous frame into damage, and composed; if no flip is pending, the
+///    damage is copied into a free buffer and presented.
 ///
 /// Frame pacing: at most one flip in flight. A composition made while a flip is pending waits for that flip and
 /// is presented from its completion; a newer composition before then replaces it (`compositions_replaced`), so
@@ -140,6 +144,7 @@ public final class LayerEngine {
         for observer in observers { observer.cancel() }
         observers = []
         backend.stop()
+        for request in inFlight.values where request.layer?.renderInFlight == request.id { request.layer?.renderInFlight = nil }
         inFlight.removeAll()
         groups.removeAll()
         synchronousOutputs.removeAll()
@@ -300,6 +305,9 @@ public final class LayerEngine {
                 layer.needsDisplay = false
                 continue
             }
+            // At most one render per layer in flight; the request waits for it (see `receive`), so the render that
+            // follows draws the newest data.
+            if layer.renderInFlight != nil { continue }
             dispatchRender(for: layer)
         }
     }
@@ -330,6 +338,7 @@ public final class LayerEngine {
         let label = layer.name ?? work.kind
         inFlight[renderID] = RenderRequest(id: renderID, layer: layer, capture: capture, kind: work.kind,
                                            groupID: joinGroup(of: layer, renderID: renderID), label: label)
+        layer.renderInFlight = renderID
         counters.rendersStarted += 1
         if layer.displaysAsynchronously {
             let inbox = self.inbox
@@ -342,8 +351,12 @@ public final class LayerEngine {
     }
 
     /// Registers a render with the transaction group holding the layer, if any; returns the group's id.
+    ///
+    /// A group only makes a *newly shown* subtree appear whole: once it has landed, changes inside it are applied
+    /// one by one as they finish. And each layer joins with its first render only, so a layer updated again while
+    /// the group waits cannot hold the group back; its newer render lands alone (and wins over the held one).
     private func joinGroup(of layer: Layer, renderID: UInt64) -> ObjectIdentifier? {
-        guard let groupLayer = layer.outermostHoldingGroup else { return nil }
+        guard let groupLayer = layer.outermostHoldingGroup, !groupLayer.groupHasLanded else { return nil }
         let id = ObjectIdentifier(groupLayer)
         let group: TransactionGroupState
         if let existing = groups[id], existing.layer === groupLayer {
@@ -352,6 +365,7 @@ public final class LayerEngine {
             group = TransactionGroupState(layer: groupLayer)
             groups[id] = group
         }
+        guard group.members.insert(ObjectIdentifier(layer)).inserted else { return nil }
         group.pending.insert(renderID)
         return id
     }
@@ -381,6 +395,11 @@ public final class LayerEngine {
     private func receive(_ output: RenderOutput) {
         guard let request = inFlight.removeValue(forKey: output.renderID) else { return }
         counters.rendersCompleted += 1
+        if let layer = request.layer, layer.renderInFlight == request.id {
+            layer.renderInFlight = nil
+            // A request made while this render was in flight is dispatched at the next display observer.
+            if layer.needsDisplay, layer.host === self { transaction.requestDisplay(layer) }
+        }
         var group = request.groupID.flatMap { groups[$0] }
         if group?.pending.remove(request.id) == nil { group = nil }
         let layer = request.layer
@@ -410,12 +429,16 @@ public final class LayerEngine {
         needsComposite = true
     }
 
-    /// Applies a result unless its layer is gone or asked for something newer since.
+    /// Applies a result unless it can never be shown (its layer is gone, its content removed) or a newer render of
+    /// the layer is already shown. A result that newer requests have superseded is still applied: the newest
+    /// finished render is what the layer shows.
     private func apply(_ surface: LayerSurface, for request: RenderRequest) {
-        guard let layer = request.layer, !request.capture.isCancelled() else {
+        guard let layer = request.layer, !request.capture.isCancelled(),
+              layer.shownGeneration.map({ request.capture.value >= $0 }) ?? true else {
             drop(request)
             return
         }
+        layer.shownGeneration = request.capture.value
         layer.renderedSurface = surface
         needsComposite = true
         layer.didDisplay?(layer, true)
