@@ -79,7 +79,7 @@ let package = Package(
             name: "kioskctl",
             dependencies: ["KioskControl", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .target(name: "KioskTestSupport", dependencies: ["KioskCore"], path: "Tests/KioskTestSupport"),
+        .target(name: "KioskTestSupport", dependencies: ["KioskCore", "KioskDisplay"], path: "Tests/KioskTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay", "KioskTestSupport"],
                     exclude: ["Golden"]),

@@ -52,6 +52,11 @@ public final class LayerEngine {
     public var onRenderFailed: ((_ layer: String, _ message: String) -> Void)?
     /// Called after a newly composed frame (not an unchanged one) was queued for scanout, with the damage copied.
     public var onPresent: ((_ damage: [Rect]) -> Void)?
+    /// Called for every fault on the frame path (a failed present, master lost, a flip timeout, the device gone),
+    /// after it was logged and counted: for the control socket's `error` event.
+    public var onFault: ((FrameFault) -> Void)?
+    /// Called once when the frame path cannot go on (see `FatalFrameError`): the caller exits non-zero.
+    public var onFatal: ((FatalFrameError) -> Void)?
 
     private enum RunState { case created, running, stopped }
 
@@ -72,7 +77,7 @@ public final class LayerEngine {
     private let screen: Rect
     private var observers: [ObserverHandle] = []
     private let inbox: RenderInbox
-    private let waker: Waker
+    let waker: Waker
     private var synchronousOutputs: [RenderOutput] = []
     private var inFlight: [UInt64: RenderRequest] = [:]
     private var groups: [ObjectIdentifier: TransactionGroupState] = [:]
@@ -86,7 +91,9 @@ public final class LayerEngine {
     private var pendingTick: FlipEvent?
     /// False from `setDisplayPower(false)` until the output is lit again: nothing is presented meanwhile.
     private var presentsEnabled = true
-    private var counters = EngineStats()
+    var counters = EngineStats()
+    /// Present and flip faults: holds, retry and regain timers, the flip deadline (see `FrameFaults.swift`).
+    var faults = FrameFaultState()
     private var renderTimes: [String: LatencyRecorder] = [:]
     private var bytesCopied = ByteCountRecorder()
     private var fpsCounter = FPSCounter()
@@ -131,6 +138,7 @@ public final class LayerEngine {
     /// Starts the backend (modeset, first black buffer); the next commit composes and presents the whole screen.
     public func start() throws {
         precondition(state == .created, "LayerEngine.start: called twice")
+        backend.onDeviceLost = { [weak self] error in self?.deviceLost(error) }
         try backend.start(on: loop) { [weak self] event in self?.flipCompleted(event) }
         state = .running
         redrawEverything()
@@ -143,6 +151,7 @@ public final class LayerEngine {
         state = .stopped
         for observer in observers { observer.cancel() }
         observers = []
+        faults.cancelTimers()
         backend.stop()
         for request in inFlight.values where request.layer?.renderInFlight == request.id { request.layer?.renderInFlight = nil }
         inFlight.removeAll()
@@ -173,6 +182,9 @@ public final class LayerEngine {
         stats.renderWorkers = pool.workerCount
         stats.renderJobsQueued = pool.queuedJobCount
         stats.renderJobsRunning = pool.runningJobCount
+        let health = self.health
+        stats.healthy = health.isHealthy
+        stats.healthReason = health.reason
         return stats
     }
 
@@ -236,7 +248,8 @@ public final class LayerEngine {
     /// nothing until the tree changes.
     public var hasPendingWork: Bool {
         !transaction.isEmpty || !inFlight.isEmpty || !synchronousOutputs.isEmpty || needsComposite
-            || (compositionAwaitingPresent && presentsEnabled) || backend.isFlipPending || pendingTick != nil
+            || (compositionAwaitingPresent && presentsEnabled && !presentsHeldByFault) || backend.isFlipPending
+            || pendingTick != nil
     }
 
     /// Asks for a composition at the next commit. Layers call it when a property that moves pixels changes.
@@ -561,7 +574,7 @@ public final class LayerEngine {
     /// Presents the composition waiting for a buffer, if no flip is pending. Outside a flip callback, also presents
     /// the unchanged frame while something animates, because only flips tick the display link.
     private func presentIfPossible(atFlip: Bool) {
-        guard state == .running, presentsEnabled, !backend.isFlipPending else { return }
+        guard state == .running, presentsEnabled, !presentsHeldByFault, !backend.isFlipPending else { return }
         if compositionAwaitingPresent {
             present(unchanged: false)
         } else if !atFlip, displayLink.isActive {
@@ -579,11 +592,13 @@ public final class LayerEngine {
         do {
             try backend.present(buffer, damage: copied.rects)
         } catch {
-            logger.error("\(backend.info.connector): present failed: \(error)")
+            backend.releaseBuffer(buffer)
             // The buffer's contents are unknown from here on; copy it whole next time.
             compositor.invalidateBuffers()
+            presentFailed(error)
             return
         }
+        armFlipDeadline()
         compositionAwaitingPresent = false
         counters.framesPresented += 1
         if unchanged { counters.unchangedFramesPresented += 1 }
@@ -592,6 +607,7 @@ public final class LayerEngine {
     }
 
     private func flipCompleted(_ event: FlipEvent) {
+        disarmFlipDeadline()
         counters.framesFlipped += 1
         fpsCounter.record(event.timestamp)
         pendingTick = event
