@@ -282,6 +282,7 @@ struct RunCommand: ParsableCommand {
             }
             controlSocket?.liveStats = { [weak engine] in (flips, engine?.stats) }
             controlSocket?.engine = engine
+            FatalFrameExit.install(on: engine, loop: loop) { failure = $0 }
             // --frames N counts flips, and a still scene causes none: keep the display link ticking (unchanged
             // frames are presented) until the count is reached.
             let counting = ClockBox(0)
