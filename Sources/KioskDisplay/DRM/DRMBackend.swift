@@ -68,8 +68,8 @@ public final class DRMBackend: DisplayBackend {
 
     // Property ids, looked up once.
     private let planeProps: DRMPropertyTable
-    private let crtcProps: DRMPropertyTable
-    private let connectorProps: DRMPropertyTable
+    let crtcProps: DRMPropertyTable
+    let connectorProps: DRMPropertyTable
 
     public var isFlipPending: Bool { pendingIndex != nil }
     public var writebackAvailable: Bool { writeback != nil }
@@ -185,6 +185,9 @@ public final class DRMBackend: DisplayBackend {
         req.add(crtc, crtcProps["MODE_ID"]?.id, UInt64(modeBlobID), what: "CRTC \(crtc) MODE_ID")
         req.add(crtc, crtcProps["ACTIVE"]?.id, 1, what: "CRTC \(crtc) ACTIVE")
         addPlane(req, buffer: buffer)
+        // Overlay and cursor planes, and another CRTC on the connector, that a previous master left on.
+        let stray = strayStateForModeset(buffer: buffer, modeBlobID: modeBlobID)
+        if let (state, res) = stray { addTurningOff(state, from: res, to: req) }
         if let wb = writeback {
             let probe = try AtomicRequest()
             probe.add(conn.id, connectorProps["CRTC_ID"]?.id, UInt64(crtc), what: "connector \(conn.name) CRTC_ID")
@@ -205,9 +208,10 @@ public final class DRMBackend: DisplayBackend {
         if case .failure(let e) = result {
             throw DisplayError("connector \(conn.name): atomic modeset \(plan.mode.mode) failed: \(e.message)", errno: e.errno)
         }
+        if let (state, _) = stray { logger.info("connector \(conn.name): turned off what a previous master left on: \(state.description)") }
     }
 
-    private func addPlane(_ req: AtomicRequest, buffer: DumbBuffer) {
+    func addPlane(_ req: AtomicRequest, buffer: DumbBuffer) {
         let p = plan.primaryPlane.id, crtc = plan.crtc.id
         let w = UInt64(buffer.size.width), h = UInt64(buffer.size.height)
         req.add(p, planeProps["FB_ID"]?.id, UInt64(buffer.framebufferID), what: "plane \(p) FB_ID")
