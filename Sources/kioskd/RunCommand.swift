@@ -160,8 +160,11 @@ struct RunCommand: ParsableCommand {
         // Before any other thread starts, so render threads inherit the blocked mask and signals reach signalfd.
         var stopHandler: (() -> Void)?
         var reloadHandler: (() -> Void)?
-        try loop.onSignals([SIGTERM, SIGINT, SIGHUP]) { signal in
-            if signal == SIGHUP {
+        var handoverHandler: ((Int32) -> Void)?
+        try loop.onSignals([SIGTERM, SIGINT, SIGHUP] + MasterHandover.signals) { signal in
+            if MasterHandover.signals.contains(signal) {
+                handoverHandler?(signal)
+            } else if signal == SIGHUP {
                 if let reload = reloadHandler {
                     logger.notice("SIGHUP: reloading the scene file")
                     reload()
@@ -197,7 +200,7 @@ struct RunCommand: ParsableCommand {
             let options = DRMOptions(device: device == "auto" ? nil : device, driver: driver,
                                      connector: connector ?? boardFile.connector, mode: mode,
                                      commit: commit, bufferCount: buffers, enableWriteback: capture != nil)
-            let d = try DRMBackend(options: options)
+            guard let d = try DRMStartup.open(options, logger: logger) else { return }
             drm = d
             display = d
         case .headless:
@@ -283,6 +286,7 @@ struct RunCommand: ParsableCommand {
             controlSocket?.liveStats = { [weak engine] in (flips, engine?.stats) }
             controlSocket?.engine = engine
             FatalFrameExit.install(on: engine, loop: loop) { failure = $0 }
+            handoverHandler = { MasterHandover.handle($0, engine: engine, drm: drm, logger: logger) }
             // --frames N counts flips, and a still scene causes none: keep the display link ticking (unchanged
             // frames are presented) until the count is reached.
             let counting = ClockBox(0)

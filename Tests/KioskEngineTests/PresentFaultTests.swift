@@ -145,6 +145,29 @@ final class PresentFaultTests: XCTestCase {
         XCTAssertEqual(h.engine.stats.healthReason, "ok")
     }
 
+    func testAHandoverOnRequestWaitsQuietlyUntilTheDisplayIsTakenBack() throws {
+        let h = try Harness()
+        h.run(for: .milliseconds(50))
+        h.engine.yieldDisplay()
+        let presents = h.backend.presentCalls
+        h.show(green)
+        let iterations = h.run(for: .seconds(2))
+        XCTAssertEqual(h.backend.presentCalls, presents, "nothing is presented while the display is handed over")
+        XCTAssertEqual(h.backend.reacquireCalls, 0, "no attempt to take it back before asked")
+        XCTAssertEqual(h.engine.stats.healthReason, "waiting for DRM master")
+        XCTAssertEqual(h.engine.stats.masterLost, 0)
+        XCTAssertLessThan(iterations, iterationBound)
+
+        h.backend.reacquireRefusals = 1
+        h.engine.takeDisplayBack()
+        h.run(for: .milliseconds(100))
+        XCTAssertEqual(h.backend.reacquireCalls, 2, "refused once, then taken after the first backoff")
+        XCTAssertEqual(h.frontPixel, xrgb(green))
+        XCTAssertEqual(h.compositor.copyCalls.last?.rects, [Rect(size: EngineHarness.mode.size)])
+        XCTAssertEqual(h.engine.stats.healthReason, "ok")
+        XCTAssertEqual(h.faults, [])
+    }
+
     func testENODEVStopsTheFramePathWithAFatalErrorAndNoBusyLoop() throws {
         let h = try Harness()
         h.run(for: .milliseconds(50))

@@ -44,6 +44,8 @@ struct FrameFaultState {
         case retry
         /// DRM master is lost; attempts to regain it run with backoff.
         case masterLost
+        /// The output was handed over on purpose (`yieldDisplay`); nothing is attempted until `takeDisplayBack`.
+        case yielded
         /// Nothing more is presented.
         case fatal(FatalFrameError)
     }
@@ -85,7 +87,10 @@ extension LayerEngine {
     /// "Is the frame path healthy?" (see `FrameHealth`).
     public var health: FrameHealth {
         var waitingForMaster = false
-        if case .masterLost = faults.hold { waitingForMaster = true }
+        switch faults.hold {
+        case .masterLost, .yielded: waitingForMaster = true
+        default: break
+        }
         return FrameHealth.evaluate(now: loop.now, lastLoopWake: loop.lastWake, flipPendingSince: faults.flipPresentedAt,
                                     flipTimeout: flipTimeout, waitingForMaster: waitingForMaster,
                                     fatal: faults.fatal?.message)
@@ -162,8 +167,29 @@ extension LayerEngine {
         scheduleRegain()
     }
 
+    /// Hands the output over on purpose (e.g. on SIGUSR1, before dropping DRM master): presenting stops, all other
+    /// state is kept, and nothing tries to take the output back until `takeDisplayBack`.
+    public func yieldDisplay() {
+        guard faults.fatal == nil else { return }
+        faults.cancelTimers()
+        faults.flipPresentedAt = nil
+        faults.hold = .yielded
+        logger.notice("\(backend.info.connector): display handed over; presenting stops until it is taken back")
+    }
+
+    /// Takes the output back after `yieldDisplay` (e.g. on SIGUSR2): DRM master is regained with backoff (at once
+    /// when it is free), then the mode is set again and the whole screen redrawn.
+    public func takeDisplayBack() {
+        guard case .yielded = faults.hold else { return }
+        faults.hold = .masterLost
+        faults.regainDelay = Self.regainBackoff.first
+        attemptRegain()
+    }
+
+    /// The next attempt after the current delay; the one after it waits twice as long, up to the maximum.
     private func scheduleRegain() {
         faults.holdTimer = loop.addTimer(after: faults.regainDelay) { [weak self] in self?.attemptRegain() }
+        faults.regainDelay = min(faults.regainDelay * 2, Self.regainBackoff.max)
     }
 
     private func attemptRegain() {
@@ -174,7 +200,6 @@ extension LayerEngine {
         } catch {
             // Expected while another process holds master: said once at error when lost, not at every attempt.
             logger.debug("\(error)")
-            faults.regainDelay = min(faults.regainDelay * 2, Self.regainBackoff.max)
             scheduleRegain()
             return
         }
@@ -199,11 +224,13 @@ extension LayerEngine {
         do {
             try backend.reacquire()
         } catch {
+            // Not being able to set the mode is most often another master (SET_MASTER answers EBUSY then): wait
+            // for it like for a lost master. A device that is gone is fatal.
             let failure = PresentFailure(error)
-            if failure.policy == .regainMaster {
-                masterLost(failure.message)
+            if failure.policy == .exit {
+                fail(FatalFrameError(code: .deviceGone, message: "\(message); setting the mode again failed: \(failure.message)"))
             } else {
-                fail(FatalFrameError(code: .flipTimeout, message: "\(message); setting the mode again failed: \(failure.message)"))
+                masterLost(failure.message)
             }
             return
         }
