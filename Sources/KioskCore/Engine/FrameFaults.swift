@@ -204,7 +204,7 @@ extension LayerEngine {
             return
         }
         faults.hold = nil
-        logger.notice("\(backend.info.connector): DRM master regained; mode set again, redrawing the whole screen")
+        logger.notice("\(backend.info.connector): display regained (DRM master where there is one); mode set again, redrawing the whole screen")
         redrawEverything()
         waker.wake()
     }
