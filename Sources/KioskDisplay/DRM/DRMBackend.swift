@@ -51,8 +51,6 @@ public final class DRMBackend: DisplayBackend {
     private var states: [BufferState] = []
     private var pendingIndex: Int?
     private var frontIndex: Int?
-    /// The output is not ours to drive (master dropped or lost); `reacquire` ends this.
-    var masterDropped = false
     private var modeBlobID: UInt32 = 0
     private var onFlip: ((FlipEvent) -> Void)?
     var source: SourceHandle?

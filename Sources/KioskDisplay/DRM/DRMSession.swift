@@ -31,7 +31,6 @@ extension DRMBackend {
             let e = errno
             throw DisplayError("device \(card.path): dropping DRM master failed: \(errnoDescription(e))", errno: e)
         }
-        masterDropped = true
         logger.notice("device \(card.path): DRM master dropped")
     }
 
@@ -42,7 +41,6 @@ extension DRMBackend {
             let e = errno
             throw DisplayError("device \(card.path): cannot become DRM master: \(errnoDescription(e))", errno: e)
         }
-        masterDropped = false
         forgetPendingFlip()
         switch commitAPI {
         case .atomic: try modesetAtomic(buffer: frontBuffer)
