@@ -84,7 +84,7 @@ let package = Package(
             name: "kioskctl",
             dependencies: ["KioskControl", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .target(name: "KioskTestSupport", dependencies: ["KioskCore"], path: "Tests/KioskTestSupport"),
+        .target(name: "KioskTestSupport", dependencies: ["KioskCore", "KioskDisplay"], path: "Tests/KioskTestSupport"),
         // Golden-image comparison: test code that needs Cairo, kept out of the Cairo-free KioskTestSupport.
         .target(name: "KioskRenderTestSupport", dependencies: ["KioskCore", "KioskRender", "CCairo"],
                 path: "Tests/KioskRenderTestSupport"),

@@ -13,7 +13,8 @@ private let logger = Logger(label: "kioskd.scene")
 /// Tree: the engine's root holds one stage root per scene, sized to the scene (the display's scene size, or the
 /// scene's fixed size scaled to fit and centred). The stage root is a transaction group: after a load nothing of
 /// the new scene is shown until every widget of it has rendered, and then it replaces the previous scene in one
-/// frame. It also makes a data update that redraws many widgets land in one frame. Under it, one layer per page,
+/// frame. Once shown, a data update's widgets land one by one as each finishes rendering, so a slow widget never
+/// holds back the others (a clock beside it keeps ticking). Under it, one layer per page,
 /// hidden except the current one (hidden layers still render, so a page change shows a complete page), and
 /// under each page one layer per widget (see `WidgetNode`).
 ///

@@ -176,6 +176,12 @@ final class ControlWiring {
             previous?(damage)
             self?.presented(damage: damage)
         }
+        // Faults of the frame path reach subscribers as `error` events, as failed renders do.
+        let previousFault = engine.onFault
+        engine.onFault = { [weak self] fault in
+            previousFault?(fault)
+            self?.server.broadcast(event: "error", data: ["code": .string(fault.code.rawValue), "message": .string(fault.message)])
+        }
     }
 
     private func presented(damage: [Rect]) {

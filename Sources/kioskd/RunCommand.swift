@@ -152,7 +152,7 @@ struct RunCommand: ParsableCommand {
         // Before any other thread starts, so render threads inherit the blocked mask and signals reach signalfd.
         let signals = try SignalRouting(loop: loop, logger: logger)
         let settings = try resolveSettings(logger: logger)
-        let (display, drm) = try openDisplay(settings)
+        guard let (display, drm) = try openDisplay(settings, logger: logger) else { return }
         let controlSocket = try ControlWiring.start(options: control, loop: loop, display: display, logger: logger)
         controlSocket?.rotation = settings.rotation
         defer { controlSocket?.stop() }
@@ -166,10 +166,17 @@ struct RunCommand: ParsableCommand {
         let session = RunSession(engine: runner.engine, frameLimit: frames, controlSocket: controlSocket)
         signals.onReload = { [weak runner] in runner?.reload() }
         signals.onStop = { [weak session] in session?.requestStop() }
+        signals.onHandover = { [weak engine = runner.engine] signal in
+            guard let engine else { return }
+            MasterHandover.handle(signal, engine: engine, drm: drm, logger: logger)
+        }
+        var failure: String?
+        FatalFrameExit.install(on: runner.engine, loop: loop) { failure = $0 }
         controlSocket?.scene = runner.stage
         try session.run()
 
         var problems = writePictures(display: display, captured: drm?.lastCapture)
+        if let failure { problems.insert(failure, at: 0) }
         display.stop()
         let report = RunStatsReport(flips: session.flips, info: display.info, loop: loop, rotation: settings.rotation,
                                     poweredOn: display.isPoweredOn, firstFrameMs: session.firstCompleteFrameMs)
@@ -199,13 +206,14 @@ struct RunCommand: ParsableCommand {
         return settings
     }
 
-    private func openDisplay(_ settings: Settings) throws -> (any DisplayBackend, DRMBackend?) {
+    /// The output to drive, or nil when a stop signal came while waiting for DRM master.
+    private func openDisplay(_ settings: Settings, logger: Logger) throws -> (any DisplayBackend, DRMBackend?)? {
         switch backend {
         case .drm:
             let options = DRMOptions(device: settings.device == "auto" ? nil : settings.device, driver: settings.driver,
                                      connector: settings.connector, mode: settings.mode, commit: settings.commit,
                                      bufferCount: settings.buffers, enableWriteback: capture != nil)
-            let drm = try DRMBackend(options: options)
+            guard let drm = try DRMStartup.open(options, logger: logger) else { return nil }
             return (drm, drm)
         case .headless:
             let m = settings.mode ?? ModeRequest(width: 1024, height: 768, refreshHz: 60)

@@ -52,7 +52,7 @@ final class TransactionGroupTests: XCTestCase {
         XCTAssertEqual(h.compositor.pixel(x: 41, y: 1), xrgb(blue))
     }
 
-    func testLaterUpdatesKeepTheOldPageUntilTheWholeBatchIsReady() throws {
+    func testAChangeOnAShownPageIsAppliedAloneAsSoonAsItIsRendered() throws {
         let h = try EngineHarness()
         let (_, tiles) = makePage(h)
         h.settle()
@@ -63,19 +63,16 @@ final class TransactionGroupTests: XCTestCase {
         h.runsQueuedJobs = false
         h.turn()
         XCTAssertEqual(h.pool.runQueued(where: { $0.label == "a" }), 1)
-        h.run(for: .milliseconds(100))
-        XCTAssertEqual(h.compositor.pixel(x: 1, y: 1), xrgb(red), "a's new render waits for b's")
+        h.settleNow()
+        XCTAssertEqual(h.compositor.pixel(x: 1, y: 1), xrgb(yellow), "a's new render does not wait for b's")
         XCTAssertEqual(h.compositor.pixel(x: 21, y: 1), xrgb(green))
 
         XCTAssertEqual(h.pool.runQueued(), 1)
-        let calls = h.compositor.composeCalls.count
-        h.turn()
-        XCTAssertEqual(h.compositor.composeCalls.count, calls + 1)
-        XCTAssertEqual(h.compositor.pixel(x: 1, y: 1), xrgb(yellow))
+        h.settleNow()
         XCTAssertEqual(h.compositor.pixel(x: 21, y: 1), xrgb(yellow))
     }
 
-    func testAStaleResultInsideAGroupIsDroppedAndTheGroupWaitsForItsReplacement() throws {
+    func testARequestDuringTheFirstBatchDoesNotHoldThePageBack() throws {
         let h = try EngineHarness()
         let (_, tiles) = makePage(h)
         h.turn()
@@ -84,15 +81,20 @@ final class TransactionGroupTests: XCTestCase {
         tiles[2].name = "c2"
         tiles[2].content = SolidContent(color: yellow)
         h.turn()
-        XCTAssertEqual(h.pool.runQueued(where: { $0.label == "c" }), 1, "the overtaken render comes back")
-        h.turn()
-        XCTAssertEqual(h.stats.staleRendersDropped, 1)
         XCTAssertFalse(h.compositor.composeCalls.contains { !tileColorsOrYellow($0).isEmpty }, "still held")
+        XCTAssertEqual(h.pool.queuedJobs.map(\.label), ["c"], "c2 waits for c's render in flight")
 
+        // c's first render is superseded but not worthless: the page lands whole with it.
         XCTAssertEqual(h.pool.runQueued(), 1)
         h.turn()
-        XCTAssertEqual(h.compositor.pixel(x: 41, y: 1), xrgb(yellow))
+        XCTAssertEqual(h.stats.staleRendersDropped, 0)
+        XCTAssertEqual(h.compositor.pixel(x: 41, y: 1), xrgb(blue))
         XCTAssertEqual(h.compositor.pixel(x: 1, y: 1), xrgb(red))
+
+        // Then c2 lands alone.
+        h.settle()
+        XCTAssertEqual(h.compositor.pixel(x: 41, y: 1), xrgb(yellow))
+        XCTAssertEqual(h.frontPixel(x: 41, y: 1), xrgb(yellow))
     }
 
     private func tileColorsOrYellow(_ call: RecordingCompositor.ComposeCall) -> Set<UInt32> {

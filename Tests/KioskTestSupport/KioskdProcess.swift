@@ -74,6 +74,9 @@ public final class RunningProcess {
 
     public func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
 
+    /// What the process has written to stderr so far, while it runs.
+    public var stderrSoFar: String { (try? String(contentsOf: errURL, encoding: .utf8)) ?? "" }
+
     /// Waits for exit (SIGKILL after `timeout` seconds) and returns status and output.
     public func finish(timeout: Double = 120) -> CommandResult {
         if exited.wait(timeout: .now() + timeout) == .timedOut {

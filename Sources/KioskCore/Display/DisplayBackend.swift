@@ -91,7 +91,12 @@ public struct PixelBuffer {
 /// Errors any backend can raise; the message names the object and, where there is one, the errno.
 public struct DisplayError: Error, CustomStringConvertible, Sendable {
     public var message: String
-    public init(_ message: String) { self.message = message }
+    /// The errno of the system call that failed, when one did: `PresentFailure` classifies by it.
+    public var errno: Int32?
+    public init(_ message: String, errno: Int32? = nil) {
+        self.message = message
+        self.errno = errno
+    }
     public var description: String { message }
 }
 
@@ -99,8 +104,13 @@ public struct DisplayError: Error, CustomStringConvertible, Sendable {
 /// thread: it is driven from the main loop, and its flip callback runs there.
 ///
 /// Buffer lifecycle: `acquireBuffer()` hands out a buffer that is neither on screen nor queued; the caller draws
-/// into it and passes it to `present`. At most one flip is in flight: `present` while `isFlipPending` throws.
-/// When the flip completes, `onFlip` runs on the main thread and the buffer shown before becomes free again.
+/// into it and passes it to `present`, or gives it back with `releaseBuffer` (always, when `present` threw). At
+/// most one flip is in flight: `present` while `isFlipPending` throws. When the flip completes, `onFlip` runs on
+/// the main thread and the buffer shown before becomes free again.
+///
+/// Faults: `present` throws a `DisplayError` carrying the errno (see `PresentFailure` for what each class means).
+/// `reacquire` takes the output back after master was lost or a flip never completed; `fallBack` answers a
+/// configuration the kernel refused; `onDeviceLost` reports a device that is gone (a hang-up on its fd).
 public protocol DisplayBackend: AnyObject {
     var info: OutputInfo { get }
     /// True between a successful `present` and the flip event that completes it.
@@ -112,6 +122,19 @@ public protocol DisplayBackend: AnyObject {
     /// Queue `buffer` to be scanned out at the next vblank. `damage` lists the rectangles that changed since the
     /// buffer was last shown (nil = everything); backends that can pass them to the kernel do.
     func present(_ buffer: PixelBuffer, damage: [Rect]?) throws
+    /// Gives an acquired buffer back without showing it: after a failed `present`, or when nothing is to be shown.
+    func releaseBuffer(_ buffer: PixelBuffer)
+    /// Takes the output back: DRM master where the device has one, then the mode set again showing the front
+    /// buffer. A pending flip is forgotten (its buffer is free again). Throws, naming the device and errno, while
+    /// another process holds master.
+    func reacquire() throws
+    /// After a present failed with an invalid configuration (EINVAL, ENOSPC): probes with TEST_ONLY and falls back
+    /// (atomic to legacy commits, the requested mode to the preferred one). Returns what was chosen, for the log;
+    /// throws when nothing is left to fall back to.
+    func fallBack(after failure: PresentFailure) throws -> String
+    /// Called on the main thread when the device is gone (EPOLLHUP or EPOLLERR on its fd); the backend has stopped
+    /// watching the fd by then.
+    var onDeviceLost: ((DisplayError) -> Void)? { get set }
     /// Copy of the buffer most recently put on screen by a completed flip (XRGB8888, `stride` = width * 4).
     func frontBufferSnapshot() -> [UInt8]?
     /// Stop at a frame boundary: wait for a pending flip, restore what was on the CRTC before `start`, free buffers.

@@ -38,6 +38,17 @@ public struct EngineStats: Codable, Sendable, Equatable {
     /// Render jobs in the pool when the stats were taken.
     public var renderJobsQueued = 0
     public var renderJobsRunning = 0
+    /// Failed presents by errno name (`EBUSY`, `EACCES`, ...; `unknown` when no errno was involved).
+    public var presentFailures: [String: Int] = [:]
+    /// Presents retried at the next vblank after a transient failure (EBUSY).
+    public var presentRetries = 0
+    /// Times DRM master was lost.
+    public var masterLost = 0
+    /// Flips not completed within `LayerEngine.flipTimeout`.
+    public var flipTimeouts = 0
+    /// The health signal (`FrameHealth`) when the stats were taken, and why.
+    public var healthy = true
+    public var healthReason = "ok"
 
     public init() {}
 
@@ -60,6 +71,12 @@ public struct EngineStats: Codable, Sendable, Equatable {
         case renderWorkers = "render_workers"
         case renderJobsQueued = "render_jobs_queued"
         case renderJobsRunning = "render_jobs_running"
+        case presentFailures = "present_failures"
+        case presentRetries = "present_retries"
+        case masterLost = "master_lost"
+        case flipTimeouts = "flip_timeouts"
+        case healthy
+        case healthReason = "health_reason"
     }
 }
 

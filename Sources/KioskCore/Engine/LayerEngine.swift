@@ -9,11 +9,15 @@ private let logger = Logger(label: "kioskd.engine")
 /// 1. animations (`ObserverOrder.animations`): after a flip, the display link ticks its live targets;
 /// 2. layout (`.layout`): `layout` hooks of layers that asked, parents first;
 /// 3. display (`.display`): a render for each layer that asked, coalesced since the last iteration: `willDisplay`,
-///    sentinel capture, then `content.draw` on the pool into a fresh surface of the layer's size;
-/// 4. commit (`.commit`, the last): finished renders whose sentinel still matches are applied (`didDisplay`),
-///    held back while their transaction group waits; the tree is flattened into `CompositeItem`s, diffed with the
-///    previous frame into damage, and composed; if no flip is pending, the damage is copied into a free buffer and
-///    presented.
+///    sentinel capture, then `content.draw` on the pool into a fresh surface of the layer's size. A layer with a
+///    render in flight waits for it: at most one render per layer is in flight and at most one more pending, and
+///    the pending one is dispatched when the first is back, so it draws the newest data;
+/// 4. commit (`.commit`, the last): finished renders are applied (`didDisplay`) unless they can never be shown
+///    (layer freed, content removed) or a newer render of the layer is already shown; a newer request does not
+///    discard a finished render, so a layer updated faster than it renders still advances. Results are held back
+///    only while the transaction group of a newly shown subtree waits for its first batch. The tree is flattened
+///    into `CompositeItem`s, diffed with the previous frame into damage, and composed; if no flip is pending, the
+///    damage is copied into a free buffer and presented.
 ///
 /// Frame pacing: at most one flip in flight. A composition made while a flip is pending waits for that flip and
 /// is presented from its completion; a newer composition before then replaces it (`compositions_replaced`), so
@@ -48,6 +52,11 @@ public final class LayerEngine {
     public var onRenderFailed: ((_ layer: String, _ message: String) -> Void)?
     /// Called after a newly composed frame (not an unchanged one) was queued for scanout, with the damage copied.
     public var onPresent: ((_ damage: [Rect]) -> Void)?
+    /// Called for every fault on the frame path (a failed present, master lost, a flip timeout, the device gone),
+    /// after it was logged and counted: for the control socket's `error` event.
+    public var onFault: ((FrameFault) -> Void)?
+    /// Called once when the frame path cannot go on (see `FatalFrameError`): the caller exits non-zero.
+    public var onFatal: ((FatalFrameError) -> Void)?
 
     private enum RunState { case created, running, stopped }
 
@@ -68,7 +77,7 @@ public final class LayerEngine {
     private let screen: Rect
     private var observers: [ObserverHandle] = []
     private let inbox: RenderInbox
-    private let waker: Waker
+    let waker: Waker
     private var synchronousOutputs: [RenderOutput] = []
     private var inFlight: [UInt64: RenderRequest] = [:]
     private var groups: [ObjectIdentifier: TransactionGroupState] = [:]
@@ -82,7 +91,9 @@ public final class LayerEngine {
     private var pendingTick: FlipEvent?
     /// False from `setDisplayPower(false)` until the output is lit again: nothing is presented meanwhile.
     private var presentsEnabled = true
-    private var counters = EngineStats()
+    var counters = EngineStats()
+    /// Present and flip faults: holds, retry and regain timers, the flip deadline (see `FrameFaults.swift`).
+    var faults = FrameFaultState()
     private var renderTimes: [String: LatencyRecorder] = [:]
     private var bytesCopied = ByteCountRecorder()
     private var fpsCounter = FPSCounter()
@@ -127,6 +138,7 @@ public final class LayerEngine {
     /// Starts the backend (modeset, first black buffer); the next commit composes and presents the whole screen.
     public func start() throws {
         precondition(state == .created, "LayerEngine.start: called twice")
+        backend.onDeviceLost = { [weak self] error in self?.deviceLost(error) }
         try backend.start(on: loop) { [weak self] event in self?.flipCompleted(event) }
         state = .running
         redrawEverything()
@@ -139,7 +151,9 @@ public final class LayerEngine {
         state = .stopped
         for observer in observers { observer.cancel() }
         observers = []
+        faults.cancelTimers()
         backend.stop()
+        for request in inFlight.values where request.layer?.renderInFlight == request.id { request.layer?.renderInFlight = nil }
         inFlight.removeAll()
         groups.removeAll()
         synchronousOutputs.removeAll()
@@ -168,6 +182,9 @@ public final class LayerEngine {
         stats.renderWorkers = pool.workerCount
         stats.renderJobsQueued = pool.queuedJobCount
         stats.renderJobsRunning = pool.runningJobCount
+        let health = self.health
+        stats.healthy = health.isHealthy
+        stats.healthReason = health.reason
         return stats
     }
 
@@ -231,7 +248,8 @@ public final class LayerEngine {
     /// nothing until the tree changes.
     public var hasPendingWork: Bool {
         !transaction.isEmpty || !inFlight.isEmpty || !synchronousOutputs.isEmpty || needsComposite
-            || (compositionAwaitingPresent && presentsEnabled) || backend.isFlipPending || pendingTick != nil
+            || (compositionAwaitingPresent && presentsEnabled && !presentsHeldByFault) || backend.isFlipPending
+            || pendingTick != nil
     }
 
     /// Asks for a composition at the next commit. Layers call it when a property that moves pixels changes.
@@ -300,6 +318,9 @@ public final class LayerEngine {
                 layer.needsDisplay = false
                 continue
             }
+            // At most one render per layer in flight; the request waits for it (see `receive`), so the render that
+            // follows draws the newest data.
+            if layer.renderInFlight != nil { continue }
             dispatchRender(for: layer)
         }
     }
@@ -330,6 +351,7 @@ public final class LayerEngine {
         let label = layer.name ?? work.kind
         inFlight[renderID] = RenderRequest(id: renderID, layer: layer, capture: capture, kind: work.kind,
                                            groupID: joinGroup(of: layer, renderID: renderID), label: label)
+        layer.renderInFlight = renderID
         counters.rendersStarted += 1
         if layer.displaysAsynchronously {
             let inbox = self.inbox
@@ -342,8 +364,12 @@ public final class LayerEngine {
     }
 
     /// Registers a render with the transaction group holding the layer, if any; returns the group's id.
+    ///
+    /// A group only makes a *newly shown* subtree appear whole: once it has landed, changes inside it are applied
+    /// one by one as they finish. And each layer joins with its first render only, so a layer updated again while
+    /// the group waits cannot hold the group back; its newer render lands alone (and wins over the held one).
     private func joinGroup(of layer: Layer, renderID: UInt64) -> ObjectIdentifier? {
-        guard let groupLayer = layer.outermostHoldingGroup else { return nil }
+        guard let groupLayer = layer.outermostHoldingGroup, !groupLayer.groupHasLanded else { return nil }
         let id = ObjectIdentifier(groupLayer)
         let group: TransactionGroupState
         if let existing = groups[id], existing.layer === groupLayer {
@@ -352,6 +378,7 @@ public final class LayerEngine {
             group = TransactionGroupState(layer: groupLayer)
             groups[id] = group
         }
+        guard group.members.insert(ObjectIdentifier(layer)).inserted else { return nil }
         group.pending.insert(renderID)
         return id
     }
@@ -381,6 +408,11 @@ public final class LayerEngine {
     private func receive(_ output: RenderOutput) {
         guard let request = inFlight.removeValue(forKey: output.renderID) else { return }
         counters.rendersCompleted += 1
+        if let layer = request.layer, layer.renderInFlight == request.id {
+            layer.renderInFlight = nil
+            // A request made while this render was in flight is dispatched at the next display observer.
+            if layer.needsDisplay, layer.host === self { transaction.requestDisplay(layer) }
+        }
         var group = request.groupID.flatMap { groups[$0] }
         if group?.pending.remove(request.id) == nil { group = nil }
         let layer = request.layer
@@ -410,12 +442,16 @@ public final class LayerEngine {
         needsComposite = true
     }
 
-    /// Applies a result unless its layer is gone or asked for something newer since.
+    /// Applies a result unless it can never be shown (its layer is gone, its content removed) or a newer render of
+    /// the layer is already shown. A result that newer requests have superseded is still applied: the newest
+    /// finished render is what the layer shows.
     private func apply(_ surface: LayerSurface, for request: RenderRequest) {
-        guard let layer = request.layer, !request.capture.isCancelled() else {
+        guard let layer = request.layer, !request.capture.isCancelled(),
+              layer.shownGeneration.map({ request.capture.value >= $0 }) ?? true else {
             drop(request)
             return
         }
+        layer.shownGeneration = request.capture.value
         layer.renderedSurface = surface
         needsComposite = true
         layer.didDisplay?(layer, true)
@@ -538,7 +574,7 @@ public final class LayerEngine {
     /// Presents the composition waiting for a buffer, if no flip is pending. Outside a flip callback, also presents
     /// the unchanged frame while something animates, because only flips tick the display link.
     private func presentIfPossible(atFlip: Bool) {
-        guard state == .running, presentsEnabled, !backend.isFlipPending else { return }
+        guard state == .running, presentsEnabled, !presentsHeldByFault, !backend.isFlipPending else { return }
         if compositionAwaitingPresent {
             present(unchanged: false)
         } else if !atFlip, displayLink.isActive {
@@ -556,11 +592,13 @@ public final class LayerEngine {
         do {
             try backend.present(buffer, damage: copied.rects)
         } catch {
-            logger.error("\(backend.info.connector): present failed: \(error)")
+            backend.releaseBuffer(buffer)
             // The buffer's contents are unknown from here on; copy it whole next time.
             compositor.invalidateBuffers()
+            presentFailed(error)
             return
         }
+        armFlipDeadline()
         compositionAwaitingPresent = false
         counters.framesPresented += 1
         if unchanged { counters.unchangedFramesPresented += 1 }
@@ -569,6 +607,7 @@ public final class LayerEngine {
     }
 
     private func flipCompleted(_ event: FlipEvent) {
+        disarmFlipDeadline()
         counters.framesFlipped += 1
         fpsCounter.record(event.timestamp)
         pendingTick = event

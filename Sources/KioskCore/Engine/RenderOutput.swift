@@ -5,7 +5,8 @@ import Logging
 struct RenderOutput: Sendable {
     enum Result: Sendable {
         case surface(LayerSurface)
-        /// The sentinel moved on before or while drawing; the worker stopped early.
+        /// The sentinel was invalidated before or while drawing (the result can never be shown); the worker stopped
+        /// early.
         case cancelled
         case failed(String)
     }
@@ -86,6 +87,8 @@ final class TransactionGroupState {
     weak var layer: Layer?
     /// Renders dispatched under the group and not yet back.
     var pending: Set<UInt64> = []
+    /// The layers that joined, each with its first render only.
+    var members: Set<ObjectIdentifier> = []
     /// Results that came back and wait for the rest, in arrival order.
     var ready: [(request: RenderRequest, surface: LayerSurface)] = []
 

@@ -63,7 +63,7 @@ public final class Layer {
     public var content: (any LayerContent)? {
         didSet {
             if content == nil {
-                sentinel.increase()
+                sentinel.invalidate()
                 renderedSurface = nil
                 needsDisplay = false
                 paintChanged()
@@ -117,8 +117,8 @@ public final class Layer {
         didSet { if holdsChildrenUntilReady != oldValue { host?.setNeedsComposite() } }
     }
 
-    /// Increased by every `setNeedsDisplay()` and when the layer is freed; a render whose capture no longer
-    /// matches is dropped.
+    /// Increased by every `setNeedsDisplay()`; invalidated when the layer is freed or its content removed. A render
+    /// whose capture was invalidated, or that is older than the render shown, is dropped.
     public let sentinel = Sentinel()
 
     /// Run by the layout observer after `setNeedsLayout()`, parents before children, before renders dispatch.
@@ -147,6 +147,13 @@ public final class Layer {
     /// Whether this group has shown a complete batch; until then its subtree is not composited.
     var groupHasLanded = false
 
+    /// The engine's id of this layer's render in flight: at most one is. A request made meanwhile waits, with
+    /// `needsDisplay` set, and is dispatched with the newest data when this render is back.
+    var renderInFlight: UInt64?
+
+    /// The sentinel generation of the render shown (`renderedSurface`): an older result arriving later is dropped.
+    var shownGeneration: UInt64?
+
     public init(frame: Rect = Rect(x: 0, y: 0, width: 0, height: 0), content: (any LayerContent)? = nil, name: String? = nil) {
         self.frame = frame
         self.content = content
@@ -156,7 +163,7 @@ public final class Layer {
 
     deinit {
         // Renders still in flight see the change through `isCancelled` and stop early (YYAsyncLayer does the same).
-        sentinel.increase()
+        sentinel.invalidate()
     }
 
     /// Whether the layer is in an engine's tree.
@@ -210,8 +217,8 @@ public final class Layer {
 
     // MARK: Requests
 
-    /// Asks for a new render at the next display observer, and cancels renders in flight. Inside a rasterized
-    /// subtree the request goes to the rasterizing ancestor.
+    /// Asks for a new render at the next display observer, or, while a render is in flight, as soon as that one is
+    /// back (which still shows). Inside a rasterized subtree the request goes to the rasterizing ancestor.
     public func setNeedsDisplay() {
         sentinel.increase()
         if let outer = outermostRasterizingAncestor {

@@ -80,6 +80,9 @@ public final class MainLoop {
     /// The earliest deadline of a pending timer: how long the loop may sleep when nothing else happens.
     public var nextTimerDeadline: MonotonicInstant? { timers.nextDeadline }
 
+    /// When the loop last came back from waiting: the health signal's proof that the loop turns.
+    public private(set) var lastWake: MonotonicInstant?
+
     // MARK: Sources
 
     /// Watches `fd` and calls `handler` with the ready events (`events`, plus `.hangup` and `.error`, which are
@@ -241,6 +244,7 @@ public final class MainLoop {
             deadline = start
         }
         let result = poller.wait(until: deadline)
+        lastWake = poller.now
 
         // Sources are looked up before any handler runs: a handler may cancel a source and add one for a
         // reused fd number, and the old descriptor's readiness must not reach the new source.

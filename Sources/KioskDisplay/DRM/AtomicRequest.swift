@@ -29,7 +29,7 @@ final class AtomicRequest {
         let rc = drmModeAtomicCommit(fd, req, flags, userData)
         if rc != 0 {
             let e = rc < 0 ? -rc : errno
-            return .failure(DisplayError(errnoDescription(e)))
+            return .failure(DisplayError(errnoDescription(e), errno: e))
         }
         return .success(())
     }

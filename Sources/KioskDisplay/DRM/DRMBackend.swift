@@ -38,19 +38,22 @@ public final class DRMBackend: DisplayBackend {
 
     public let card: DRMCard
     public let plan: DRMOutputPlan
-    public let commitAPI: CommitAPI
-    public private(set) var info: OutputInfo
+    /// Atomic unless the kernel refused an atomic commit and the output fell back to legacy (`fallBack`).
+    public internal(set) var commitAPI: CommitAPI
+    public internal(set) var info: OutputInfo
+    /// Set by the engine: called when the device is gone (EPOLLHUP or EPOLLERR on the card's fd).
+    public var onDeviceLost: ((DisplayError) -> Void)?
     /// The plane takes FB_DAMAGE_CLIPS, so presents can name what changed.
     public let supportsDamageClips: Bool
 
-    private let logger = Logger(label: "kioskd.drm")
+    let logger = Logger(label: "kioskd.drm")
     private var buffers: [DumbBuffer] = []
     private var states: [BufferState] = []
     private var pendingIndex: Int?
     private var frontIndex: Int?
     private var modeBlobID: UInt32 = 0
     private var onFlip: ((FlipEvent) -> Void)?
-    private var source: SourceHandle?
+    var source: SourceHandle?
     private var saved: DRMResources.CRTC
     private var savedConnectorIDs: [UInt32]
     private var started = false
@@ -63,8 +66,8 @@ public final class DRMBackend: DisplayBackend {
 
     // Property ids, looked up once.
     private let planeProps: DRMPropertyTable
-    private let crtcProps: DRMPropertyTable
-    private let connectorProps: DRMPropertyTable
+    let crtcProps: DRMPropertyTable
+    let connectorProps: DRMPropertyTable
 
     public var isFlipPending: Bool { pendingIndex != nil }
     public var writebackAvailable: Bool { writeback != nil }
@@ -164,11 +167,14 @@ public final class DRMBackend: DisplayBackend {
         states[first] = .front
         frontIndex = first
         started = true
-        source = try loop.addSource(fd: card.fd, events: .readable) { [weak self] _ in self?.dispatchEvents() }
+        source = try loop.addSource(fd: card.fd, events: .readable) { [weak self] events in self?.cardReady(events) }
     }
 
-    private func modesetAtomic(buffer: DumbBuffer) throws {
+    func modesetAtomic(buffer: DumbBuffer) throws {
         var mode = plan.mode.raw
+        // A modeset after master was regained or a flip timed out makes a new blob: the old one goes first.
+        if modeBlobID != 0 { drmModeDestroyPropertyBlob(card.fd, modeBlobID) }
+        modeBlobID = 0
         let rc = drmModeCreatePropertyBlob(card.fd, &mode, MemoryLayout<drmModeModeInfo>.size, &modeBlobID)
         guard rc == 0 else { throw DisplayError("CRTC \(plan.crtc.id): create MODE_ID blob failed: \(errnoDescription(-rc))") }
         let req = try AtomicRequest()
@@ -177,6 +183,9 @@ public final class DRMBackend: DisplayBackend {
         req.add(crtc, crtcProps["MODE_ID"]?.id, UInt64(modeBlobID), what: "CRTC \(crtc) MODE_ID")
         req.add(crtc, crtcProps["ACTIVE"]?.id, 1, what: "CRTC \(crtc) ACTIVE")
         addPlane(req, buffer: buffer)
+        // Overlay and cursor planes, and another CRTC on the connector, that a previous master left on.
+        let stray = strayStateForModeset(buffer: buffer, modeBlobID: modeBlobID)
+        if let (state, res) = stray { addTurningOff(state, from: res, to: req) }
         if let wb = writeback {
             let probe = try AtomicRequest()
             probe.add(conn.id, connectorProps["CRTC_ID"]?.id, UInt64(crtc), what: "connector \(conn.name) CRTC_ID")
@@ -195,11 +204,12 @@ public final class DRMBackend: DisplayBackend {
         }
         let result = req.commit(fd: card.fd, flags: UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET), userData: nil)
         if case .failure(let e) = result {
-            throw DisplayError("connector \(conn.name): atomic modeset \(plan.mode.mode) failed: \(e.message)")
+            throw DisplayError("connector \(conn.name): atomic modeset \(plan.mode.mode) failed: \(e.message)", errno: e.errno)
         }
+        if let (state, _) = stray { logger.info("connector \(conn.name): turned off what a previous master left on: \(state.description)") }
     }
 
-    private func addPlane(_ req: AtomicRequest, buffer: DumbBuffer) {
+    func addPlane(_ req: AtomicRequest, buffer: DumbBuffer) {
         let p = plan.primaryPlane.id, crtc = plan.crtc.id
         let w = UInt64(buffer.size.width), h = UInt64(buffer.size.height)
         req.add(p, planeProps["FB_ID"]?.id, UInt64(buffer.framebufferID), what: "plane \(p) FB_ID")
@@ -215,12 +225,12 @@ public final class DRMBackend: DisplayBackend {
         req.add(p, planeProps["CRTC_H"]?.id, h, what: "plane \(p) CRTC_H")
     }
 
-    private func modesetLegacy(buffer: DumbBuffer) throws {
+    func modesetLegacy(buffer: DumbBuffer) throws {
         var connectorID = plan.connector.id
         var mode = plan.mode.raw
         let rc = drmModeSetCrtc(card.fd, plan.crtc.id, buffer.framebufferID, 0, 0, &connectorID, 1, &mode)
         guard rc == 0 else {
-            throw DisplayError("connector \(plan.connector.name): SetCrtc \(plan.mode.mode) failed: \(errnoDescription(-rc))")
+            throw DisplayError("connector \(plan.connector.name): SetCrtc \(plan.mode.mode) failed: \(errnoDescription(-rc))", errno: -rc)
         }
     }
 
@@ -316,13 +326,13 @@ public final class DRMBackend: DisplayBackend {
             let result = req.commit(fd: card.fd, flags: flags, userData: userData)
             if clipsBlob != 0 { drmModeDestroyPropertyBlob(card.fd, clipsBlob) }
             if case .failure(let e) = result {
-                throw DisplayError("connector \(info.connector): atomic page flip failed: \(e.message)")
+                throw DisplayError("connector \(info.connector): atomic page flip failed: \(e.message)", errno: e.errno)
             }
             if writeback != nil, !writebackCloned { displayDetached = capture != nil }
         case .legacy:
             let rc = drmModePageFlip(card.fd, plan.crtc.id, fb.framebufferID, UInt32(DRM_MODE_PAGE_FLIP_EVENT), userData)
             guard rc == 0 else {
-                throw DisplayError("connector \(info.connector): page flip failed: \(errnoDescription(-rc))")
+                throw DisplayError("connector \(info.connector): page flip failed: \(errnoDescription(-rc))", errno: -rc)
             }
         case .headless: preconditionFailure()
         }
@@ -330,6 +340,15 @@ public final class DRMBackend: DisplayBackend {
         pendingIndex = buffer.index
         presentCount += 1
     }
+
+    /// Forgets a pending flip whose event will never come (after a modeset that replaced it): its buffer is free.
+    func forgetPendingFlip() {
+        if let index = pendingIndex { states[index] = .free }
+        pendingIndex = nil
+    }
+
+    /// The buffer on screen, to modeset with again.
+    var frontBuffer: DumbBuffer { buffers[frontIndex ?? 0] }
 
     private func makeDamageBlob(_ rects: [Rect]) -> UInt32 {
         var clips = rects.map { r in
@@ -340,7 +359,7 @@ public final class DRMBackend: DisplayBackend {
         return rc == 0 ? id : 0
     }
 
-    private func dispatchEvents() {
+    func dispatchEvents() {
         var ctx = drmEventContext()
         // Version 3 is the first with page_flip_handler2, which adds the CRTC id.
         ctx.version = 3

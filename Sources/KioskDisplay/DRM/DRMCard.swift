@@ -35,8 +35,7 @@ public final class DRMCard {
         if drmIsMaster(fd) != 0 { return }
         if drmSetMaster(fd) != 0 {
             let e = errno
-            throw DisplayError("device \(path): cannot become DRM master (\(errnoDescription(e))); "
-                + "another process, such as a compositor or another kioskd, is driving this card")
+            throw DRMMasterHeldError(device: path, errno: e)
         }
     }
 
@@ -58,5 +57,17 @@ public final class DRMCard {
             if name.hasPrefix("card"), Int(name.dropFirst(4)) != nil { names.append(name) }
         }
         return names.sorted { Int($0.dropFirst(4))! < Int($1.dropFirst(4))! }.map { "\(directory)/\($0)" }
+    }
+}
+
+/// DRM master is held by another process (SET_MASTER failed: EBUSY from kernels that say so, EACCES or EINVAL
+/// from older ones): the device is fine, it is just not ours yet. A plain value.
+public struct DRMMasterHeldError: Error, CustomStringConvertible, Sendable {
+    public let device: String
+    public let errno: Int32
+
+    public var description: String {
+        "device \(device): cannot become DRM master (\(errnoDescription(errno))); "
+            + "another process, such as a compositor or another kioskd, is driving this card"
     }
 }

@@ -26,6 +26,10 @@ public final class HeadlessBackend: DisplayBackend {
     /// Presents accepted since `start`.
     public private(set) var presentCount = 0
     public private(set) var isPoweredOn = true
+    /// Never called: memory buffers cannot go away.
+    public var onDeviceLost: ((DisplayError) -> Void)?
+    /// Calls of `reacquire` since `start`.
+    public private(set) var reacquireCount = 0
 
     private var buffers: [HeadlessBufferMemory] = []
     private var states: [BufferState] = []
@@ -116,6 +120,23 @@ public final class HeadlessBackend: DisplayBackend {
         pending = (buffer.index, sequence, deadline, timer)
         lastPresentedDamage = damage
         presentCount += 1
+    }
+
+    /// There is no master to regain: forgets a pending flip (its buffer is free again, no flip event comes) and
+    /// keeps showing the front buffer, as a modeset with it would.
+    public func reacquire() throws {
+        guard loop != nil else { throw DisplayError("\(name): reacquire before start") }
+        if let flip = pending {
+            flip.timer.cancel()
+            states[flip.index] = .free
+            pending = nil
+        }
+        reacquireCount += 1
+    }
+
+    /// A headless output has one configuration: nothing to fall back to.
+    public func fallBack(after failure: PresentFailure) throws -> String {
+        throw DisplayError("\(name): no other configuration to fall back to after \(failure.errnoName)", errno: failure.errno)
     }
 
     public func setPower(_ on: Bool) throws {

@@ -1,0 +1,98 @@
+import Glibc
+import KioskCore
+import KioskDisplay
+
+/// A `HeadlessBackend` with faults on cue: `present` throws a chosen errno on chosen presents, flips can be made
+/// never to complete, `reacquire` can be refused (another process holds master), and the device can be made to go
+/// away. Everything else is the headless backend's, so the front buffer shows what really reached the screen.
+///
+/// Lives on the main thread, like the backend it wraps.
+public final class FaultInjectingBackend: DisplayBackend {
+    public let headless: HeadlessBackend
+    /// Presents by 1-based number (counting every call, failed or not) that throw the errno given.
+    public var presentFaults: [Int: Int32] = [:]
+    /// While true, a present is accepted but its flip never completes.
+    public var flipsNeverComplete = false
+    /// While positive, `reacquire` throws EACCES (another master holds the device) and counts down.
+    public var reacquireRefusals = 0
+    /// `fallBack` succeeds this many times, reporting `fallbackChoice`; afterwards it throws.
+    public var fallbacksAvailable = 1
+    public var fallbackChoice = "legacy commits"
+
+    public private(set) var presentCalls = 0
+    public private(set) var reacquireCalls = 0
+    public private(set) var fallBackCalls = 0
+    /// Buffers handed out and not yet presented or released.
+    public private(set) var buffersOut = 0
+    public var onDeviceLost: ((DisplayError) -> Void)?
+
+    /// A flip accepted while `flipsNeverComplete` was on: it holds a buffer until `reacquire`.
+    private var swallowedFlip: PixelBuffer?
+
+    public init(mode: DisplayMode = DisplayMode(width: 64, height: 48, refreshMilliHz: 60_000), bufferCount: Int = 2) throws {
+        headless = try HeadlessBackend(mode: mode, bufferCount: bufferCount)
+    }
+
+    public var info: OutputInfo { headless.info }
+    public var isFlipPending: Bool { swallowedFlip != nil || headless.isFlipPending }
+    public var isPoweredOn: Bool { headless.isPoweredOn }
+
+    public func start(on loop: MainLoop, onFlip: @escaping (FlipEvent) -> Void) throws {
+        try headless.start(on: loop, onFlip: onFlip)
+    }
+
+    public func acquireBuffer() -> PixelBuffer? {
+        guard swallowedFlip == nil, let buffer = headless.acquireBuffer() else { return nil }
+        buffersOut += 1
+        return buffer
+    }
+
+    public func releaseBuffer(_ buffer: PixelBuffer) {
+        buffersOut -= 1
+        headless.releaseBuffer(buffer)
+    }
+
+    public func present(_ buffer: PixelBuffer, damage: [Rect]?) throws {
+        presentCalls += 1
+        if let code = presentFaults[presentCalls] {
+            throw DisplayError("connector \(info.connector): atomic page flip failed: \(errnoDescription(code))", errno: code)
+        }
+        if flipsNeverComplete {
+            guard swallowedFlip == nil else { throw DisplayError("connector \(info.connector): flip already pending") }
+            swallowedFlip = buffer
+            buffersOut -= 1
+            return
+        }
+        try headless.present(buffer, damage: damage)
+        buffersOut -= 1
+    }
+
+    public func reacquire() throws {
+        reacquireCalls += 1
+        if reacquireRefusals > 0 {
+            reacquireRefusals -= 1
+            throw DisplayError("device \(info.device): cannot become DRM master: \(errnoDescription(EACCES))", errno: EACCES)
+        }
+        if let buffer = swallowedFlip {
+            swallowedFlip = nil
+            headless.releaseBuffer(buffer)
+        }
+        try headless.reacquire()
+    }
+
+    public func fallBack(after failure: PresentFailure) throws -> String {
+        fallBackCalls += 1
+        guard fallbacksAvailable > 0 else { throw DisplayError("connector \(info.connector): nothing left to fall back to") }
+        fallbacksAvailable -= 1
+        return fallbackChoice
+    }
+
+    /// The device goes away: as the DRM backend does on EPOLLHUP.
+    public func loseDevice() {
+        onDeviceLost?(DisplayError("device \(info.device): EPOLLHUP on the DRM fd"))
+    }
+
+    public func frontBufferSnapshot() -> [UInt8]? { headless.frontBufferSnapshot() }
+    public func stop() { headless.stop() }
+    public func setPower(_ on: Bool) throws { try headless.setPower(on) }
+}
