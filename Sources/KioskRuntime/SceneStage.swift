@@ -486,34 +486,6 @@ public final class SceneStage: SceneControlling {
         if frame != strip.frame { strip.frame = frame }
     }
 
-    /// Moves every ticker to where it is `t` seconds into the scene and updates the clocks: for drivers that step
-    /// the scene themselves (the benchmark's baseline) instead of the display link.
-    public func apply(sceneTime t: Double) {
-        for node in nodes where node.widget.type == .ticker { Self.placeTicker(node, at: t) }
-        tickClocks()
-    }
-
-    /// What the scene shows, back to front, as contents at screen rectangles: layers with content, and solid
-    /// backgrounds as rectangles. For the benchmark's naive baseline, which redraws all of it every frame; moves
-    /// only (transforms' scale and rotation are left out, and pages in transition show as they are).
-    public func flattenedContents() -> [(content: any LayerContent, frame: Rect)] {
-        var items: [(content: any LayerContent, frame: Rect)] = []
-        func visit(_ layer: Layer, x: Int, y: Int) {
-            guard !layer.isHidden, layer.opacity > 0 else { return }
-            let ox = x + layer.frame.x + Int(layer.transform.translateX.rounded())
-            let oy = y + layer.frame.y + Int(layer.transform.translateY.rounded())
-            let frame = Rect(x: ox, y: oy, width: layer.frame.width, height: layer.frame.height)
-            if let content = layer.content {
-                items.append((content, frame))
-            } else if let color = layer.backgroundColor, color.alpha > 0 {
-                items.append((RectContent(color: color), frame))
-            }
-            for child in layer.children { visit(child, x: ox, y: oy) }
-        }
-        visit(root, x: 0, y: 0)
-        return items
-    }
-
     // MARK: SceneControlling: data
 
     public func setData(_ newValues: [String: String]) {

@@ -117,7 +117,7 @@ struct BenchCommand: ParsableCommand {
 
     private func measureBaseline(size: Size, icons: String, clockStart: Int, refresh: Int) throws -> BenchFigures {
         if let path = try scenePath() {
-            // The scene's layers, positioned by scene time like the engine's display link would, redrawn whole.
+            // The scene's layers at its clock time, redrawn whole.
             let (loop, _) = MainLoop.manual()
             let backend = try HeadlessBackend(mode: DisplayMode(width: size.width, height: size.height, refreshMilliHz: refresh * 1000), bufferCount: 2)
             let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: size))
@@ -125,8 +125,8 @@ struct BenchCommand: ParsableCommand {
             let stage = try SceneStage(engine: engine, path: path, clock: { clock.value })
             return try measureNaive(size: size, refresh: refresh) { t in
                 clock.value = clockStart + Int(t)
-                stage.apply(sceneTime: t)
-                return stage.flattenedContents()
+                stage.tickClocks()
+                return flattenedContents(of: engine.rootLayer)
             }
         }
         let scene = try ReferenceDashboard(size: size, imageDirectory: icons, clock: clockStart)
@@ -135,6 +135,26 @@ struct BenchCommand: ParsableCommand {
             scene.setClock(clockStart + Int(t))
             return scene.flattened()
         }
+    }
+
+    /// What `root` shows, back to front, as contents at screen rectangles: layers with content, and solid
+    /// backgrounds as rectangles; moves only (transforms' scale and rotation are left out).
+    private func flattenedContents(of root: Layer) -> [(content: any LayerContent, frame: Rect)] {
+        var items: [(content: any LayerContent, frame: Rect)] = []
+        func visit(_ layer: Layer, x: Int, y: Int) {
+            guard !layer.isHidden, layer.opacity > 0 else { return }
+            let ox = x + layer.frame.x + Int(layer.transform.translateX.rounded())
+            let oy = y + layer.frame.y + Int(layer.transform.translateY.rounded())
+            let frame = Rect(x: ox, y: oy, width: layer.frame.width, height: layer.frame.height)
+            if let content = layer.content {
+                items.append((content, frame))
+            } else if let color = layer.backgroundColor, color.alpha > 0 {
+                items.append((RectContent(color: color), frame))
+            }
+            for child in layer.children { visit(child, x: ox, y: oy) }
+        }
+        visit(root, x: 0, y: 0)
+        return items
     }
 
     /// Times `NaiveFrameRenderer` over `frames` frames; `state(t)` moves the scene to `t` seconds and lists it.
