@@ -11,9 +11,9 @@ private let logger = Logger(label: "kioskd.engine")
 /// 3. display (`.display`): a render for each layer that asked, coalesced since the last iteration: `willDisplay`,
 ///    sentinel capture, then `content.draw` on the pool into a fresh surface of the layer's size;
 /// 4. commit (`.commit`, the last): finished renders whose sentinel still matches are applied (`didDisplay`),
-///    held back while their transaction group waits; the tree is flattened into `CompositeItem`s, diffed with the
-///    previous frame into damage, and composed; if no flip is pending, the damage is copied into a free buffer and
-///    presented.
+///    held back while their transaction group waits; the tree is flattened (`LayerFlattener`), diffed with the
+///    previous frame into damage (`FrameDiff`), and composed; if no flip is pending, the damage is copied into a
+///    free buffer and presented.
 ///
 /// Frame pacing: at most one flip in flight. A composition made while a flip is pending waits for that flip and
 /// is presented from its completion; a newer composition before then replaces it (`compositions_replaced`), so
@@ -51,19 +51,6 @@ public final class LayerEngine {
 
     private enum RunState { case created, running, stopped }
 
-    /// One layer's item in the last composed frame, to diff the next against.
-    private struct CompositedLayer {
-        let index: Int
-        let item: CompositeItem
-        let visible: Rect
-    }
-
-    private struct BuiltItem {
-        let id: ObjectIdentifier
-        let item: CompositeItem
-        let visible: Rect
-    }
-
     private var state = RunState.created
     private let screen: Rect
     private var observers: [ObserverHandle] = []
@@ -75,7 +62,7 @@ public final class LayerEngine {
     private var lastRenderID: UInt64 = 0
     private var needsComposite = true
     private var forcedDamage: [Rect] = []
-    private var lastFrame: [ObjectIdentifier: CompositedLayer] = [:]
+    private var lastFrame = FrameDiff.Record()
     /// A composition is in the shadow buffer that no scanout buffer has received yet.
     private var compositionAwaitingPresent = false
     /// The flip the animations observer has not ticked the display link for yet.
@@ -430,90 +417,15 @@ public final class LayerEngine {
 
     private func composeFrame() {
         needsComposite = false
-        var built: [BuiltItem] = []
-        collectItems(rootLayer, mapping: .identity, opacity: 1, clip: nil, into: &built)
-
-        var damage = DamageRegion(bounds: screen)
-        for rect in forcedDamage { damage.add(rect) }
+        let entries = LayerFlattener.flatten(rootLayer, screen: screen) { [self] layer in isAwaitingFirstBatch(layer) }
+        let frame = FrameDiff.diff(entries, against: lastFrame, forcedDamage: forcedDamage, screen: screen)
         forcedDamage = []
-        var frame: [ObjectIdentifier: CompositedLayer] = [:]
-        frame.reserveCapacity(built.count)
-        // Whatever changed is damaged where it was and where it is. An item that kept its place but now comes
-        // before one it used to follow changed order: damaging it covers their overlap.
-        var latestPreviousIndex = -1
-        for (index, entry) in built.enumerated() {
-            if let previous = lastFrame[entry.id] {
-                if !Self.looksTheSame(previous.item, entry.item) {
-                    damage.add(previous.visible)
-                    damage.add(entry.visible)
-                } else if previous.index < latestPreviousIndex {
-                    damage.add(entry.visible)
-                }
-                latestPreviousIndex = max(latestPreviousIndex, previous.index)
-            } else {
-                damage.add(entry.visible)
-            }
-            frame[entry.id] = CompositedLayer(index: index, item: entry.item, visible: entry.visible)
-        }
-        for (id, previous) in lastFrame where frame[id] == nil {
-            damage.add(previous.visible)
-        }
-        lastFrame = frame
-
-        guard !damage.isEmpty else { return }
-        compositor.compose(built.map(\.item), damage: damage.rects)
+        lastFrame = frame.record
+        guard !frame.damage.isEmpty else { return }
+        compositor.compose(frame.items, damage: frame.damage)
         counters.framesComposed += 1
         if compositionAwaitingPresent { counters.compositionsReplaced += 1 }
         compositionAwaitingPresent = true
-    }
-
-    /// Back to front: a layer, then its children by `zPosition` and insertion order, through the ancestors'
-    /// frames, transforms, opacity and clipping. Hidden subtrees, subtrees clipped away entirely, and groups that
-    /// have not shown a complete batch yet, are left out; a rasterized subtree is its root's item alone.
-    ///
-    /// `clip` is the intersection of the clipping ancestors' frames on the screen (for a rotated clipping layer,
-    /// its bounding box), nil when no ancestor clips.
-    private func collectItems(_ layer: Layer, mapping parent: ScreenMapping, opacity parentOpacity: Double, clip: Rect?,
-                              into items: inout [BuiltItem]) {
-        guard !layer.isHidden, !isAwaitingFirstBatch(layer) else { return }
-        let opacity = parentOpacity * layer.opacity
-        guard opacity > 0 else { return }
-        let mapping = parent.appending(layer)
-        let size = Size(width: layer.frame.width, height: layer.frame.height)
-        let frame = mapping.rect(covering: size)
-        if !frame.isEmpty, let source = compositeSource(of: layer) {
-            // A clip that cuts nothing is left off, so a clipping ancestor that moves around a child it fully shows
-            // does not make the child look changed.
-            let itemClip = clip.flatMap { Self.enclosing($0, frame) ? nil : $0 }
-            let item = CompositeItem(source: source, frame: frame, opacity: opacity, clip: itemClip,
-                                     transform: mapping.isUpright ? nil : mapping.unitSquareTransform(for: size))
-            items.append(BuiltItem(id: ObjectIdentifier(layer), item: item, visible: item.visibleFrame.intersection(screen)))
-        }
-        guard !layer.rasterizesSubtree else { return }
-        var childClip = clip
-        if layer.clipsToBounds {
-            childClip = clip.map { $0.intersection(frame) } ?? frame
-        }
-        if let childClip, childClip.isEmpty { return }
-        for child in layer.childrenInDrawingOrder {
-            collectItems(child, mapping: mapping, opacity: opacity, clip: childClip, into: &items)
-        }
-    }
-
-    private static func enclosing(_ outer: Rect, _ inner: Rect) -> Bool {
-        inner.x >= outer.x && inner.y >= outer.y && inner.maxX <= outer.maxX && inner.maxY <= outer.maxY
-    }
-
-    private func compositeSource(of layer: Layer) -> CompositeItem.Source? {
-        let color: Color?
-        if layer.isDrawable {
-            if let surface = layer.renderedSurface { return .surface(surface) }
-            color = layer.placeholderColor
-        } else {
-            color = layer.backgroundColor
-        }
-        guard let color, color.alpha > 0 else { return nil }
-        return .color(color)
     }
 
     private func isAwaitingFirstBatch(_ layer: Layer) -> Bool {
@@ -521,16 +433,6 @@ public final class LayerEngine {
             return false
         }
         return group.layer === layer
-    }
-
-    /// Whether two items put the same pixels in the same place.
-    private static func looksTheSame(_ a: CompositeItem, _ b: CompositeItem) -> Bool {
-        guard a.frame == b.frame, a.opacity == b.opacity, a.clip == b.clip, a.transform == b.transform else { return false }
-        switch (a.source, b.source) {
-        case (.surface(let x), .surface(let y)): return x === y
-        case (.color(let x), .color(let y)): return x == y
-        default: return false
-        }
     }
 
     // MARK: Presenting
