@@ -125,9 +125,9 @@ final class StageHarness {
         XCTFail("the scene never finished rendering", file: file, line: line)
     }
 
-    /// The frame on screen, as XRGB8888 bytes of the physical mode size.
+    /// The frame on screen (the headless backend's front buffer), as XRGB8888 bytes of the physical mode size.
     func screen(file: StaticString = #filePath, line: UInt = #line) throws -> [UInt8] {
-        try XCTUnwrap(engine.screenshot(), "no frame on screen", file: file, line: line)
+        try XCTUnwrap(backend.frontBufferSnapshot(), "no frame on screen", file: file, line: line)
     }
 
     /// The pixel on screen at (x, y) in physical coordinates, as 0xRRGGBB.

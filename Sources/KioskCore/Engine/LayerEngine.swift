@@ -73,6 +73,10 @@ public final class LayerEngine {
     private var renderTimes: [String: LatencyRecorder] = [:]
     private var bytesCopied = ByteCountRecorder()
     private var fpsCounter = FPSCounter()
+    /// `captureScreen` requests waiting for the next present, and the copy taken for the pending flip with the
+    /// requests it answers when that flip completes.
+    private var capturesAwaitingPresent: [([UInt8]?) -> Void] = []
+    private var capturedForFlip: (pixels: [UInt8], waiting: [([UInt8]?) -> Void])?
 
     /// Layout hooks may ask for more layout; this many passes run in one observer before the rest waits for the
     /// next iteration, so a hook that always asks again cannot hang the loop.
@@ -127,6 +131,8 @@ public final class LayerEngine {
         for observer in observers { observer.cancel() }
         observers = []
         backend.stop()
+        // Captures still waiting get the last frame shown, as the front buffer holds it.
+        deliverCaptures(frontBuffer: true)
         inFlight.removeAll()
         groups.removeAll()
         synchronousOutputs.removeAll()
@@ -186,12 +192,67 @@ public final class LayerEngine {
                 presentsEnabled = true
                 throw error
             }
+            // The pending flip completed while the backend waited for it; no other flip comes until lit again.
+            deliverCaptures(frontBuffer: true)
         }
     }
 
-    /// The frame the last completed flip put on screen, read back from the scanout buffer (not a re-render):
-    /// XRGB8888 rows of `backend.info.mode.size` (panel coordinates, whatever the rotation), stride = width * 4.
-    public func screenshot() -> [UInt8]? { backend.frontBufferSnapshot() }
+    /// The frame on screen now, copied from the compositor's shadow buffer (cached RAM, never the write-combined
+    /// scanout buffer): XRGB8888 rows of `backend.info.mode.size` (panel coordinates, whatever the rotation),
+    /// stride = width * 4. Nil when the shadow buffer does not hold that frame at this moment (nothing flipped
+    /// yet, a flip pending, or a newer composition waiting); `captureScreen(then:)` waits for the moment instead.
+    public func screenshot() -> [UInt8]? {
+        shadowHoldsScreen ? compositor.snapshot() : nil
+    }
+
+    /// Calls `completion` on the main thread with the frame on screen (as `screenshot()`). When the shadow buffer
+    /// holds that frame, it is copied at once. Otherwise the copy is taken when the shadow buffer holds the frame
+    /// being presented (at once when the pending flip's frame is still the newest composition, else at the next
+    /// present) and handed over when that frame's flip completes, so a scene that changes every frame cannot
+    /// starve a capture; before the first flip, that is the first frame. Nil when the engine is not running.
+    /// While the output is off no flip is coming: the frame is read from the backend's front buffer instead.
+    public func captureScreen(then completion: @escaping ([UInt8]?) -> Void) {
+        if state != .running {
+            completion(nil)
+        } else if shadowHoldsScreen {
+            completion(compositor.snapshot())
+        } else if !presentsEnabled {
+            completion(backend.frontBufferSnapshot())
+        } else if backend.isFlipPending, !compositionAwaitingPresent {
+            let pixels = capturedForFlip?.pixels ?? compositor.snapshot()
+            capturedForFlip = (pixels, (capturedForFlip?.waiting ?? []) + [completion])
+        } else {
+            capturesAwaitingPresent.append(completion)
+        }
+    }
+
+    /// Whether the shadow buffer is exactly what is on screen: a frame has flipped, no flip is pending, and
+    /// nothing was composed since the last present.
+    private var shadowHoldsScreen: Bool {
+        counters.framesFlipped > 0 && !backend.isFlipPending && !compositionAwaitingPresent
+    }
+
+    /// A frame was just copied for scanout: the shadow buffer holds it, so captures waiting for a present take
+    /// their copy now and receive it at its flip.
+    private func captureAtPresent() {
+        guard !capturesAwaitingPresent.isEmpty else { return }
+        capturedForFlip = (compositor.snapshot(), (capturedForFlip?.waiting ?? []) + capturesAwaitingPresent)
+        capturesAwaitingPresent = []
+    }
+
+    /// Hands captures their frame when it reaches the screen (or, `force`, from the front buffer when no flip is
+    /// coming).
+    private func deliverCaptures(frontBuffer force: Bool = false) {
+        if let (pixels, waiting) = capturedForFlip {
+            capturedForFlip = nil
+            for completion in waiting { completion(pixels) }
+        }
+        if force, !capturesAwaitingPresent.isEmpty {
+            let pixels = backend.frontBufferSnapshot(), waiting = capturesAwaitingPresent
+            capturesAwaitingPresent = []
+            for completion in waiting { completion(pixels) }
+        }
+    }
 
     /// Whether `subtree` (the layer or a descendant) has a render asked for, in flight, or held by a transaction
     /// group: false means what it shows on the next composition is complete.
@@ -464,6 +525,7 @@ public final class LayerEngine {
             return
         }
         compositionAwaitingPresent = false
+        captureAtPresent()
         counters.framesPresented += 1
         if unchanged { counters.unchangedFramesPresented += 1 }
         bytesCopied.record(copied.bytes)
@@ -475,6 +537,7 @@ public final class LayerEngine {
         fpsCounter.record(event.timestamp)
         pendingTick = event
         onFlip?(event)
+        deliverCaptures()
         // The newest composition goes out now, one refresh after the frame before it.
         presentIfPossible(atFlip: true)
     }
