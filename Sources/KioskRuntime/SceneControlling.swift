@@ -65,11 +65,13 @@ public protocol SceneControlling: AnyObject {
     /// `scene.get`: `{source, size: {width, height}, pages: [name], current_page, data_keys: [..],
     /// widgets: [{id, type, page}]}`.
     var sceneDescription: PropertyValue { get }
-    /// `scene.load` from a file: validated off the main thread is not required here (files are small and limited);
-    /// an invalid scene throws `.invalidScene` and leaves the current one on screen.
-    func loadScene(path: String) throws(StageError)
-    /// `scene.load` from inline YAML (JSON is YAML); relative image paths resolve against `baseDirectory`.
-    func loadScene(yaml: String, baseDirectory: String) throws(StageError)
+    /// `scene.load` from a file: read, validated and measured off the main thread, then built on it;
+    /// `completion` runs on the main thread once the new scene is being built (it replaces the current one when
+    /// completely rendered), or with `.ioError` / `.invalidScene`, the current scene staying on screen.
+    func loadScene(path: String, then completion: @escaping (Result<Void, StageError>) -> Void)
+    /// `scene.load` from inline YAML (JSON is YAML); relative image paths resolve against `baseDirectory`. Like
+    /// `loadScene(path:then:)`, the parsing happens off the main thread.
+    func loadScene(yaml: String, baseDirectory: String, then completion: @escaping (Result<Void, StageError>) -> Void)
     /// `widget.get`: the widget's current properties, named as in the scene file (`text`, `foreground`, `x`, ...),
     /// plus `type`, `page` and `frame` (`{x, y, width, height}` in pixels, as laid out).
     func widget(id: String) throws(StageError) -> [String: PropertyValue]

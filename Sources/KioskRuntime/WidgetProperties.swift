@@ -49,7 +49,7 @@ enum WidgetProperties {
         switch w.content {
         case .text(let t):
             p["text"] = .string(source(of: t.text))
-            p["shown_text"] = .string(t.text.render(values, placeholder: SceneStage.placeholder))
+            p["shown_text"] = .string(t.text.render(values, placeholder: SceneBuilder.placeholder))
             p["align"] = .string(t.align.rawValue)
         case .ticker(let t):
             p["text"] = .string(source(of: t.text))

@@ -4,26 +4,25 @@ import Yams
 
 /// Walks a composed YAML tree into a `Scene`, recording a diagnostic for every problem and carrying on, so one
 /// run of `kioskd check` shows them all. Each value is checked where it stands, so a diagnostic points at the
-/// node (or, for unknown keys, the key) at fault. Used once, by one thread, inside `SceneLoader`.
-final class SceneDecoder {
+/// node (or, for unknown keys, the key) at fault, with `DocumentDecoder`'s checks. Used once, by one thread,
+/// inside `SceneLoader`.
+final class SceneDecoder: DocumentDecoder {
     struct FontUse {
         var family: String
         var location: SourceLocation
         var path: String
     }
 
-    let file: String
     let baseDirectory: String
     let limits: SceneLimits
-    private(set) var diagnostics: [SceneDiagnostic] = []
     private(set) var fontFamilies: [FontUse] = []
     private var ids: [String: SourceLocation] = [:]
     private var widgetCount = 0
 
     init(file: String, baseDirectory: String, limits: SceneLimits) {
-        self.file = file
         self.baseDirectory = baseDirectory
         self.limits = limits
+        super.init(file: file)
     }
 
     // MARK: Keys each mapping may hold
@@ -48,45 +47,7 @@ final class SceneDecoder {
         .stack: ["children"],
     ]
 
-    // MARK: Reporting
-
-    func location(_ node: Node) -> SourceLocation {
-        SourceLocation(file: file, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1)
-    }
-
-    func report(_ severity: SceneDiagnostic.Severity, _ location: SourceLocation, _ path: String, _ message: String) {
-        diagnostics.append(SceneDiagnostic(severity: severity, location: location, path: path, message: message))
-    }
-
-    func error(_ node: Node, _ path: String, _ message: String) {
-        report(.error, location(node), path, message)
-    }
-
-    static func child(_ path: String, _ key: String) -> String { path.isEmpty ? key : path + "." + key }
-
     // MARK: Structure
-
-    /// A mapping's entries by key, after reporting keys outside `allowed` (with the nearest known key as a hint).
-    func fields(_ node: Node, _ path: String, allowed: [String], expected: String) -> [String: (key: Node, value: Node)]? {
-        guard let mapping = node.mapping else {
-            error(node, path, "expected \(expected)")
-            return nil
-        }
-        var result: [String: (key: Node, value: Node)] = [:]
-        for (keyNode, value) in mapping {
-            guard let key = keyNode.scalar?.string else {
-                error(keyNode, path, "keys must be plain strings")
-                continue
-            }
-            guard allowed.contains(key) else {
-                let hint = Suggestion.nearest(to: key, in: allowed).map { "; did you mean '\($0)'?" } ?? "; known keys: \(allowed.joined(separator: ", "))"
-                error(keyNode, Self.child(path, key), "unknown key '\(key)'\(hint)")
-                continue
-            }
-            result[key] = (keyNode, value)
-        }
-        return result
-    }
 
     func scene(_ root: Node) -> Scene? {
         guard let f = fields(root, "", allowed: Self.sceneKeys, expected: "a mapping with 'pages' (or 'widgets')") else { return nil }
@@ -449,47 +410,4 @@ final class SceneDecoder {
         return resolved
     }
 
-    /// Whether YAML resolved the node to `tag` (plain `12` is an int, quoted `"12"` a string).
-    func resolves(_ node: Node, to tag: Tag.Name) -> Bool { node.tag.rawValue == tag.rawValue }
-
-    func isNumber(_ node: Node) -> Bool {
-        guard node.scalar != nil else { return false }
-        return resolves(node, to: .int) || resolves(node, to: .float)
-    }
-
-    func number(_ node: Node, _ path: String, in range: ClosedRange<Double>? = nil) -> Double? {
-        guard isNumber(node), let v = node.float, v.isFinite else { error(node, path, "expected a number"); return nil }
-        if let range, !range.contains(v) {
-            error(node, path, "\(format(v)) is out of range \(format(range.lowerBound))...\(format(range.upperBound))")
-            return nil
-        }
-        return v
-    }
-
-    func integer(_ node: Node, _ path: String, in range: ClosedRange<Int>) -> Int? {
-        guard node.scalar != nil, resolves(node, to: .int), let v = node.int else { error(node, path, "expected a whole number"); return nil }
-        guard range.contains(v) else { error(node, path, "\(v) is out of range \(range.lowerBound)...\(range.upperBound)"); return nil }
-        return v
-    }
-
-    func bool(_ node: Node, _ path: String) -> Bool? {
-        guard node.scalar != nil, resolves(node, to: .bool), let v = node.bool else { error(node, path, "expected true or false"); return nil }
-        return v
-    }
-
-    func string(_ node: Node, _ path: String) -> String? {
-        guard let scalar = node.scalar, !resolves(node, to: .null) else { error(node, path, "expected a string"); return nil }
-        return scalar.string
-    }
-
-    func choice<E: RawRepresentable & CaseIterable>(_ node: Node, _ path: String, _: E.Type) -> E? where E.RawValue == String {
-        let names = E.allCases.map(\.rawValue)
-        guard let s = node.scalar?.string else { error(node, path, "expected one of \(names.joined(separator: ", "))"); return nil }
-        if let e = E(rawValue: s) { return e }
-        let hint = Suggestion.nearest(to: s, in: names).map { "did you mean '\($0)'? " } ?? ""
-        error(node, path, "'\(s)' is not one of \(names.joined(separator: ", ")); \(hint)".trimmingCharacters(in: CharacterSet(charactersIn: "; ")))
-        return nil
-    }
-
-    func format(_ v: Double) -> String { v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String(v) }
 }

@@ -38,30 +38,12 @@ public enum SceneLoader {
     /// Validates scene text already in memory; `file` is only used to name it in diagnostics.
     public static func parse(data: Data, file: String, baseDirectory: String, limits: SceneLimits = SceneLimits(),
                              fontAvailable: ((String) -> Bool)? = nil) throws(SceneValidationError) -> LoadedScene {
-        func fail(_ message: String, line: Int = 1, column: Int = 1) -> SceneValidationError {
-            SceneValidationError(diagnostics: [SceneDiagnostic(
-                severity: .error, location: SourceLocation(file: file, line: line, column: column), path: "", message: message)])
-        }
         if data.count > limits.maximumBytes {
-            throw fail("scene file is more than \(limits.maximumBytes) bytes, the limit")
+            throw SceneValidationError(diagnostics: [SceneDiagnostic(severity: .error, location: SourceLocation(file: file, line: 1, column: 1),
+                                                                     path: "", message: "scene file is more than \(limits.maximumBytes) bytes, the limit")])
         }
-        guard let text = String(data: data, encoding: .utf8) else {
-            let (line, column, byte) = UTF8Position.firstInvalid(in: data)
-            throw fail(String(format: "not UTF-8 text: invalid byte sequence starting with 0x%02X", byte), line: line, column: column)
-        }
-        if let (line, column) = FlowDepthScan.firstPositionDeeper(than: limits.maximumFlowDepth, in: text) {
-            throw fail("nesting deeper than \(limits.maximumFlowDepth) levels", line: line, column: column)
-        }
-        let root: Node?
-        do {
-            root = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            let (message, mark) = describe(error)
-            throw fail(message, line: mark?.line ?? 1, column: mark?.column ?? 1)
-        } catch {
-            throw fail("YAML: \(error)".replacingOccurrences(of: "\n", with: " "))
-        }
-        guard let root else { throw fail("the scene file is empty; it needs 'pages' or 'widgets'") }
+        let root = try DocumentDecoder.compose(data, file: file, maximumBytes: limits.maximumBytes, maximumFlowDepth: limits.maximumFlowDepth,
+                                               emptyMessage: "the scene file is empty; it needs 'pages' or 'widgets'")
         let decoder = SceneDecoder(file: file, baseDirectory: baseDirectory, limits: limits)
         let scene = decoder.scene(root)
         if let fontAvailable {
@@ -70,33 +52,11 @@ public enum SceneLoader {
                                "font family '\(use.family)' not found; falling back to \(Font.defaultFamily)")
             }
         }
-        // Checks run in the order values are decoded, not the order they appear; sort so the lines read top down,
-        // errors first and the warnings after them.
-        let diagnostics = decoder.diagnostics.enumerated().sorted { a, b in
-            let ka = (a.element.severity == .error ? 0 : 1, a.element.location.line, a.element.location.column, a.offset)
-            let kb = (b.element.severity == .error ? 0 : 1, b.element.location.line, b.element.location.column, b.offset)
-            return ka < kb
-        }.map(\.element)
+        let diagnostics = decoder.sortedDiagnostics
         guard let scene, !diagnostics.contains(where: { $0.severity == .error }) else {
             throw SceneValidationError(diagnostics: diagnostics)
         }
         return LoadedScene(scene: scene, warnings: diagnostics)
-    }
-
-    private static func describe(_ error: YamlError) -> (String, Mark?) {
-        func join(_ context: YamlError.Context?, _ problem: String) -> String {
-            guard let context else { return problem }
-            return "\(problem) (\(context.text) at \(context.mark.line):\(context.mark.column))"
-        }
-        switch error {
-        case let .scanner(context, problem, mark, _): return ("YAML syntax: " + join(context, problem), mark)
-        case let .parser(context, problem, mark, _): return ("YAML syntax: " + join(context, problem), mark)
-        case let .composer(context, problem, mark, _): return ("YAML: " + join(context, problem), mark)
-        case let .duplicatedKeysInMapping(duplicates, context):
-            return ("duplicate key \(duplicates.map { "'\($0)'" }.joined(separator: ", ")) in a mapping", context.mark)
-        default:
-            return ("YAML: " + "\(error)".replacingOccurrences(of: "\n", with: " "), nil)
-        }
     }
 }
 

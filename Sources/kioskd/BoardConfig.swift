@@ -1,6 +1,7 @@
 import Foundation
 import KioskCore
 import KioskDisplay
+import KioskScene
 import Yams
 
 /// A board file (`board-configs/*.yaml`): which card (by driver name or path), connector, mode, commit API,
@@ -33,62 +34,51 @@ struct BoardConfig: Equatable {
         return try parse(text, file: path)
     }
 
+    /// Validates a board file's text with the scene files' machinery (`DocumentDecoder`): every problem is one
+    /// line, `FILE:LINE:COL: KEY: message`, and an unknown key names the nearest known one.
     static func parse(_ text: String, file: String) throws -> BoardConfig {
-        let root: Node?
-        do { root = try Yams.compose(yaml: text) } catch {
-            throw DisplayError("board file \(file): \("\(error)".replacingOccurrences(of: "\n", with: " "))")
+        do throws(SceneValidationError) {
+            return try decode(Data(text.utf8), file: file)
+        } catch {
+            throw DisplayError(error.description)
         }
-        guard let root else { throw DisplayError("board file \(file): empty") }
-        guard let mapping = root.mapping else {
-            throw DisplayError("\(file):\(where_(root)): expected a mapping of keys (\(keys.joined(separator: ", ")))")
-        }
-        var config = BoardConfig()
-        for (keyNode, value) in mapping {
-            guard let key = keyNode.string else { throw DisplayError("\(file):\(where_(keyNode)): keys must be strings") }
-            func string() throws -> String {
-                guard let s = value.scalar?.string, !s.isEmpty else {
-                    throw DisplayError("\(file):\(where_(value)): \(key): expected a string")
-                }
-                return s
-            }
-            switch key {
-            case "board": config.name = try string()
-            case "device": config.device = try string()
-            case "driver": config.driver = try string()
-            case "connector": config.connector = try string()
-            case "mode":
-                let s = try string()
-                do { config.mode = try ModeRequest(validating: s) } catch let error as ModeRequestError {
-                    throw DisplayError("\(file):\(where_(value)): \(error.message)")
-                }
-            case "commit":
-                let s = try string()
-                guard let c = CommitChoice(rawValue: s) else {
-                    throw DisplayError("\(file):\(where_(value)): commit: '\(s)' is not one of atomic, legacy, auto")
-                }
-                config.commit = c
-            case "buffers":
-                guard let n = value.int, (2...3).contains(n) else {
-                    throw DisplayError("\(file):\(where_(value)): buffers: expected 2 or 3")
-                }
-                config.buffers = n
-            case "rotation":
-                let s = value.scalar?.string ?? ""
-                guard let r = OutputRotation(parsing: s) else {
-                    throw DisplayError("\(file):\(where_(value)): rotation: '\(s)' is not one of \(OutputRotation.allowedValues) (degrees clockwise)")
-                }
-                config.rotation = r
-            default:
-                throw DisplayError("\(file):\(where_(keyNode)): unknown key '\(key)'; known keys: \(keys.joined(separator: ", "))")
-            }
-        }
-        if config.device != nil && config.driver != nil && config.device != "auto" {
-            throw DisplayError("board file \(file): give device or driver, not both")
-        }
-        return config
     }
 
-    private static func where_(_ node: Node) -> String {
-        node.mark.map { "\($0.line):\($0.column)" } ?? "?"
+    private static func decode(_ data: Data, file: String) throws(SceneValidationError) -> BoardConfig {
+        let root = try DocumentDecoder.compose(data, file: file, maximumBytes: maximumBytes, maximumFlowDepth: 8,
+                                               emptyMessage: "the board file is empty; it needs some of \(keys.joined(separator: ", "))")
+        let decoder = DocumentDecoder(file: file)
+        var config = BoardConfig()
+        let fields = decoder.fields(root, "", allowed: keys, expected: "a mapping of keys (\(keys.joined(separator: ", ")))") ?? [:]
+        func nonEmptyString(_ key: String) -> String? {
+            guard let node = fields[key]?.value, let s = decoder.string(node, key) else { return nil }
+            if s.isEmpty { decoder.error(node, key, "expected a non-empty string") }
+            return s.isEmpty ? nil : s
+        }
+        config.name = nonEmptyString("board")
+        config.device = nonEmptyString("device")
+        config.driver = nonEmptyString("driver")
+        config.connector = nonEmptyString("connector")
+        if let node = fields["mode"]?.value, let s = decoder.string(node, "mode") {
+            do { config.mode = try ModeRequest(validating: s) } catch let error as ModeRequestError {
+                decoder.error(node, "mode", error.message)
+            } catch {
+                decoder.error(node, "mode", "\(error)")
+            }
+        }
+        if let node = fields["commit"]?.value { config.commit = decoder.choice(node, "commit", CommitChoice.self) }
+        if let node = fields["buffers"]?.value { config.buffers = decoder.integer(node, "buffers", in: 2...3) }
+        if let node = fields["rotation"]?.value {
+            let s = node.scalar?.string ?? ""
+            config.rotation = OutputRotation(parsing: s)
+            if config.rotation == nil {
+                decoder.error(node, "rotation", "'\(s)' is not one of \(OutputRotation.allowedValues) (degrees clockwise)")
+            }
+        }
+        if let device = fields["device"], fields["driver"] != nil, config.device != "auto" {
+            decoder.error(device.key, "device", "give device or driver, not both")
+        }
+        _ = try decoder.finish()
+        return config
     }
 }

@@ -117,7 +117,7 @@ final class ControlWiring {
         self.server = server
         self.loop = loop
         self.display = display
-        self.jobs = try BackgroundJobs(loop: loop)
+        self.jobs = try BackgroundJobs(loop: loop, label: "kioskd.control.jobs")
         let commands = server.commands
         commands.register("version") { _, _ in
             ["version": .string(kioskdVersion), "protocol": 1, "commands": .array(commands.commandNames.map(JSONValue.string))]

@@ -28,13 +28,16 @@ extension ControlWiring {
                 guard given.hasPrefix("/") else { throw args.invalid("path", "must be an absolute path, got '\(given)'") }
                 path = given
             }
-            // The copy is taken now, on the loop thread, so the picture is the frame on screen at this request;
-            // encoding and writing happen off the loop.
-            guard let pixels = display.frontBufferSnapshot() else {
-                throw ControlError(code: "no_frame", message: "screenshot: no frame has been flipped onto the display yet")
+            // The copy comes from the compositor's shadow buffer (cached RAM), at the flip that shows it; encoding
+            // and writing happen off the loop.
+            let size = display.info.mode.size, target = path, jobs = self.jobs
+            let encode = { (pixels: [UInt8]?) in
+                guard let pixels else {
+                    return reply.fail(ControlError(code: "no_frame", message: "screenshot: no frame has been flipped onto the display yet"))
+                }
+                jobs.run({ Self.encodeScreenshot(pixels, size: size, path: target) }, then: reply.complete)
             }
-            let size = display.info.mode.size, target = path
-            jobs.run({ Self.encodeScreenshot(pixels, size: size, path: target) }, then: reply.complete)
+            if let engine { engine.captureScreen(then: encode) } else { encode(display.frontBufferSnapshot()) }
         }
     }
 

@@ -10,9 +10,16 @@ extension ControlWiring {
     func registerSceneCommands() {
         let commands = server.commands
 
-        commands.register("scene.load", arguments: ["path", "yaml", "base_directory"]) { [unowned self] args, _ in
+        commands.registerDeferred("scene.load", arguments: ["path", "yaml", "base_directory"]) { [unowned self] args, _, reply in
             let stage = try requireScene(args)
-            var source = ""
+            // Read, validated and laid out off the loop; the reply comes once the scene is being built. It replaces
+            // the current one once completely rendered, which the `scene` event (kind loaded) announces.
+            let answer = { (source: String) in { (result: Result<Void, StageError>) in
+                switch result {
+                case .success: reply.succeed(["source": .string(source), "status": "loading"])
+                case .failure(let error): reply.fail(ControlError(code: error.code.rawValue, message: "scene.load: \(error.message)"))
+                }
+            } }
             switch (args.has("path"), args.has("yaml")) {
             case (true, true):
                 throw ControlError.invalidArgument("scene.load: give 'path' or 'yaml', not both")
@@ -21,8 +28,7 @@ extension ControlWiring {
             case (true, false):
                 let path = try args.string("path")
                 guard path.hasPrefix("/") else { throw args.invalid("path", "must be an absolute path, got '\(path)'") }
-                try stageCall(args) { () throws(StageError) in try stage.loadScene(path: path) }
-                source = path
+                stage.loadScene(path: path, then: answer(path))
             case (false, true):
                 let yaml = try args.string("yaml")
                 var base = FileManager.default.currentDirectoryPath
@@ -30,12 +36,8 @@ extension ControlWiring {
                     base = try args.string("base_directory")
                     guard base.hasPrefix("/") else { throw args.invalid("base_directory", "must be an absolute path, got '\(base)'") }
                 }
-                try stageCall(args) { () throws(StageError) in try stage.loadScene(yaml: yaml, baseDirectory: base) }
-                source = "inline"
+                stage.loadScene(yaml: yaml, baseDirectory: base, then: answer("inline"))
             }
-            // The scene is valid and being built; it replaces the current one once completely rendered, which the
-            // `scene` event (kind loaded) announces.
-            return ["source": .string(source), "status": "loading"]
         }
 
         commands.register("scene.get") { [unowned self] args, _ in

@@ -20,7 +20,12 @@ final class SceneRunner {
         engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: pool)
         let loaded = try SceneLoader.load(path: path)
         for warning in loaded.warnings { logger.warning("\(warning)") }
-        let adjust: (Scene) -> Scene = fpsOverlay ? { $0.addingFPSWidget() } : { $0 }
+        let adjust: @Sendable (Scene) -> Scene
+        if fpsOverlay {
+            adjust = { scene in scene.addingFPSWidget() }
+        } else {
+            adjust = { scene in scene }
+        }
         stage = SceneStage(engine: engine, scene: adjust(loaded.scene), source: path)
         stage.adjustLoadedScene = adjust
         if watch { try stage.watch(path: path) }

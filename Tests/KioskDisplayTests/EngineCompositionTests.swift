@@ -6,7 +6,7 @@ import KioskRenderTestSupport
 import XCTest
 
 /// Fills the layer with one colour, or with `left` on its left half and `right` on its right half.
-private struct HalvesContent: LayerContent {
+struct HalvesContent: LayerContent {
     var left: UInt32
     var right: UInt32
     var kind: String { "halves" }
@@ -27,7 +27,7 @@ private struct HalvesContent: LayerContent {
 
 /// The layer engine with the real compositor on the headless backend and a manual clock: what reaches the front
 /// buffer, and what each present says it changed.
-private final class CompositionHarness {
+final class CompositionHarness {
     static let mode = DisplayMode(width: 64, height: 48, refreshMilliHz: 60_000)
 
     let loop: MainLoop

@@ -28,7 +28,7 @@ final class LiveReloadTests: XCTestCase {
                 widgets:
                   - {id: other, type: rect, background: "#00ff00", x: 0, y: 0, width: 100, height: 100}
             """.utf8).write(to: URL(fileURLWithPath: h.scenePath))
-        XCTAssertTrue(h.stage.reload(path: h.scenePath))
+        XCTAssertTrue(h.reload())
         // Until the new scene has rendered, the old one stays whole on screen.
         XCTAssertEqual(try h.pixel(x: 50, y: 50), 0xFF0000)
         h.settle()
@@ -77,7 +77,7 @@ final class LiveReloadTests: XCTestCase {
         h.stage.onEvent = { events.append($0) }
         for bad in try Self.badVersions(in: h.directory) {
             try bad.data.write(to: URL(fileURLWithPath: h.scenePath))
-            XCTAssertFalse(h.stage.reload(path: h.scenePath), bad.name)
+            XCTAssertFalse(h.reload(), bad.name)
             h.settle()
             XCTAssertEqual(try h.screen(), before, "\(bad.name): the previous scene must stay on screen")
             XCTAssertNoThrow(try h.stage.widget(id: "box"), bad.name)
@@ -102,7 +102,7 @@ final class LiveReloadTests: XCTestCase {
                 widgets:
                   - {id: fancy, type: text, text: "fallback", font: {family: "No Such Font Family 42"}, x: 0, y: 0, width: 300, height: 40}
             """.utf8).write(to: URL(fileURLWithPath: h.scenePath))
-        XCTAssertTrue(h.stage.reload(path: h.scenePath))
+        XCTAssertTrue(h.reload())
         h.settle()
         XCTAssertNoThrow(try h.stage.widget(id: "fancy"))
     }

@@ -68,6 +68,43 @@ final class StageHarness {
         XCTFail("the loop never went quiet", file: file, line: line)
     }
 
+    /// Starts an off-loop load with `start` and turns the loop at the current instant until its completion has
+    /// run on the loop thread (the load queue wakes the loop), for at most 10 seconds of real time.
+    func awaitLoad(file: StaticString = #filePath, line: UInt = #line,
+                   _ start: (@escaping (Result<Void, StageError>) -> Void) -> Void) -> Result<Void, StageError>? {
+        var outcome: Result<Void, StageError>?
+        start { outcome = $0 }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while outcome == nil, ContinuousClock.now < deadline {
+            loop.runOnce(timeout: .zero)
+            if outcome == nil { sched_yield() }
+        }
+        if outcome == nil { XCTFail("the scene load never completed", file: file, line: line) }
+        return outcome
+    }
+
+    /// `scene.load` of a file, waited for; throws what the load failed with.
+    func loadScene(path: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        try awaitLoad(file: file, line: line) { stage.loadScene(path: path, then: $0) }?.get()
+    }
+
+    /// `scene.load` of inline YAML, waited for; throws what the load failed with.
+    func loadScene(yaml: String, baseDirectory: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        try awaitLoad(file: file, line: line) { stage.loadScene(yaml: yaml, baseDirectory: baseDirectory, then: $0) }?.get()
+    }
+
+    /// A reload of the scene file, waited for: whether the new version was accepted.
+    func reload(file: StaticString = #filePath, line: UInt = #line) -> Bool {
+        var accepted: Bool?
+        _ = awaitLoad(file: file, line: line) { done in
+            stage.reload(path: scenePath) { ok in
+                accepted = ok
+                done(.success(()))
+            }
+        }
+        return accepted ?? false
+    }
+
     /// Runs `duration` of manual time, jumping from timer to timer (vblanks, clocks) as epoll would sleep.
     func run(for duration: Duration, file: StaticString = #filePath, line: UInt = #line) {
         runManualTime(loop, poller, for: duration, settlingAtEnd: true) { settleNow(file: file, line: line) }
@@ -88,9 +125,9 @@ final class StageHarness {
         XCTFail("the scene never finished rendering", file: file, line: line)
     }
 
-    /// The frame on screen, as XRGB8888 bytes of the physical mode size.
+    /// The frame on screen (the headless backend's front buffer), as XRGB8888 bytes of the physical mode size.
     func screen(file: StaticString = #filePath, line: UInt = #line) throws -> [UInt8] {
-        try XCTUnwrap(engine.screenshot(), "no frame on screen", file: file, line: line)
+        try XCTUnwrap(backend.frontBufferSnapshot(), "no frame on screen", file: file, line: line)
     }
 
     /// The pixel on screen at (x, y) in physical coordinates, as 0xRRGGBB.

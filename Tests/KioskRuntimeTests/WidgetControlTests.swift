@@ -142,16 +142,16 @@ final class WidgetControlTests: XCTestCase {
         XCTAssertEqual(d["current_page"], .string("main"))
         XCTAssertEqual(d["size"], .object(["width": .number(1024), "height": .number(768)]))
 
-        try h.stage.loadScene(yaml: "pages:\n  - name: only\n    widgets:\n      - {id: z, type: rect, background: \"#ffffff\"}\n",
+        try h.loadScene(yaml: "pages:\n  - name: only\n    widgets:\n      - {id: z, type: rect, background: \"#ffffff\"}\n",
                               baseDirectory: h.directory.path)
         h.settle()
         XCTAssertEqual(try h.pixel(x: 5, y: 5), 0xFFFFFF)
         XCTAssertEqual(h.stage.currentPage, "only")
-        XCTAssertThrowsError(try h.stage.loadScene(yaml: "pages: [", baseDirectory: "/")) {
+        XCTAssertThrowsError(try h.loadScene(yaml: "pages: [", baseDirectory: "/")) {
             XCTAssertEqual(($0 as? StageError)?.code, .invalidScene)
             XCTAssertTrue("\($0)".contains("inline:"), "\($0)")
         }
-        XCTAssertThrowsError(try h.stage.loadScene(path: "/nonexistent/scene.yaml")) {
+        XCTAssertThrowsError(try h.loadScene(path: "/nonexistent/scene.yaml")) {
             XCTAssertEqual(($0 as? StageError)?.code, .ioError)
             XCTAssertTrue("\($0)".contains("/nonexistent/scene.yaml") && "\($0)".contains("ENOENT"), "\($0)")
         }

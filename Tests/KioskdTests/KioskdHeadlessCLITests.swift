@@ -137,16 +137,19 @@ final class BoardFileTests: XCTestCase {
         }
     }
 
+    /// Board files are read with the scene files' machinery: `FILE:LINE:COL: KEY: message`, with a suggestion
+    /// for a misspelt key or value.
     func testBadBoardFilesGiveOneLineWithLocation() throws {
         let dir = try KioskdProcess.scratchDirectory("board-bad")
         let cases: [(String, String)] = [
-            ("board: x\nscale: 2\n", ":2:1: unknown key 'scale'"),
+            ("board: x\nscale: 2\n", ":2:1: scale: unknown key 'scale'; known keys: board, device"),
+            ("board: x\nrotaton: 90\n", ":2:1: rotaton: unknown key 'rotaton'; did you mean 'rotation'?"),
             ("board: x\nrotation: 45\n", ":2:11: rotation: '45' is not one of 0, 90, 180, 270"),
-            ("mode: huge\n", ":1:7: mode 'huge': no 'x' between width and height"),
-            ("buffers: 5\n", ":1:10: buffers: expected 2 or 3"),
-            ("commit: maybe\n", "commit: 'maybe' is not one of atomic, legacy, auto"),
-            ("- a\n- b\n", "expected a mapping"),
-            ("mode: [1\n", "board file"),
+            ("mode: huge\n", ":1:7: mode: mode 'huge': no 'x' between width and height"),
+            ("buffers: 5\n", ":1:10: buffers: 5 is out of range 2...3"),
+            ("commit: atomc\n", ":1:9: commit: 'atomc' is not one of atomic, legacy, auto; did you mean 'atomic'?"),
+            ("- a\n- b\n", ":1:1: expected a mapping"),
+            ("mode: [1\n", ":2:1: YAML syntax"),
         ]
         for (i, (text, needle)) in cases.enumerated() {
             let file = dir.appendingPathComponent("bad\(i).yaml")

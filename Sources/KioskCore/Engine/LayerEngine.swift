@@ -16,8 +16,8 @@ private let logger = Logger(label: "kioskd.engine")
 ///    (layer freed, content removed) or a newer render of the layer is already shown; a newer request does not
 ///    discard a finished render, so a layer updated faster than it renders still advances. Results are held back
 ///    only while the transaction group of a newly shown subtree waits for its first batch. The tree is flattened
-///    into `CompositeItem`s, diffed with the previous frame into damage, and composed; if no flip is pending, the
-///    damage is copied into a free buffer and presented.
+///    (`LayerFlattener`), diffed with the previous frame into damage (`FrameDiff`), and composed; if no flip is
+///    pending, the damage is copied into a free buffer and presented.
 ///
 /// Frame pacing: at most one flip in flight. A composition made while a flip is pending waits for that flip and
 /// is presented from its completion; a newer composition before then replaces it (`compositions_replaced`), so
@@ -60,19 +60,6 @@ public final class LayerEngine {
 
     private enum RunState { case created, running, stopped }
 
-    /// One layer's item in the last composed frame, to diff the next against.
-    private struct CompositedLayer {
-        let index: Int
-        let item: CompositeItem
-        let visible: Rect
-    }
-
-    private struct BuiltItem {
-        let id: ObjectIdentifier
-        let item: CompositeItem
-        let visible: Rect
-    }
-
     private var state = RunState.created
     private let screen: Rect
     private var observers: [ObserverHandle] = []
@@ -84,7 +71,7 @@ public final class LayerEngine {
     private var lastRenderID: UInt64 = 0
     private var needsComposite = true
     private var forcedDamage: [Rect] = []
-    private var lastFrame: [ObjectIdentifier: CompositedLayer] = [:]
+    private var lastFrame = FrameDiff.Record()
     /// A composition is in the shadow buffer that no scanout buffer has received yet.
     private var compositionAwaitingPresent = false
     /// The flip the animations observer has not ticked the display link for yet.
@@ -97,6 +84,10 @@ public final class LayerEngine {
     private var renderTimes: [String: LatencyRecorder] = [:]
     private var bytesCopied = ByteCountRecorder()
     private var fpsCounter = FPSCounter()
+    /// `captureScreen` requests waiting for the next present, and the copy taken for the pending flip with the
+    /// requests it answers when that flip completes.
+    private var capturesAwaitingPresent: [([UInt8]?) -> Void] = []
+    private var capturedForFlip: (pixels: [UInt8], waiting: [([UInt8]?) -> Void])?
 
     /// Layout hooks may ask for more layout; this many passes run in one observer before the rest waits for the
     /// next iteration, so a hook that always asks again cannot hang the loop.
@@ -154,6 +145,8 @@ public final class LayerEngine {
         faults.cancelTimers()
         backend.stop()
         for request in inFlight.values where request.layer?.renderInFlight == request.id { request.layer?.renderInFlight = nil }
+        // Captures still waiting get the last frame shown, as the front buffer holds it.
+        deliverCaptures(frontBuffer: true)
         inFlight.removeAll()
         groups.removeAll()
         synchronousOutputs.removeAll()
@@ -216,12 +209,67 @@ public final class LayerEngine {
                 presentsEnabled = true
                 throw error
             }
+            // The pending flip completed while the backend waited for it; no other flip comes until lit again.
+            deliverCaptures(frontBuffer: true)
         }
     }
 
-    /// The frame the last completed flip put on screen, read back from the scanout buffer (not a re-render):
-    /// XRGB8888 rows of `backend.info.mode.size` (panel coordinates, whatever the rotation), stride = width * 4.
-    public func screenshot() -> [UInt8]? { backend.frontBufferSnapshot() }
+    /// The frame on screen now, copied from the compositor's shadow buffer (cached RAM, never the write-combined
+    /// scanout buffer): XRGB8888 rows of `backend.info.mode.size` (panel coordinates, whatever the rotation),
+    /// stride = width * 4. Nil when the shadow buffer does not hold that frame at this moment (nothing flipped
+    /// yet, a flip pending, or a newer composition waiting); `captureScreen(then:)` waits for the moment instead.
+    public func screenshot() -> [UInt8]? {
+        shadowHoldsScreen ? compositor.snapshot() : nil
+    }
+
+    /// Calls `completion` on the main thread with the frame on screen (as `screenshot()`). When the shadow buffer
+    /// holds that frame, it is copied at once. Otherwise the copy is taken when the shadow buffer holds the frame
+    /// being presented (at once when the pending flip's frame is still the newest composition, else at the next
+    /// present) and handed over when that frame's flip completes, so a scene that changes every frame cannot
+    /// starve a capture; before the first flip, that is the first frame. Nil when the engine is not running.
+    /// While the output is off no flip is coming: the frame is read from the backend's front buffer instead.
+    public func captureScreen(then completion: @escaping ([UInt8]?) -> Void) {
+        if state != .running {
+            completion(nil)
+        } else if shadowHoldsScreen {
+            completion(compositor.snapshot())
+        } else if !presentsEnabled {
+            completion(backend.frontBufferSnapshot())
+        } else if backend.isFlipPending, !compositionAwaitingPresent {
+            let pixels = capturedForFlip?.pixels ?? compositor.snapshot()
+            capturedForFlip = (pixels, (capturedForFlip?.waiting ?? []) + [completion])
+        } else {
+            capturesAwaitingPresent.append(completion)
+        }
+    }
+
+    /// Whether the shadow buffer is exactly what is on screen: a frame has flipped, no flip is pending, and
+    /// nothing was composed since the last present.
+    private var shadowHoldsScreen: Bool {
+        counters.framesFlipped > 0 && !backend.isFlipPending && !compositionAwaitingPresent
+    }
+
+    /// A frame was just copied for scanout: the shadow buffer holds it, so captures waiting for a present take
+    /// their copy now and receive it at its flip.
+    private func captureAtPresent() {
+        guard !capturesAwaitingPresent.isEmpty else { return }
+        capturedForFlip = (compositor.snapshot(), (capturedForFlip?.waiting ?? []) + capturesAwaitingPresent)
+        capturesAwaitingPresent = []
+    }
+
+    /// Hands captures their frame when it reaches the screen (or, `force`, from the front buffer when no flip is
+    /// coming).
+    private func deliverCaptures(frontBuffer force: Bool = false) {
+        if let (pixels, waiting) = capturedForFlip {
+            capturedForFlip = nil
+            for completion in waiting { completion(pixels) }
+        }
+        if force, !capturesAwaitingPresent.isEmpty {
+            let pixels = backend.frontBufferSnapshot(), waiting = capturesAwaitingPresent
+            capturesAwaitingPresent = []
+            for completion in waiting { completion(pixels) }
+        }
+    }
 
     /// Whether `subtree` (the layer or a descendant) has a render asked for, in flight, or held by a transaction
     /// group: false means what it shows on the next composition is complete.
@@ -466,90 +514,15 @@ public final class LayerEngine {
 
     private func composeFrame() {
         needsComposite = false
-        var built: [BuiltItem] = []
-        collectItems(rootLayer, mapping: .identity, opacity: 1, clip: nil, into: &built)
-
-        var damage = DamageRegion(bounds: screen)
-        for rect in forcedDamage { damage.add(rect) }
+        let entries = LayerFlattener.flatten(rootLayer, screen: screen) { [self] layer in isAwaitingFirstBatch(layer) }
+        let frame = FrameDiff.diff(entries, against: lastFrame, forcedDamage: forcedDamage, screen: screen)
         forcedDamage = []
-        var frame: [ObjectIdentifier: CompositedLayer] = [:]
-        frame.reserveCapacity(built.count)
-        // Whatever changed is damaged where it was and where it is. An item that kept its place but now comes
-        // before one it used to follow changed order: damaging it covers their overlap.
-        var latestPreviousIndex = -1
-        for (index, entry) in built.enumerated() {
-            if let previous = lastFrame[entry.id] {
-                if !Self.looksTheSame(previous.item, entry.item) {
-                    damage.add(previous.visible)
-                    damage.add(entry.visible)
-                } else if previous.index < latestPreviousIndex {
-                    damage.add(entry.visible)
-                }
-                latestPreviousIndex = max(latestPreviousIndex, previous.index)
-            } else {
-                damage.add(entry.visible)
-            }
-            frame[entry.id] = CompositedLayer(index: index, item: entry.item, visible: entry.visible)
-        }
-        for (id, previous) in lastFrame where frame[id] == nil {
-            damage.add(previous.visible)
-        }
-        lastFrame = frame
-
-        guard !damage.isEmpty else { return }
-        compositor.compose(built.map(\.item), damage: damage.rects)
+        lastFrame = frame.record
+        guard !frame.damage.isEmpty else { return }
+        compositor.compose(frame.items, damage: frame.damage)
         counters.framesComposed += 1
         if compositionAwaitingPresent { counters.compositionsReplaced += 1 }
         compositionAwaitingPresent = true
-    }
-
-    /// Back to front: a layer, then its children by `zPosition` and insertion order, through the ancestors'
-    /// frames, transforms, opacity and clipping. Hidden subtrees, subtrees clipped away entirely, and groups that
-    /// have not shown a complete batch yet, are left out; a rasterized subtree is its root's item alone.
-    ///
-    /// `clip` is the intersection of the clipping ancestors' frames on the screen (for a rotated clipping layer,
-    /// its bounding box), nil when no ancestor clips.
-    private func collectItems(_ layer: Layer, mapping parent: ScreenMapping, opacity parentOpacity: Double, clip: Rect?,
-                              into items: inout [BuiltItem]) {
-        guard !layer.isHidden, !isAwaitingFirstBatch(layer) else { return }
-        let opacity = parentOpacity * layer.opacity
-        guard opacity > 0 else { return }
-        let mapping = parent.appending(layer)
-        let size = Size(width: layer.frame.width, height: layer.frame.height)
-        let frame = mapping.rect(covering: size)
-        if !frame.isEmpty, let source = compositeSource(of: layer) {
-            // A clip that cuts nothing is left off, so a clipping ancestor that moves around a child it fully shows
-            // does not make the child look changed.
-            let itemClip = clip.flatMap { Self.enclosing($0, frame) ? nil : $0 }
-            let item = CompositeItem(source: source, frame: frame, opacity: opacity, clip: itemClip,
-                                     transform: mapping.isUpright ? nil : mapping.unitSquareTransform(for: size))
-            items.append(BuiltItem(id: ObjectIdentifier(layer), item: item, visible: item.visibleFrame.intersection(screen)))
-        }
-        guard !layer.rasterizesSubtree else { return }
-        var childClip = clip
-        if layer.clipsToBounds {
-            childClip = clip.map { $0.intersection(frame) } ?? frame
-        }
-        if let childClip, childClip.isEmpty { return }
-        for child in layer.childrenInDrawingOrder {
-            collectItems(child, mapping: mapping, opacity: opacity, clip: childClip, into: &items)
-        }
-    }
-
-    private static func enclosing(_ outer: Rect, _ inner: Rect) -> Bool {
-        inner.x >= outer.x && inner.y >= outer.y && inner.maxX <= outer.maxX && inner.maxY <= outer.maxY
-    }
-
-    private func compositeSource(of layer: Layer) -> CompositeItem.Source? {
-        let color: Color?
-        if layer.isDrawable {
-            if let surface = layer.renderedSurface { return .surface(surface) }
-            color = layer.placeholderColor
-        } else {
-            color = layer.backgroundColor
-        }
-        guard let color, color.alpha > 0 else { return nil }
-        return .color(color)
     }
 
     private func isAwaitingFirstBatch(_ layer: Layer) -> Bool {
@@ -557,16 +530,6 @@ public final class LayerEngine {
             return false
         }
         return group.layer === layer
-    }
-
-    /// Whether two items put the same pixels in the same place.
-    private static func looksTheSame(_ a: CompositeItem, _ b: CompositeItem) -> Bool {
-        guard a.frame == b.frame, a.opacity == b.opacity, a.clip == b.clip, a.transform == b.transform else { return false }
-        switch (a.source, b.source) {
-        case (.surface(let x), .surface(let y)): return x === y
-        case (.color(let x), .color(let y)): return x == y
-        default: return false
-        }
     }
 
     // MARK: Presenting
@@ -600,6 +563,7 @@ public final class LayerEngine {
         }
         armFlipDeadline()
         compositionAwaitingPresent = false
+        captureAtPresent()
         counters.framesPresented += 1
         if unchanged { counters.unchangedFramesPresented += 1 }
         bytesCopied.record(copied.bytes)
@@ -612,6 +576,7 @@ public final class LayerEngine {
         fpsCounter.record(event.timestamp)
         pendingTick = event
         onFlip?(event)
+        deliverCaptures()
         // The newest composition goes out now, one refresh after the frame before it.
         presentIfPossible(atFlip: true)
     }

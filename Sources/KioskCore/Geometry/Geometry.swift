@@ -29,5 +29,10 @@ public struct Rect: Hashable, Sendable, CustomStringConvertible {
         return w > 0 && h > 0 ? Rect(x: nx, y: ny, width: w, height: h) : Rect(x: 0, y: 0, width: 0, height: 0)
     }
 
+    /// Whether every pixel of `inner` is inside this rectangle.
+    public func encloses(_ inner: Rect) -> Bool {
+        inner.x >= x && inner.y >= y && inner.maxX <= maxX && inner.maxY <= maxY
+    }
+
     public var description: String { "\(width)x\(height)+\(x)+\(y)" }
 }

@@ -199,7 +199,7 @@ public final class ShadowCompositor: Compositing {
     /// does: its bounding box has corners it does not paint, and its edges are antialiased.
     private static func opaquelyCovers(_ item: CompositeItem, _ area: Rect) -> Bool {
         guard item.opacity >= 1, item.transform == nil else { return false }
-        guard enclosing(item.visibleFrame, area) else { return false }
+        guard item.visibleFrame.encloses(area) else { return false }
         switch item.source {
         case .surface(let layer): return layer.isOpaque
         case .color(let color): return color.alpha >= 1
@@ -220,12 +220,6 @@ public final class ShadowCompositor: Compositing {
         cairo_destroy(context)
         context = fresh
     }
-}
-
-/// Whether `outer` contains all of `inner`. A free function rather than a `Rect` member, so a later addition to
-/// `Rect` in KioskCore cannot collide with it.
-private func enclosing(_ outer: Rect, _ inner: Rect) -> Bool {
-    inner.x >= outer.x && inner.y >= outer.y && inner.maxX <= outer.maxX && inner.maxY <= outer.maxY
 }
 
 @available(*, unavailable, message: "the compositor and its Cairo context belong to the main thread")

@@ -1,0 +1,57 @@
+/// Flattens a layer tree into the back-to-front list of `FrameDiff.Entry` values the compositor draws: a layer,
+/// then its children by `zPosition` and insertion order, through the ancestors' frames, transforms, opacity and
+/// clipping. Hidden subtrees, subtrees clipped away entirely, and groups `isHeld` says have not shown a complete
+/// batch yet, are left out; a rasterized subtree is its root's item alone.
+///
+/// Reads the tree and nothing else (no engine state), so it runs on the main thread, where the tree lives.
+public enum LayerFlattener {
+    /// - Parameters:
+    ///   - screen: the scene rectangle; each entry's `visible` is cut to it.
+    ///   - isHeld: whether a layer is a transaction group still waiting for its first complete batch.
+    public static func flatten(_ root: Layer, screen: Rect, isHeld: (Layer) -> Bool = { _ in false }) -> [FrameDiff.Entry] {
+        var entries: [FrameDiff.Entry] = []
+        collect(root, mapping: .identity, opacity: 1, clip: nil, screen: screen, isHeld: isHeld, into: &entries)
+        return entries
+    }
+
+    /// `clip` is the intersection of the clipping ancestors' frames on the screen (for a rotated clipping layer,
+    /// its bounding box), nil when no ancestor clips.
+    private static func collect(_ layer: Layer, mapping parent: ScreenMapping, opacity parentOpacity: Double, clip: Rect?,
+                                screen: Rect, isHeld: (Layer) -> Bool, into entries: inout [FrameDiff.Entry]) {
+        guard !layer.isHidden, !isHeld(layer) else { return }
+        let opacity = parentOpacity * layer.opacity
+        guard opacity > 0 else { return }
+        let mapping = parent.appending(layer)
+        let size = Size(width: layer.frame.width, height: layer.frame.height)
+        let frame = mapping.rect(covering: size)
+        if !frame.isEmpty, let source = compositeSource(of: layer) {
+            // A clip that cuts nothing is left off, so a clipping ancestor that moves around a child it fully shows
+            // does not make the child look changed.
+            let itemClip = clip.flatMap { $0.encloses(frame) ? nil : $0 }
+            let item = CompositeItem(source: source, frame: frame, opacity: opacity, clip: itemClip,
+                                     transform: mapping.isUpright ? nil : mapping.unitSquareTransform(for: size))
+            entries.append(FrameDiff.Entry(id: ObjectIdentifier(layer), item: item, visible: item.visibleFrame.intersection(screen)))
+        }
+        guard !layer.rasterizesSubtree else { return }
+        var childClip = clip
+        if layer.clipsToBounds {
+            childClip = clip.map { $0.intersection(frame) } ?? frame
+        }
+        if let childClip, childClip.isEmpty { return }
+        for child in layer.childrenInDrawingOrder {
+            collect(child, mapping: mapping, opacity: opacity, clip: childClip, screen: screen, isHeld: isHeld, into: &entries)
+        }
+    }
+
+    private static func compositeSource(of layer: Layer) -> CompositeItem.Source? {
+        let color: Color?
+        if layer.isDrawable {
+            if let surface = layer.renderedSurface { return .surface(surface) }
+            color = layer.placeholderColor
+        } else {
+            color = layer.backgroundColor
+        }
+        guard let color, color.alpha > 0 else { return nil }
+        return .color(color)
+    }
+}

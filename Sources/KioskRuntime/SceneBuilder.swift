@@ -1,0 +1,303 @@
+import Foundation
+import KioskCore
+import KioskRender
+import KioskScene
+
+/// A scene parsed and laid out, ready to become layers: the work of a load that can run off the loop (parsing,
+/// validation, measuring text with Pango). Text is measured with the data values and the clock time of the
+/// request. An immutable value; made on a background queue, used on the main thread.
+struct PreparedScene: Sendable {
+    var scene: Scene
+    /// The scene file, or `"inline"`.
+    var source: String
+    /// The size the scene is laid out at, and the screen it is shown on (the engine root's size).
+    var size: Size
+    var screen: Size
+    /// Each page's name and its widgets as laid out, in scene order.
+    var pages: [(name: String, widgets: [LaidOutWidget])]
+}
+
+/// The layers and nodes made for one scene, installed all at once. Main thread.
+struct BuiltScene {
+    var scene: Scene
+    var source: String
+    var root: Layer
+    var pageLayers: [String: Layer]
+    var nodes: [WidgetNode]
+    var byID: [String: WidgetNode]
+    var byKey: [String: [WidgetNode]]
+}
+
+/// Widget to layer and content: lays a scene out (`prepare`, any thread, a pure function of values), makes its
+/// layer tree (`build`), and sets a node's layers and content from its model (`configure`, `content(for:)`).
+///
+/// Lives on the main thread with the engine, except `prepare` and `naturalSize`, which are static and touch no
+/// state.
+final class SceneBuilder {
+    /// Placeholder shown for a bound key with no value yet.
+    static let placeholder = "–"
+
+    let engine: LayerEngine
+    /// The wall-clock time clocks show, in seconds since the epoch.
+    let now: () -> Int
+    /// The data values widgets show; the controller changes them (`data.set`).
+    var values: [String: String]
+
+    init(engine: LayerEngine, values: [String: String], clock: @escaping () -> Int) {
+        self.engine = engine
+        self.values = values
+        now = clock
+    }
+
+    // MARK: Preparing (any thread)
+
+    /// Lays every page of `scene` out for a `screen`-sized root. Pure: safe on any thread.
+    static func prepare(_ scene: Scene, source: String, screen: Size, values: [String: String], time: Int) -> PreparedScene {
+        let size = layoutSize(of: scene, screen: screen)
+        let pages = scene.pages.map { page in
+            (name: page.name, widgets: SceneLayout.layout(page.widgets, in: size) { widget, maxWidth in
+                naturalSize(of: widget, maxWidth: maxWidth, scene: scene, values: values, time: time)
+            })
+        }
+        return PreparedScene(scene: scene, source: source, size: size, screen: screen, pages: pages)
+    }
+
+    /// The size a scene is laid out at.
+    static func layoutSize(of scene: Scene, screen: Size) -> Size {
+        switch scene.size {
+        case .display: screen
+        case .fixed(let width, let height): Size(width: width, height: height)
+        }
+    }
+
+    /// A widget's natural size for layout: text and the like measure their text; the rest have none.
+    static func naturalSize(of widget: Widget, maxWidth: Double?, scene: Scene, values: [String: String], time: Int) -> Size? {
+        let font = StyleMapping.font(widget.style.font, inherited: scene.font)
+        let inset = 2 * Int((widget.style.border?.width ?? 0).rounded(.up))
+        func measure(_ text: String, markup: Bool = false) -> Size {
+            let s = TextContent.measure(text, isMarkup: markup, font: font, maxWidth: maxWidth.map { max(Int($0) - inset, 1) })
+            return Size(width: s.width + inset, height: s.height + inset)
+        }
+        switch widget.content {
+        case .text(let t): return measure(t.text.render(values, placeholder: SceneBuilder.placeholder), markup: t.markup)
+        case .clock(let c): return measure(ClockContent.format(time: time, format: c.format, timeZone: Self.zone(c.timezone)))
+        case .button(let b):
+            let s = measure(b.label.render(values, placeholder: SceneBuilder.placeholder))
+            return Size(width: s.width + 48, height: s.height + 24)
+        case .ticker(let t):
+            let s = measure(t.text.render(values, placeholder: SceneBuilder.placeholder))
+            return Size(width: Int(maxWidth ?? Double(s.width)), height: s.height + 8)
+        case .fps: return Size(width: 160, height: 36)
+        default: return nil
+        }
+    }
+
+    // MARK: Building (main thread)
+
+    /// Makes the layers of a prepared scene, showing `currentPage` (hidden pages still render).
+    func build(_ prepared: PreparedScene, currentPage: String) -> BuiltScene {
+        let scene = prepared.scene, size = prepared.size, screen = prepared.screen
+        let root = Layer(frame: Rect(x: (screen.width - size.width) / 2, y: (screen.height - size.height) / 2,
+                                     width: size.width, height: size.height), name: "scene")
+        if case .fixed = scene.size {
+            let scale = min(Double(screen.width) / Double(size.width), Double(screen.height) / Double(size.height))
+            root.transform = .scale(scale)
+        }
+        root.content = RectContent(fill: scene.background.map(StyleMapping.fill) ?? .solid(.black))
+        root.holdsChildrenUntilReady = true
+        var built = BuiltScene(scene: scene, source: prepared.source, root: root, pageLayers: [:], nodes: [], byID: [:], byKey: [:])
+        for page in prepared.pages {
+            let pageLayer = Layer(frame: Rect(size: size), name: "page \(page.name)")
+            pageLayer.isHidden = page.name != currentPage
+            root.addChild(pageLayer)
+            built.pageLayers[page.name] = pageLayer
+            for item in page.widgets {
+                let node = makeNode(item, page: page.name, scene: scene)
+                pageLayer.addChild(node.layer)
+                for n in node.flattened {
+                    built.nodes.append(n)
+                    if let id = n.id { built.byID[id] = n }
+                    for key in n.boundKeys { built.byKey[key, default: []].append(n) }
+                }
+            }
+        }
+        return built
+    }
+
+    private func makeNode(_ item: LaidOutWidget, page: String, scene: Scene) -> WidgetNode {
+        let node = WidgetNode(widget: item.widget, page: page)
+        if case .progress(let p) = item.widget.content { node.progressShown = progressValue(p) }
+        node.layer.frame = item.frame
+        configure(node, scene: scene)
+        for child in item.children {
+            let childNode = makeNode(child, page: page, scene: scene)
+            node.children.append(childNode)
+            node.layer.addChild(childNode.layer)
+        }
+        return node
+    }
+
+    /// Lays the top-level `nodes` of a page out again from their current models, keeping the nodes and layers
+    /// (after `widget.set` moved or resized one).
+    func relayout(_ tops: [WidgetNode], in size: Size, scene: Scene) {
+        func model(_ node: WidgetNode) -> Widget {
+            var w = node.widget
+            switch w.content {
+            case .row(var c): c.children = node.children.map(model); w.content = .row(c)
+            case .column(var c): c.children = node.children.map(model); w.content = .column(c)
+            case .stack: w.content = .stack(children: node.children.map(model))
+            default: break
+            }
+            return w
+        }
+        let values = self.values, time = now()
+        let laidOut = SceneLayout.layout(tops.map(model), in: size) { widget, maxWidth in
+            Self.naturalSize(of: widget, maxWidth: maxWidth, scene: scene, values: values, time: time)
+        }
+        func apply(_ items: [LaidOutWidget], _ nodes: [WidgetNode]) {
+            for (item, node) in zip(items, nodes) {
+                if node.layer.frame != item.frame {
+                    node.layer.frame = item.frame
+                    configure(node, scene: scene)
+                }
+                apply(item.children, node.children)
+            }
+        }
+        apply(laidOut, tops)
+    }
+
+    // MARK: Layers and content (main thread)
+
+    /// Sets the node's layers from its model: box, body, opacity. Called at build and after `widget.set`.
+    func configure(_ node: WidgetNode, scene: Scene) {
+        let widget = node.widget
+        let style = widget.style
+        let layer = node.layer
+        layer.opacity = style.opacity ?? 1
+        layer.isHidden = node.isHidden
+        let size = layer.frame.size
+        let border = style.border.map { RectContent.Border(width: $0.width, color: StyleMapping.color($0.colour)) }
+        let radius = style.cornerRadius ?? 0
+        var boxFill = style.background.map(StyleMapping.fill)
+        switch widget.content {
+        case .panel where boxFill == nil: boxFill = .solid(Color(red: 1, green: 1, blue: 1, alpha: 0.08))
+        case .progress where boxFill == nil: boxFill = .solid(Color(red: 1, green: 1, blue: 1, alpha: 0.13))
+        case .button: boxFill = nil  // the button draws its own box, per state
+        default: break
+        }
+        if widget.type == .button {
+            layer.content = nil
+        } else if let boxFill {
+            layer.content = RectContent(fill: boxFill, cornerRadius: widget.type == .panel ? max(radius, 12) : radius, border: border)
+        } else if let border {
+            layer.content = RectContent(fill: .solid(.clear), cornerRadius: radius, border: border)
+        } else {
+            layer.content = nil
+        }
+        layer.clipsToBounds = widget.type == .ticker
+
+        let inset = Int((style.border?.width ?? 0).rounded(.up))
+        let bodyFrame = Rect(x: inset, y: inset, width: max(size.width - 2 * inset, 0), height: max(size.height - 2 * inset, 0))
+        switch widget.content {
+        case .rect, .panel, .row, .column, .stack:
+            node.body?.removeFromParent()
+            node.body = nil
+        case .ticker:
+            let body = ensureBody(node)
+            body.content = content(for: node, scene: scene)
+            if let ticker = body.content as? TickerTextContent, let natural = try? ticker.naturalSize() {
+                node.tickerStripWidth = natural.width
+                body.frame = Rect(x: body.frame.x, y: (size.height - natural.height) / 2, width: natural.width, height: natural.height)
+            }
+        case .progress:
+            let body = ensureBody(node)
+            body.content = nil
+            body.backgroundColor = style.foreground.map(StyleMapping.color) ?? Color(rgb: 0x4CC2FF)
+            body.frame = progressFrame(node, value: node.progressShown)
+        default:
+            let body = ensureBody(node)
+            body.frame = bodyFrame
+            body.content = content(for: node, scene: scene)
+        }
+    }
+
+    private func ensureBody(_ node: WidgetNode) -> Layer {
+        if let body = node.body { return body }
+        let body = Layer(name: "\(node.layer.name ?? "widget").body")
+        node.layer.insertChild(body, at: 0)
+        node.body = body
+        return body
+    }
+
+    func progressFrame(_ node: WidgetNode, value: Double) -> Rect {
+        let size = node.layer.frame.size
+        return Rect(x: 0, y: 0, width: Int((Double(size.width) * min(max(value, 0), 1)).rounded()), height: size.height)
+    }
+
+    func progressValue(_ p: ProgressProperties) -> Double {
+        switch p.value {
+        case .constant(let v): return v
+        case .bound(let key, let lo, let hi):
+            guard let text = values[key], let v = Double(text.trimmingCharacters(in: .whitespaces)), hi > lo else { return 0 }
+            return min(max((v - lo) / (hi - lo), 0), 1)
+        }
+    }
+
+    /// What the body of a content widget draws now.
+    func content(for node: WidgetNode, scene: Scene) -> (any LayerContent)? {
+        let widget = node.widget
+        let style = widget.style
+        let font = StyleMapping.font(style.font, inherited: scene.font)
+        let foreground = style.foreground.map(StyleMapping.color) ?? .white
+        switch widget.content {
+        case .text(let t):
+            return TextContent(t.text.render(values, placeholder: SceneBuilder.placeholder), isMarkup: t.markup, font: font,
+                               color: foreground, alignment: TextContent.Alignment(rawValue: t.align.rawValue) ?? .left,
+                               wrap: TextContent.Wrap(rawValue: t.wrap.rawValue) ?? .word,
+                               ellipsize: TextContent.Ellipsize(rawValue: t.ellipsize.rawValue) ?? .end,
+                               maxLines: t.maxLines, centersVertically: true, shrinksToFit: t.shrinkToFit)
+        case .image(let i):
+            return ImageContent(path: i.path, fit: ImageContent.Fit(rawValue: i.fit.rawValue) ?? .contain)
+        case .clock(let c):
+            let text = ClockContent.format(time: now(), format: c.format, timeZone: Self.zone(c.timezone))
+            node.clockText = text
+            return ClockContent(text: text, font: font, color: foreground, alignment: .left)
+        case .ticker(let t):
+            return TickerTextContent(t.text.render(values, placeholder: SceneBuilder.placeholder), font: font, color: foreground, padding: 0)
+        case .qrcode(let q):
+            return QRCodeContent(text: q.text.render(values, placeholder: SceneBuilder.placeholder),
+                                 foreground: style.foreground.map(StyleMapping.color) ?? .black,
+                                 background: style.background.flatMap { if case .colour(let c) = $0 { StyleMapping.color(c) } else { nil } } ?? .white)
+        case .sparkline:
+            return SparklineContent(values: node.series, color: foreground,
+                                    fill: Color(red: foreground.red, green: foreground.green, blue: foreground.blue, alpha: 0.2))
+        case .button(let b):
+            let state: ButtonProperties.State = b.enabled ? node.buttonState : .disabled
+            let look = b.states[state].map { merged(style, $0) } ?? style
+            return ButtonContent(label: b.label.render(values, placeholder: SceneBuilder.placeholder),
+                                 font: StyleMapping.font(look.font, inherited: scene.font),
+                                 textColor: look.foreground.map(StyleMapping.color) ?? .white,
+                                 fill: look.background.map(StyleMapping.fill) ?? .solid(Color(rgb: 0x2F6FEB)),
+                                 cornerRadius: look.cornerRadius ?? 10,
+                                 border: look.border.map { RectContent.Border(width: $0.width, color: StyleMapping.color($0.colour)) },
+                                 state: ButtonContent.State(rawValue: state.rawValue) ?? .normal)
+        case .fps:
+            let stats = engine.stats
+            return FPSOverlayContent(framesPerSecond: stats.fps, frameMilliseconds: stats.fps > 0 ? 1000 / stats.fps : 0,
+                                     droppedFrames: stats.staleRendersDropped)
+        case .rect, .panel, .progress, .row, .column, .stack:
+            return nil
+        }
+    }
+
+    private func merged(_ base: Style, _ over: Style) -> Style {
+        Style(background: over.background ?? base.background, foreground: over.foreground ?? base.foreground,
+              cornerRadius: over.cornerRadius ?? base.cornerRadius, border: over.border ?? base.border,
+              opacity: over.opacity ?? base.opacity, font: over.font ?? base.font)
+    }
+
+    static func zone(_ name: String?) -> ClockContent.TimeZone {
+        guard let name else { return .local }
+        return name == "UTC" ? .utc : .named(name)
+    }
+}

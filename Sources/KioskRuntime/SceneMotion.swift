@@ -1,0 +1,131 @@
+import Glibc
+import KioskCore
+import KioskRender
+import KioskScene
+
+/// What moves by itself in the running scene: clocks (a timer at each wall-clock second), `fps` widgets (a timer
+/// each second), tickers (on the display link), and the animations of bound values (a progress bar easing to its
+/// value, `on_change` pulses and flashes).
+///
+/// Lives on the main thread with the engine and the nodes it moves.
+final class SceneMotion {
+    private let engine: LayerEngine
+    private let builder: SceneBuilder
+    private var nodes: [WidgetNode] = []
+    private var scene: Scene?
+    private var clockTimer: TimerHandle?
+    private var fpsTimer: TimerHandle?
+
+    init(engine: LayerEngine, builder: SceneBuilder) {
+        self.engine = engine
+        self.builder = builder
+    }
+
+    deinit {
+        clockTimer?.cancel()
+        fpsTimer?.cancel()
+    }
+
+    /// Moves the nodes of the scene now shown: starts its tickers and the clock and fps timers it needs.
+    func start(_ nodes: [WidgetNode], of scene: Scene) {
+        self.nodes = nodes
+        self.scene = scene
+        for node in nodes { startTicker(node) }
+        clockTimer?.cancel()
+        fpsTimer?.cancel()
+        clockTimer = nil
+        fpsTimer = nil
+        if nodes.contains(where: { $0.widget.type == .clock }) {
+            // Fire just after each second boundary of the wall clock, when a clock's text can change.
+            var ts = timespec()
+            clock_gettime(CLOCK_REALTIME, &ts)
+            let untilNextSecond = Duration.nanoseconds(1_000_000_000 - Int64(ts.tv_nsec) + 2_000_000)
+            clockTimer = engine.loop.addTimer(after: untilNextSecond, repeating: .seconds(1)) { [weak self] in self?.tickClocks() }
+        }
+        if nodes.contains(where: { $0.widget.type == .fps }) {
+            fpsTimer = engine.loop.addTimer(after: .seconds(1), repeating: .seconds(1)) { [weak self] in self?.tickFPS() }
+        }
+    }
+
+    /// Re-renders each clock whose text changed (a minutes-only clock re-renders once a minute).
+    func tickClocks() {
+        guard let scene else { return }
+        let time = builder.now()
+        for node in nodes {
+            guard case .clock(let c) = node.widget.content, let body = node.body else { continue }
+            let text = ClockContent.format(time: time, format: c.format, timeZone: SceneBuilder.zone(c.timezone))
+            guard text != node.clockText else { continue }
+            body.content = builder.content(for: node, scene: scene)
+        }
+    }
+
+    private func tickFPS() {
+        guard let scene else { return }
+        for node in nodes where node.widget.type == .fps {
+            node.body?.content = builder.content(for: node, scene: scene)
+        }
+    }
+
+    /// Tickers move on the display link: the strip's position is a function of the vblank time, so the text is
+    /// rendered once and only moves. Restarts a ticker that was moving (after `widget.set`).
+    func startTicker(_ node: WidgetNode) {
+        guard case .ticker = node.widget.content, node.body != nil else { return }
+        node.tickerStart = nil
+        if let token = node.tickerToken { engine.removeAnimation(token) }
+        node.tickerToken = engine.addAnimation(target: node) { node, tick in
+            guard node.body != nil else { return false }
+            let start = node.tickerStart ?? tick.nextVblank
+            node.tickerStart = start
+            SceneMotion.placeTicker(node, at: (tick.nextVblank - start).milliseconds / 1000)
+            return true
+        }
+    }
+
+    /// Puts a ticker's strip where it is `t` seconds after it started: entering at the right edge, leaving at the
+    /// left, then again.
+    static func placeTicker(_ node: WidgetNode, at t: Double) {
+        guard case .ticker(let ticker) = node.widget.content, let strip = node.body else { return }
+        let width = node.layer.frame.width
+        let travel = Double(width + max(node.tickerStripWidth, 1))
+        let offset = (t * ticker.speed).truncatingRemainder(dividingBy: travel)
+        var frame = strip.frame
+        frame.x = width - Int(offset.rounded())
+        if frame != strip.frame { strip.frame = frame }
+    }
+
+    /// A progress bar eases to its new value over a third of a second; only the fill layer's width changes.
+    func animateProgress(_ node: WidgetNode, to target: Double) {
+        if let token = node.progressAnimation { engine.removeAnimation(token) }
+        let from = node.progressShown
+        var start: MonotonicInstant?
+        node.progressAnimation = engine.addAnimation(target: node) { [weak builder] node, tick in
+            guard let builder, let body = node.body else { return false }
+            let t0 = start ?? tick.nextVblank
+            start = t0
+            let f = min((tick.nextVblank - t0).milliseconds / 300, 1)
+            node.progressShown = from + (target - from) * TimingFunction.easeOut.value(at: f)
+            body.frame = builder.progressFrame(node, value: node.progressShown)
+            if f >= 1 { node.progressAnimation = nil }
+            return f < 1
+        }
+    }
+
+    /// `on_change`: pulse scales the widget up and back; flash dims and restores it.
+    func playChangeEffect(on node: WidgetNode) {
+        guard let effect = node.widget.onChange, effect != .none else { return }
+        var start: MonotonicInstant?
+        let baseOpacity = node.widget.style.opacity ?? 1
+        engine.addAnimation(target: node.layer) { layer, tick in
+            let t0 = start ?? tick.nextVblank
+            start = t0
+            let f = min((tick.nextVblank - t0).milliseconds / 450, 1)
+            let bump = sin(Double.pi * TimingFunction.easeInOut.value(at: f))
+            switch effect {
+            case .pulse: layer.transform.scaleX = 1 + 0.08 * bump; layer.transform.scaleY = 1 + 0.08 * bump
+            case .flash: layer.opacity = baseOpacity * (1 - 0.6 * bump)
+            case .none: break
+            }
+            return f < 1
+        }
+    }
+}

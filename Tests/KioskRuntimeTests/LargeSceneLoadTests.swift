@@ -1,0 +1,95 @@
+import Foundation
+import KioskCore
+import KioskDisplay
+import KioskRender
+import KioskRuntime
+import KioskScene
+import XCTest
+
+/// A scene load does its heavy work off the loop: while a ~4 MiB scene file is read, validated and laid out,
+/// frames keep flipping on time. Headless backend on a real epoll loop, so flips are real timer wake-ups.
+final class LargeSceneLoadTests: XCTestCase {
+    /// 30 Hz: two refresh periods are 67 ms, far below what parsing 4 MiB of YAML on the loop would take, and far
+    /// enough above the scheduling noise of a busy build machine.
+    private let mode = DisplayMode(width: 320, height: 240, refreshMilliHz: 30_000)
+
+    /// A scene just under the 4 MiB limit: a few widgets, and a large `data` section (thousands of keys, the bulk
+    /// of the bytes), which costs YAML parsing and validation but little to build.
+    private func writeLargeScene(to url: URL) throws -> Int {
+        var yaml = """
+        size: display
+        background: "#0000ff"
+        pages:
+          - name: big
+            widgets:
+              - {id: marker, type: text, text: "{k0}", x: 0, y: 0, width: 100%, height: 50%, foreground: white}
+        data:
+
+        """
+        let value = String(repeating: "x", count: 180)
+        var k = 0
+        while yaml.utf8.count < 4 * 1024 * 1024 - 4096 {
+            yaml += "  k\(k): \"\(value)\"\n"
+            k += 1
+        }
+        try yaml.write(to: url, atomically: true, encoding: .utf8)
+        return yaml.utf8.count
+    }
+
+    func testLoadingAFourMebibyteSceneDoesNotDelayAFlip() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-large-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bigFile = directory.appendingPathComponent("big.yaml")
+        let bytes = try writeLargeScene(to: bigFile)
+        XCTAssertGreaterThan(bytes, 4_000_000)
+
+        let loop = try MainLoop.epoll()
+        let backend = try HeadlessBackend(mode: mode, bufferCount: 2)
+        let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: mode.size),
+                                     pool: RenderQueuePool(strategy: .roundRobin, workerCount: 1))
+        // A ticker keeps the display link, and so the flips, going the whole time.
+        let first = try SceneLoader.parse(data: Data("""
+            pages:
+              - name: small
+                widgets:
+                  - {id: news, type: ticker, text: "moving along", speed: 60, x: 0, y: 0, width: 100%, height: 40}
+            """.utf8), file: "small", baseDirectory: directory.path).scene
+        let stage = SceneStage(engine: engine, scene: first, source: "small")
+        var loaded: [String] = []
+        stage.onEvent = { if case .sceneLoaded(let source, _) = $0 { loaded.append(source) } }
+        var flips: [ContinuousClock.Instant] = []
+        engine.onFlip = { _ in flips.append(.now) }
+        try engine.start()
+        defer { engine.stop() }
+
+        XCTAssertTrue(spin(loop, seconds: 10) { flips.count >= 10 }, "frames flip before the load")
+        var outcome: Result<Void, StageError>?
+        let requested = ContinuousClock.now
+        stage.loadScene(path: bigFile.path) { outcome = $0 }
+        XCTAssertTrue(spin(loop, seconds: 60) { outcome != nil }, "the load completes")
+        let answered = ContinuousClock.now
+        XCTAssertNoThrow(try outcome?.get())
+        XCTAssertTrue(spin(loop, seconds: 30) { loaded == [bigFile.path] }, "the new scene is shown")
+        XCTAssertEqual(stage.source, bigFile.path)
+        XCTAssertEqual(stage.data(keys: ["k0"])["k0"]?.count, 180)
+
+        // Every interval between flips that ends while the load was under way (from the request until its answer,
+        // which includes building the layers on the loop) is at most two refresh periods.
+        let period = Duration.nanoseconds(Int64(1_000_000_000_000 / Int64(mode.refreshMilliHz)))
+        let during = zip(flips, flips.dropFirst()).filter { $0.1 > requested && $0.0 < answered }
+        XCTAssertGreaterThan(during.count, 3, "frames flipped while the scene loaded (\(answered - requested))")
+        let longest = during.map { $0.1 - $0.0 }.max() ?? .zero
+        XCTAssertLessThanOrEqual(longest, period * 2, "longest flip interval during a \(bytes)-byte load")
+    }
+
+    /// Turns `loop` until `done`, or until `seconds` have passed; whether `done` became true.
+    private func spin(_ loop: MainLoop, seconds: Int, until done: () -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while !done() {
+            if ContinuousClock.now >= deadline { return false }
+            loop.runOnce(timeout: .milliseconds(100))
+        }
+        return true
+    }
+}
