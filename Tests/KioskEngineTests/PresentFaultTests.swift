@@ -20,9 +20,10 @@ final class PresentFaultTests: XCTestCase {
         var faults: [FrameFault] = []
         var fatal: FatalFrameError?
 
-        init() throws {
+        /// - mode, modes: the output's mode and its connector's modes (see `FaultInjectingBackend`).
+        init(mode: DisplayMode = EngineHarness.mode, modes: [DisplayMode]? = nil) throws {
             (loop, poller) = MainLoop.manual()
-            backend = try FaultInjectingBackend(mode: EngineHarness.mode)
+            backend = try FaultInjectingBackend(mode: mode, modes: modes)
             compositor = RecordingCompositor(size: EngineHarness.mode.size)
             engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: pool)
             layer = Layer(frame: Rect(x: 0, y: 0, width: 16, height: 16), content: SolidContent(color: red), name: "tile")
@@ -205,12 +206,66 @@ final class PresentFaultTests: XCTestCase {
     func testEINVALWithNothingLeftToFallBackToIsFatal() throws {
         let h = try Harness()
         h.run(for: .milliseconds(50))
-        h.backend.fallbacksAvailable = 0
+        h.backend.refusedConfigurations = [OutputConfiguration(.legacy, h.backend.info.mode)]
         h.backend.presentFaults = [h.backend.presentCalls + 1: ENOSPC]
         h.show(green)
         h.run(for: .milliseconds(50))
         XCTAssertEqual(h.fatal?.code, .presentFailed)
         XCTAssertEqual(h.frontPixel, xrgb(red))
+    }
+
+    /// The connector offers the requested 75 Hz mode and a preferred 60 Hz one of the same size.
+    private let requested75 = DisplayMode(width: 64, height: 48, refreshMilliHz: 75_000)
+    private let preferred60 = DisplayMode(width: 64, height: 48, refreshMilliHz: 60_000, isPreferred: true)
+
+    func testEINVALFallsBackFromAtomicToLegacyThenToThePreferredMode() throws {
+        let h = try Harness(mode: requested75, modes: [requested75, preferred60])
+        h.run(for: .milliseconds(50))
+        h.backend.presentFaults = [h.backend.presentCalls + 1: EINVAL]
+        h.show(green)
+        h.run(for: .milliseconds(50))
+        XCTAssertEqual(h.backend.info.commitAPI, .legacy, "first the commit API falls back")
+        XCTAssertEqual(h.backend.info.mode, requested75, "and the requested mode is kept")
+        XCTAssertEqual(h.frontPixel, xrgb(green))
+
+        h.backend.presentFaults = [h.backend.presentCalls + 1: ENOSPC]
+        h.show(blue)
+        let iterations = h.run(for: .milliseconds(100))
+        XCTAssertEqual(h.backend.fallbackAttempts, [OutputConfiguration(.legacy, requested75), OutputConfiguration(.atomic, preferred60)])
+        XCTAssertEqual(h.backend.info.mode, preferred60, "then the mode falls back to the preferred one")
+        XCTAssertEqual(h.backend.info.commitAPI, .atomic, "with atomic commits again, probed first")
+        XCTAssertEqual(h.engine.stats.presentFailures, ["EINVAL": 1, "ENOSPC": 1])
+        XCTAssertEqual(h.faults.map(\.code), [.presentFailed, .presentFailed])
+        XCTAssertEqual(h.frontPixel, xrgb(blue), "the frame went out in the preferred mode")
+        XCTAssertNil(h.fatal)
+        XCTAssertLessThan(iterations, iterationBound)
+    }
+
+    func testARefusedFallbackIsSkippedForTheNextOne() throws {
+        let h = try Harness(mode: requested75, modes: [requested75, preferred60])
+        h.run(for: .milliseconds(50))
+        h.backend.refusedConfigurations = [OutputConfiguration(.legacy, requested75), OutputConfiguration(.atomic, preferred60)]
+        h.backend.presentFaults = [h.backend.presentCalls + 1: EINVAL]
+        h.show(green)
+        h.run(for: .milliseconds(50))
+        XCTAssertEqual(h.backend.info.commitAPI, .legacy)
+        XCTAssertEqual(h.backend.info.mode, preferred60)
+        XCTAssertEqual(h.frontPixel, xrgb(green))
+        XCTAssertNil(h.fatal)
+    }
+
+    func testAPreferredModeOfAnotherSizeIsNoFallbackSoTheFaultIsFatalOnceLegacyIsRefused() throws {
+        let large = DisplayMode(width: 128, height: 96, refreshMilliHz: 60_000, isPreferred: true)
+        let h = try Harness(mode: requested75, modes: [large, requested75])
+        h.run(for: .milliseconds(50))
+        h.backend.presentFaults = [h.backend.presentCalls + 1: EINVAL, h.backend.presentCalls + 2: EINVAL]
+        h.show(green)
+        let iterations = h.run(for: .milliseconds(100))
+        XCTAssertEqual(h.backend.fallbackAttempts, [OutputConfiguration(.legacy, requested75)])
+        XCTAssertEqual(h.fatal?.code, .presentFailed)
+        XCTAssertTrue(h.fatal?.message.contains("nothing left to fall back to") ?? false, h.fatal?.message ?? "no fatal error")
+        XCTAssertEqual(h.backend.info.mode.size, EngineHarness.mode.size, "the size never changes under the compositor")
+        XCTAssertLessThan(iterations, iterationBound)
     }
 
     func testAFlipThatNeverCompletesTimesOutAndTheOutputIsModesetAgain() throws {

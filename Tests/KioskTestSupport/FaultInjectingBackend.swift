@@ -15,9 +15,15 @@ public final class FaultInjectingBackend: DisplayBackend {
     public var flipsNeverComplete = false
     /// While positive, `reacquire` throws EACCES (another master holds the device) and counts down.
     public var reacquireRefusals = 0
-    /// `fallBack` succeeds this many times, reporting `fallbackChoice`; afterwards it throws.
-    public var fallbacksAvailable = 1
-    public var fallbackChoice = "legacy commits"
+    /// The connector's modes (the preferred one flagged): what `fallBack` may fall back to.
+    public let modes: [DisplayMode]
+    /// The commit API and mode in use; `info` reports them. Starts atomic with the mode given.
+    public private(set) var configuration: OutputConfiguration
+    /// Configurations the simulated kernel refuses when `fallBack` tries them.
+    public var refusedConfigurations: Set<OutputConfiguration> = []
+    /// The configurations `fallBack` tried, in order, refused or not.
+    public private(set) var fallbackAttempts: [OutputConfiguration] = []
+    private var fallbackSteps: [OutputConfiguration]?
 
     public private(set) var presentCalls = 0
     public private(set) var reacquireCalls = 0
@@ -29,11 +35,25 @@ public final class FaultInjectingBackend: DisplayBackend {
     /// A flip accepted while `flipsNeverComplete` was on: it holds a buffer until `reacquire`.
     private var swallowedFlip: PixelBuffer?
 
-    public init(mode: DisplayMode = DisplayMode(width: 64, height: 48, refreshMilliHz: 60_000), bufferCount: Int = 2) throws {
+    /// - modes: the connector's modes; by default `mode` alone, as the preferred one.
+    public init(mode: DisplayMode = DisplayMode(width: 64, height: 48, refreshMilliHz: 60_000), modes: [DisplayMode]? = nil,
+                bufferCount: Int = 2) throws {
         headless = try HeadlessBackend(mode: mode, bufferCount: bufferCount)
+        var preferred = mode
+        preferred.isPreferred = true
+        let modes = modes ?? [preferred]
+        self.modes = modes
+        // The connector's own entry for the mode, as the DRM backend keeps it (with its preferred flag).
+        let current = modes.first { $0.size == mode.size && $0.refreshMilliHz == mode.refreshMilliHz } ?? mode
+        configuration = OutputConfiguration(.atomic, current)
     }
 
-    public var info: OutputInfo { headless.info }
+    public var info: OutputInfo {
+        var info = headless.info
+        info.mode = configuration.mode
+        info.commitAPI = configuration.commitAPI
+        return info
+    }
     public var isFlipPending: Bool { swallowedFlip != nil || headless.isFlipPending }
     public var isPoweredOn: Bool { headless.isPoweredOn }
 
@@ -80,11 +100,26 @@ public final class FaultInjectingBackend: DisplayBackend {
         try headless.reacquire()
     }
 
+    /// Walks `ConfigurationFallback` as the DRM backend does, with `refusedConfigurations` standing in for the
+    /// kernel's TEST_ONLY and modeset answers.
     public func fallBack(after failure: PresentFailure) throws -> String {
         fallBackCalls += 1
-        guard fallbacksAvailable > 0 else { throw DisplayError("connector \(info.connector): nothing left to fall back to") }
-        fallbacksAvailable -= 1
-        return fallbackChoice
+        if fallbackSteps == nil {
+            fallbackSteps = ConfigurationFallback(from: configuration, modes: modes, atomicAvailable: true).steps
+        }
+        while let step = fallbackSteps?.first {
+            fallbackSteps?.removeFirst()
+            fallbackAttempts.append(step)
+            if refusedConfigurations.contains(step) { continue }
+            configuration = step
+            if let buffer = swallowedFlip {
+                swallowedFlip = nil
+                headless.releaseBuffer(buffer)
+            }
+            return step.description
+        }
+        throw DisplayError("connector \(info.connector): \(failure.errnoName) at commit with \(configuration); nothing left to fall back to",
+                           errno: failure.errno)
     }
 
     /// The device goes away: as the DRM backend does on EPOLLHUP.

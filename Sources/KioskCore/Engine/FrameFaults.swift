@@ -138,6 +138,11 @@ extension LayerEngine {
             report(FrameFault(code: .presentFailed, message: failure.message))
             do {
                 let chosen = try backend.fallBack(after: failure)
+                // The compositor, the buffers and the scene are sized to the mode: a fallback never changes it.
+                guard backend.info.mode.size == compositor.size else {
+                    fail(FatalFrameError(code: .presentFailed, message: "\(failure.message); the fallback (\(chosen)) changed the mode's size to \(backend.info.mode.size)"))
+                    return
+                }
                 logger.warning("\(backend.info.connector): \(failure.errnoName) at commit; fell back to \(chosen)")
                 redrawEverything()
             } catch {

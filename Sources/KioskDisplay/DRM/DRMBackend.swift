@@ -37,7 +37,10 @@ public final class DRMBackend: DisplayBackend {
     private enum BufferState { case free, acquired, pending, front }
 
     public let card: DRMCard
-    public let plan: DRMOutputPlan
+    /// Its mode changes only when a refused configuration falls back to the preferred mode (`fallBack`).
+    public internal(set) var plan: DRMOutputPlan
+    /// The configurations still to try after a refused commit (`fallBack`); nil until the first refusal.
+    var fallbackSteps: [OutputConfiguration]?
     /// Atomic unless the kernel refused an atomic commit and the output fell back to legacy (`fallBack`).
     public internal(set) var commitAPI: CommitAPI
     public internal(set) var info: OutputInfo
@@ -176,7 +179,7 @@ public final class DRMBackend: DisplayBackend {
         if modeBlobID != 0 { drmModeDestroyPropertyBlob(card.fd, modeBlobID) }
         modeBlobID = 0
         let rc = drmModeCreatePropertyBlob(card.fd, &mode, MemoryLayout<drmModeModeInfo>.size, &modeBlobID)
-        guard rc == 0 else { throw DisplayError("CRTC \(plan.crtc.id): create MODE_ID blob failed: \(errnoDescription(-rc))") }
+        guard rc == 0 else { throw DisplayError("CRTC \(plan.crtc.id): create MODE_ID blob failed: \(errnoDescription(-rc))", errno: -rc) }
         let req = try AtomicRequest()
         let conn = plan.connector, crtc = plan.crtc.id
         req.add(conn.id, connectorProps["CRTC_ID"]?.id, UInt64(crtc), what: "connector \(conn.name) CRTC_ID")

@@ -3,7 +3,7 @@ import Glibc
 import KioskCore
 
 /// The DRM backend's session with the device: DRM master lost and regained, the device gone, and the fallback
-/// from atomic to legacy commits when the kernel refuses an atomic configuration. Main thread, like the backend.
+/// (atomic to legacy commits, the requested mode to the preferred one) when the kernel refuses a configuration. Main thread, like the backend.
 extension DRMBackend {
     /// The card's fd is ready. A hang-up or error means the device is gone (unplugged, driver unbound): under
     /// level-triggered epoll it would be reported again at every turn of the loop, so the fd is unwatched at once
@@ -50,18 +50,84 @@ extension DRMBackend {
         logger.info("connector \(info.connector): DRM master held, mode \(info.mode) set")
     }
 
-    /// After EINVAL or ENOSPC at commit: atomic falls back to legacy SetCrtc + PageFlip, which drivers accept for
-    /// the plain one-plane configuration kioskd uses. The legacy modeset is what probes it (legacy has no
-    /// TEST_ONLY). Throws when legacy is already in use: there is nothing left to fall back to.
+    /// After EINVAL or ENOSPC at commit: walks `ConfigurationFallback` (atomic to legacy commits, then the requested
+    /// mode to the connector's preferred one of the same size) from the configuration in use, and uses the first
+    /// step the kernel takes. An atomic step is probed with a TEST_ONLY modeset first; a legacy one has no probe,
+    /// its SetCrtc is the probe. Logs what was chosen; throws, naming the connector, the errno and every refusal,
+    /// when nothing is left.
     public func fallBack(after failure: PresentFailure) throws -> String {
-        guard commitAPI == .atomic else {
-            throw DisplayError("connector \(info.connector): \(failure.errnoName) with legacy commits; nothing left to fall back to", errno: failure.errno)
+        let refused = OutputConfiguration(commitAPI, plan.mode.mode)
+        if fallbackSteps == nil {
+            let fallback = ConfigurationFallback(from: refused, modes: plan.connector.modes.map(\.mode),
+                                                 atomicAvailable: commitAPI == .atomic)
+            if let note = fallback.note { logger.warning("connector \(info.connector): \(note)") }
+            fallbackSteps = fallback.steps
         }
         forgetPendingFlip()
-        try modesetLegacy(buffer: frontBuffer)
-        commitAPI = .legacy
-        info.commitAPI = .legacy
-        logger.warning("connector \(info.connector): atomic commits refused (\(failure.errnoName)); using legacy commits")
-        return "legacy commits"
+        var refusals: [String] = []
+        while let step = fallbackSteps?.first {
+            fallbackSteps?.removeFirst()
+            do {
+                try use(step)
+            } catch {
+                logger.warning("connector \(info.connector): fallback to \(step) refused: \(error)")
+                refusals.append("\(step): \(error)")
+                continue
+            }
+            logger.warning("connector \(info.connector): \(failure.errnoName) at commit with \(refused); fell back to \(step)")
+            return step.description
+        }
+        let tried = refusals.isEmpty ? "" : " (refused: \(refusals.joined(separator: "; ")))"
+        throw DisplayError("connector \(info.connector): \(failure.errnoName) at commit with \(refused); nothing left to fall back to\(tried)",
+                           errno: failure.errno)
+    }
+
+    /// Sets the mode of `step` with its commit API, showing the front buffer; the output keeps its configuration
+    /// when the kernel refuses.
+    private func use(_ step: OutputConfiguration) throws {
+        guard let mode = plan.connector.modes.first(where: { $0.mode == step.mode }) else {
+            throw DisplayError("connector \(info.connector): mode \(step.mode.exactDescription) is not offered")
+        }
+        let before = plan.mode
+        plan.mode = mode
+        do {
+            switch step.commitAPI {
+            case .atomic:
+                try probeAtomicModeset()
+                try modesetAtomic(buffer: frontBuffer)
+            case .legacy:
+                try modesetLegacy(buffer: frontBuffer)
+            case .headless:
+                preconditionFailure("DRM backend with headless commit API")
+            }
+        } catch {
+            plan.mode = before
+            throw error
+        }
+        commitAPI = step.commitAPI
+        info.commitAPI = step.commitAPI
+        info.mode = mode.mode
+    }
+
+    /// A TEST_ONLY atomic modeset of the plan's connector, CRTC, mode and primary plane with the front buffer:
+    /// whether the kernel would take that configuration, without changing anything.
+    private func probeAtomicModeset() throws {
+        var mode = plan.mode.raw
+        var blob: UInt32 = 0
+        let rc = drmModeCreatePropertyBlob(card.fd, &mode, MemoryLayout<drmModeModeInfo>.size, &blob)
+        guard rc == 0 else {
+            throw DisplayError("CRTC \(plan.crtc.id): create MODE_ID blob failed: \(errnoDescription(-rc))", errno: -rc)
+        }
+        defer { drmModeDestroyPropertyBlob(card.fd, blob) }
+        let req = try AtomicRequest()
+        let conn = plan.connector, crtc = plan.crtc.id
+        req.add(conn.id, connectorProps["CRTC_ID"]?.id, UInt64(crtc), what: "connector \(conn.name) CRTC_ID")
+        req.add(crtc, crtcProps["MODE_ID"]?.id, UInt64(blob), what: "CRTC \(crtc) MODE_ID")
+        req.add(crtc, crtcProps["ACTIVE"]?.id, 1, what: "CRTC \(crtc) ACTIVE")
+        addPlane(req, buffer: frontBuffer)
+        let flags = UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET) | UInt32(DRM_MODE_ATOMIC_TEST_ONLY)
+        if case .failure(let e) = req.commit(fd: card.fd, flags: flags, userData: nil) {
+            throw DisplayError("TEST_ONLY modeset \(plan.mode.mode.exactDescription) refused: \(e.message)", errno: e.errno)
+        }
     }
 }
