@@ -133,7 +133,7 @@ extension LayerEngine {
         case .regainMaster:
             masterLost(failure.message)
         case .exit:
-            fail(FatalFrameError(code: .deviceGone, message: "\(failure.message): the device is gone"))
+            fail(FatalFrameError(code: .deviceGone, message: "\(failure.message): device \(backend.info.device) is gone"))
         case .fallBack:
             report(FrameFault(code: .presentFailed, message: failure.message))
             do {
@@ -233,7 +233,7 @@ extension LayerEngine {
             // for it like for a lost master. A device that is gone is fatal.
             let failure = PresentFailure(error)
             if failure.policy == .exit {
-                fail(FatalFrameError(code: .deviceGone, message: "\(message); setting the mode again failed: \(failure.message)"))
+                fail(FatalFrameError(code: .deviceGone, message: "\(message); setting the mode again failed: \(failure.message): device \(backend.info.device) is gone"))
             } else {
                 masterLost(failure.message)
             }
