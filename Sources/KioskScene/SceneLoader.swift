@@ -11,26 +11,7 @@ public enum SceneLoader {
     /// back to Sans), never an error, because a missing font still leaves a usable screen.
     public static func load(path: String, limits: SceneLimits = SceneLimits(),
                             fontAvailable: ((String) -> Bool)? = nil) throws(SceneValidationError) -> LoadedScene {
-        let whole = SourceLocation(file: path, line: 1, column: 1)
-        func fail(_ message: String, at location: SourceLocation = whole) -> SceneValidationError {
-            SceneValidationError(diagnostics: [SceneDiagnostic(severity: .error, location: location, path: "", message: message)])
-        }
-        // Check the size before reading so a huge file (or a FIFO, /dev/zero) is never pulled into memory.
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        if let size = (attributes?[.size] as? NSNumber)?.intValue, size > limits.maximumBytes {
-            throw fail("scene file is \(size) bytes; the limit is \(limits.maximumBytes)")
-        }
-        if attributes?[.type] as? FileAttributeType == .typeDirectory { throw fail("the scene path is a directory, not a file") }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            let code = errno
-            throw fail(code == ENOENT ? "scene file not found" : "cannot read the scene file: \(errnoDescription(code))")
-        }
-        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        let data: Data
-        do { data = try handle.read(upToCount: limits.maximumBytes + 1) ?? Data() } catch {
-            throw fail("cannot read the scene file: \(error.localizedDescription)")
-        }
+        let data = try readDocument(path: path, maximumBytes: limits.maximumBytes, kind: "scene")
         let base = URL(fileURLWithPath: path).deletingLastPathComponent().path
         return try parse(data: data, file: path, baseDirectory: base, limits: limits, fontAvailable: fontAvailable)
     }
@@ -38,28 +19,10 @@ public enum SceneLoader {
     /// Validates scene text already in memory; `file` is only used to name it in diagnostics.
     public static func parse(data: Data, file: String, baseDirectory: String, limits: SceneLimits = SceneLimits(),
                              fontAvailable: ((String) -> Bool)? = nil) throws(SceneValidationError) -> LoadedScene {
-        func fail(_ message: String, line: Int = 1, column: Int = 1) -> SceneValidationError {
+        let root = try composeDocument(data: data, file: file, limits: limits, kind: "scene")
+        func fail(_ message: String) -> SceneValidationError {
             SceneValidationError(diagnostics: [SceneDiagnostic(
-                severity: .error, location: SourceLocation(file: file, line: line, column: column), path: "", message: message)])
-        }
-        if data.count > limits.maximumBytes {
-            throw fail("scene file is more than \(limits.maximumBytes) bytes, the limit")
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            let (line, column, byte) = UTF8Position.firstInvalid(in: data)
-            throw fail(String(format: "not UTF-8 text: invalid byte sequence starting with 0x%02X", byte), line: line, column: column)
-        }
-        if let (line, column) = FlowDepthScan.firstPositionDeeper(than: limits.maximumFlowDepth, in: text) {
-            throw fail("nesting deeper than \(limits.maximumFlowDepth) levels", line: line, column: column)
-        }
-        let root: Node?
-        do {
-            root = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            let (message, mark) = describe(error)
-            throw fail(message, line: mark?.line ?? 1, column: mark?.column ?? 1)
-        } catch {
-            throw fail("YAML: \(error)".replacingOccurrences(of: "\n", with: " "))
+                severity: .error, location: SourceLocation(file: file, line: 1, column: 1), path: "", message: message)])
         }
         guard let root else { throw fail("the scene file is empty; it needs 'pages' or 'widgets'") }
         let decoder = SceneDecoder(file: file, baseDirectory: baseDirectory, limits: limits)
@@ -70,17 +33,71 @@ public enum SceneLoader {
                                "font family '\(use.family)' not found; falling back to \(Font.defaultFamily)")
             }
         }
-        // Checks run in the order values are decoded, not the order they appear; sort so the lines read top down,
-        // errors first and the warnings after them.
-        let diagnostics = decoder.diagnostics.enumerated().sorted { a, b in
-            let ka = (a.element.severity == .error ? 0 : 1, a.element.location.line, a.element.location.column, a.offset)
-            let kb = (b.element.severity == .error ? 0 : 1, b.element.location.line, b.element.location.column, b.offset)
-            return ka < kb
-        }.map(\.element)
+        let diagnostics = readingOrder(decoder.diagnostics)
         guard let scene, !diagnostics.contains(where: { $0.severity == .error }) else {
             throw SceneValidationError(diagnostics: diagnostics)
         }
         return LoadedScene(scene: scene, warnings: diagnostics)
+    }
+
+    /// Checks run in the order values are decoded, not the order they appear; sorted so the lines read top down,
+    /// errors first and the warnings after them.
+    static func readingOrder(_ diagnostics: [SceneDiagnostic]) -> [SceneDiagnostic] {
+        diagnostics.enumerated().sorted { a, b in
+            let ka = (a.element.severity == .error ? 0 : 1, a.element.location.line, a.element.location.column, a.offset)
+            let kb = (b.element.severity == .error ? 0 : 1, b.element.location.line, b.element.location.column, b.offset)
+            return ka < kb
+        }.map(\.element)
+    }
+
+    /// Reads a YAML document (scene, config) of at most `maximumBytes`. `kind` names it in errors: "scene", "config".
+    static func readDocument(path: String, maximumBytes: Int, kind: String) throws(SceneValidationError) -> Data {
+        let whole = SourceLocation(file: path, line: 1, column: 1)
+        func fail(_ message: String) -> SceneValidationError {
+            SceneValidationError(diagnostics: [SceneDiagnostic(severity: .error, location: whole, path: "", message: message)])
+        }
+        // Check the size before reading so a huge file (or a FIFO, /dev/zero) is never pulled into memory.
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        if let size = (attributes?[.size] as? NSNumber)?.intValue, size > maximumBytes {
+            throw fail("\(kind) file is \(size) bytes; the limit is \(maximumBytes)")
+        }
+        if attributes?[.type] as? FileAttributeType == .typeDirectory { throw fail("the \(kind) path is a directory, not a file") }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            throw fail(code == ENOENT ? "\(kind) file not found" : "cannot read the \(kind) file: \(errnoDescription(code))")
+        }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        do { return try handle.read(upToCount: maximumBytes + 1) ?? Data() } catch {
+            throw fail("cannot read the \(kind) file: \(error.localizedDescription)")
+        }
+    }
+
+    /// Composes YAML text into a node tree, with located errors for bad UTF-8, deep nesting and YAML syntax.
+    /// Nil for an empty document.
+    static func composeDocument(data: Data, file: String, limits: SceneLimits, kind: String) throws(SceneValidationError) -> Node? {
+        func fail(_ message: String, line: Int = 1, column: Int = 1) -> SceneValidationError {
+            SceneValidationError(diagnostics: [SceneDiagnostic(
+                severity: .error, location: SourceLocation(file: file, line: line, column: column), path: "", message: message)])
+        }
+        if data.count > limits.maximumBytes {
+            throw fail("\(kind) file is more than \(limits.maximumBytes) bytes, the limit")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            let (line, column, byte) = UTF8Position.firstInvalid(in: data)
+            throw fail(String(format: "not UTF-8 text: invalid byte sequence starting with 0x%02X", byte), line: line, column: column)
+        }
+        if let (line, column) = FlowDepthScan.firstPositionDeeper(than: limits.maximumFlowDepth, in: text) {
+            throw fail("nesting deeper than \(limits.maximumFlowDepth) levels", line: line, column: column)
+        }
+        do {
+            return try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            let (message, mark) = describe(error)
+            throw fail(message, line: mark?.line ?? 1, column: mark?.column ?? 1)
+        } catch {
+            throw fail("YAML: \(error)".replacingOccurrences(of: "\n", with: " "))
+        }
     }
 
     private static func describe(_ error: YamlError) -> (String, Mark?) {
