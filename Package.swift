@@ -70,12 +70,14 @@ let package = Package(
         .executableTarget(
             name: "kioskd",
             dependencies: [
-                "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskBench", "CSystemd",
+                "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskBench", "KioskService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // systemd: notify, the watchdog, socket activation. The only module besides the executables that imports libsystemd.
+        .target(name: "KioskService", dependencies: ["KioskCore", "CSystemd", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "KioskControl",
             dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log")]
@@ -93,7 +95,7 @@ let package = Package(
                     exclude: ["Golden"]),
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
-        .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender"]),
+        .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender", "KioskScene"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["KioskBench", "KioskCore", "KioskRender", "KioskRenderTestSupport"]),
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskRenderTestSupport", "KioskCore", "KioskDisplay", "KioskRender", "KioskTestSupport"]),
         .testTarget(

@@ -26,7 +26,7 @@ extension ControlWiring {
             if args.has("path") {
                 let given = try args.string("path")
                 guard given.hasPrefix("/") else { throw args.invalid("path", "must be an absolute path, got '\(given)'") }
-                path = given
+                path = try screenshotDirectory.check(given)
             }
             // The copy is taken now, on the loop thread, so the picture is the frame on screen at this request;
             // encoding and writing happen off the loop.

@@ -1,0 +1,104 @@
+import Foundation
+import KioskCore
+import KioskService
+import Logging
+
+/// kioskd under systemd: READY=1 at the first complete frame, a STATUS line kept current, RELOADING=1 … READY=1
+/// around SIGHUP, STOPPING=1 on SIGTERM, and watchdog pings while the frame path is healthy. Outside systemd it
+/// costs a timer that does nothing. Lives on the main thread.
+final class ServiceWiring {
+    let notifier = ServiceNotifier()
+    private let loop: MainLoop
+    private let logger: Logger
+    private var watchdog: ServiceWatchdog?
+    private var statusTimer: TimerHandle?
+    private var probe: FrameProgressProbe?
+    /// The scene and page shown, fps and missed vblanks, for STATUS; set by `attach`.
+    private var describe: () -> String = { "starting" }
+
+    /// The control socket systemd passed (kioskd.socket, `FileDescriptorName=control`), if any.
+    let controlSocketFD: Int32?
+
+    init(loop: MainLoop, logger: Logger) throws {
+        self.loop = loop
+        self.logger = logger
+        controlSocketFD = try SocketActivation.fromEnvironment().socket(named: "control")
+    }
+
+    /// Wires notify and the watchdog to a running scene. `health` says whether the frame path is healthy; by
+    /// default, the loop turned and no flip is overdue (`FrameProgressProbe`).
+    func attach(runner: SceneRunner, session: RunSession, signals: SignalRouting,
+                health: (() -> ServiceHealth)? = nil) {
+        let engine = runner.engine
+        var previous = (flips: 0, at: loop.now)
+        describe = { [loop, unowned runner, unowned session] in
+            let flips = session.flips
+            let seconds = Double((loop.now - previous.at).nanosecondsClamped) / 1e9
+            let fps = seconds > 0 ? Double(flips.framesFlipped - previous.flips) / seconds : 0
+            previous = (flips.framesFlipped, loop.now)
+            let what = runner.showsDiagnosticPage
+                ? "diagnostic page: scene \(runner.path) is invalid, waiting for it to be fixed"
+                : "scene \(runner.stage.source) page \(runner.stage.currentPage)"
+            return "\(what), \(String(format: "%.1f", fps)) fps, \(flips.missedVblanks) missed vblanks"
+        }
+        session.onFirstCompleteFrame = { [unowned self] in
+            notifier.ready(status: describe())
+            statusTimer = loop.addTimer(after: .seconds(2), repeating: .seconds(2)) { [unowned self] in
+                notifier.status(describe())
+            }
+        }
+        let probe = FrameProgressProbe(loop: loop, flips: { [unowned session] in session.flips.framesFlipped },
+                                       flipPending: { [unowned engine] in engine.backend.isFlipPending })
+        self.probe = probe
+        watchdog = ServiceWatchdog(loop: loop, notifier: notifier, health: health ?? { probe.check() })
+
+        let stop = signals.onStop
+        signals.onStop = { [unowned self] in
+            notifier.stopping(status: "stopping at the next frame boundary")
+            stop?()
+        }
+        signals.onReload = { [unowned self, unowned runner] in
+            notifier.reloading(status: "reloading \(runner.stage.source == "inline" ? runner.path : runner.stage.source)")
+            let accepted = runner.reload()
+            notifier.ready(status: (accepted ? "" : "reload rejected, previous scene kept; ") + describe())
+        }
+    }
+}
+
+/// The default health of the frame path for the watchdog: the loop turned since the last check (a timer on a
+/// hung loop never runs, so a check that runs has seen it turn) and no flip has stayed pending for longer than
+/// `flipDeadline` without a flip completing. Lives on the main thread.
+final class FrameProgressProbe {
+    static let flipDeadline = Duration.seconds(1)
+    private let loop: MainLoop
+    private let flips: () -> Int
+    private let flipPending: () -> Bool
+    private var lastIterations: Int
+    private var lastFlips: Int
+    private var stalledSince: MonotonicInstant?
+
+    init(loop: MainLoop, flips: @escaping () -> Int, flipPending: @escaping () -> Bool) {
+        self.loop = loop
+        self.flips = flips
+        self.flipPending = flipPending
+        lastIterations = loop.iterations
+        lastFlips = flips()
+    }
+
+    func check() -> ServiceHealth {
+        let iterations = loop.iterations, flipCount = flips()
+        defer { lastIterations = iterations; lastFlips = flipCount }
+        if iterations == lastIterations { return ServiceHealth(healthy: false, reason: "the main loop has not turned") }
+        guard flipPending(), flipCount == lastFlips else {
+            stalledSince = nil
+            return ServiceHealth(healthy: true, reason: "")
+        }
+        let since = stalledSince ?? loop.now
+        stalledSince = since
+        let waited = loop.now - since
+        if waited >= Self.flipDeadline {
+            return ServiceHealth(healthy: false, reason: "a page flip has been pending for \(waited) with no flip completing")
+        }
+        return ServiceHealth(healthy: true, reason: "")
+    }
+}
