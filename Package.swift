@@ -94,6 +94,7 @@ let package = Package(
         .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay", "KioskTestSupport"],
                     exclude: ["Golden"]),
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore"]),
+        .testTarget(name: "KioskServiceTests", dependencies: ["KioskService", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender", "KioskScene"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["KioskBench", "KioskCore", "KioskRender", "KioskRenderTestSupport"]),
