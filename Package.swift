@@ -84,7 +84,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "kioskctl",
-            dependencies: ["KioskControl", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["KioskControl", "KioskCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .target(name: "KioskTestSupport", dependencies: ["KioskCore"], path: "Tests/KioskTestSupport"),
         // Golden-image comparison: test code that needs Cairo, kept out of the Cairo-free KioskTestSupport.

@@ -7,7 +7,7 @@ import KioskRuntime
 import Logging
 
 /// kioskd's version, as `version` over the control socket reports it.
-let kioskdVersion = "0.1.0"
+let kioskdVersion = KioskVersion.string
 
 /// Options of `kioskd run` for the control socket.
 struct ControlOptions: ParsableArguments {

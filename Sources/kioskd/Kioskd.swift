@@ -10,6 +10,7 @@ struct Kioskd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kioskd",
         abstract: "Kiosk renderer for embedded Linux: draws straight to a DRM/KMS display.",
+        version: KioskVersion.string,
         subcommands: [RunCommand.self, DevicesCommand.self, BenchCommand.self, CheckCommand.self, CheckConfigCommand.self],
         defaultSubcommand: RunCommand.self)
 }
