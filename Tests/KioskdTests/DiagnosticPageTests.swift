@@ -46,9 +46,14 @@ final class DiagnosticPageTests: XCTestCase {
         try "pages:\n  - name: p\n    widgets:\n      - {id: x, type: hologram}\n".write(to: sceneFile, atomically: true, encoding: .utf8)
         let config = directory.appendingPathComponent("kioskd.yaml")
         try "scene: scene.yaml\n".write(to: config, atomically: true, encoding: .utf8)
-        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "640x480@60", "--config", config.path])
+        let notify = try NotifySocket()
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "640x480@60", "--config", config.path],
+                                          environment: ["NOTIFY_SOCKET": notify.path])
         XCTAssertTrue(daemon.isRunning, "an invalid scene from the config file does not end kioskd")
         assertIsDiagnosticPage(try waitForDiagnosticPage(daemon))
+        // systemd hears that kioskd is up, showing the page, and what it waits for.
+        let ready = try notify.waitFor("READY=1") { $0.contains("READY=1") }
+        XCTAssertTrue(ready.contains("STATUS=diagnostic page: scene \(sceneFile.path) is invalid, waiting for it to be fixed"), ready)
         // What the page's text widgets show: the template's data keys.
         let values = try pageData(daemon)
         let problem = values["problem"] ?? ""
