@@ -11,7 +11,6 @@ import Logging
 public final class ServiceNotifier {
     /// True when systemd (or a test standing in for it) listens: `NOTIFY_SOCKET` is set.
     public let isSupervised: Bool
-    public private(set) var isReady = false
     private var lastStatus: String?
     private let logger = Logger(label: "kioskd.service")
 
@@ -21,9 +20,9 @@ public final class ServiceNotifier {
 
     /// `READY=1` with a status line: the first complete frame is on screen, or a reload finished.
     public func ready(status: String) {
-        isReady = true
-        lastStatus = Self.oneLine(status)
-        send("READY=1\nSTATUS=\(lastStatus!)")
+        let line = Self.oneLine(status)
+        lastStatus = line
+        send("READY=1\nSTATUS=\(line)")
     }
 
     /// `STATUS=`: scene, page, fps and missed vblanks, or what kioskd waits for. Sent only when it changed.
@@ -36,28 +35,23 @@ public final class ServiceNotifier {
 
     /// `RELOADING=1` (with `MONOTONIC_USEC`, which `Type=notify-reload` requires); `ready` ends the reload.
     public func reloading(status: String) {
-        isReady = false
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let microseconds = Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
-        lastStatus = Self.oneLine(status)
-        send("RELOADING=1\nMONOTONIC_USEC=\(microseconds)\nSTATUS=\(lastStatus!)")
+        let line = Self.oneLine(status)
+        lastStatus = line
+        send("RELOADING=1\nMONOTONIC_USEC=\(microseconds)\nSTATUS=\(line)")
     }
 
     /// `STOPPING=1`: SIGTERM arrived; kioskd stops at the next frame boundary.
     public func stopping(status: String) {
-        isReady = false
-        lastStatus = Self.oneLine(status)
-        send("STOPPING=1\nSTATUS=\(lastStatus!)")
+        let line = Self.oneLine(status)
+        lastStatus = line
+        send("STOPPING=1\nSTATUS=\(line)")
     }
 
     /// `WATCHDOG=1`: the frame path is healthy.
     public func watchdogPing() { send("WATCHDOG=1") }
-
-    /// `WATCHDOG=trigger`: tell systemd now that kioskd is stuck, rather than waiting for the timeout.
-    public func watchdogTrigger(reason: String) {
-        send("WATCHDOG=trigger\nSTATUS=watchdog: \(Self.oneLine(reason))")
-    }
 
     private func send(_ state: String) {
         guard isSupervised else { return }

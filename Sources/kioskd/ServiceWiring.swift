@@ -5,7 +5,7 @@ import Logging
 
 /// kioskd under systemd: READY=1 at the first complete frame, a STATUS line kept current, RELOADING=1 … READY=1
 /// around SIGHUP, STOPPING=1 on SIGTERM, and watchdog pings while the frame path is healthy. Outside systemd it
-/// costs a timer that does nothing. Lives on the main thread.
+/// arms no timer. Lives on the main thread.
 final class ServiceWiring {
     let notifier = ServiceNotifier()
     private let loop: MainLoop
@@ -43,6 +43,8 @@ final class ServiceWiring {
         }
         session.onFirstCompleteFrame = { [unowned self] in
             notifier.ready(status: describe())
+            // An idle kiosk wakes only for its own timers: the status line is kept current only for systemd.
+            guard notifier.isSupervised else { return }
             statusTimer = loop.addTimer(after: .seconds(2), repeating: .seconds(2)) { [unowned self] in
                 notifier.status(describe())
             }
@@ -57,6 +59,8 @@ final class ServiceWiring {
             notifier.stopping(status: "stopping at the next frame boundary")
             stop?()
         }
+        // Replaces the plain reload: the reload is synchronous today, so READY=1 follows it directly. When scene
+        // loads move off the loop, READY=1 belongs where the new scene is installed (or rejected).
         signals.onReload = { [unowned self, unowned runner] in
             notifier.reloading(status: "reloading \(runner.stage.source == "inline" ? runner.path : runner.stage.source)")
             let accepted = runner.reload()
