@@ -159,7 +159,7 @@ struct RunCommand: ParsableCommand {
         // Before any other thread starts, so render threads inherit the blocked mask and signals reach signalfd.
         let signals = try SignalRouting(loop: loop, logger: logger)
         let settings = try resolveSettings(logger: logger)
-        let service = try ServiceWiring(loop: loop, logger: logger)
+        let service = try ServiceWiring(loop: loop)
         let (display, drm) = try openDisplay(settings)
         let controlSocket = try ControlWiring.start(options: control, inheritedListenFD: service.controlSocketFD, loop: loop,
                                                     display: display, logger: logger)

@@ -1,7 +1,6 @@
 import Foundation
 import KioskCore
 import KioskService
-import Logging
 
 /// kioskd under systemd: READY=1 at the first complete frame, a STATUS line kept current, RELOADING=1 … READY=1
 /// around SIGHUP, STOPPING=1 on SIGTERM, and watchdog pings while the frame path is healthy. Outside systemd it
@@ -9,19 +8,16 @@ import Logging
 final class ServiceWiring {
     let notifier = ServiceNotifier()
     private let loop: MainLoop
-    private let logger: Logger
     private var watchdog: ServiceWatchdog?
     private var statusTimer: TimerHandle?
-    private var probe: FrameProgressProbe?
     /// The scene and page shown, fps and missed vblanks, for STATUS; set by `attach`.
     private var describe: () -> String = { "starting" }
 
     /// The control socket systemd passed (kioskd.socket, `FileDescriptorName=control`), if any.
     let controlSocketFD: Int32?
 
-    init(loop: MainLoop, logger: Logger) throws {
+    init(loop: MainLoop) throws {
         self.loop = loop
-        self.logger = logger
         controlSocketFD = try SocketActivation.fromEnvironment().socket(named: "control")
     }
 
@@ -37,7 +33,7 @@ final class ServiceWiring {
             let fps = seconds > 0 ? Double(flips.framesFlipped - previous.flips) / seconds : 0
             previous = (flips.framesFlipped, loop.now)
             let what = runner.showsDiagnosticPage
-                ? "diagnostic page: scene \(runner.path) is invalid, waiting for it to be fixed"
+                ? "diagnostic page: scene \(runner.path) cannot be shown, waiting for it to be fixed"
                 : "scene \(runner.stage.source) page \(runner.stage.currentPage)"
             return "\(what), \(String(format: "%.1f", fps)) fps, \(flips.missedVblanks) missed vblanks"
         }
@@ -51,7 +47,6 @@ final class ServiceWiring {
         }
         let probe = FrameProgressProbe(loop: loop, flips: { [unowned session] in session.flips.framesFlipped },
                                        flipPending: { [unowned engine] in engine.backend.isFlipPending })
-        self.probe = probe
         watchdog = ServiceWatchdog(loop: loop, notifier: notifier, health: health ?? { probe.check() })
 
         let stop = signals.onStop

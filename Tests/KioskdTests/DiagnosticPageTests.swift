@@ -53,7 +53,7 @@ final class DiagnosticPageTests: XCTestCase {
         assertIsDiagnosticPage(try waitForDiagnosticPage(daemon))
         // systemd hears that kioskd is up, showing the page, and what it waits for.
         let ready = try notify.waitFor("READY=1") { $0.contains("READY=1") }
-        XCTAssertTrue(ready.contains("STATUS=diagnostic page: scene \(sceneFile.path) is invalid, waiting for it to be fixed"), ready)
+        XCTAssertTrue(ready.contains("STATUS=diagnostic page: scene \(sceneFile.path) cannot be shown, waiting for it to be fixed"), ready)
         // What the page's text widgets show: the template's data keys.
         let values = try pageData(daemon)
         let problem = values["problem"] ?? ""
