@@ -70,19 +70,21 @@ let package = Package(
         .executableTarget(
             name: "kioskd",
             dependencies: [
-                "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskBench", "CSystemd",
+                "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskBench", "KioskService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // systemd: notify, the watchdog, socket activation. The only module besides the executables that imports libsystemd.
+        .target(name: "KioskService", dependencies: ["KioskCore", "CSystemd", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "KioskControl",
             dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "kioskctl",
-            dependencies: ["KioskControl", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["KioskControl", "KioskCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .target(name: "KioskTestSupport", dependencies: ["KioskCore", "KioskDisplay"], path: "Tests/KioskTestSupport"),
         // Golden-image comparison: test code that needs Cairo, kept out of the Cairo-free KioskTestSupport.
@@ -92,8 +94,9 @@ let package = Package(
         .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay", "KioskTestSupport"],
                     exclude: ["Golden"]),
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore"]),
+        .testTarget(name: "KioskServiceTests", dependencies: ["KioskService", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
-        .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender"]),
+        .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender", "KioskScene"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["KioskBench", "KioskCore", "KioskRender", "KioskRenderTestSupport"]),
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskRenderTestSupport", "KioskCore", "KioskDisplay", "KioskRender", "KioskTestSupport"]),
         .testTarget(

@@ -4,6 +4,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import KioskControl
+import KioskCore
 
 struct ConnectionOptions: ParsableArguments {
     @Option(help: "Control socket of kioskd (default: $KIOSKD_SOCKET, else /run/kioskd/control.sock).")
@@ -90,6 +91,7 @@ struct Kioskctl: ParsableCommand {
           2  usage error (unknown subcommand, bad option or argument)
           3  cannot connect to the control socket, or the connection was lost
         """,
+        version: KioskVersion.string,
         subcommands: [Ping.self, Version.self, Stats.self, DisplayInfo.self, Power.self, Screenshot.self,
                       SceneGroup.self, WidgetGroup.self, DataGroup.self, PageGroup.self, Animate.self,
                       LogLevel.self, Raw.self, Watch.self])

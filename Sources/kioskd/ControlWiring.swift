@@ -7,7 +7,7 @@ import KioskRuntime
 import Logging
 
 /// kioskd's version, as `version` over the control socket reports it.
-let kioskdVersion = "0.1.0"
+let kioskdVersion = KioskVersion.string
 
 /// Options of `kioskd run` for the control socket.
 struct ControlOptions: ParsableArguments {
@@ -22,6 +22,9 @@ struct ControlOptions: ParsableArguments {
 
     @Option(name: .customLong("control-allow-gid"), help: "Also allow peers whose primary gid is this (repeatable).")
     var allowGIDs: [UInt32] = []
+
+    @Option(help: ArgumentHelp("The only folder `screenshot` may write a server-side file into (default \(ScreenshotDirectory.defaultPath)).", valueName: "DIR"))
+    var screenshotDir: String?
 }
 
 /// The log level every kioskd logger consults, so `log.level` changes it at run time. Any thread.
@@ -63,6 +66,8 @@ final class ControlWiring {
     var liveStats: () -> (FlipStatistics, EngineStats?) = { (FlipStatistics(), nil) }
     /// The output rotation the scene is composed with (`--rotation`, board file), for `stats` and `display.info`.
     var rotation = OutputRotation.degrees0
+    /// Where `screenshot` may write files (`--screenshot-dir`).
+    var screenshotDirectory = ScreenshotDirectory()
     /// The layer engine of the picture shown, when it has one (the clock picture draws without it): power goes
     /// through it so lighting the output redraws, and its presents become `frame` events.
     var engine: LayerEngine? {
@@ -87,10 +92,12 @@ final class ControlWiring {
     /// Starts the control socket, or returns nil when it is disabled. A socket path given explicitly (option or
     /// KIOSKD_SOCKET) must work or kioskd fails; the default one is best effort, because a kiosk that cannot
     /// offer its socket (another instance, a read-only /run) should still show its display.
-    static func start(options: ControlOptions, loop: MainLoop, display: DisplayBackend, logger: Logger) throws -> ControlWiring? {
+    static func start(options: ControlOptions, inheritedListenFD: Int32? = nil, loop: MainLoop, display: DisplayBackend,
+                      logger: Logger) throws -> ControlWiring? {
         let explicit = options.socket ?? ProcessInfo.processInfo.environment["KIOSKD_SOCKET"]
         if explicit == "none" { return nil }
         var serverOptions = ControlServerOptions(socketPath: explicit ?? ControlServerOptions.defaultSocketPath)
+        serverOptions.inheritedListenFD = inheritedListenFD
         serverOptions.policy = PeerPolicy(allowedUIDs: Set(options.allowUIDs), allowedGIDs: Set(options.allowGIDs))
         if let groupName = options.socketGroup {
             let gid = try resolveGroup(groupName)
@@ -99,7 +106,9 @@ final class ControlWiring {
         }
         do {
             let server = try ControlServer(loop: loop, options: serverOptions)
-            return try ControlWiring(server: server, loop: loop, display: display)
+            let wiring = try ControlWiring(server: server, loop: loop, display: display)
+            if let directory = options.screenshotDir { wiring.screenshotDirectory = ScreenshotDirectory(directory) }
+            return wiring
         } catch {
             guard explicit == nil else { throw error }
             logger.error("\(error); running without a control socket")

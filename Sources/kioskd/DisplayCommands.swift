@@ -26,7 +26,7 @@ extension ControlWiring {
             if args.has("path") {
                 let given = try args.string("path")
                 guard given.hasPrefix("/") else { throw args.invalid("path", "must be an absolute path, got '\(given)'") }
-                path = given
+                path = try screenshotDirectory.check(given)
             }
             // The copy comes from the compositor's shadow buffer (cached RAM), at the flip that shows it; encoding
             // and writing happen off the loop.
