@@ -153,9 +153,6 @@ struct RunCommand: ParsableCommand {
         let signals = try SignalRouting(loop: loop, logger: logger)
         let settings = try resolveSettings(logger: logger)
         guard let (display, drm) = try openDisplay(settings, logger: logger) else { return }
-        let controlSocket = try ControlWiring.start(options: control, loop: loop, display: display, logger: logger)
-        controlSocket?.rotation = settings.rotation
-        defer { controlSocket?.stop() }
         // The last frame of --frames N is captured: the N-th present is the frame the N-th flip shows.
         if capture != nil, let frames { try drm?.capturePresent(number: frames) }
 
@@ -163,6 +160,10 @@ struct RunCommand: ParsableCommand {
         let compositor = try ShadowCompositor(size: display.info.mode.size, rotation: settings.rotation)
         let runner = try SceneRunner(loop: loop, backend: display, compositor: compositor, pool: pool,
                                      path: settings.scenePath, watch: watch, fpsOverlay: fpsOverlay, logger: logger)
+        let controlSocket = try ControlWiring.start(options: control, loop: loop, display: display, scene: runner.stage,
+                                                    logger: logger)
+        controlSocket?.rotation = settings.rotation
+        defer { controlSocket?.stop() }
         let session = RunSession(engine: runner.engine, frameLimit: frames, controlSocket: controlSocket)
         signals.onReload = { [weak runner] in runner?.reload() }
         signals.onStop = { [weak session] in session?.requestStop() }
@@ -172,7 +173,6 @@ struct RunCommand: ParsableCommand {
         }
         var failure: String?
         FatalFrameExit.install(on: runner.engine, loop: loop) { failure = $0 }
-        controlSocket?.scene = runner.stage
         try session.run()
 
         var problems = writePictures(display: display, captured: drm?.lastCapture)
