@@ -6,7 +6,8 @@ import KioskRuntime
 
 /// `kioskd bench`: scenarios measured side by side, each contestant's figures as measured (or null), with the
 /// ratios between them. `dashboard`: the default scene, the engine with both render-queue strategies against a
-/// naive single-threaded full redraw and one full-frame memcpy. `page-slide`: a full-screen slide between two
+/// naive single-threaded full redraw (each widget drawn straight into the frame, and each through a surface of its
+/// own) and one full-frame memcpy. `page-slide`: a full-screen slide between two
 /// pages, the engine's CPU per frame against one full-frame memcpy. `startup`: this binary started as
 /// `kioskd run`, process start to the first flip of the fully rendered default scene, and peak RSS.
 struct BenchCommand: ParsableCommand {
@@ -71,7 +72,8 @@ struct BenchCommand: ParsableCommand {
             mode: m.description, fullFrameBytes: bytes,
             engineRoundRobin: try Contestants.engine(scene: path, mode: m, frames: frames, strategy: .roundRobin),
             enginePriority: try Contestants.engine(scene: path, mode: m, frames: frames, strategy: .priority),
-            naive: try Contestants.naive(scene: path, mode: m, frames: frames),
+            naiveDirect: try Contestants.naive(scene: path, mode: m, frames: frames, strategy: .direct),
+            naiveThroughSurfaces: try Contestants.naive(scene: path, mode: m, frames: frames, strategy: .throughSurfaces),
             memcpyMsPerFrame: Contestants.memcpyMsPerFrame(bytes: bytes, frames: frames))
     }
 
