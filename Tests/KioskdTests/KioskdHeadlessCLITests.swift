@@ -199,7 +199,7 @@ final class EngineCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
         let scenarios = try XCTUnwrap(report["scenarios"] as? [String: Any])
-        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "startup"])
+        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "update-storm", "startup"])
 
         let dashboard = try XCTUnwrap(scenarios["dashboard"] as? [String: Any])
         XCTAssertEqual(dashboard["full_frame_bytes"] as? Int, 640 * 360 * 4)
@@ -234,6 +234,19 @@ final class EngineCLITests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(slideRatios["cpu_vs_memcpy"] as? Double),
                        try XCTUnwrap(engine["total_cpu_ms_per_frame"] as? Double) / (try XCTUnwrap(slide["memcpy_ms_per_frame"] as? Double)),
                        accuracy: 1e-9)
+
+        let storm = try XCTUnwrap(scenarios["update-storm"] as? [String: Any])
+        for widget in ["storm", "clock", "label"] {
+            let lag = try XCTUnwrap(storm[widget] as? [String: Any], widget)
+            XCTAssertNotNil(lag["updates"] as? Int, widget)
+            for key in ["lag_ms_p50", "lag_ms_p99", "lag_ms_max"] { XCTAssertTrue(lag[key] is Double || lag[key] is NSNull, "\(widget).\(key)") }
+        }
+        let stormLag = try XCTUnwrap(storm["storm"] as? [String: Any])
+        let render = try XCTUnwrap(storm["storm_render_ms"] as? Double)
+        let target = try XCTUnwrap(storm["target_lag_ms"] as? Double)
+        XCTAssertEqual(target, 2 * render + (try XCTUnwrap(storm["frame_ms"] as? Double)), accuracy: 1e-9)
+        XCTAssertEqual(storm["target_met"] as? Bool, try XCTUnwrap(stormLag["lag_ms_p99"] as? Double) <= target)
+        XCTAssertGreaterThan(storm["frames_composed_per_second"] as? Double ?? 0, 0)
 
         let startup = try XCTUnwrap(scenarios["startup"] as? [String: Any])
         let runs = try XCTUnwrap(startup["runs"] as? [[String: Any]])
