@@ -86,7 +86,8 @@ public enum UpdateStorm {
     public static let stormHz = 50
     public static let labelHz = 10
 
-    /// Paragraphs in the storm's text: enough for a render of about 150 ms at 1920x1080 on a desktop core.
+    /// Paragraphs in the storm's text: a render of 91 ms on an idle core of the shared 2-core development machine, and
+    /// about 280 ms (release and debug alike: Pango does the work) when other builds load it.
     public static let defaultStormParagraphs = 1000
 
     /// The storm's text for data version `n`: the version, then `paragraphs` paragraphs, wrapped into a long layout.
@@ -239,11 +240,11 @@ final class VersionTrack {
             throw BenchError("bench update-storm: widget \(name) has no layer named \(name).body in the scene")
         }
         self.layer = layer
-        layer.willDisplay = { [unowned self] layer in
-            dispatched = (layer.content.flatMap(version), MonotonicInstant.now())
+        layer.willDisplay = { [weak self] layer in
+            self?.dispatched = (layer.content.flatMap(version), MonotonicInstant.now())
         }
-        layer.didDisplay = { [unowned self] _, finished in
-            guard finished, let dispatched else { return }
+        layer.didDisplay = { [weak self] _, finished in
+            guard let self, finished, let dispatched else { return }
             if let v = dispatched.version { applied = max(applied ?? v, v) }
             dispatchToApplied.record(MonotonicInstant.now() - dispatched.at)
         }
