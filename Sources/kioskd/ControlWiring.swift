@@ -68,15 +68,13 @@ final class ControlWiring {
     var rotation = OutputRotation.degrees0
     /// Where `screenshot` may write files (`--screenshot-dir`).
     var screenshotDirectory = ScreenshotDirectory()
-    /// The layer engine of the picture shown, when it has one (the clock picture draws without it): power goes
+    /// The layer engine of the run, attached when its session starts: power goes
     /// through it so lighting the output redraws, and its presents become `frame` events.
     var engine: LayerEngine? {
         didSet { hookEngine() }
     }
-    /// The scene runtime the scene commands drive; without one they answer `no_scene`.
-    var scene: (any SceneControlling)? {
-        didSet { hookScene() }
-    }
+    /// The scene runtime the scene commands drive: `kioskd run` always shows a scene.
+    let scene: any SceneControlling
     /// Presents that changed the screen since the engine was attached: the `frame` event's number.
     private var framesPresented: Int64 = 0
 
@@ -89,10 +87,20 @@ final class ControlWiring {
         }
     }
 
+    /// How the diagnostic page names the control socket these options give, before it is opened: its path
+    /// (handed over by systemd when `inheritedListenFD` is set), or that it is disabled.
+    static func socketDescription(options: ControlOptions, inheritedListenFD: Int32?) -> String {
+        let explicit = options.socket ?? ProcessInfo.processInfo.environment["KIOSKD_SOCKET"]
+        if explicit == "none" { return "none (disabled)" }
+        let path = explicit ?? ControlServerOptions.defaultSocketPath
+        return inheritedListenFD != nil ? "\(path) (from systemd)" : path
+    }
+
     /// Starts the control socket, or returns nil when it is disabled. A socket path given explicitly (option or
     /// KIOSKD_SOCKET) must work or kioskd fails; the default one is best effort, because a kiosk that cannot
     /// offer its socket (another instance, a read-only /run) should still show its display.
     static func start(options: ControlOptions, inheritedListenFD: Int32? = nil, loop: MainLoop, display: DisplayBackend,
+                      scene: any SceneControlling,
                       logger: Logger) throws -> ControlWiring? {
         let explicit = options.socket ?? ProcessInfo.processInfo.environment["KIOSKD_SOCKET"]
         if explicit == "none" { return nil }
@@ -106,7 +114,7 @@ final class ControlWiring {
         }
         do {
             let server = try ControlServer(loop: loop, options: serverOptions)
-            let wiring = try ControlWiring(server: server, loop: loop, display: display)
+            let wiring = try ControlWiring(server: server, loop: loop, display: display, scene: scene)
             if let directory = options.screenshotDir { wiring.screenshotDirectory = ScreenshotDirectory(directory) }
             return wiring
         } catch {
@@ -122,10 +130,11 @@ final class ControlWiring {
         return entry.pointee.gr_gid
     }
 
-    private init(server: ControlServer, loop: MainLoop, display: DisplayBackend) throws {
+    private init(server: ControlServer, loop: MainLoop, display: DisplayBackend, scene: any SceneControlling) throws {
         self.server = server
         self.loop = loop
         self.display = display
+        self.scene = scene
         self.jobs = try BackgroundJobs(loop: loop, label: "kioskd.control.jobs")
         let commands = server.commands
         commands.register("version") { _, _ in
@@ -154,6 +163,7 @@ final class ControlWiring {
         }
         registerDisplayCommands()
         registerSceneCommands()
+        hookScene()
     }
 
     /// The `--stats-out` counters as a JSON value: the output's figures over the engine's, as the file has them.

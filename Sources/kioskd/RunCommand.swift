@@ -161,10 +161,6 @@ struct RunCommand: ParsableCommand {
         let settings = try resolveSettings(logger: logger)
         let service = try ServiceWiring(loop: loop)
         guard let (display, drm) = try openDisplay(settings, logger: logger) else { return }
-        let controlSocket = try ControlWiring.start(options: control, inheritedListenFD: service.controlSocketFD, loop: loop,
-                                                    display: display, logger: logger)
-        controlSocket?.rotation = settings.rotation
-        defer { controlSocket?.stop() }
         // The last frame of --frames N is captured: the N-th present is the frame the N-th flip shows.
         if capture != nil, let frames { try drm?.capturePresent(number: frames) }
 
@@ -172,8 +168,13 @@ struct RunCommand: ParsableCommand {
         let compositor = try ShadowCompositor(size: display.info.mode.size, rotation: settings.rotation)
         let runner = try SceneRunner(loop: loop, backend: display, compositor: compositor, pool: pool,
                                      path: settings.scenePath, watch: watch ?? true, fpsOverlay: fpsOverlay ?? false,
-                                     substitute: diagnosticPage(scenePath: settings.scenePath, controlSocket: controlSocket),
+                                     substitute: diagnosticPage(scenePath: settings.scenePath, socket: ControlWiring.socketDescription(
+                                         options: control, inheritedListenFD: service.controlSocketFD)),
                                      logger: logger)
+        let controlSocket = try ControlWiring.start(options: control, inheritedListenFD: service.controlSocketFD, loop: loop,
+                                                    display: display, scene: runner.stage, logger: logger)
+        controlSocket?.rotation = settings.rotation
+        defer { controlSocket?.stop() }
         let session = RunSession(engine: runner.engine, frameLimit: frames, controlSocket: controlSocket)
         signals.onReload = { [weak runner] in runner?.reload() }
         signals.onStop = { [weak session] in session?.requestStop() }
@@ -183,7 +184,6 @@ struct RunCommand: ParsableCommand {
         }
         var failure: String?
         FatalFrameExit.install(on: runner.engine, loop: loop) { failure = $0 }
-        controlSocket?.scene = runner.stage
         service.attach(runner: runner, session: session, signals: signals)
         try session.run()
 

@@ -69,10 +69,8 @@ extension RunCommand {
     }
 
     /// With `--keep-going`, what shows a scene that cannot be shown: the diagnostic page.
-    func diagnosticPage(scenePath: String, controlSocket: ControlWiring?) -> ((any Error) throws -> Scene)? {
+    func diagnosticPage(scenePath: String, socket: String) -> ((any Error) throws -> Scene)? {
         guard keepGoing == true else { return nil }
-        let socket = controlSocket.map { $0.server.isSocketActivated ? "\($0.server.options.socketPath) (from systemd)" : $0.server.options.socketPath }
-            ?? "none (disabled)"
         return { error in try DiagnosticPage.scene(scenePath: scenePath, error: error, version: kioskdVersion, socket: socket) }
     }
 }
