@@ -162,7 +162,8 @@ struct RunCommand: ParsableCommand {
         let service = try ServiceWiring(loop: loop)
         guard let (display, drm) = try openDisplay(settings, logger: logger) else { return }
         // The last frame of --frames N is captured: the N-th present is the frame the N-th flip shows.
-        if capture != nil, let frames { try drm?.capturePresent(number: frames) }
+        let capturer = try capture == nil ? nil : drm.map(WritebackCapturer.init(backend:))
+        if let frames { try capturer?.capturePresent(number: frames) }
 
         let pool = RenderQueuePool(strategy: (renderStrategy ?? .roundRobin).poolStrategy)
         let compositor = try ShadowCompositor(size: display.info.mode.size, rotation: settings.rotation)
@@ -187,7 +188,7 @@ struct RunCommand: ParsableCommand {
         service.attach(runner: runner, session: session, signals: signals)
         try session.run()
 
-        var problems = writePictures(display: display, captured: drm?.lastCapture)
+        var problems = writePictures(display: display, captured: capturer?.lastCapture)
         if let failure { problems.insert(failure, at: 0) }
         display.stop()
         let report = RunStatsReport(flips: session.flips, info: display.info, loop: loop, rotation: settings.rotation,
@@ -224,7 +225,7 @@ struct RunCommand: ParsableCommand {
         case .drm:
             let options = DRMOptions(device: settings.device == "auto" ? nil : settings.device, driver: settings.driver,
                                      connector: settings.connector, mode: settings.mode, commit: settings.commit,
-                                     bufferCount: settings.buffers, enableWriteback: capture != nil)
+                                     bufferCount: settings.buffers)
             guard let drm = try DRMStartup.open(options, logger: logger) else { return nil }
             return (drm, drm)
         case .headless:
