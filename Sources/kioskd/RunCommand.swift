@@ -98,6 +98,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var control: ControlOptions
 
+    @OptionGroup var fleet: FleetOptions
+
     /// Where a scene is looked for when `--scene` is not given; the bundled default scene when it is absent.
     static let systemScene = "/etc/kioskd/scene.yaml"
 
@@ -167,6 +169,8 @@ struct RunCommand: ParsableCommand {
         signals.onReload = { [weak runner] in runner?.reload() }
         signals.onStop = { [weak session] in session?.requestStop() }
         controlSocket?.scene = runner.stage
+        let fleetClient = try FleetWiring.start(options: fleet, loop: loop, control: controlSocket, stage: runner.stage, logger: logger)
+        defer { fleetClient?.stop() }
         try session.run()
 
         var problems = writePictures(display: display, captured: drm?.lastCapture)

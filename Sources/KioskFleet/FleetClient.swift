@@ -1,0 +1,196 @@
+import Foundation
+import KioskControl
+import KioskCore
+import KioskScene
+import Logging
+
+/// A kiosk in a fleet: its topics on one broker, over an `MQTTConnection`.
+///
+/// - `<prefix>/status`: `online`, retained; `offline` by the last will or on a clean stop.
+/// - `<prefix>/state`: retained JSON from `state()`, published when it changes (apart from the figures that
+///   always move) and at least every `stateInterval`.
+/// - `<prefix>/cmd` and `kioskd/group/<name>/cmd`: control-socket requests, run through the same
+///   `CommandRegistry`, answered on `<prefix>/reply` with the id echoed. Commands outside `mqtt.allow` get
+///   `permission_denied`.
+/// - `<prefix>/event/<name>`: the events named in `mqtt.events`.
+/// - The scene's data sources: each matching message sets its data key through `onData`.
+///
+/// Lives on the loop thread, like the registry it calls.
+public final class FleetClient {
+    public let settings: MQTTSettings
+    public let prefix: String
+    public let connection: MQTTConnection
+    /// The kiosk's state as `<prefix>/state` carries it. `volatileStateKeys` are left out of the change check.
+    public var state: () -> JSONValue = { [:] }
+    /// Sets data keys from data-source messages (the scene's `data.set`).
+    public var onData: (([String: String]) -> Void)?
+    /// Requests answered and refused, for logs and tests.
+    public private(set) var requestsAnswered = 0
+
+    public static let volatileStateKeys: Set<String> = ["fps", "missed_vblanks", "uptime_s", "frames_flipped"]
+    /// Largest `cmd` payload taken, as the socket's longest line.
+    public static let maxRequestBytes = LineFramer.defaultMaxLineBytes
+
+    private let registry: CommandRegistry
+    private let loop: MainLoop
+    private let client = ControlConnection.remote(number: 0)
+    private var dataSources: [DataSource] = []
+    private var stateTimer: TimerHandle?
+    private var lastState: JSONValue?
+    private var lastStatePublished: MonotonicInstant?
+    private let stateInterval: Duration
+    private let logger = Logger(label: "kioskd.mqtt")
+
+    /// Sets up the client; `start` connects.
+    ///
+    /// - Throws: an error naming the problem: a command in `allow` that does not exist, a password file that
+    ///   cannot be read, a client libmosquitto refuses.
+    public init(settings: MQTTSettings, registry: CommandRegistry, loop: MainLoop, deviceID: String = MQTTSettings.hostDeviceID(),
+                stateInterval: Duration = .seconds(60)) throws {
+        self.settings = settings
+        self.registry = registry
+        self.loop = loop
+        self.stateInterval = stateInterval
+        prefix = settings.resolvedTopicPrefix(deviceID: deviceID)
+        let unknown = settings.allowedCommands.filter { registry.argumentNames(of: $0) == nil }.sorted()
+        guard unknown.isEmpty else {
+            throw SystemError("mqtt.allow: unknown command \(unknown.map { "'\($0)'" }.joined(separator: ", ")); known: \(registry.commandNames.joined(separator: ", "))")
+        }
+        var endpoint = MQTTEndpoint(host: settings.host, port: settings.port, useTLS: settings.useTLS,
+                                    clientID: settings.resolvedClientID(deviceID: deviceID), keepaliveSeconds: settings.keepaliveSeconds)
+        endpoint.username = settings.username
+        endpoint.password = try settings.passwordFile.map(Self.readPassword)
+        endpoint.caFile = settings.caFile
+        endpoint.certFile = settings.certFile
+        endpoint.keyFile = settings.keyFile
+        endpoint.will = (topic: "\(prefix)/status", payload: "offline")
+        connection = try MQTTConnection(loop: loop, endpoint: endpoint)
+        connection.onConnected = { [unowned self] in connected() }
+        connection.onMessage = { [unowned self] message in received(message) }
+    }
+
+    deinit { stop() }
+
+    public var commandTopic: String { "\(prefix)/cmd" }
+    public var replyTopic: String { "\(prefix)/reply" }
+    public var statusTopic: String { "\(prefix)/status" }
+    public var stateTopic: String { "\(prefix)/state" }
+    public func groupCommandTopic(_ group: String) -> String { "kioskd/group/\(group)/cmd" }
+
+    public func start() {
+        connection.start()
+        // Changes that no event announces (display power through a command) are noticed within this period.
+        stateTimer = loop.addTimer(after: .seconds(2), repeating: .seconds(2)) { [unowned self] in publishState(force: false) }
+    }
+
+    /// Publishes `offline` and disconnects cleanly.
+    public func stop() {
+        stateTimer?.cancel()
+        connection.stop(finalMessages: [(statusTopic, "offline")])
+    }
+
+    /// The scene's data sources: the topics of the previous scene are left, the new ones subscribed (their
+    /// retained messages give the values at once).
+    public func setDataSources(_ sources: [DataSource]) {
+        let old = Set(dataSources.map(\.topic)), new = Set(sources.map(\.topic))
+        dataSources = sources
+        for topic in old.subtracting(new) { connection.unsubscribe(topic) }
+        for topic in new.subtracting(old).sorted() { connection.subscribe(topic) }
+    }
+
+    /// Publishes `{"event": name, "data": data}` on `<prefix>/event/<name>` when `mqtt.events` names it.
+    public func publish(event name: String, data: JSONValue) {
+        guard settings.events.contains(name), connection.isConnected else { return }
+        connection.publish("\(prefix)/event/\(name)", Self.text(ControlMessage.event(name, data: data)), qos: 0)
+    }
+
+    /// Something in the state may have changed: publish it now if it did.
+    public func stateMayHaveChanged() { publishState(force: false) }
+
+    // MARK: Connection
+
+    private func connected() {
+        connection.subscribe(commandTopic)
+        for group in settings.groups { connection.subscribe(groupCommandTopic(group)) }
+        for topic in Set(dataSources.map(\.topic)).sorted() { connection.subscribe(topic) }
+        connection.publish(statusTopic, "online", retain: true)
+        publishState(force: true)
+    }
+
+    private func publishState(force: Bool) {
+        guard connection.isConnected else { return }
+        let current = state()
+        let stable = Self.withoutVolatile(current)
+        let due = lastStatePublished.map { loop.now - $0 >= stateInterval } ?? true
+        guard force || due || stable != lastState.map(Self.withoutVolatile) else { return }
+        lastState = current
+        lastStatePublished = loop.now
+        connection.publish(stateTopic, Self.text(current), retain: true)
+    }
+
+    private static func withoutVolatile(_ value: JSONValue) -> JSONValue {
+        guard case .object(let members) = value else { return value }
+        return .object(members.filter { !volatileStateKeys.contains($0.key) })
+    }
+
+    private func received(_ message: MQTTMessage) {
+        if message.topic == commandTopic || settings.groups.contains(where: { groupCommandTopic($0) == message.topic }) {
+            // A retained request would run again on every reconnect: requests are taken only as they are sent.
+            guard !message.retained else {
+                logger.warning("MQTT \(message.topic): ignoring a retained request")
+                return
+            }
+            answer(message.payload)
+            return
+        }
+        var values: [String: String] = [:]
+        for source in dataSources where MQTTConnection.topic(message.topic, matches: source.topic) {
+            switch source.value(of: message.payload) {
+            case .success(let value): values[source.key] = value
+            case .failure(let problem): logger.warning("data source \(source.key) (\(source.location)): \(problem)")
+            }
+        }
+        if !values.isEmpty { onData?(values) }
+    }
+
+    /// Runs one request as the socket would, with `mqtt.allow` checked first; every payload gets a reply.
+    private func answer(_ payload: [UInt8]) {
+        requestsAnswered += 1
+        guard payload.count <= Self.maxRequestBytes else {
+            reply(ControlMessage.failure(id: .null, error: .lineTooLong(limit: Self.maxRequestBytes)))
+            return
+        }
+        switch ControlRequest.decode(payload) {
+        case .failure(let failure):
+            reply(ControlMessage.failure(id: failure.id, error: failure.error))
+        case .success(let request):
+            guard settings.allowedCommands.contains(request.command) else {
+                let error: ControlError = registry.argumentNames(of: request.command) == nil
+                    ? .unknownCommand(request.command)
+                    : .permissionDenied("\(request.command) is not allowed over MQTT (mqtt.allow)")
+                reply(ControlMessage.failure(id: request.id, error: error))
+                return
+            }
+            registry.start(request, from: client) { [weak self] answer in self?.reply(answer) }
+        }
+    }
+
+    private func reply(_ message: JSONValue) {
+        connection.publish(replyTopic, Self.text(message))
+    }
+
+    private static func text(_ value: JSONValue) -> [UInt8] {
+        var line = ControlMessage.line(value)
+        if line.last == UInt8(ascii: "\n") { line.removeLast() }
+        return line
+    }
+
+    /// The first line of `path`: a password kept out of the configuration file.
+    static func readPassword(_ path: String) throws -> String {
+        guard let bytes = FileManager.default.contents(atPath: path) else {
+            throw SystemError("mqtt.password_file \(path): cannot read it", errno: errno)
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+    }
+}
