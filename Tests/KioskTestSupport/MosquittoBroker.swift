@@ -13,9 +13,13 @@ public final class MosquittoBroker {
     private var process: Process?
     private var output: Pipe?
 
+    /// The CA, server and client certificates of a TLS broker, made with openssl in the broker's directory.
+    public private(set) var certificates: TestCertificates?
+
     /// Starts the broker; with `credentials`, anonymous clients are refused and a password file made with
-    /// `mosquitto_passwd` holds the one user.
-    public init(credentials: (username: String, password: String)? = nil) throws {
+    /// `mosquitto_passwd` holds the one user. With `tls`, the listener speaks TLS with a certificate from a CA
+    /// made for this broker, and requires a client certificate from the same CA.
+    public init(credentials: (username: String, password: String)? = nil, tls: Bool = false) throws {
         var template = Array("/tmp/kioskd-mqtt-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw ControlTestError("mkdtemp: errno \(errno)") }
         directory = String(cString: made)
@@ -33,6 +37,12 @@ public final class MosquittoBroker {
         } else {
             config += "allow_anonymous true\n"
         }
+        if tls {
+            let made = try TestCertificates(directory: directory)
+            certificates = made
+            config += "cafile \(made.caFile)\ncertfile \(made.serverCertFile)\nkeyfile \(made.serverKeyFile)\nrequire_certificate true\n"
+            chmod(directory, 0o755)
+        }
         try config.write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
         try start()
     }
@@ -42,7 +52,7 @@ public final class MosquittoBroker {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    public var url: String { "mqtt://127.0.0.1:\(port)" }
+    public var url: String { "\(certificates == nil ? "mqtt" : "mqtts")://127.0.0.1:\(port)" }
 
     /// Starts the broker (again, after `stop`) on the same port; returns once it accepts connections.
     public func start() throws {
@@ -95,6 +105,9 @@ public final class MosquittoBroker {
     var clientArguments: [String] {
         var arguments = ["-h", "127.0.0.1", "-p", "\(port)"]
         if let credentials { arguments += ["-u", credentials.username, "-P", credentials.password] }
+        if let certificates {
+            arguments += ["--cafile", certificates.caFile, "--cert", certificates.clientCertFile, "--key", certificates.clientKeyFile]
+        }
         return arguments
     }
 
@@ -212,5 +225,38 @@ public final class MQTTSubscription {
             (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
         }
         return try waitFor(count, on: topic, timeout: timeout) { parse($0).map(predicate) ?? false }.compactMap(parse)
+    }
+}
+
+/// A certificate authority made with openssl for one test, and a server (127.0.0.1) and a client certificate it
+/// signed; files readable by the broker once it drops root. One test thread.
+public struct TestCertificates {
+    public let caFile: String
+    public let serverCertFile: String
+    public let serverKeyFile: String
+    public let clientCertFile: String
+    public let clientKeyFile: String
+
+    init(directory: String) throws {
+        let openssl = "/usr/bin/openssl"
+        func run(_ arguments: [String]) throws {
+            let result = try MosquittoBroker.run(openssl, arguments)
+            guard result.status == 0 else { throw ControlTestError("openssl \(arguments.joined(separator: " ")): \(result.output)") }
+        }
+        let d = directory
+        caFile = d + "/ca.pem"
+        serverCertFile = d + "/server.pem"
+        serverKeyFile = d + "/server.key"
+        clientCertFile = d + "/client.pem"
+        clientKeyFile = d + "/client.key"
+        try run(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/ca.key", "-out", caFile, "-days", "2",
+                 "-subj", "/CN=kioskd test CA"])
+        try "subjectAltName=IP:127.0.0.1\n".write(toFile: d + "/server.ext", atomically: true, encoding: .utf8)
+        for (name, subject, extensions) in [("server", "/CN=127.0.0.1", [d + "/server.ext"]), ("client", "/CN=kiosk", [])] {
+            try run(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(d)/\(name).key", "-out", "\(d)/\(name).csr", "-subj", subject])
+            try run(["x509", "-req", "-in", "\(d)/\(name).csr", "-CA", caFile, "-CAkey", d + "/ca.key", "-CAcreateserial",
+                     "-out", "\(d)/\(name).pem", "-days", "2"] + (extensions.isEmpty ? [] : ["-extfile", extensions[0]]))
+        }
+        for file in [caFile, serverCertFile, serverKeyFile, clientCertFile, clientKeyFile] { chmod(file, 0o644) }
     }
 }

@@ -243,6 +243,19 @@ final class FleetMQTTTests: XCTestCase {
         XCTAssertEqual(daemon.stop().status, 0)
     }
 
+    func testTLSWithATestCAAndAClientCertificate() throws {
+        let secured = try MosquittoBroker(tls: true)
+        let files = try XCTUnwrap(secured.certificates)
+        let daemon = try startKiosk("ca_file: \(files.caFile)\ncert_file: \(files.clientCertFile)\nkey_file: \(files.clientKeyFile)\n",
+                                    broker: secured)
+        let topics = try secured.subscribe(["\(prefix)/status", "\(prefix)/reply"])
+        try topics.waitFor(on: "\(prefix)/status") { $0 == "online" }
+        try secured.publish("\(prefix)/cmd", #"{"id": "tls", "cmd": "version"}"#)
+        XCTAssertEqual(try topics.waitForJSON(on: "\(prefix)/reply")[0]["id"] as? String, "tls")
+        XCTAssertEqual(daemon.stop().status, 0)
+        try topics.waitFor(on: "\(prefix)/status") { $0 == "offline" }
+    }
+
     func testAnInvalidMQTTConfigStopsKioskdWithLocatedErrors() throws {
         let config = broker.directory + "/bad.yaml"
         try "url: tcp://127.0.0.1:1\nallow: [ping, nonsense]\n".write(toFile: config, atomically: true, encoding: .utf8)
