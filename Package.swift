@@ -99,7 +99,7 @@ let package = Package(
         .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay", "KioskTestSupport"],
                     exclude: ["Golden"]),
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore"]),
-        .testTarget(name: "KioskFleetTests", dependencies: ["KioskFleet", "KioskScene", "KioskControl", "KioskCore"]),
+        .testTarget(name: "KioskFleetTests", dependencies: ["KioskFleet", "KioskScene", "KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["KioskBench", "KioskCore", "KioskRender", "KioskRenderTestSupport"]),

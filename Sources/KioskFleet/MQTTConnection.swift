@@ -64,6 +64,10 @@ public final class MQTTConnection {
     public var onConnected: (() -> Void)?
     public var onMessage: ((MQTTMessage) -> Void)?
     public var onDisconnected: (() -> Void)?
+    /// Called with each retry's delay when a connection fails: what the backoff chose.
+    public var onRetryScheduled: ((Duration) -> Void)?
+    /// Connection attempts made, the first included.
+    public private(set) var attempts = 0
 
     /// The first retry waits about this long; each failure doubles it up to `maxBackoff`.
     public var minBackoff: Duration = .milliseconds(250)
@@ -202,6 +206,7 @@ public final class MQTTConnection {
     private func attempt(first: Bool) {
         retryTimer = nil
         guard !stopped else { return }
+        attempts += 1
         let rc = first
             ? mosquitto_connect_async(mosq, endpoint.host, Int32(endpoint.port), Int32(endpoint.keepaliveSeconds))
             : mosquitto_reconnect_async(mosq)
@@ -228,6 +233,7 @@ public final class MQTTConnection {
         // Half the backoff fixed, half random: kiosks that lost the same broker spread their reconnects.
         let delay = base / 2 + Int64.random(in: 0...max(1, base / 2))
         retryTimer = loop.addTimer(after: .nanoseconds(delay)) { [unowned self] in attempt(first: false) }
+        onRetryScheduled?(.nanoseconds(delay))
     }
 
     private func watchSocket() {
