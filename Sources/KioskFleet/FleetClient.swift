@@ -26,6 +26,10 @@ public final class FleetClient {
     public var onData: (([String: String]) -> Void)?
     /// Requests answered and refused, for logs and tests.
     public private(set) var requestsAnswered = 0
+    /// The scene's page names: the Home Assistant select's options.
+    public var pages: () -> [String] = { [] }
+    /// kioskd's version, for the Home Assistant device.
+    public var version = ""
 
     public static let volatileStateKeys: Set<String> = ["fps", "missed_vblanks", "uptime_s", "frames_flipped"]
     /// Largest `cmd` payload taken, as the socket's longest line.
@@ -107,14 +111,77 @@ public final class FleetClient {
     /// Something in the state may have changed: publish it now if it did.
     public func stateMayHaveChanged() { publishState(force: false) }
 
+    /// A new scene: its data sources replace the old ones, and Home Assistant learns its pages.
+    public func sceneChanged(dataSources: [DataSource]) {
+        setDataSources(dataSources)
+        publishDiscovery()
+        publishState(force: false)
+    }
+
+    public var homeAssistant: HomeAssistantDiscovery { HomeAssistantDiscovery(prefix: prefix, clientID: connection.endpoint.clientID, version: version) }
+
     // MARK: Connection
 
     private func connected() {
         connection.subscribe(commandTopic)
         for group in settings.groups { connection.subscribe(groupCommandTopic(group)) }
         for topic in Set(dataSources.map(\.topic)).sorted() { connection.subscribe(topic) }
+        if settings.homeAssistant {
+            let ha = homeAssistant
+            for topic in [HomeAssistantDiscovery.statusTopic, ha.powerCommandTopic, ha.pageCommandTopic, ha.screenshotRequestTopic] {
+                connection.subscribe(topic)
+            }
+        }
         connection.publish(statusTopic, "online", retain: true)
         publishState(force: true)
+        publishDiscovery()
+    }
+
+    private func publishDiscovery() {
+        guard settings.homeAssistant, connection.isConnected else { return }
+        for config in homeAssistant.configs(pages: pages()) {
+            connection.publish(config.topic, Self.text(config.payload), retain: true)
+        }
+    }
+
+    /// Home Assistant's topics: its restart, and the switch, select and image entities' commands. True when
+    /// `message` was one of them.
+    private func receivedFromHomeAssistant(_ message: MQTTMessage) -> Bool {
+        guard settings.homeAssistant else { return false }
+        let ha = homeAssistant
+        let text = String(decoding: message.payload, as: UTF8.self)
+        switch message.topic {
+        case HomeAssistantDiscovery.statusTopic:
+            // Home Assistant forgets discovered devices when it restarts without a persistent broker.
+            if text == "online" { publishDiscovery() }
+        case ha.powerCommandTopic where !message.retained:
+            guard text == "ON" || text == "OFF" else {
+                reply(ControlMessage.failure(id: "ha-power", error: .invalidArgument("\(message.topic): expected ON or OFF, got '\(text.prefix(40))'")))
+                break
+            }
+            run(ControlRequest(id: "ha-power", command: "display.power", arguments: ["on": .bool(text == "ON")]))
+            publishState(force: false)
+        case ha.pageCommandTopic where !message.retained:
+            run(ControlRequest(id: "ha-page", command: "page.show", arguments: ["name": .string(text)]))
+        case ha.screenshotRequestTopic where !message.retained:
+            publishScreenshot(to: ha.screenshotTopic)
+        default:
+            return message.topic == ha.powerCommandTopic || message.topic == ha.pageCommandTopic || message.topic == ha.screenshotRequestTopic
+        }
+        return true
+    }
+
+    /// The screen as PNG bytes on `topic`, retained, for the image entity. The picture is taken in memory (no
+    /// path argument), which is why it needs no entry in `mqtt.allow`.
+    private func publishScreenshot(to topic: String) {
+        registry.start(ControlRequest(id: "ha-screenshot", command: "screenshot"), from: client) { [weak self] answer in
+            guard let self else { return }
+            guard let encoded = answer["result"]?["png_base64"]?.stringValue, let png = Data(base64Encoded: encoded) else {
+                reply(answer)
+                return
+            }
+            connection.publish(topic, Array(png), retain: true)
+        }
     }
 
     private func publishState(force: Bool) {
@@ -134,6 +201,7 @@ public final class FleetClient {
     }
 
     private func received(_ message: MQTTMessage) {
+        if receivedFromHomeAssistant(message) { return }
         if message.topic == commandTopic || settings.groups.contains(where: { groupCommandTopic($0) == message.topic }) {
             // A retained request would run again on every reconnect: requests are taken only as they are sent.
             guard !message.retained else {
@@ -164,15 +232,20 @@ public final class FleetClient {
         case .failure(let failure):
             reply(ControlMessage.failure(id: failure.id, error: failure.error))
         case .success(let request):
-            guard settings.allowedCommands.contains(request.command) else {
-                let error: ControlError = registry.argumentNames(of: request.command) == nil
-                    ? .unknownCommand(request.command)
-                    : .permissionDenied("\(request.command) is not allowed over MQTT (mqtt.allow)")
-                reply(ControlMessage.failure(id: request.id, error: error))
-                return
-            }
-            registry.start(request, from: client) { [weak self] answer in self?.reply(answer) }
+            run(request)
         }
+    }
+
+    /// Runs `request` when `mqtt.allow` lists its command, answering on `<prefix>/reply` either way.
+    private func run(_ request: ControlRequest) {
+        guard settings.allowedCommands.contains(request.command) else {
+            let error: ControlError = registry.argumentNames(of: request.command) == nil
+                ? .unknownCommand(request.command)
+                : .permissionDenied("\(request.command) is not allowed over MQTT (mqtt.allow)")
+            reply(ControlMessage.failure(id: request.id, error: error))
+            return
+        }
+        registry.start(request, from: client) { [weak self] answer in self?.reply(answer) }
     }
 
     private func reply(_ message: JSONValue) {

@@ -40,6 +40,8 @@ enum FleetWiring {
             state(registry: registry, stage: stage, uptime: MonotonicInstant.now() - started)
         }
         fleet.onData = { [unowned stage] values in stage.setData(values) }
+        fleet.pages = { [unowned stage] in stage.scene.pages.map(\.name) }
+        fleet.version = kioskdVersion
         fleet.setDataSources(stage.scene.dataSources)
         let previous = stage.onEvent
         stage.onEvent = { [weak fleet, unowned stage] event in
@@ -49,8 +51,7 @@ enum FleetWiring {
             fleet.publish(event: name, data: data)
             switch event {
             case .sceneLoaded:
-                fleet.setDataSources(stage.scene.dataSources)
-                fleet.stateMayHaveChanged()
+                fleet.sceneChanged(dataSources: stage.scene.dataSources)
             case .pageShown:
                 fleet.stateMayHaveChanged()
             case .dataChanged, .error:

@@ -97,6 +97,17 @@ public final class MosquittoBroker {
         guard result.status == 0 else { throw ControlTestError("mosquitto_pub -l \(topic): \(result.output)") }
     }
 
+    /// The payload of the first message on `topic` (a retained one counts), as bytes: for binary payloads,
+    /// which the line-based `subscribe` cannot carry. Throws after `timeout` seconds.
+    public func firstMessage(on topic: String, timeout: Int = 20) throws -> Data {
+        let result = try Self.runForData("/usr/bin/mosquitto_sub", clientArguments + ["-C", "1", "-N", "-W", "\(timeout)", "-t", topic],
+                                         timeout: Double(timeout) + 10)
+        guard result.status == 0, !result.output.isEmpty else {
+            throw ControlTestError("no message on \(topic) within \(timeout) s (mosquitto_sub status \(result.status))")
+        }
+        return result.output
+    }
+
     /// Starts a `mosquitto_sub -v` on `topics`; returns once it is subscribed.
     public func subscribe(_ topics: [String]) throws -> MQTTSubscription {
         try MQTTSubscription(broker: self, topics: topics)
@@ -140,6 +151,11 @@ public final class MosquittoBroker {
     }
 
     static func run(_ path: String, _ arguments: [String], input: String? = nil, timeout: Double = 30) throws -> (status: Int32, output: String) {
+        let result = try runForData(path, arguments, input: input, timeout: timeout)
+        return (result.status, String(decoding: result.output, as: UTF8.self))
+    }
+
+    static func runForData(_ path: String, _ arguments: [String], input: String? = nil, timeout: Double = 30) throws -> (status: Int32, output: Data) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
@@ -160,7 +176,7 @@ public final class MosquittoBroker {
             process.terminate()
             throw ControlTestError("\(path) \(arguments.joined(separator: " ")) did not finish in \(timeout) s")
         }
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        return (process.terminationStatus, data)
     }
 }
 
@@ -216,6 +232,27 @@ public final class MQTTSubscription {
             if matches(line) { found.append(line) } else { early.append(line) }
         }
         return found.map { String($0.dropFirst(topic.count + 1)) }
+    }
+
+    /// The next `count` JSON messages on any topic starting with `prefix`, each with its topic.
+    public func waitForJSONOnTopics(_ count: Int, prefix: String, timeout: Double = 20) throws -> [(topic: String, payload: [String: Any])] {
+        var found: [(topic: String, payload: [String: Any])] = []
+        func take(_ line: String) -> Bool {
+            guard line.hasPrefix(prefix), let space = line.firstIndex(of: " "),
+                  let object = (try? JSONSerialization.jsonObject(with: Data(line[line.index(after: space)...].utf8))) as? [String: Any]
+            else { return false }
+            found.append((String(line[..<space]), object))
+            return true
+        }
+        early.removeAll { found.count < count && take($0) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while found.count < count {
+            guard let line = reader.nextLine(deadline: deadline) else {
+                throw ControlTestError("waited \(timeout) s for \(count) JSON message(s) under \(prefix) but got \(found.count)")
+            }
+            if !take(line) { early.append(line) }
+        }
+        return found
     }
 
     /// `waitFor` for JSON payloads, parsed.
