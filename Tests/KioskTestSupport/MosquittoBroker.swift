@@ -234,6 +234,25 @@ public final class MQTTSubscription {
         return found.map { String($0.dropFirst(topic.count + 1)) }
     }
 
+    /// Reads messages until `take(topic, payload)` has accepted `count` of them (each is offered once, as it
+    /// arrives, after any kept from earlier calls); throws after `timeout` seconds.
+    public func waitForAny(_ count: Int, timeout: Double = 20, _ take: (String, String) -> Bool) throws {
+        var taken = 0
+        func offer(_ line: String) -> Bool {
+            guard let space = line.firstIndex(of: " "), take(String(line[..<space]), String(line[line.index(after: space)...])) else { return false }
+            taken += 1
+            return true
+        }
+        early.removeAll { taken < count && offer($0) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while taken < count {
+            guard let line = reader.nextLine(deadline: deadline) else {
+                throw ControlTestError("waited \(timeout) s for \(count) messages but got \(taken)")
+            }
+            if !offer(line) { early.append(line) }
+        }
+    }
+
     /// The next `count` JSON messages on any topic starting with `prefix`, each with its topic.
     public func waitForJSONOnTopics(_ count: Int, prefix: String, timeout: Double = 20) throws -> [(topic: String, payload: [String: Any])] {
         var found: [(topic: String, payload: [String: Any])] = []
