@@ -248,8 +248,11 @@ public final class FleetClient {
         registry.start(request, from: client) { [weak self] answer in self?.reply(answer) }
     }
 
+    /// QoS 0, like events: libmosquitto's `loop_read` reads one packet per call plus one per QoS 1 message of
+    /// ours still waiting for its PUBACK, so QoS 1 replies would let a burst of requests be answered in one loop
+    /// turn and hold a frame. At QoS 0 each request waits for its own turn of the loop.
     private func reply(_ message: JSONValue) {
-        connection.publish(replyTopic, Self.text(message))
+        connection.publish(replyTopic, Self.text(message), qos: 0)
     }
 
     private static func text(_ value: JSONValue) -> [UInt8] {

@@ -108,6 +108,12 @@ public final class MosquittoBroker {
         return result.output
     }
 
+    /// A `mosquitto_pub -l` kept running on `topic`: each line sent is a message at once, without the start of a
+    /// process, for timing.
+    public func linePublisher(_ topic: String) throws -> MQTTLinePublisher {
+        try MQTTLinePublisher(arguments: clientArguments + ["-q", "1", "-t", topic, "-l"])
+    }
+
     /// Starts a `mosquitto_sub -v` on `topics`; returns once it is subscribed.
     public func subscribe(_ topics: [String]) throws -> MQTTSubscription {
         try MQTTSubscription(broker: self, topics: topics)
@@ -314,5 +320,31 @@ public struct TestCertificates {
                      "-out", "\(d)/\(name).pem", "-days", "2"] + (extensions.isEmpty ? [] : ["-extfile", extensions[0]]))
         }
         for file in [caFile, serverCertFile, serverKeyFile, clientCertFile, clientKeyFile] { chmod(file, 0o644) }
+    }
+}
+
+/// A running `mosquitto_pub -l`: one message per line written. One test thread.
+public final class MQTTLinePublisher {
+    private let process = Process()
+    private let input = Pipe()
+
+    init(arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
+        process.arguments = arguments
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        try? input.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    public func send(_ line: String) throws {
+        guard process.isRunning else { throw ControlTestError("mosquitto_pub -l exited with status \(process.terminationStatus)") }
+        try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 }
