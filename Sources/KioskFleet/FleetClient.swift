@@ -13,6 +13,7 @@ import Logging
 ///   `CommandRegistry`, answered on `<prefix>/reply` with the id echoed. Commands outside `mqtt.allow` get
 ///   `permission_denied`.
 /// - `<prefix>/event/<name>`: the events named in `mqtt.events`.
+/// - `<prefix>/screenshot/request`: any message publishes the screen as PNG bytes on `<prefix>/screenshot`.
 /// - The scene's data sources: each matching message sets its data key through `onData`.
 ///
 /// Lives on the loop thread, like the registry it calls.
@@ -79,6 +80,9 @@ public final class FleetClient {
     public var replyTopic: String { "\(prefix)/reply" }
     public var statusTopic: String { "\(prefix)/status" }
     public var stateTopic: String { "\(prefix)/state" }
+    /// Anything sent here publishes the screen as PNG bytes on `screenshotTopic`.
+    public var screenshotRequestTopic: String { "\(prefix)/screenshot/request" }
+    public var screenshotTopic: String { "\(prefix)/screenshot" }
     public func groupCommandTopic(_ group: String) -> String { "kioskd/group/\(group)/cmd" }
 
     public func start() {
@@ -124,11 +128,12 @@ public final class FleetClient {
 
     private func connected() {
         connection.subscribe(commandTopic)
+        connection.subscribe(screenshotRequestTopic)
         for group in settings.groups { connection.subscribe(groupCommandTopic(group)) }
         for topic in Set(dataSources.map(\.topic)).sorted() { connection.subscribe(topic) }
         if settings.homeAssistant {
             let ha = homeAssistant
-            for topic in [HomeAssistantDiscovery.statusTopic, ha.powerCommandTopic, ha.pageCommandTopic, ha.screenshotRequestTopic] {
+            for topic in [HomeAssistantDiscovery.statusTopic, ha.powerCommandTopic, ha.pageCommandTopic] {
                 connection.subscribe(topic)
             }
         }
@@ -163,16 +168,14 @@ public final class FleetClient {
             publishState(force: false)
         case ha.pageCommandTopic where !message.retained:
             run(ControlRequest(id: "ha-page", command: "page.show", arguments: ["name": .string(text)]))
-        case ha.screenshotRequestTopic where !message.retained:
-            publishScreenshot(to: ha.screenshotTopic)
         default:
-            return message.topic == ha.powerCommandTopic || message.topic == ha.pageCommandTopic || message.topic == ha.screenshotRequestTopic
+            return message.topic == ha.powerCommandTopic || message.topic == ha.pageCommandTopic
         }
         return true
     }
 
-    /// The screen as PNG bytes on `topic`, retained, for the image entity. The picture is taken in memory (no
-    /// path argument), which is why it needs no entry in `mqtt.allow`.
+    /// The screen as PNG bytes on `topic`, retained (Home Assistant's image entity reads it). The picture is
+    /// taken in memory (no path argument), which is why it needs no entry in `mqtt.allow`.
     private func publishScreenshot(to topic: String) {
         registry.start(ControlRequest(id: "ha-screenshot", command: "screenshot"), from: client) { [weak self] answer in
             guard let self else { return }
@@ -201,6 +204,10 @@ public final class FleetClient {
     }
 
     private func received(_ message: MQTTMessage) {
+        if message.topic == screenshotRequestTopic {
+            if !message.retained { publishScreenshot(to: screenshotTopic) }
+            return
+        }
         if receivedFromHomeAssistant(message) { return }
         if message.topic == commandTopic || settings.groups.contains(where: { groupCommandTopic($0) == message.topic }) {
             // A retained request would run again on every reconnect: requests are taken only as they are sent.

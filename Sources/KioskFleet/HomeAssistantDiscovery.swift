@@ -24,7 +24,6 @@ public struct HomeAssistantDiscovery: Sendable {
     public var powerCommandTopic: String { "\(prefix)/ha/power/set" }
     public var pageCommandTopic: String { "\(prefix)/ha/page/set" }
     public var screenshotTopic: String { "\(prefix)/screenshot" }
-    public var screenshotRequestTopic: String { "\(prefix)/screenshot/request" }
 
     /// Each config's topic and payload, for a scene with `pages`.
     public func configs(pages: [String]) -> [(topic: String, payload: JSONValue)] {

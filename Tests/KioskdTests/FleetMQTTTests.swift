@@ -269,6 +269,16 @@ final class FleetMQTTTests: XCTestCase {
         XCTAssertTrue(unknown.stderr.contains("mqtt.allow: unknown command 'nonsense'"), unknown.stderr)
     }
 
+    func testAScreenshotRequestPublishesPNGBytes() throws {
+        _ = try startKiosk()
+        try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
+        try broker.publish("\(prefix)/screenshot/request", "")
+        let png = try broker.firstMessage(on: "\(prefix)/screenshot")
+        XCTAssertEqual(Array(png.prefix(8)), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "PNG signature")
+        // The IHDR chunk holds the mode's size.
+        XCTAssertEqual(Array(png[16..<24]), [0, 0, 0x01, 0x40, 0, 0, 0, 0xF0], "320x240")
+    }
+
     private func screenshot(_ daemon: ControlledKioskd) throws -> Data {
         try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(try daemon.result("screenshot")["png_base64"] as? String)))
     }
