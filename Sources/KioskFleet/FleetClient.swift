@@ -10,8 +10,8 @@ import Logging
 /// - `<prefix>/state`: retained JSON from `state()`, published when it changes (apart from the figures that
 ///   always move) and at least every `stateInterval`.
 /// - `<prefix>/cmd` and `kioskd/group/<name>/cmd`: control-socket requests, run through the same
-///   `CommandRegistry`, answered on `<prefix>/reply` with the id echoed. Commands outside `mqtt.allow` get
-///   `permission_denied`.
+///   `CommandRegistry`, answered on `<prefix>/reply` with the id echoed (or on the MQTT 5 response topic the
+///   request names, with its correlation data). Commands outside `mqtt.allow` get `permission_denied`.
 /// - `<prefix>/event/<name>`: the events named in `mqtt.events`.
 /// - `<prefix>/screenshot/request`: any message publishes the screen as PNG bytes on `<prefix>/screenshot`.
 /// - The scene's data sources: each matching message sets its data key through `onData`.
@@ -215,7 +215,7 @@ public final class FleetClient {
                 logger.warning("MQTT \(message.topic): ignoring a retained request")
                 return
             }
-            answer(message.payload)
+            answer(message)
             return
         }
         var values: [String: String] = [:]
@@ -228,38 +228,49 @@ public final class FleetClient {
         if !values.isEmpty { onData?(values) }
     }
 
+    /// Where a reply goes: `<prefix>/reply`, or the MQTT 5 response topic the request named, with its
+    /// correlation data. An immutable value.
+    private struct ReplyAddress {
+        var topic: String
+        var correlationData: [UInt8]?
+    }
+
     /// Runs one request as the socket would, with `mqtt.allow` checked first; every payload gets a reply.
-    private func answer(_ payload: [UInt8]) {
+    private func answer(_ message: MQTTMessage) {
         requestsAnswered += 1
-        guard payload.count <= Self.maxRequestBytes else {
-            reply(ControlMessage.failure(id: .null, error: .lineTooLong(limit: Self.maxRequestBytes)))
+        let address = message.responseTopic.map { ReplyAddress(topic: $0, correlationData: message.correlationData) }
+            ?? ReplyAddress(topic: replyTopic, correlationData: nil)
+        guard message.payload.count <= Self.maxRequestBytes else {
+            reply(ControlMessage.failure(id: .null, error: .lineTooLong(limit: Self.maxRequestBytes)), to: address)
             return
         }
-        switch ControlRequest.decode(payload) {
+        switch ControlRequest.decode(message.payload) {
         case .failure(let failure):
-            reply(ControlMessage.failure(id: failure.id, error: failure.error))
+            reply(ControlMessage.failure(id: failure.id, error: failure.error), to: address)
         case .success(let request):
-            run(request)
+            run(request, replyTo: address)
         }
     }
 
-    /// Runs `request` when `mqtt.allow` lists its command, answering on `<prefix>/reply` either way.
-    private func run(_ request: ControlRequest) {
+    /// Runs `request` when `mqtt.allow` lists its command, answering either way.
+    private func run(_ request: ControlRequest, replyTo address: ReplyAddress? = nil) {
+        let address = address ?? ReplyAddress(topic: replyTopic, correlationData: nil)
         guard settings.allowedCommands.contains(request.command) else {
             let error: ControlError = registry.argumentNames(of: request.command) == nil
                 ? .unknownCommand(request.command)
                 : .permissionDenied("\(request.command) is not allowed over MQTT (mqtt.allow)")
-            reply(ControlMessage.failure(id: request.id, error: error))
+            reply(ControlMessage.failure(id: request.id, error: error), to: address)
             return
         }
-        registry.start(request, from: client) { [weak self] answer in self?.reply(answer) }
+        registry.start(request, from: client) { [weak self] answer in self?.reply(answer, to: address) }
     }
 
     /// QoS 0, like events: libmosquitto's `loop_read` reads one packet per call plus one per QoS 1 message of
     /// ours still waiting for its PUBACK, so QoS 1 replies would let a burst of requests be answered in one loop
     /// turn and hold a frame. At QoS 0 each request waits for its own turn of the loop.
-    private func reply(_ message: JSONValue) {
-        connection.publish(replyTopic, Self.text(message), qos: 0)
+    private func reply(_ message: JSONValue, to address: ReplyAddress? = nil) {
+        let address = address ?? ReplyAddress(topic: replyTopic, correlationData: nil)
+        connection.publish(address.topic, Self.text(message), qos: 0, correlationData: address.correlationData)
     }
 
     private static func text(_ value: JSONValue) -> [UInt8] {

@@ -41,6 +41,9 @@ public struct MQTTMessage: Sendable, Equatable {
     public var topic: String
     public var payload: [UInt8]
     public var retained: Bool
+    /// MQTT 5: where the sender wants the answer, and the bytes to give back with it.
+    public var responseTopic: String? = nil
+    public var correlationData: [UInt8]? = nil
 }
 
 /// One libmosquitto client driven by the main loop, with no thread of its own: the client's socket is a loop
@@ -68,6 +71,8 @@ public final class MQTTConnection {
     public var onRetryScheduled: ((Duration) -> Void)?
     /// Connection attempts made, the first included.
     public private(set) var attempts = 0
+    /// Whether the protocol is MQTT 5 (the default) or 3.1.1 (after a broker refused 5).
+    public private(set) var usesMQTT5 = true
 
     /// The first retry waits about this long; each failure doubles it up to `maxBackoff`.
     public var minBackoff: Duration = .milliseconds(250)
@@ -102,7 +107,8 @@ public final class MQTTConnection {
                 throw SystemError("\(object): \(what): \(String(cString: mosquitto_strerror(rc)))")
             }
         }
-        mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
+        // MQTT 5 for response topics; a broker that only speaks 3.1.1 refuses it and gets 3.1.1 next time.
+        mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V5))
         if let username = endpoint.username {
             try check(mosquitto_username_pw_set(handle, username, endpoint.password), "username")
         }
@@ -121,13 +127,26 @@ public final class MQTTConnection {
             guard let context else { return }
             Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue().connected(code: code)
         }
-        mosquitto_message_callback_set(handle) { _, context, message in
+        mosquitto_message_v5_callback_set(handle) { _, context, message, properties in
             guard let context, let message else { return }
             let m = message.pointee
             let payload = m.payloadlen > 0 && m.payload != nil
                 ? Array(UnsafeRawBufferPointer(start: m.payload, count: Int(m.payloadlen))) : []
-            Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue()
-                .received(MQTTMessage(topic: String(cString: m.topic), payload: payload, retained: m.retain))
+            var received = MQTTMessage(topic: String(cString: m.topic), payload: payload, retained: m.retain)
+            if let properties {
+                var topic: UnsafeMutablePointer<CChar>?
+                if mosquitto_property_read_string(properties, Int32(MQTT_PROP_RESPONSE_TOPIC.rawValue), &topic, false) != nil, let topic {
+                    received.responseTopic = String(cString: topic)
+                    free(topic)
+                }
+                var data: UnsafeMutableRawPointer?
+                var length: UInt16 = 0
+                if mosquitto_property_read_binary(properties, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), &data, &length, false) != nil {
+                    received.correlationData = data.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(length))) } ?? []
+                    free(data)
+                }
+            }
+            Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue().received(received)
         }
     }
 
@@ -145,12 +164,22 @@ public final class MQTTConnection {
         attempt(first: true)
     }
 
-    /// Publishes `payload` on `topic`; while disconnected the message is dropped (and false returned): what the
-    /// owner publishes in `onConnected` is what a reconnect restores.
+    /// Publishes `payload` on `topic`, with MQTT 5 correlation data when given; while disconnected the message is
+    /// dropped (and false returned): what the owner publishes in `onConnected` is what a reconnect restores.
     @discardableResult
-    public func publish(_ topic: String, _ payload: [UInt8], qos: Int32 = 1, retain: Bool = false) -> Bool {
+    public func publish(_ topic: String, _ payload: [UInt8], qos: Int32 = 1, retain: Bool = false, correlationData: [UInt8]? = nil) -> Bool {
         guard isConnected else { return false }
-        let rc = payload.withUnsafeBytes { mosquitto_publish(mosq, nil, topic, Int32(payload.count), $0.baseAddress, qos, retain) }
+        var properties: OpaquePointer?
+        defer { mosquitto_property_free_all(&properties) }
+        if let correlationData, usesMQTT5 {
+            let added = correlationData.withUnsafeBytes {
+                mosquitto_property_add_binary(&properties, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), $0.baseAddress, UInt16(clamping: $0.count))
+            }
+            if added != MOSQ_ERR_SUCCESS.rawValue { logger.warning("\(name): correlation data for \(topic): \(String(cString: mosquitto_strerror(added)))") }
+        }
+        let rc = payload.withUnsafeBytes {
+            mosquitto_publish_v5(mosq, nil, topic, Int32(payload.count), $0.baseAddress, qos, retain, properties)
+        }
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
             logger.warning("\(name): publish on \(topic): \(String(cString: mosquitto_strerror(rc)))")
             serviced(rc, "publish")
@@ -297,6 +326,13 @@ public final class MQTTConnection {
     // MARK: Callbacks (from inside loop_read/write/misc, on the loop thread)
 
     private func connected(code: Int32) {
+        // 1: a 3.1.1 broker's "unacceptable protocol version"; 132: the same from a broker that knows MQTT 5.
+        if usesMQTT5 && (code == 1 || code == 132) {
+            logger.info("\(name): the broker does not take MQTT 5; using 3.1.1 (no response topics)")
+            usesMQTT5 = false
+            mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
+            return
+        }
         guard code == 0 else {
             logger.error("\(name): connection refused: \(String(cString: mosquitto_connack_string(code)))")
             return

@@ -95,6 +95,56 @@ final class MQTTConnectionTests: XCTestCase {
     }
 }
 
+extension MQTTConnectionTests {
+    func testABrokerThatRefusesMQTT5GetsMQTT311NextTime() throws {
+        let (listener, port) = try loopbackSocket(listening: true)
+        defer { close(listener) }
+        // A 3.1.1-only broker: refuses the MQTT 5 CONNECT with a 3.1.1 CONNACK (return code 1), accepts 3.1.1.
+        let levels = ResultBox<[UInt8]>()
+        let brokerDone = DispatchSemaphore(value: 0)
+        let broker = Thread {
+            defer { brokerDone.signal() }
+            var seen: [UInt8] = []
+            for answer: [UInt8] in [[0x20, 0x02, 0x00, 0x01], [0x20, 0x02, 0x00, 0x00]] {
+                var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+                guard poll(&ready, 1, 20_000) == 1 else { break }
+                let peer = accept(listener, nil, nil)
+                var packet = [UInt8](repeating: 0, count: 256)
+                var pollPeer = pollfd(fd: peer, events: Int16(POLLIN), revents: 0)
+                guard poll(&pollPeer, 1, 20_000) == 1, recv(peer, &packet, packet.count, 0) > 9, packet[0] == 0x10 else { close(peer); break }
+                // Fixed header (2 bytes), protocol name (6), then the protocol level.
+                seen.append(packet[8])
+                _ = send(peer, answer, answer.count, Int32(MSG_NOSIGNAL))
+                if answer[3] == 0x01 { close(peer) } else {
+                    // Kept open until the client has seen the CONNACK and the test is over.
+                    var hold = pollfd(fd: peer, events: Int16(POLLIN), revents: 0)
+                    _ = poll(&hold, 1, 5_000)
+                    close(peer)
+                }
+            }
+            levels.set(.success(seen))
+        }
+        broker.start()
+        let (connected, mqtt5, attempts) = try onLoopThread { loop in
+            let connection = try MQTTConnection(loop: loop, endpoint: MQTTEndpoint(host: "127.0.0.1", port: port, clientID: "fallback"))
+            connection.minBackoff = .milliseconds(10)
+            connection.onConnected = { loop.stop() }
+            connection.start()
+            let deadline = loop.addTimer(after: .seconds(20)) { loop.stop() }
+            loop.run()
+            deadline.cancel()
+            let result = (connection.isConnected, connection.usesMQTT5, connection.attempts)
+            connection.stop()
+            return result
+        }
+        XCTAssertTrue(connected)
+        XCTAssertFalse(mqtt5)
+        XCTAssertEqual(attempts, 2)
+        XCTAssertEqual(brokerDone.wait(timeout: .now() + 30), .success, "the fake broker finished")
+        XCTAssertEqual(try levels.value?.get(), [5, 4], "MQTT 5 first, then 3.1.1")
+    }
+}
+
 /// A value another thread produces. Any thread.
 private final class ResultBox<Value>: @unchecked Sendable {
     private let lock = NSLock()

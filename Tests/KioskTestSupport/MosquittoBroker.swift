@@ -108,15 +108,24 @@ public final class MosquittoBroker {
         return result.output
     }
 
+    /// An MQTT 5 `mosquitto_pub` whose message carries a response topic and correlation data.
+    public func publish(_ topic: String, _ payload: String, responseTopic: String, correlationData: String) throws {
+        let result = try Self.run("/usr/bin/mosquitto_pub", clientArguments + ["-V", "mqttv5", "-q", "1", "-t", topic, "-m", payload,
+                                                                             "-D", "publish", "response-topic", responseTopic,
+                                                                             "-D", "publish", "correlation-data", correlationData])
+        guard result.status == 0 else { throw ControlTestError("mosquitto_pub \(topic): \(result.output)") }
+    }
+
     /// A `mosquitto_pub -l` kept running on `topic`: each line sent is a message at once, without the start of a
     /// process, for timing.
     public func linePublisher(_ topic: String) throws -> MQTTLinePublisher {
         try MQTTLinePublisher(arguments: clientArguments + ["-q", "1", "-t", topic, "-l"])
     }
 
-    /// Starts a `mosquitto_sub -v` on `topics`; returns once it is subscribed.
-    public func subscribe(_ topics: [String]) throws -> MQTTSubscription {
-        try MQTTSubscription(broker: self, topics: topics)
+    /// Starts a `mosquitto_sub -v` on `topics`; returns once it is subscribed. With `showCorrelationData`, it
+    /// speaks MQTT 5 and each line is `TOPIC CORRELATION-DATA PAYLOAD`.
+    public func subscribe(_ topics: [String], showCorrelationData: Bool = false) throws -> MQTTSubscription {
+        try MQTTSubscription(broker: self, topics: topics, showCorrelationData: showCorrelationData)
     }
 
     var clientArguments: [String] {
@@ -195,12 +204,13 @@ public final class MQTTSubscription {
     /// to be in place, and messages on topics not awaited yet. Bounded by what a test publishes.
     private var early: [String] = []
 
-    init(broker: MosquittoBroker, topics: [String]) throws {
+    init(broker: MosquittoBroker, topics: [String], showCorrelationData: Bool) throws {
         // A retained message on a topic of its own shows when the subscription is in place.
         let marker = "kioskd-test/ready/\(UUID().uuidString)"
         try broker.publish(marker, "ready", retain: true)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
-        process.arguments = broker.clientArguments + ["-v", "-q", "1"] + (topics + [marker]).flatMap { ["-t", $0] }
+        let format = showCorrelationData ? ["-V", "mqttv5", "-F", "%t %D %p"] : ["-v"]
+        process.arguments = broker.clientArguments + format + ["-q", "1"] + (topics + [marker]).flatMap { ["-t", $0] }
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -209,7 +219,7 @@ public final class MQTTSubscription {
         var seen: [String] = []
         try reader.waitForLines(1, "the subscription to be in place", timeout: 20) { line in
             seen.append(line)
-            return line == "\(marker) ready"
+            return line.hasPrefix(marker + " ") && line.hasSuffix(" ready")
         }
         early = seen.dropLast()
     }

@@ -269,6 +269,24 @@ final class FleetMQTTTests: XCTestCase {
         XCTAssertTrue(unknown.stderr.contains("mqtt.allow: unknown command 'nonsense'"), unknown.stderr)
     }
 
+    func testAnMQTT5ResponseTopicGetsTheReplyWithItsCorrelationData() throws {
+        _ = try startKiosk()
+        try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
+        let replies = try broker.subscribe(["\(prefix)/reply"])
+        let responseTopic = "clients/\(UUID().uuidString)/response"
+        let responses = try broker.subscribe([responseTopic], showCorrelationData: true)
+        try broker.publish("\(prefix)/cmd", #"{"id": "rr", "cmd": "data.get", "args": {"keys": ["label"]}}"#,
+                           responseTopic: responseTopic, correlationData: "req-42")
+        let line = try responses.waitFor(on: responseTopic)[0]
+        XCTAssertTrue(line.hasPrefix("req-42 "), "the correlation data comes back: \(line)")
+        let reply = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.dropFirst(7).utf8)) as? [String: Any], line)
+        XCTAssertEqual(reply["id"] as? String, "rr")
+        XCTAssertEqual((reply["result"] as? [String: Any])?["values"] as? [String: String], ["label": "none"])
+        // Not also on <prefix>/reply: a later plain request's reply is the next one there.
+        try broker.publish("\(prefix)/cmd", #"{"id": "plain", "cmd": "ping"}"#)
+        XCTAssertEqual(try replies.waitForJSON(on: "\(prefix)/reply")[0]["id"] as? String, "plain")
+    }
+
     func testAScreenshotRequestPublishesPNGBytes() throws {
         _ = try startKiosk()
         try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
