@@ -32,7 +32,7 @@ public final class FleetClient {
     /// kioskd's version, for the Home Assistant device.
     public var version = ""
 
-    public static let volatileStateKeys: Set<String> = ["fps", "missed_vblanks", "uptime_s", "frames_flipped"]
+    public static let volatileStateKeys: Set<String> = ["fps", "missed_vblanks", "uptime_s", "frames_flipped", "mqtt_longest_loop_hold_ms"]
     /// Largest `cmd` payload taken, as the socket's longest line.
     public static let maxRequestBytes = LineFramer.defaultMaxLineBytes
 

@@ -71,6 +71,9 @@ public final class MQTTConnection {
     public var onRetryScheduled: ((Duration) -> Void)?
     /// Connection attempts made, the first included.
     public private(set) var attempts = 0
+    /// The longest one call into libmosquitto held the loop, the callbacks it made (requests answered) included:
+    /// what the client costs a frame at worst.
+    public private(set) var longestLoopHold: Duration = .zero
     /// Whether the protocol is MQTT 5 (the default) or 3.1.1 (after a broker refused 5).
     public private(set) var usesMQTT5 = true
 
@@ -237,8 +240,8 @@ public final class MQTTConnection {
         guard !stopped else { return }
         attempts += 1
         let rc = first
-            ? mosquitto_connect_async(mosq, endpoint.host, Int32(endpoint.port), Int32(endpoint.keepaliveSeconds))
-            : mosquitto_reconnect_async(mosq)
+            ? timed { mosquitto_connect_async(mosq, endpoint.host, Int32(endpoint.port), Int32(endpoint.keepaliveSeconds)) }
+            : timed { mosquitto_reconnect_async(mosq) }
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
             let reason = rc == MOSQ_ERR_ERRNO.rawValue ? errnoDescription(errno) : String(cString: mosquitto_strerror(rc))
             // Said once per outage; the retries that follow log at debug.
@@ -250,7 +253,7 @@ public final class MQTTConnection {
         if miscTimer == nil {
             miscTimer = loop.addTimer(after: .seconds(1), repeating: .seconds(1)) { [unowned self] in
                 guard source != nil else { return }
-                serviced(mosquitto_loop_misc(mosq), "keepalive")
+                serviced(timed { mosquitto_loop_misc(mosq) }, "keepalive")
             }
         }
     }
@@ -273,12 +276,12 @@ public final class MQTTConnection {
         do {
             source = try loop.addSource(fd: fd, events: interest) { [unowned self] ready in
                 if ready.contains(.writable) {
-                    guard serviced(mosquitto_loop_write(mosq, 1), "write") else { return }
+                    guard serviced(timed { mosquitto_loop_write(mosq, 1) }, "write") else { return }
                     // A TLS handshake in progress advances only through loop_read, whichever way it waits.
-                    if endpoint.useTLS && !isConnected { guard serviced(mosquitto_loop_read(mosq, 1), "TLS handshake") else { return } }
+                    if endpoint.useTLS && !isConnected { guard serviced(timed { mosquitto_loop_read(mosq, 1) }, "TLS handshake") else { return } }
                 }
                 if ready.contains(.readable) || ready.contains(.hangup) || ready.contains(.error) {
-                    serviced(mosquitto_loop_read(mosq, 1), "read")
+                    serviced(timed { mosquitto_loop_read(mosq, 1) }, "read")
                 }
             }
         } catch {
@@ -286,6 +289,13 @@ public final class MQTTConnection {
             mosquitto_disconnect(mosq)
             scheduleRetry()
         }
+    }
+
+    private func timed(_ call: () -> Int32) -> Int32 {
+        let start = MonotonicInstant.now()
+        let rc = call()
+        longestLoopHold = max(longestLoopHold, MonotonicInstant.now() - start)
+        return rc
     }
 
     private var interest: IOEvents { mosquitto_want_write(mosq) ? [.readable, .writable] : .readable }

@@ -36,8 +36,13 @@ enum FleetWiring {
         let fleet = try FleetClient(settings: settings, registry: control.server.commands, loop: loop)
         let registry = control.server.commands
         let started = MonotonicInstant.now()
-        fleet.state = { [unowned stage] in
-            state(registry: registry, stage: stage, uptime: MonotonicInstant.now() - started)
+        fleet.state = { [unowned stage, unowned fleet] in
+            var value = state(registry: registry, stage: stage, uptime: MonotonicInstant.now() - started)
+            if case .object(var members) = value {
+                members["mqtt_longest_loop_hold_ms"] = .double((fleet.connection.longestLoopHold.milliseconds * 1000).rounded() / 1000)
+                value = .object(members)
+            }
+            return value
         }
         fleet.onData = { [unowned stage] values in stage.setData(values) }
         fleet.pages = { [unowned stage] in stage.scene.pages.map(\.name) }

@@ -213,7 +213,7 @@ final class FleetMQTTTests: XCTestCase {
     func testABrokerRestartReconnectsResubscribesAndRepublishes() throws {
         let daemon = try startKiosk()
         try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
-        let missedBefore = try daemon.result("stats")["missed_vblanks"] as? Int
+        let missedBefore = try daemon.result("stats")["missed_vblanks"] as? Int ?? 0
         broker.stop()
         let flipped = try daemon.framesFlipped()
         try waitByPolling(for: "frames to flip with the broker gone", timeout: 10) { try daemon.framesFlipped() > flipped + 30 }
@@ -221,6 +221,7 @@ final class FleetMQTTTests: XCTestCase {
         // The broker keeps nothing (persistence false): a retained `online` and state mean kioskd published them again.
         let status = try broker.subscribe(["\(prefix)/status", "\(prefix)/state", "\(prefix)/reply"])
         try status.waitFor(on: "\(prefix)/status", timeout: 30) { $0 == "online" }
+        let state = try status.waitForJSON(on: "\(prefix)/state")[0]
         // Resubscribed: commands and data sources work again.
         try broker.publish("\(prefix)/cmd", #"{"id": "back", "cmd": "ping"}"#)
         XCTAssertEqual(try status.waitForJSON(on: "\(prefix)/reply")[0]["id"] as? String, "back")
@@ -228,7 +229,12 @@ final class FleetMQTTTests: XCTestCase {
         try waitByPolling(for: "the data source after the restart", timeout: 20) {
             (try daemon.result("data.get")["values"] as? [String: String])?["label"] == "after restart"
         }
-        XCTAssertEqual(try daemon.result("stats")["missed_vblanks"] as? Int, missedBefore, "no frame was late while the broker was away")
+        // No call into the MQTT client held the loop for a frame (16.7 ms) through the outage and the reconnect. Missed vblanks are printed, not asserted: on a shared, loaded machine the renderer misses some
+        // whatever MQTT does.
+        let hold = try XCTUnwrap(state["mqtt_longest_loop_hold_ms"] as? Double, "\(state)")
+        XCTAssertLessThan(hold, 16, "the longest MQTT call held the loop \(hold) ms")
+        let missedAfter = try daemon.result("stats")["missed_vblanks"] as? Int ?? 0
+        print("broker restart: missed vblanks \(missedBefore) before, \(missedAfter) after; longest MQTT call \(hold) ms")
     }
 
     func testABrokerWithAPasswordFile() throws {
