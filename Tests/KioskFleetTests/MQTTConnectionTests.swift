@@ -68,6 +68,30 @@ final class MQTTConnectionTests: XCTestCase {
         XCTAssertEqual(first, 0x10, "an MQTT CONNECT")
     }
 
+    func testASilentBrokerIsDroppedAtTheKeepaliveAndTriedAgain() throws {
+        let (listener, port) = try loopbackSocket(listening: true)
+        defer { close(listener) }
+        let (retryAfter, attempts, connected) = try onLoopThread { loop in
+            let connection = try MQTTConnection(loop: loop, endpoint: MQTTEndpoint(host: "127.0.0.1", port: port, clientID: "silent", keepaliveSeconds: 5))
+            connection.minBackoff = .milliseconds(10)
+            let started = MonotonicInstant.now()
+            var retryAfter: Duration?
+            connection.onRetryScheduled = { _ in
+                retryAfter = MonotonicInstant.now() - started
+                loop.stop()
+            }
+            connection.start()
+            let deadline = loop.addTimer(after: .seconds(20)) { loop.stop() }
+            loop.run()
+            deadline.cancel()
+            return (retryAfter, connection.attempts, connection.isConnected)
+        }
+        XCTAssertFalse(connected)
+        XCTAssertEqual(attempts, 1)
+        let after = try XCTUnwrap(retryAfter, "no retry within 20 s: the silent connection was kept")
+        XCTAssertGreaterThanOrEqual(after, .seconds(4), "given up by the keepalive check, not at once")
+    }
+
     func testRefusedConnectionsAreRetriedWithADoublingCappedJitteredBackoff() throws {
         // Bound but not listening: every connect is refused.
         let (reserved, port) = try loopbackSocket(listening: false)
