@@ -72,6 +72,14 @@ enum FleetWiring {
     static func state(registry: CommandRegistry, stage: SceneStage, uptime: Duration) -> JSONValue {
         let stats = localResult(registry, "stats")
         let scene = localResult(registry, "scene.get")
+        let display = localResult(registry, "display.info")
+        let output: JSONValue = [
+            "connector": display["connector"] ?? .null,
+            "mode": display["mode"]?["name"] ?? .null,
+            "modes": .array((display["modes"]?.arrayValue ?? []).compactMap { $0["name"] }),
+            "power": display["power"] ?? .null,
+            "rotation": display["rotation"] ?? .null,
+        ]
         return [
             "version": .string(kioskdVersion),
             "scene": scene["source"] ?? .null,
@@ -80,6 +88,7 @@ enum FleetWiring {
             "mode": stats["mode"] ?? .null,
             "connector": stats["connector"] ?? .null,
             "fps": stats["average_fps"] ?? .null,
+            "outputs": [output],
             "missed_vblanks": stats["missed_vblanks"] ?? .null,
             "frames_flipped": stats["frames_flipped"] ?? .null,
             "uptime_s": .int(uptime.nanosecondsClamped / 1_000_000_000),
