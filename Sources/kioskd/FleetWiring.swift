@@ -87,7 +87,8 @@ enum FleetWiring {
             "power": stats["power"] ?? .null,
             "mode": stats["mode"] ?? .null,
             "connector": stats["connector"] ?? .null,
-            "fps": stats["average_fps"] ?? .null,
+            // The engine's flips per second over the last second or more; the run's average without an engine.
+            "fps": stats["fps"] ?? stats["average_fps"] ?? .null,
             "outputs": [output],
             "missed_vblanks": stats["missed_vblanks"] ?? .null,
             "frames_flipped": stats["frames_flipped"] ?? .null,
