@@ -28,6 +28,7 @@ let package = Package(
         systemLibrary("CQREncode", pkgConfig: "libqrencode", apt: "libqrencode-dev"),
         systemLibrary("CRsvg", pkgConfig: "librsvg-2.0", apt: "librsvg2-dev"),
         systemLibrary("CJpeg", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
+        systemLibrary("CMosquitto", pkgConfig: "libmosquitto", apt: "libmosquitto-dev"),
         .target(name: "CKioskShims", dependencies: ["CDRM"]),
         .target(name: "CKioskSys"),
         // libjpeg reports errors by longjmp, which Swift cannot catch: the decoder and encoder live in C.
@@ -70,7 +71,7 @@ let package = Package(
         .executableTarget(
             name: "kioskd",
             dependencies: [
-                "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskBench", "KioskService",
+                "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskBench", "KioskService", "KioskFleet",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -81,6 +82,12 @@ let package = Package(
         .target(
             name: "KioskControl",
             dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log")]
+        ),
+        // MQTT: libmosquitto driven by the main loop, answering through the control socket's command registry.
+        .target(
+            name: "KioskFleet",
+            dependencies: ["KioskCore", "KioskControl", "KioskScene", "CMosquitto",
+                           .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(
             name: "kioskctl",
@@ -95,6 +102,7 @@ let package = Package(
                     exclude: ["Golden"]),
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore"]),
         .testTarget(name: "KioskServiceTests", dependencies: ["KioskService", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskFleetTests", dependencies: ["KioskFleet", "KioskScene", "KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender", "KioskScene"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["KioskBench", "KioskCore", "KioskRender", "KioskRenderTestSupport"]),

@@ -27,7 +27,7 @@ final class SceneDecoder: DocumentDecoder {
 
     // MARK: Keys each mapping may hold
 
-    static let sceneKeys = ["size", "background", "font", "data", "pages", "widgets"]
+    static let sceneKeys = ["size", "background", "font", "data", "data_sources", "pages", "widgets"]
     static let pageKeys = ["name", "duration", "transition", "widgets"]
     static let transitionKeys = ["type", "duration", "easing"]
     static let styleKeys = ["background", "foreground", "corner_radius", "border", "opacity", "font"]
@@ -78,7 +78,9 @@ final class SceneDecoder: DocumentDecoder {
         case (nil, nil):
             error(root, "", "the scene has no 'pages' (or 'widgets')")
         }
-        return Scene(size: size, background: background, font: font, data: data, pages: pages)
+        var scene = Scene(size: size, background: background, font: font, data: data, pages: pages)
+        if let v = f["data_sources"]?.value { scene.dataSources = dataSources(v, "data_sources") }
+        return scene
     }
 
     /// `fields` for mappings whose keys are the caller's (data keys): no key is unknown.

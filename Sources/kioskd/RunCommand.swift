@@ -103,6 +103,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var control: ControlOptions
 
+    @OptionGroup var fleet: FleetOptions
+
     /// Where a scene is looked for when `--scene` is not given; the bundled default scene when it is absent.
     static let systemScene = "/etc/kioskd/scene.yaml"
 
@@ -186,6 +188,8 @@ struct RunCommand: ParsableCommand {
         var failure: String?
         FatalFrameExit.install(on: runner.engine, loop: loop) { failure = $0 }
         service.attach(runner: runner, session: session, signals: signals)
+        let fleetClient = try FleetWiring.start(options: fleet, loop: loop, control: controlSocket, stage: runner.stage, logger: logger)
+        defer { fleetClient?.stop() }
         try session.run()
 
         var problems = writePictures(display: display, captured: capturer?.lastCapture)

@@ -120,16 +120,21 @@ extension ControlWiring {
     }
 
     private func forward(_ event: StageEvent) {
+        let (name, data) = Self.eventMessage(event)
+        server.broadcast(event: name, data: data)
+    }
+
+    /// A scene event as subscribers get it (socket and MQTT alike): the event name and its data.
+    static func eventMessage(_ event: StageEvent) -> (name: String, data: JSONValue) {
         switch event {
         case .sceneLoaded(let source, let pages):
-            server.broadcast(event: "scene", data: ["kind": "loaded", "source": .string(source),
-                                                    "pages": .array(pages.map(JSONValue.string))])
+            return ("scene", ["kind": "loaded", "source": .string(source), "pages": .array(pages.map(JSONValue.string))])
         case .pageShown(let name):
-            server.broadcast(event: "scene", data: ["kind": "page_shown", "page": .string(name)])
+            return ("scene", ["kind": "page_shown", "page": .string(name)])
         case .dataChanged(let values):
-            server.broadcast(event: "data", data: ["values": .object(values.mapValues(JSONValue.string))])
+            return ("data", ["values": .object(values.mapValues(JSONValue.string))])
         case .error(let code, let message):
-            server.broadcast(event: "error", data: ["code": .string(code), "message": .string(message)])
+            return ("error", ["code": .string(code), "message": .string(message)])
         }
     }
 
