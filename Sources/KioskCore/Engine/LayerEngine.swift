@@ -516,7 +516,7 @@ public final class LayerEngine {
         return .color(color)
     }
 
-    private func isAwaitingFirstBatch(_ layer: Layer) -> Bool {
+    func isAwaitingFirstBatch(_ layer: Layer) -> Bool {
         guard layer.holdsChildrenUntilReady, !layer.groupHasLanded, let group = groups[ObjectIdentifier(layer)] else {
             return false
         }
