@@ -34,9 +34,9 @@ public final class SceneStage: SceneControlling {
     public static let placeholder = "–"
 
     private var values: [String: String]
-    private var root: Layer
+    private(set) var root: Layer
     private var pageLayers: [String: Layer] = [:]
-    private var nodes: [WidgetNode] = []
+    private(set) var nodes: [WidgetNode] = []
     private var byID: [String: WidgetNode] = [:]
     private var byKey: [String: [WidgetNode]] = [:]
     /// A loaded scene waiting for its first complete render before it replaces `root`.
