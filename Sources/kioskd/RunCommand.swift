@@ -98,6 +98,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var control: ControlOptions
 
+    @OptionGroup var input: InputOptions
+
     /// Where a scene is looked for when `--scene` is not given; the bundled default scene when it is absent.
     static let systemScene = "/etc/kioskd/scene.yaml"
 
@@ -167,6 +169,9 @@ struct RunCommand: ParsableCommand {
         signals.onReload = { [weak runner] in runner?.reload() }
         signals.onStop = { [weak session] in session?.requestStop() }
         controlSocket?.scene = runner.stage
+        let inputWiring = InputWiring(settings: input.settings(backend: backend), stage: runner.stage, display: display,
+                                      rotation: settings.rotation, control: controlSocket, logger: logger)
+        inputWiring.start()
         try session.run()
 
         var problems = writePictures(display: display, captured: drm?.lastCapture)
@@ -177,7 +182,7 @@ struct RunCommand: ParsableCommand {
         if let statsOut {
             do { try report.write(to: statsOut, engine: runner.engine.stats) } catch { problems.append("\(error)") }
         }
-        withExtendedLifetime((pool, runner)) {}
+        withExtendedLifetime((pool, runner, inputWiring)) {}
         if !problems.isEmpty { throw DisplayError(problems.joined(separator: "; ")) }
     }
 
