@@ -121,10 +121,15 @@ final class InputWiring {
         do { try source?.start() } catch { logger.error("input: \(error); running without input") }
     }
 
-    /// `idle` in `stats` and `display.info`.
+    /// `idle` and `input` in `stats` and `display.info`.
     private var status: [String: JSONValue] {
-        guard let idle else { return ["idle": ["state": "active", "enabled": false]] }
-        return ["idle": [
+        let input: JSONValue = [
+            "source": source.map { .string($0.backend.description) } ?? .null,
+            "devices": .array((source?.devices.values.map(\.name) ?? []).sorted().map(JSONValue.string)),
+            "swallowed": .int(Int64(router.swallowedCount)),
+        ]
+        guard let idle else { return ["input": input, "idle": ["state": "active", "enabled": false]] }
+        return ["input": input, "idle": [
             "state": .string(idle.state.rawValue),
             "enabled": true,
             "idle_seconds": .double((idle.idleSeconds * 1000).rounded() / 1000),
