@@ -14,8 +14,10 @@ struct BoardConfig: Equatable {
     var commit: CommitChoice?
     var buffers: Int?
     var rotation: OutputRotation?
+    /// The backlight idle dimming uses: a device name under /sys/class/backlight (`rpi_backlight`).
+    var backlight: String?
 
-    static let keys = ["board", "device", "driver", "connector", "mode", "commit", "buffers", "rotation"]
+    static let keys = ["board", "device", "driver", "connector", "mode", "commit", "buffers", "rotation", "backlight"]
     /// Board files are a few lines; anything larger is not one.
     static let maximumBytes = 64 * 1024
 
@@ -56,6 +58,7 @@ struct BoardConfig: Equatable {
             case "device": config.device = try string()
             case "driver": config.driver = try string()
             case "connector": config.connector = try string()
+            case "backlight": config.backlight = try string()
             case "mode":
                 let s = try string()
                 do { config.mode = try ModeRequest(validating: s) } catch let error as ModeRequestError {

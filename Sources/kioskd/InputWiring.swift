@@ -40,8 +40,8 @@ struct InputOptions: ParsableArguments {
 
     var idle: IdleSettings { IdleSettings(dimAfter: idleDimAfter, dimLevel: idleDimLevel, blankAfter: idleBlankAfter) }
 
-    /// The settings these options give, for a run on `backend`.
-    func settings(backend: BackendKind) -> InputSettings {
+    /// The settings these options give, for a run on `backend`; `backlight` is the board file's device.
+    func settings(backend: BackendKind, backlight: String?) -> InputSettings {
         let source: InputBackend? = if !inputPaths.isEmpty {
             .paths(inputPaths)
         } else if let seat {
@@ -50,7 +50,7 @@ struct InputOptions: ParsableArguments {
             backend == .drm ? .seat("seat0") : nil
         }
         return InputSettings(source: source, calibration: calibration, idle: idle,
-                             backlightDirectory: backlightDir ?? Backlight.systemClassDirectory)
+                             backlightDirectory: backlightDir ?? Backlight.systemClassDirectory, backlightName: backlight)
     }
 }
 

@@ -145,6 +145,7 @@ struct RunCommand: ParsableCommand {
         var buffers: Int
         var rotation: OutputRotation
         var scenePath: String
+        var backlight: String?
     }
 
     /// One path for every scene: resolve options, open the display, build the engine and the stage, wire the
@@ -169,7 +170,7 @@ struct RunCommand: ParsableCommand {
         signals.onReload = { [weak runner] in runner?.reload() }
         signals.onStop = { [weak session] in session?.requestStop() }
         controlSocket?.scene = runner.stage
-        let inputWiring = InputWiring(settings: input.settings(backend: backend), stage: runner.stage, display: display,
+        let inputWiring = InputWiring(settings: input.settings(backend: backend, backlight: settings.backlight), stage: runner.stage, display: display,
                                       rotation: settings.rotation, control: controlSocket, logger: logger)
         inputWiring.start()
         try session.run()
@@ -197,7 +198,7 @@ struct RunCommand: ParsableCommand {
             commit: commit ?? boardFile.commit ?? .auto,
             buffers: buffers ?? boardFile.buffers ?? 2,
             rotation: rotation ?? boardFile.rotation ?? .degrees0,
-            scenePath: try scenePath())
+            scenePath: try scenePath(), backlight: boardFile.backlight)
         if settings.commit == .legacy && capture != nil {
             throw DisplayError("--capture needs atomic commits, but the commit API is legacy")
         }

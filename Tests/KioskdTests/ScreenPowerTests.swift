@@ -46,6 +46,25 @@ final class ScreenPowerTests: XCTestCase {
         XCTAssertEqual(stats["power"] as? String, "on")
     }
 
+    func testTheBoardFileNamesTheBacklight() throws {
+        let classDir = try makeBacklight()
+        defer { try? FileManager.default.removeItem(at: classDir) }
+        // Sorted first, so without the board file's name it would be the one dimmed.
+        let other = classDir.appendingPathComponent("aaa_backlight")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        try Data("10\n".utf8).write(to: other.appendingPathComponent("max_brightness"))
+        try Data("10\n".utf8).write(to: other.appendingPathComponent("brightness"))
+        let board = classDir.appendingPathComponent("board.yaml")
+        try Data("board: test panel\nbacklight: panel_backlight\n".utf8).write(to: board)
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--board", board.path,
+                                           "--idle-dim-after", "1", "--idle-dim-level", "0.5", "--backlight-dir", classDir.path])
+        defer { XCTAssertEqual(daemon.stop().status, 0) }
+        let events = try ControlEventStream(daemon, events: ["power"])
+        try events.waitFor("power") { $0.string("state") == "dimmed" }
+        XCTAssertEqual(try brightness(classDir), "100\n")
+        XCTAssertEqual(String(decoding: try Data(contentsOf: other.appendingPathComponent("brightness")), as: UTF8.self), "10\n")
+    }
+
     func testWithoutABacklightDimmingIsSkippedAndBlankingStillWorks() throws {
         let empty = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-no-backlight-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
