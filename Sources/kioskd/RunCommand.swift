@@ -38,7 +38,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Display backend: drm (a KMS device) or headless (memory buffers, simulated vblank).")
     var backend: BackendKind = .drm
 
-    @Option(help: "Board file (YAML) choosing driver or device, connector, mode, commit and buffers; options given here override it.")
+    @Option(help: "Board file (YAML) choosing driver or device, connector, mode, commit, buffers, rotation and backlight; options given here override it.")
     var board: String?
 
     @Option(help: "DRM card node, or auto for the first card with a connected display.")
