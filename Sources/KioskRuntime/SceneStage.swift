@@ -40,9 +40,9 @@ public final class SceneStage: SceneControlling {
 
     let builder: SceneBuilder
     private let motion: SceneMotion
-    private var root: Layer
+    private(set) var root: Layer
     private var pageLayers: [String: Layer] = [:]
-    private var nodes: [WidgetNode] = []
+    private(set) var nodes: [WidgetNode] = []
     private var byID: [String: WidgetNode] = [:]
     private var byKey: [String: [WidgetNode]] = [:]
     /// A loaded scene waiting for its first complete render before it replaces `root`.

@@ -92,6 +92,8 @@ public struct Widget: Sendable, Equatable {
     public var style: Style
     public var onChange: ChangeAnimation?
     public var location: SourceLocation
+    /// What a press on the widget (a tap, a click, Enter on a focused button) does; nil only reports it.
+    public var onPress: PressAction? = nil
 
     public var type: WidgetType { content.type }
 

@@ -163,11 +163,13 @@ struct Kioskctl: ParsableCommand {
               scene  a scene was loaded (kind loaded: source, pages) or a page shown (kind page_shown: page)
               data   data keys changed: values
               error  something failed with no request to answer: code, message
+              input  a touch, click or key on the scene: kind (down, up, press, cancel, key), id, action, x, y, output, key, time_us
+              power  the screen's idle state changed: state (active, dimmed, blanked), previous, reason
             """)
         @OptionGroup var connection: ConnectionOptions
-        @Argument(help: "Event names: frame, flip, scene, data, error.") var events: [String]
+        @Argument(help: "Event names: frame, flip, scene, data, error, input, power.") var events: [String]
 
-        static let eventNames: Set<String> = ["frame", "flip", "scene", "data", "error"]
+        static let eventNames: Set<String> = ["frame", "flip", "scene", "data", "error", "input", "power"]
 
         func validate() throws {
             guard !events.isEmpty else { throw ValidationError("name at least one event") }

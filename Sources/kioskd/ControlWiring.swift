@@ -75,6 +75,10 @@ final class ControlWiring {
     }
     /// The scene runtime the scene commands drive: `kioskd run` always shows a scene.
     let scene: any SceneControlling
+    /// Members added to `stats` and `display.info` (the screen's idle state).
+    var statusExtras: () -> [String: JSONValue] = { [:] }
+    /// Called after `display.power` changed the output's power.
+    var onDisplayPower: ((Bool) -> Void)?
     /// Presents that changed the screen since the engine was attached: the `frame` event's number.
     private var framesPresented: Int64 = 0
 
@@ -147,6 +151,7 @@ final class ControlWiring {
             // The control socket's own load, beside the `--stats-out` counters.
             if case .object(var members) = stats {
                 members["control_clients"] = .int(Int64(server.connections.count))
+                members.merge(statusExtras()) { _, extra in extra }
                 stats = .object(members)
             }
             return stats

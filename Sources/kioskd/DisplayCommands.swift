@@ -18,6 +18,7 @@ extension ControlWiring {
             } catch {
                 throw ControlError(code: "display_error", message: "display.power \(on ? "on" : "off"): \(error)")
             }
+            onDisplayPower?(on)
             return ["power": .string(display.isPoweredOn ? "on" : "off")]
         }
 
@@ -47,7 +48,7 @@ extension ControlWiring {
         let modes = (display as? DRMBackend)?.plan.connector.modes.map(\.mode) ?? [info.mode]
         var seen = Set<String>()
         let listed = modes.filter { seen.insert("\($0.name) \($0.description) \($0.isPreferred)").inserted }
-        return [
+        let members: [String: JSONValue] = [
             "device": .string(info.device),
             "driver": .string(info.driver),
             "connector": .string(info.connector),
@@ -58,6 +59,7 @@ extension ControlWiring {
             "rotation": .int(Int64(rotation.rawValue)),
             "power": .string(display.isPoweredOn ? "on" : "off"),
         ]
+        return .object(members.merging(statusExtras()) { _, extra in extra })
     }
 
     private static func modeValue(_ mode: DisplayMode) -> JSONValue {

@@ -40,7 +40,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Display backend: drm (a KMS device, the default) or headless (memory buffers, simulated vblank).")
     var backend: BackendKind?
 
-    @Option(help: "Board file (YAML) choosing driver or device, connector, mode, commit and buffers; options given here override it.")
+    @Option(help: "Board file (YAML) choosing driver or device, connector, mode, commit, buffers, rotation and backlight; options given here override it.")
     var board: String?
 
     @Option(help: "DRM card node, or auto for the first card with a connected display.")
@@ -105,6 +105,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var fleet: FleetOptions
 
+    @OptionGroup var input: InputOptions
+
     /// Where a scene is looked for when `--scene` is not given; the bundled default scene when it is absent.
     static let systemScene = "/etc/kioskd/scene.yaml"
 
@@ -152,6 +154,7 @@ struct RunCommand: ParsableCommand {
         var buffers: Int
         var rotation: OutputRotation
         var scenePath: String
+        var backlight: String?
     }
 
     /// One path for every scene: resolve options, open the display, build the engine and the stage, wire the
@@ -190,6 +193,9 @@ struct RunCommand: ParsableCommand {
         service.attach(runner: runner, session: session, signals: signals)
         let fleetClient = try FleetWiring.start(options: fleet, loop: loop, control: controlSocket, stage: runner.stage, logger: logger)
         defer { fleetClient?.stop() }
+        let inputWiring = InputWiring(settings: input.settings(backend: backend ?? .drm, backlight: settings.backlight), stage: runner.stage,
+                                      display: display, rotation: settings.rotation, control: controlSocket, logger: logger)
+        inputWiring.start()
         try session.run()
 
         var problems = writePictures(display: display, captured: capturer?.lastCapture)
@@ -201,7 +207,7 @@ struct RunCommand: ParsableCommand {
         if let statsOut {
             do { try report.write(to: statsOut, engine: runner.engine.stats) } catch { problems.append("\(error)") }
         }
-        withExtendedLifetime((pool, runner, service)) {}
+        withExtendedLifetime((pool, runner, service, inputWiring)) {}
         if !problems.isEmpty { throw DisplayError(problems.joined(separator: "; ")) }
     }
 
@@ -216,7 +222,7 @@ struct RunCommand: ParsableCommand {
             commit: commit ?? boardFile.commit ?? .auto,
             buffers: buffers ?? boardFile.buffers ?? 2,
             rotation: rotation ?? boardFile.rotation ?? .degrees0,
-            scenePath: try scenePath())
+            scenePath: try scenePath(), backlight: boardFile.backlight)
         if settings.commit == .legacy && capture != nil {
             throw DisplayError("--capture needs atomic commits, but the commit API is legacy")
         }

@@ -22,7 +22,7 @@ extension LayerEngine {
         compositionAwaitingPresent = true
     }
 
-    private func isAwaitingFirstBatch(_ layer: Layer) -> Bool {
+    func isAwaitingFirstBatch(_ layer: Layer) -> Bool {
         guard layer.holdsChildrenUntilReady, !layer.groupHasLanded, let group = groups[ObjectIdentifier(layer)] else {
             return false
         }
