@@ -24,10 +24,12 @@ let package = Package(
         systemLibrary("CPango", pkgConfig: "pangocairo", apt: "libpango1.0-dev"),
         systemLibrary("CInput", pkgConfig: "libinput", apt: "libinput-dev"),
         systemLibrary("CUdev", pkgConfig: "libudev", apt: "libudev-dev"),
+        systemLibrary("CEvdev", pkgConfig: "libevdev", apt: "libevdev-dev"),
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         systemLibrary("CQREncode", pkgConfig: "libqrencode", apt: "libqrencode-dev"),
         systemLibrary("CRsvg", pkgConfig: "librsvg-2.0", apt: "librsvg2-dev"),
         systemLibrary("CJpeg", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
+        systemLibrary("CMosquitto", pkgConfig: "libmosquitto", apt: "libmosquitto-dev"),
         .target(name: "CKioskShims", dependencies: ["CDRM"]),
         .target(name: "CKioskSys"),
         // libjpeg reports errors by longjmp, which Swift cannot catch: the decoder and encoder live in C.
@@ -54,6 +56,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "KioskInput",
+            dependencies: ["KioskCore", "CInput", "CUdev", "CEvdev", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(name: "KioskScene", dependencies: ["KioskCore", .product(name: "Yams", package: "Yams")]),
         .target(
             name: "KioskRuntime",
@@ -70,19 +76,27 @@ let package = Package(
         .executableTarget(
             name: "kioskd",
             dependencies: [
-                "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskBench", "CSystemd",
+                "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskBench", "KioskService", "KioskFleet", "KioskInput",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // systemd: notify, the watchdog, socket activation. The only module besides the executables that imports libsystemd.
+        .target(name: "KioskService", dependencies: ["KioskCore", "CSystemd", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "KioskControl",
             dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log")]
         ),
+        // MQTT: libmosquitto driven by the main loop, answering through the control socket's command registry.
+        .target(
+            name: "KioskFleet",
+            dependencies: ["KioskCore", "KioskControl", "KioskScene", "CMosquitto",
+                           .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "kioskctl",
-            dependencies: ["KioskControl", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["KioskControl", "KioskCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .target(name: "KioskTestSupport", dependencies: ["KioskCore", "KioskDisplay"], path: "Tests/KioskTestSupport"),
         // Golden-image comparison: test code that needs Cairo, kept out of the Cairo-free KioskTestSupport.
@@ -91,9 +105,12 @@ let package = Package(
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay", "KioskTestSupport"],
                     exclude: ["Golden"]),
+        .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore"]),
+        .testTarget(name: "KioskServiceTests", dependencies: ["KioskService", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskFleetTests", dependencies: ["KioskFleet", "KioskScene", "KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
-        .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender"]),
+        .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender", "KioskScene"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["KioskBench", "KioskCore", "KioskRender", "KioskRenderTestSupport"]),
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskRenderTestSupport", "KioskCore", "KioskDisplay", "KioskRender", "KioskTestSupport"]),
         .testTarget(

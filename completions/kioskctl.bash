@@ -163,7 +163,7 @@ _kioskctl() {
     local -a unparsed_words=("${COMP_WORDS[@]:1:${COMP_CWORD}}")
 
     local -a repeating_flags=()
-    local -a non_repeating_flags=(-h --help)
+    local -a non_repeating_flags=(--version -h --help)
     local -a repeating_options=()
     local -a non_repeating_options=()
     __kioskctl_offer_flags_options 0
@@ -186,7 +186,7 @@ _kioskctl() {
 
 _kioskctl_ping() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __kioskctl_offer_flags_options 0
@@ -201,7 +201,7 @@ _kioskctl_ping() {
 
 _kioskctl_version() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __kioskctl_offer_flags_options 0
@@ -216,7 +216,7 @@ _kioskctl_version() {
 
 _kioskctl_stats() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __kioskctl_offer_flags_options 0
@@ -231,7 +231,7 @@ _kioskctl_stats() {
 
 _kioskctl_display-info() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __kioskctl_offer_flags_options 0
@@ -246,7 +246,7 @@ _kioskctl_display-info() {
 
 _kioskctl_power() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __kioskctl_offer_flags_options 1
@@ -269,7 +269,7 @@ _kioskctl_power() {
 
 _kioskctl_screenshot() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket --output -o --server-path)
     __kioskctl_offer_flags_options 0
@@ -290,7 +290,7 @@ _kioskctl_screenshot() {
 
 _kioskctl_scene() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=()
     __kioskctl_offer_flags_options 0
@@ -313,7 +313,7 @@ _kioskctl_scene() {
 
 _kioskctl_scene_load() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket --yaml)
     __kioskctl_offer_flags_options 1
@@ -331,7 +331,7 @@ _kioskctl_scene_load() {
 
 _kioskctl_scene_get() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __kioskctl_offer_flags_options 0
@@ -346,7 +346,7 @@ _kioskctl_scene_get() {
 
 _kioskctl_widget() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=()
     __kioskctl_offer_flags_options 0
@@ -369,7 +369,7 @@ _kioskctl_widget() {
 
 _kioskctl_widget_get() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __kioskctl_offer_flags_options 1
@@ -384,7 +384,7 @@ _kioskctl_widget_get() {
 
 _kioskctl_widget_set() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __kioskctl_offer_flags_options -1
@@ -399,7 +399,7 @@ _kioskctl_widget_set() {
 
 _kioskctl_data() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=()
     __kioskctl_offer_flags_options 0
@@ -422,7 +422,7 @@ _kioskctl_data() {
 
 _kioskctl_data_set() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __kioskctl_offer_flags_options -1
@@ -437,7 +437,7 @@ _kioskctl_data_set() {
 
 _kioskctl_data_get() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __kioskctl_offer_flags_options -1
@@ -452,7 +452,7 @@ _kioskctl_data_get() {
 
 _kioskctl_page() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=()
     __kioskctl_offer_flags_options 0
@@ -475,7 +475,7 @@ _kioskctl_page() {
 
 _kioskctl_page_show() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket --transition --duration --easing)
     __kioskctl_offer_flags_options 1
@@ -499,7 +499,7 @@ _kioskctl_page_show() {
 
 _kioskctl_animate() {
     repeating_flags=()
-    non_repeating_flags=(--json --spring --decay -h --help)
+    non_repeating_flags=(--json --spring --decay --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket --duration --easing --stiffness --damping --mass --velocity --deceleration)
     __kioskctl_offer_flags_options -1
@@ -535,7 +535,7 @@ _kioskctl_animate() {
 
 _kioskctl_log-level() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __kioskctl_offer_flags_options 1
@@ -550,7 +550,7 @@ _kioskctl_log-level() {
 
 _kioskctl_raw() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __kioskctl_offer_flags_options 1
@@ -565,7 +565,7 @@ _kioskctl_raw() {
 
 _kioskctl_watch() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket)
     __kioskctl_offer_flags_options -1
@@ -579,7 +579,11 @@ _kioskctl_watch() {
 }
 
 _kioskctl_help() {
-    :
+    repeating_flags=()
+    non_repeating_flags=(--version)
+    repeating_options=()
+    non_repeating_options=()
+    __kioskctl_offer_flags_options -1
 }
 
 complete -o filenames -F _kioskctl kioskctl

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KioskCore
 
 /// Not product code: `kioskd bench`'s figures for one contestant of a scenario. Every figure is measured, or nil
 /// (JSON null) where this contestant has no such thing to measure. A plain value; any thread.
@@ -48,10 +49,12 @@ public enum CPUTime {
     }
 }
 
-/// The bench's own scene files (`page-slide.yaml`), in the KioskBench resource bundle next to the binary.
+/// The bench's own scene files (`page-slide.yaml`): installed under /usr/share/kioskd/bench, or in the KioskBench
+/// resource bundle next to the binary.
 public enum BenchScenes {
     public static func path(_ name: String) throws -> String {
-        guard let base = Bundle.module.resourcePath else {
+        // Installed: /usr/share/kioskd/bench/Scenes; in a build tree: the resource bundle next to the binary.
+        guard let base = InstalledData.directory("bench") ?? Bundle.module.resourcePath else {
             throw BenchError("bench scene \(name): the kioskd_KioskBench resource bundle is missing next to the kioskd binary")
         }
         let path = (base as NSString).appendingPathComponent("Scenes/\(name)")

@@ -32,8 +32,10 @@ public enum Contestants {
     /// frame through the stage's clock and the display link), and each frame the naive renderer lists the layer
     /// tree and redraws all of it into one buffer. Only the listing and drawing are timed; renders are never
     /// run in the background (a manual pool), so the process CPU measured around them is the baseline's own.
-    /// It has no display: flips, missed vblanks and the first frame are not measured (nil).
-    public static func naive(scene path: String, mode: DisplayMode, frames: Int) throws -> BenchFigures {
+    /// It has no display: flips, missed vblanks and the first frame are not measured (nil). `strategy` says how
+    /// each widget is drawn: straight into the frame, or through a surface of its own.
+    public static func naive(scene path: String, mode: DisplayMode, frames: Int,
+                             strategy: NaiveFrameRenderer.Strategy) throws -> BenchFigures {
         let (loop, _) = MainLoop.manual()
         let backend = try HeadlessBackend(mode: mode, bufferCount: 2)
         let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: mode.size),
@@ -41,7 +43,7 @@ public enum Contestants {
         var seconds = 0.0
         let stage = try SceneStage(engine: engine, path: path, clock: { clockStart + Int(seconds) })
         try engine.start()
-        let renderer = NaiveFrameRenderer()
+        let renderer = NaiveFrameRenderer(strategy: strategy)
         let stride = mode.width * 4
         let memory = UnsafeMutableRawPointer.allocate(byteCount: stride * mode.height, alignment: 64)
         defer { memory.deallocate() }

@@ -155,7 +155,7 @@ public final class ControlConnection {
         isClosed = true
         source?.cancel()
         source = nil
-        Glibc.close(fd)
+        if fd >= 0 { Glibc.close(fd) }
         held = []
         outbound = []
         outboundOffset = 0

@@ -16,22 +16,23 @@ public struct ControlServerOptions: Sendable {
     /// Per-client bound on replies and events not yet taken by the client.
     public var maxQueuedBytes: Int
     public var maxClients: Int
-    /// Take the listening socket from systemd (LISTEN_PID / LISTEN_FDS, fd 3) when it passed one.
-    public var acceptSocketActivation: Bool
+    /// A listening socket systemd passed this process (socket activation; the service layer reads it with
+    /// sd_listen_fds_with_names): served instead of binding `socketPath`, and never unlinked.
+    public var inheritedListenFD: Int32?
     /// Event names `subscribe` accepts.
     public var eventNames: Set<String>
 
     public init(socketPath: String = ControlServerOptions.defaultSocketPath, socketGroup: UInt32? = nil,
                 policy: PeerPolicy = PeerPolicy(), maxLineBytes: Int = LineFramer.defaultMaxLineBytes,
-                maxQueuedBytes: Int = 4 << 20, maxClients: Int = 128, acceptSocketActivation: Bool = true,
-                eventNames: Set<String> = ["flip", "frame", "scene", "data", "error"]) {
+                maxQueuedBytes: Int = 4 << 20, maxClients: Int = 128, inheritedListenFD: Int32? = nil,
+                eventNames: Set<String> = ["flip", "frame", "scene", "data", "error", "input", "power"]) {
         self.socketPath = socketPath
         self.socketGroup = socketGroup
         self.policy = policy
         self.maxLineBytes = maxLineBytes
         self.maxQueuedBytes = maxQueuedBytes
         self.maxClients = maxClients
-        self.acceptSocketActivation = acceptSocketActivation
+        self.inheritedListenFD = inheritedListenFD
         self.eventNames = eventNames
     }
 }
@@ -62,7 +63,8 @@ public final class ControlServer {
     public init(loop: MainLoop, options: ControlServerOptions) throws {
         self.loop = loop
         self.options = options
-        if options.acceptSocketActivation, let fd = try ControlServer.activatedSocket() {
+        if let fd = options.inheritedListenFD {
+            try ControlServer.checkInherited(fd)
             listenFD = fd
             isSocketActivated = true
         } else {
@@ -77,7 +79,7 @@ public final class ControlServer {
             throw SystemError("control socket \(options.socketPath): watching it: \(error)")
         }
         registerBuiltins()
-        logger.info("control socket \(isSocketActivated ? "from systemd (fd 3)" : options.socketPath) listening")
+        logger.info("control socket \(isSocketActivated ? "from systemd (fd \(listenFD))" : options.socketPath) listening")
     }
 
     deinit {
@@ -111,31 +113,21 @@ public final class ControlServer {
 
     // MARK: Socket setup
 
-    /// fd 3 when systemd passed this process a socket (sd_listen_fds(3)); the variables are removed so children
-    /// do not take it for theirs.
-    static func activatedSocket() throws -> Int32? {
-        guard let pidText = getenv("LISTEN_PID").map({ String(cString: $0) }), let pid = Int32(pidText), pid == getpid(),
-              let countText = getenv("LISTEN_FDS").map({ String(cString: $0) }), let count = Int(countText), count >= 1
-        else { return nil }
-        unsetenv("LISTEN_PID")
-        unsetenv("LISTEN_FDS")
-        unsetenv("LISTEN_FDNAMES")
-        let fd: Int32 = 3  // SD_LISTEN_FDS_START
-        // If the variables leaked from elsewhere, fd 3 may be any descriptor (even the loop's epoll fd): serve
-        // it only when it is a listening stream socket.
+    /// A socket from systemd is served only when it is a listening stream socket: a wrong unit file could pass
+    /// anything. Made non-blocking and close-on-exec like a socket bound here.
+    static func checkInherited(_ fd: Int32) throws {
         var listening: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0 else {
-            throw SystemError("control socket from systemd (LISTEN_FDS=\(count)): fd 3 is not a socket", errno: errno)
+            throw SystemError("control socket from systemd (fd \(fd)): not a socket", errno: errno)
         }
         guard listening != 0 else {
-            throw SystemError("control socket from systemd (LISTEN_FDS=\(count)): fd 3 is a socket that does not listen")
+            throw SystemError("control socket from systemd (fd \(fd)): a socket that does not listen")
         }
         let flags = fcntl(fd, F_GETFL)
         guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0, fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 else {
-            throw SystemError("control socket from systemd (fd 3): fcntl", errno: errno)
+            throw SystemError("control socket from systemd (fd \(fd)): fcntl", errno: errno)
         }
-        return fd
     }
 
     static func bindSocket(options: ControlServerOptions) throws -> Int32 {

@@ -1,9 +1,12 @@
 import Foundation
+import KioskCore
 
 /// The scenes that ship with kioskd, in the KioskRuntime resource bundle (installed next to the binaries).
 public enum BundledScenes {
     /// The folder holding `dashboard.yaml`, `signage-loop.yaml`, `hmi-panel.yaml` and their images.
+    /// Installed: `/usr/share/kioskd/scenes`; in a build tree: the resource bundle next to the binary.
     public static var directory: String? {
+        if let installed = InstalledData.directory("scenes") { return installed }
         guard let base = Bundle.module.resourcePath else { return nil }
         let path = (base as NSString).appendingPathComponent("Scenes")
         return FileManager.default.fileExists(atPath: path) ? path : nil

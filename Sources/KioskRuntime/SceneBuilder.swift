@@ -283,7 +283,7 @@ final class SceneBuilder {
                                  state: ButtonContent.State(rawValue: state.rawValue) ?? .normal)
         case .fps:
             let stats = engine.stats
-            return FPSOverlayContent(framesPerSecond: stats.fps, frameMilliseconds: stats.fps > 0 ? 1000 / stats.fps : 0,
+            return FPSContent(framesPerSecond: stats.fps, frameMilliseconds: stats.fps > 0 ? 1000 / stats.fps : 0,
                                      droppedFrames: stats.staleRendersDropped)
         case .rect, .panel, .progress, .row, .column, .stack:
             return nil

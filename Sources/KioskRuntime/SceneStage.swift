@@ -40,9 +40,9 @@ public final class SceneStage: SceneControlling {
 
     let builder: SceneBuilder
     private let motion: SceneMotion
-    private var root: Layer
+    private(set) var root: Layer
     private var pageLayers: [String: Layer] = [:]
-    private var nodes: [WidgetNode] = []
+    private(set) var nodes: [WidgetNode] = []
     private var byID: [String: WidgetNode] = [:]
     private var byKey: [String: [WidgetNode]] = [:]
     /// A loaded scene waiting for its first complete render before it replaces `root`.
@@ -55,7 +55,7 @@ public final class SceneStage: SceneControlling {
 
     /// Shows `scene` on `engine` (its first page), laid out on the calling thread. `clock` gives the wall-clock
     /// time clocks show, in seconds since the epoch (tests pass a fixed one).
-    public init(engine: LayerEngine, scene: Scene, source: String, clock: @escaping () -> Int = { Int(time(nil)) }) {
+    public init(engine: LayerEngine, scene: Scene, source: String, clock: @escaping () -> Int = WallClock.seconds) {
         self.engine = engine
         animator = Animator(engine: engine)
         builder = SceneBuilder(engine: engine, values: scene.data, clock: clock)
@@ -77,7 +77,7 @@ public final class SceneStage: SceneControlling {
 
     /// Loads and shows the scene file at `path` on the calling thread (at start, before the loop runs); throws
     /// the validation errors (`SceneValidationError`).
-    public convenience init(engine: LayerEngine, path: String, clock: @escaping () -> Int = { Int(time(nil)) }) throws {
+    public convenience init(engine: LayerEngine, path: String, clock: @escaping () -> Int = WallClock.seconds) throws {
         let loaded = try SceneLoader.load(path: path)
         for warning in loaded.warnings { logger.warning("\(warning)") }
         self.init(engine: engine, scene: loaded.scene, source: path, clock: clock)

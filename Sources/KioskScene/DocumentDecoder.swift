@@ -18,6 +18,16 @@ public class DocumentDecoder {
     /// not UTF-8, nested deeper than `maximumFlowDepth` flow levels, YAML syntax, or empty (`emptyMessage`).
     public static func compose(_ data: Data, file: String, maximumBytes: Int, maximumFlowDepth: Int,
                                emptyMessage: String) throws(SceneValidationError) -> Node {
+        guard let root = try composeIfAny(data, file: file, maximumBytes: maximumBytes, maximumFlowDepth: maximumFlowDepth) else {
+            throw SceneValidationError(diagnostics: [SceneDiagnostic(
+                severity: .error, location: SourceLocation(file: file, line: 1, column: 1), path: "", message: emptyMessage)])
+        }
+        return root
+    }
+
+    /// Like `compose`, for files where an empty document (or one with only comments) is valid: nil then.
+    public static func composeIfAny(_ data: Data, file: String, maximumBytes: Int,
+                                    maximumFlowDepth: Int) throws(SceneValidationError) -> Node? {
         func fail(_ message: String, line: Int = 1, column: Int = 1) -> SceneValidationError {
             SceneValidationError(diagnostics: [SceneDiagnostic(
                 severity: .error, location: SourceLocation(file: file, line: line, column: column), path: "", message: message)])
@@ -41,7 +51,6 @@ public class DocumentDecoder {
         } catch {
             throw fail("YAML: \(error)".replacingOccurrences(of: "\n", with: " "))
         }
-        guard let root else { throw fail(emptyMessage) }
         return root
     }
 

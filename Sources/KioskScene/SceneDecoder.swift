@@ -18,6 +18,8 @@ final class SceneDecoder: DocumentDecoder {
     private(set) var fontFamilies: [FontUse] = []
     private var ids: [String: SourceLocation] = [:]
     private var widgetCount = 0
+    /// Pages named by `on_press` actions, checked once every page is known.
+    var pageReferences: [(name: String, node: Node, path: String)] = []
 
     init(file: String, baseDirectory: String, limits: SceneLimits) {
         self.baseDirectory = baseDirectory
@@ -27,11 +29,11 @@ final class SceneDecoder: DocumentDecoder {
 
     // MARK: Keys each mapping may hold
 
-    static let sceneKeys = ["size", "background", "font", "data", "pages", "widgets"]
+    static let sceneKeys = ["size", "background", "font", "data", "data_sources", "pages", "widgets"]
     static let pageKeys = ["name", "duration", "transition", "widgets"]
     static let transitionKeys = ["type", "duration", "easing"]
     static let styleKeys = ["background", "foreground", "corner_radius", "border", "opacity", "font"]
-    static let commonWidgetKeys = ["id", "type", "x", "y", "width", "height", "grow", "on_change"] + styleKeys
+    static let commonWidgetKeys = ["id", "type", "x", "y", "width", "height", "grow", "on_change", "on_press"] + styleKeys
     static let typeKeys: [WidgetType: [String]] = [
         .rect: [], .panel: [], .fps: [],
         .text: ["text", "markup", "wrap", "ellipsize", "align", "max_lines", "shrink_to_fit"],
@@ -78,7 +80,10 @@ final class SceneDecoder: DocumentDecoder {
         case (nil, nil):
             error(root, "", "the scene has no 'pages' (or 'widgets')")
         }
-        return Scene(size: size, background: background, font: font, data: data, pages: pages)
+        checkPageReferences(pages)
+        var scene = Scene(size: size, background: background, font: font, data: data, pages: pages)
+        if let v = f["data_sources"]?.value { scene.dataSources = dataSources(v, "data_sources") }
+        return scene
     }
 
     /// `fields` for mappings whose keys are the caller's (data keys): no key is unknown.
@@ -277,8 +282,10 @@ final class SceneDecoder: DocumentDecoder {
         case .stack:
             content = .stack(children: f["children"].map { widgets($0.value, key("children"), depth: depth + 1) } ?? [])
         }
-        guard let content else { return nil }
-        return Widget(id: id, content: content, frame: frame, grow: grow, style: style, onChange: onChange, location: location(node))
+        let onPress = f["on_press"].flatMap { pressAction($0.value, key("on_press")) }
+        guard let content, f["on_press"] == nil || onPress != nil else { return nil }
+        return Widget(id: id, content: content, frame: frame, grow: grow, style: style, onChange: onChange, location: location(node),
+                      onPress: onPress)
     }
 
     func buttonStates(_ node: Node, _ path: String) -> [ButtonProperties.State: Style]? {

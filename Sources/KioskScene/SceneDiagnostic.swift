@@ -8,6 +8,13 @@ public struct SceneDiagnostic: Sendable, Equatable, CustomStringConvertible {
     public var path: String
     public var message: String
 
+    public init(severity: Severity, location: SourceLocation, path: String, message: String) {
+        self.severity = severity
+        self.location = location
+        self.path = path
+        self.message = message
+    }
+
     public var description: String {
         let body = path.isEmpty ? "\(location): \(message)" : "\(location): \(path): \(message)"
         return severity == .warning ? "warning: " + body : body
@@ -18,6 +25,9 @@ public struct SceneDiagnostic: Sendable, Equatable, CustomStringConvertible {
 /// An immutable value; any thread.
 public struct SceneValidationError: Error, Sendable, CustomStringConvertible {
     public var diagnostics: [SceneDiagnostic]
+
+    public init(diagnostics: [SceneDiagnostic]) { self.diagnostics = diagnostics }
+
     public var errors: [SceneDiagnostic] { diagnostics.filter { $0.severity == .error } }
     public var warnings: [SceneDiagnostic] { diagnostics.filter { $0.severity == .warning } }
     public var description: String { diagnostics.map(\.description).joined(separator: "\n") }

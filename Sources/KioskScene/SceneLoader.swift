@@ -11,26 +11,7 @@ public enum SceneLoader {
     /// back to Sans), never an error, because a missing font still leaves a usable screen.
     public static func load(path: String, limits: SceneLimits = SceneLimits(),
                             fontAvailable: ((String) -> Bool)? = nil) throws(SceneValidationError) -> LoadedScene {
-        let whole = SourceLocation(file: path, line: 1, column: 1)
-        func fail(_ message: String, at location: SourceLocation = whole) -> SceneValidationError {
-            SceneValidationError(diagnostics: [SceneDiagnostic(severity: .error, location: location, path: "", message: message)])
-        }
-        // Check the size before reading so a huge file (or a FIFO, /dev/zero) is never pulled into memory.
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        if let size = (attributes?[.size] as? NSNumber)?.intValue, size > limits.maximumBytes {
-            throw fail("scene file is \(size) bytes; the limit is \(limits.maximumBytes)")
-        }
-        if attributes?[.type] as? FileAttributeType == .typeDirectory { throw fail("the scene path is a directory, not a file") }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            let code = errno
-            throw fail(code == ENOENT ? "scene file not found" : "cannot read the scene file: \(errnoDescription(code))")
-        }
-        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        let data: Data
-        do { data = try handle.read(upToCount: limits.maximumBytes + 1) ?? Data() } catch {
-            throw fail("cannot read the scene file: \(error.localizedDescription)")
-        }
+        let data = try readDocument(path: path, maximumBytes: limits.maximumBytes, kind: "scene")
         let base = URL(fileURLWithPath: path).deletingLastPathComponent().path
         return try parse(data: data, file: path, baseDirectory: base, limits: limits, fontAvailable: fontAvailable)
     }
@@ -57,6 +38,29 @@ public enum SceneLoader {
             throw SceneValidationError(diagnostics: diagnostics)
         }
         return LoadedScene(scene: scene, warnings: diagnostics)
+    }
+
+    /// Reads a YAML document (scene, config) of at most `maximumBytes`. `kind` names it in errors: "scene", "config".
+    static func readDocument(path: String, maximumBytes: Int, kind: String) throws(SceneValidationError) -> Data {
+        let whole = SourceLocation(file: path, line: 1, column: 1)
+        func fail(_ message: String) -> SceneValidationError {
+            SceneValidationError(diagnostics: [SceneDiagnostic(severity: .error, location: whole, path: "", message: message)])
+        }
+        // Check the size before reading so a huge file (or a FIFO, /dev/zero) is never pulled into memory.
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        if let size = (attributes?[.size] as? NSNumber)?.intValue, size > maximumBytes {
+            throw fail("\(kind) file is \(size) bytes; the limit is \(maximumBytes)")
+        }
+        if attributes?[.type] as? FileAttributeType == .typeDirectory { throw fail("the \(kind) path is a directory, not a file") }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            throw fail(code == ENOENT ? "\(kind) file not found" : "cannot read the \(kind) file: \(errnoDescription(code))")
+        }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        do { return try handle.read(upToCount: maximumBytes + 1) ?? Data() } catch {
+            throw fail("cannot read the \(kind) file: \(error.localizedDescription)")
+        }
     }
 }
 

@@ -8,6 +8,8 @@ public struct Scene: Sendable, Equatable {
     /// Initial values of data-binding keys, shown until the first update arrives.
     public var data: [String: String]
     public var pages: [Page]
+    /// Topics whose messages set data keys; the runtime hands them to the MQTT client, if one runs.
+    public var dataSources: [DataSource] = []
 
     /// All widgets of all pages, containers before their children.
     public var allWidgets: [Widget] { pages.flatMap { $0.widgets.flatMap { $0.flattened } } }
@@ -63,6 +65,12 @@ public struct SourceLocation: Sendable, Equatable, CustomStringConvertible {
     public var line: Int
     public var column: Int
     public var description: String { "\(file):\(line):\(column)" }
+
+    public init(file: String, line: Int, column: Int) {
+        self.file = file
+        self.line = line
+        self.column = column
+    }
 }
 
 /// The widget type names a scene may use. An immutable value; any thread.
@@ -84,6 +92,8 @@ public struct Widget: Sendable, Equatable {
     public var style: Style
     public var onChange: ChangeAnimation?
     public var location: SourceLocation
+    /// What a press on the widget (a tap, a click, Enter on a focused button) does; nil only reports it.
+    public var onPress: PressAction? = nil
 
     public var type: WidgetType { content.type }
 

@@ -4,6 +4,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import KioskControl
+import KioskCore
 
 struct ConnectionOptions: ParsableArguments {
     @Option(help: "Control socket of kioskd (default: $KIOSKD_SOCKET, else /run/kioskd/control.sock).")
@@ -90,6 +91,7 @@ struct Kioskctl: ParsableCommand {
           2  usage error (unknown subcommand, bad option or argument)
           3  cannot connect to the control socket, or the connection was lost
         """,
+        version: KioskVersion.string,
         subcommands: [Ping.self, Version.self, Stats.self, DisplayInfo.self, Power.self, Screenshot.self,
                       SceneGroup.self, WidgetGroup.self, DataGroup.self, PageGroup.self, Animate.self,
                       LogLevel.self, Raw.self, Watch.self])
@@ -161,11 +163,13 @@ struct Kioskctl: ParsableCommand {
               scene  a scene was loaded (kind loaded: source, pages) or a page shown (kind page_shown: page)
               data   data keys changed: values
               error  something failed with no request to answer: code, message
+              input  a touch, click or key on the scene: kind (down, up, press, cancel, key), id, action, x, y, output, key, time_us
+              power  the screen's idle state changed: state (active, dimmed, blanked), previous, reason
             """)
         @OptionGroup var connection: ConnectionOptions
-        @Argument(help: "Event names: frame, flip, scene, data, error.") var events: [String]
+        @Argument(help: "Event names: frame, flip, scene, data, error, input, power.") var events: [String]
 
-        static let eventNames: Set<String> = ["frame", "flip", "scene", "data", "error"]
+        static let eventNames: Set<String> = ["frame", "flip", "scene", "data", "error", "input", "power"]
 
         func validate() throws {
             guard !events.isEmpty else { throw ValidationError("name at least one event") }

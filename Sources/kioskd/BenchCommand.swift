@@ -6,15 +6,19 @@ import KioskRuntime
 
 /// `kioskd bench`: scenarios measured side by side, each contestant's figures as measured (or null), with the
 /// ratios between them. `dashboard`: the default scene, the engine with both render-queue strategies against a
-/// naive single-threaded full redraw and one full-frame memcpy. `page-slide`: a full-screen slide between two
-/// pages, the engine's CPU per frame against one full-frame memcpy. `startup`: this binary started as
-/// `kioskd run`, process start to the first flip of the fully rendered default scene, and peak RSS.
+/// naive single-threaded full redraw (each widget drawn straight into the frame, and each through a surface of its
+/// own) and one full-frame memcpy. `page-slide`: a full-screen slide between two
+/// pages, the engine's CPU per frame against one full-frame memcpy. `update-storm`: a large wrapped text updated at
+/// 50 Hz, faster than it renders, beside a seconds clock and a label: how far each widget's shown content lags its
+/// newest data, frames composed per second, and issue 10's target (lag <= 2 x render time + 1 frame). `startup`:
+/// this binary started as `kioskd run`, process start to the first flip of the fully rendered default scene, and
+/// peak RSS.
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure the engine on scenarios (headless): dashboard, page-slide, startup.")
+        abstract: "Measure the engine on scenarios (headless): dashboard, page-slide, update-storm, startup.")
 
-    static let scenarios = ["dashboard", "page-slide", "startup"]
+    static let scenarios = ["dashboard", "page-slide", "update-storm", "startup"]
 
     @Option(help: ArgumentHelp("Run one scenario: \(BenchCommand.scenarios.joined(separator: ", ")); default: all.", valueName: "NAME"))
     var scenario: String?
@@ -22,7 +26,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Frames measured per contestant (after the warm-up).")
     var frames = 300
 
-    @Option(help: "Output size and refresh of the dashboard scenario, WxH[@Hz] (page-slide runs at 1920x1080).")
+    @Option(help: "Output size and refresh of the dashboard scenario, WxH[@Hz] (page-slide and update-storm run at 1920x1080).")
     var mode = ModeRequest(width: 1920, height: 1080, refreshHz: 60)
 
     @Flag(help: "Print one JSON object instead of the tables.")
@@ -45,6 +49,7 @@ struct BenchCommand: ParsableCommand {
             switch name {
             case "dashboard": report.dashboard = try dashboard()
             case "page-slide": report.pageSlide = try pageSlide()
+            case "update-storm": report.updateStorm = try updateStorm()
             default: report.startup = try startup()
             }
         }
@@ -71,7 +76,8 @@ struct BenchCommand: ParsableCommand {
             mode: m.description, fullFrameBytes: bytes,
             engineRoundRobin: try Contestants.engine(scene: path, mode: m, frames: frames, strategy: .roundRobin),
             enginePriority: try Contestants.engine(scene: path, mode: m, frames: frames, strategy: .priority),
-            naive: try Contestants.naive(scene: path, mode: m, frames: frames),
+            naiveDirect: try Contestants.naive(scene: path, mode: m, frames: frames, strategy: .direct),
+            naiveThroughSurfaces: try Contestants.naive(scene: path, mode: m, frames: frames, strategy: .throughSurfaces),
             memcpyMsPerFrame: Contestants.memcpyMsPerFrame(bytes: bytes, frames: frames))
     }
 
@@ -82,6 +88,12 @@ struct BenchCommand: ParsableCommand {
             mode: m.description, fullFrameBytes: m.width * m.height * 4,
             engine: try Contestants.engine(scene: path, mode: m, frames: frames, strategy: .roundRobin),
             memcpyMsPerFrame: Contestants.memcpyMsPerFrame(bytes: m.width * m.height * 4, frames: frames))
+    }
+
+    /// At 1920x1080: updates for --frames refreshes (at least three seconds), then until every update is shown.
+    private func updateStorm() throws -> UpdateStorm.Figures {
+        let m = DisplayMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
+        return try UpdateStorm.run(mode: m, seconds: max(3, Double(frames) / 60))
     }
 
     private func startup() throws -> StartupScenario {

@@ -7,10 +7,11 @@ struct BenchReport: Encodable {
     var frames: Int
     var dashboard: DashboardScenario?
     var pageSlide: PageSlideScenario?
+    var updateStorm: UpdateStorm.Figures?
     var startup: StartupScenario?
 
     enum CodingKeys: String, CodingKey { case frames, scenarios }
-    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", startup }
+    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", updateStorm = "update-storm", startup }
 
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -18,6 +19,7 @@ struct BenchReport: Encodable {
         var s = c.nestedContainer(keyedBy: ScenarioKeys.self, forKey: .scenarios)
         try s.encode(dashboard, forKey: .dashboard)
         try s.encode(pageSlide, forKey: .pageSlide)
+        try s.encode(updateStorm, forKey: .updateStorm)
         try s.encode(startup, forKey: .startup)
     }
 
@@ -25,6 +27,7 @@ struct BenchReport: Encodable {
         var sections: [String] = []
         if let dashboard { sections.append(dashboard.table) }
         if let pageSlide { sections.append(pageSlide.table) }
+        if let updateStorm { sections.append(updateStorm.table) }
         if let startup { sections.append(startup.table) }
         return sections.joined(separator: "\n\n")
     }
@@ -49,19 +52,23 @@ struct DashboardScenario: Encodable {
     var fullFrameBytes: Int
     var engineRoundRobin: BenchFigures
     var enginePriority: BenchFigures
-    var naive: BenchFigures
+    var naiveDirect: BenchFigures
+    var naiveThroughSurfaces: BenchFigures
     var memcpyMsPerFrame: Double
 
     enum CodingKeys: String, CodingKey {
         case mode, fullFrameBytes = "full_frame_bytes", engineRoundRobin = "engine_round_robin"
-        case enginePriority = "engine_priority", naive, memcpyMsPerFrame = "memcpy_ms_per_frame", ratios
+        case enginePriority = "engine_priority", naiveDirect = "naive_direct"
+        case naiveThroughSurfaces = "naive_through_surfaces", memcpyMsPerFrame = "memcpy_ms_per_frame", ratios
     }
 
-    /// Each engine strategy's total CPU against the naive redraw and the memcpy, and its bytes against a full frame.
+    /// Each engine strategy's total CPU against both naive redraws and the memcpy, and its bytes against a full
+    /// frame.
     var ratios: [String: Double?] {
         var r: [String: Double?] = [:]
         for (name, f) in [("round_robin", engineRoundRobin), ("priority", enginePriority)] {
-            r["\(name)_cpu_vs_naive"] = benchRatio(f.totalCPUMsPerFrame, naive.totalCPUMsPerFrame)
+            r["\(name)_cpu_vs_naive_direct"] = benchRatio(f.totalCPUMsPerFrame, naiveDirect.totalCPUMsPerFrame)
+            r["\(name)_cpu_vs_naive_through_surfaces"] = benchRatio(f.totalCPUMsPerFrame, naiveThroughSurfaces.totalCPUMsPerFrame)
             r["\(name)_cpu_vs_memcpy"] = benchRatio(f.totalCPUMsPerFrame, memcpyMsPerFrame)
             r["\(name)_bytes_vs_full_frame"] = benchRatio(f.bytesWrittenPerFrame.map(Double.init), Double(fullFrameBytes))
         }
@@ -74,7 +81,8 @@ struct DashboardScenario: Encodable {
         try c.encode(fullFrameBytes, forKey: .fullFrameBytes)
         try c.encode(engineRoundRobin, forKey: .engineRoundRobin)
         try c.encode(enginePriority, forKey: .enginePriority)
-        try c.encode(naive, forKey: .naive)
+        try c.encode(naiveDirect, forKey: .naiveDirect)
+        try c.encode(naiveThroughSurfaces, forKey: .naiveThroughSurfaces)
         try c.encode(memcpyMsPerFrame, forKey: .memcpyMsPerFrame)
         try c.encode(ratios, forKey: .ratios)
     }
@@ -82,7 +90,8 @@ struct DashboardScenario: Encodable {
     var table: String {
         var lines = ["dashboard: the default scene, \(mode), headless", figuresHeader,
                      figuresRow("engine (round-robin)", engineRoundRobin), figuresRow("engine (priority)", enginePriority),
-                     figuresRow("naive full redraw", naive),
+                     figuresRow("naive redraw, direct", naiveDirect),
+                     figuresRow("naive redraw, surfaces", naiveThroughSurfaces),
                      "memcpy of a full frame".padding(toLength: 24, withPad: " ", startingAt: 0) + show(memcpyMsPerFrame)]
         for (name, value) in ratios.sorted(by: { $0.key < $1.key }) { lines.append("  \(name): \(show(value))") }
         return lines.joined(separator: "\n")
@@ -119,6 +128,24 @@ struct PageSlideScenario: Encodable {
                      "memcpy of a full frame".padding(toLength: 24, withPad: " ", startingAt: 0) + show(memcpyMsPerFrame)]
         for (name, value) in ratios.sorted(by: { $0.key < $1.key }) { lines.append("  \(name): \(show(value))") }
         return lines.joined(separator: "\n")
+    }
+}
+
+extension UpdateStorm.Figures {
+    var table: String {
+        func row(_ name: String, _ lag: UpdateStorm.WidgetLag) -> String {
+            "  \(name.padding(toLength: 8, withPad: " ", startingAt: 0)) \(show(lag.updates).padding(toLength: 9, withPad: " ", startingAt: 0))"
+                + [show(lag.lagMsP50, "%.1f"), show(lag.lagMsP99, "%.1f"), show(lag.lagMsMax, "%.1f")]
+                .map { $0.padding(toLength: 10, withPad: " ", startingAt: 0) }.joined()
+        }
+        let met = targetMet.map { $0 ? "met" : "NOT met" } ?? "null"
+        return [
+            "update-storm: a large wrapped text updated at \(show(stormUpdatesPerSecond, "%.1f")) Hz beside a seconds clock and a label at \(show(labelUpdatesPerSecond, "%.1f")) Hz, \(mode), headless, \(show(seconds, "%.1f")) s",
+            "  widget   updates  lag p50   lag p99   lag max (ms)",
+            row("storm", storm), row("clock", clock), row("label", label),
+            "  storm render \(show(stormRenderMs, "%.1f")) ms alone, \(show(stormDispatchToAppliedMsP50, "%.1f")) ms dispatch to applied (p50); frames composed \(show(framesComposedPerSecond, "%.1f"))/s, flipped \(show(framesFlippedPerSecond, "%.1f"))/s",
+            "  target (issue 10): storm lag p99 <= 2 x render + 1 frame = \(show(targetLagMs, "%.1f")) ms: \(met)",
+        ].joined(separator: "\n")
     }
 }
 

@@ -15,8 +15,10 @@ struct BoardConfig: Equatable {
     var commit: CommitChoice?
     var buffers: Int?
     var rotation: OutputRotation?
+    /// The backlight idle dimming uses: a device name under /sys/class/backlight (`rpi_backlight`).
+    var backlight: String?
 
-    static let keys = ["board", "device", "driver", "connector", "mode", "commit", "buffers", "rotation"]
+    static let keys = ["board", "device", "driver", "connector", "mode", "commit", "buffers", "rotation", "backlight"]
     /// Board files are a few lines; anything larger is not one.
     static let maximumBytes = 64 * 1024
 
@@ -59,6 +61,7 @@ struct BoardConfig: Equatable {
         config.device = nonEmptyString("device")
         config.driver = nonEmptyString("driver")
         config.connector = nonEmptyString("connector")
+        config.backlight = nonEmptyString("backlight")
         if let node = fields["mode"]?.value, let s = decoder.string(node, "mode") {
             do { config.mode = try ModeRequest(validating: s) } catch let error as ModeRequestError {
                 decoder.error(node, "mode", error.message)

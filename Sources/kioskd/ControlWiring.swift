@@ -7,7 +7,7 @@ import KioskRuntime
 import Logging
 
 /// kioskd's version, as `version` over the control socket reports it.
-let kioskdVersion = "0.1.0"
+let kioskdVersion = KioskVersion.string
 
 /// Options of `kioskd run` for the control socket.
 struct ControlOptions: ParsableArguments {
@@ -22,6 +22,9 @@ struct ControlOptions: ParsableArguments {
 
     @Option(name: .customLong("control-allow-gid"), help: "Also allow peers whose primary gid is this (repeatable).")
     var allowGIDs: [UInt32] = []
+
+    @Option(help: ArgumentHelp("The only folder `screenshot` may write a server-side file into (default \(ScreenshotDirectory.defaultPath)).", valueName: "DIR"))
+    var screenshotDir: String?
 }
 
 /// The log level every kioskd logger consults, so `log.level` changes it at run time. Any thread.
@@ -63,15 +66,19 @@ final class ControlWiring {
     var liveStats: () -> (FlipStatistics, EngineStats?) = { (FlipStatistics(), nil) }
     /// The output rotation the scene is composed with (`--rotation`, board file), for `stats` and `display.info`.
     var rotation = OutputRotation.degrees0
-    /// The layer engine of the picture shown, when it has one (the clock picture draws without it): power goes
+    /// Where `screenshot` may write files (`--screenshot-dir`).
+    var screenshotDirectory = ScreenshotDirectory()
+    /// The layer engine of the run, attached when its session starts: power goes
     /// through it so lighting the output redraws, and its presents become `frame` events.
     var engine: LayerEngine? {
         didSet { hookEngine() }
     }
-    /// The scene runtime the scene commands drive; without one they answer `no_scene`.
-    var scene: (any SceneControlling)? {
-        didSet { hookScene() }
-    }
+    /// The scene runtime the scene commands drive: `kioskd run` always shows a scene.
+    let scene: any SceneControlling
+    /// Members added to `stats` and `display.info` (the screen's idle state).
+    var statusExtras: () -> [String: JSONValue] = { [:] }
+    /// Called after `display.power` changed the output's power.
+    var onDisplayPower: ((Bool) -> Void)?
     /// Presents that changed the screen since the engine was attached: the `frame` event's number.
     private var framesPresented: Int64 = 0
 
@@ -84,13 +91,25 @@ final class ControlWiring {
         }
     }
 
+    /// How the diagnostic page names the control socket these options give, before it is opened: its path
+    /// (handed over by systemd when `inheritedListenFD` is set), or that it is disabled.
+    static func socketDescription(options: ControlOptions, inheritedListenFD: Int32?) -> String {
+        let explicit = options.socket ?? ProcessInfo.processInfo.environment["KIOSKD_SOCKET"]
+        if explicit == "none" { return "none (disabled)" }
+        let path = explicit ?? ControlServerOptions.defaultSocketPath
+        return inheritedListenFD != nil ? "\(path) (from systemd)" : path
+    }
+
     /// Starts the control socket, or returns nil when it is disabled. A socket path given explicitly (option or
     /// KIOSKD_SOCKET) must work or kioskd fails; the default one is best effort, because a kiosk that cannot
     /// offer its socket (another instance, a read-only /run) should still show its display.
-    static func start(options: ControlOptions, loop: MainLoop, display: DisplayBackend, logger: Logger) throws -> ControlWiring? {
+    static func start(options: ControlOptions, inheritedListenFD: Int32? = nil, loop: MainLoop, display: DisplayBackend,
+                      scene: any SceneControlling,
+                      logger: Logger) throws -> ControlWiring? {
         let explicit = options.socket ?? ProcessInfo.processInfo.environment["KIOSKD_SOCKET"]
         if explicit == "none" { return nil }
         var serverOptions = ControlServerOptions(socketPath: explicit ?? ControlServerOptions.defaultSocketPath)
+        serverOptions.inheritedListenFD = inheritedListenFD
         serverOptions.policy = PeerPolicy(allowedUIDs: Set(options.allowUIDs), allowedGIDs: Set(options.allowGIDs))
         if let groupName = options.socketGroup {
             let gid = try resolveGroup(groupName)
@@ -99,7 +118,9 @@ final class ControlWiring {
         }
         do {
             let server = try ControlServer(loop: loop, options: serverOptions)
-            return try ControlWiring(server: server, loop: loop, display: display)
+            let wiring = try ControlWiring(server: server, loop: loop, display: display, scene: scene)
+            if let directory = options.screenshotDir { wiring.screenshotDirectory = ScreenshotDirectory(directory) }
+            return wiring
         } catch {
             guard explicit == nil else { throw error }
             logger.error("\(error); running without a control socket")
@@ -113,10 +134,11 @@ final class ControlWiring {
         return entry.pointee.gr_gid
     }
 
-    private init(server: ControlServer, loop: MainLoop, display: DisplayBackend) throws {
+    private init(server: ControlServer, loop: MainLoop, display: DisplayBackend, scene: any SceneControlling) throws {
         self.server = server
         self.loop = loop
         self.display = display
+        self.scene = scene
         self.jobs = try BackgroundJobs(loop: loop, label: "kioskd.control.jobs")
         let commands = server.commands
         commands.register("version") { _, _ in
@@ -129,6 +151,7 @@ final class ControlWiring {
             // The control socket's own load, beside the `--stats-out` counters.
             if case .object(var members) = stats {
                 members["control_clients"] = .int(Int64(server.connections.count))
+                members.merge(statusExtras()) { _, extra in extra }
                 stats = .object(members)
             }
             return stats
@@ -145,6 +168,7 @@ final class ControlWiring {
         }
         registerDisplayCommands()
         registerSceneCommands()
+        hookScene()
     }
 
     /// The `--stats-out` counters as a JSON value: the output's figures over the engine's, as the file has them.

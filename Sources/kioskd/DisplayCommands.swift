@@ -18,6 +18,7 @@ extension ControlWiring {
             } catch {
                 throw ControlError(code: "display_error", message: "display.power \(on ? "on" : "off"): \(error)")
             }
+            onDisplayPower?(on)
             return ["power": .string(display.isPoweredOn ? "on" : "off")]
         }
 
@@ -26,7 +27,7 @@ extension ControlWiring {
             if args.has("path") {
                 let given = try args.string("path")
                 guard given.hasPrefix("/") else { throw args.invalid("path", "must be an absolute path, got '\(given)'") }
-                path = given
+                path = try screenshotDirectory.check(given)
             }
             // The copy comes from the compositor's shadow buffer (cached RAM), at the flip that shows it; encoding
             // and writing happen off the loop.
@@ -47,7 +48,7 @@ extension ControlWiring {
         let modes = (display as? DRMBackend)?.plan.connector.modes.map(\.mode) ?? [info.mode]
         var seen = Set<String>()
         let listed = modes.filter { seen.insert("\($0.name) \($0.description) \($0.isPreferred)").inserted }
-        return [
+        let members: [String: JSONValue] = [
             "device": .string(info.device),
             "driver": .string(info.driver),
             "connector": .string(info.connector),
@@ -58,6 +59,7 @@ extension ControlWiring {
             "rotation": .int(Int64(rotation.rawValue)),
             "power": .string(display.isPoweredOn ? "on" : "off"),
         ]
+        return .object(members.merging(statusExtras()) { _, extra in extra })
     }
 
     private static func modeValue(_ mode: DisplayMode) -> JSONValue {

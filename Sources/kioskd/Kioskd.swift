@@ -10,17 +10,18 @@ struct Kioskd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kioskd",
         abstract: "Kiosk renderer for embedded Linux: draws straight to a DRM/KMS display.",
-        subcommands: [RunCommand.self, DevicesCommand.self, BenchCommand.self, CheckCommand.self],
+        version: KioskVersion.string,
+        subcommands: [RunCommand.self, DevicesCommand.self, BenchCommand.self, CheckCommand.self, CheckConfigCommand.self],
         defaultSubcommand: RunCommand.self)
 }
 
 /// Options shared by subcommands that log.
 struct LogOptions: ParsableArguments {
-    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: Logger.Level = .info
+    @Option(name: .long, help: "Log level: trace, debug, info (default), notice, warning, error, critical.")
+    var logLevel: Logger.Level?
 
     func bootstrap() {
-        let level = logLevel
+        let level = logLevel ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level

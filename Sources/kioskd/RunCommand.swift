@@ -1,5 +1,4 @@
 import ArgumentParser
-import CSystemd
 import Foundation
 import Glibc
 import KioskCore
@@ -35,10 +34,13 @@ struct RunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Drive a display: set the mode and flip frames on vblank until stopped (SIGTERM/SIGINT).")
 
-    @Option(help: "Display backend: drm (a KMS device) or headless (memory buffers, simulated vblank).")
-    var backend: BackendKind = .drm
+    @Option(help: ArgumentHelp("The config file (YAML); its keys are defaults that the options given here override.", valueName: "FILE"))
+    var config: String?
 
-    @Option(help: "Board file (YAML) choosing driver or device, connector, mode, commit and buffers; options given here override it.")
+    @Option(help: "Display backend: drm (a KMS device, the default) or headless (memory buffers, simulated vblank).")
+    var backend: BackendKind?
+
+    @Option(help: "Board file (YAML) choosing driver or device, connector, mode, commit, buffers, rotation and backlight; options given here override it.")
     var board: String?
 
     @Option(help: "DRM card node, or auto for the first card with a connected display.")
@@ -85,18 +87,25 @@ struct RunCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The scene file to show (YAML or JSON), or default for the bundled dashboard scene; without it /etc/kioskd/scene.yaml when it exists, else the bundled scene.", valueName: "FILE|default"))
     var scene: String?
 
-    @Flag(inversion: .prefixedNo, help: "Reload the scene file when it changes (inotify); an invalid version leaves the current scene on screen.")
-    var watch = true
+    @Flag(inversion: .prefixedNo, help: "Reload the scene file when it changes (inotify); an invalid version leaves the current scene on screen. Default: on.")
+    var watch: Bool?
 
-    @Option(help: "Render queue strategy of the layer engine: round-robin or priority.")
-    var renderStrategy: StrategyChoice = .roundRobin
+    @Flag(inversion: .prefixedNo, help: "Show a diagnostic page for a missing or invalid scene and keep running until it is fixed, instead of exiting. Default: on, except for a --scene given on the command line.")
+    var keepGoing: Bool?
 
-    @Flag(help: "Add the scene's fps widget (frames per second, frame time) on top of every page.")
-    var fpsOverlay = false
+    @Option(help: "Render queue strategy of the layer engine: round-robin (default) or priority.")
+    var renderStrategy: StrategyChoice?
+
+    @Flag(inversion: .prefixedNo, help: "Add the scene's fps widget (frames per second, frame time) on top of every page.")
+    var fpsOverlay: Bool?
 
     @OptionGroup var log: LogOptions
 
     @OptionGroup var control: ControlOptions
+
+    @OptionGroup var fleet: FleetOptions
+
+    @OptionGroup var input: InputOptions
 
     /// Where a scene is looked for when `--scene` is not given; the bundled default scene when it is absent.
     static let systemScene = "/etc/kioskd/scene.yaml"
@@ -115,17 +124,19 @@ struct RunCommand: ParsableCommand {
         if let buffers, !(2...3).contains(buffers) { throw ValidationError("--buffers \(buffers): must be 2 or 3") }
         if let frames, frames < 1 { throw ValidationError("--frames \(frames): must be at least 1") }
         if capture != nil {
-            guard backend == .drm else { throw ValidationError("--capture needs --backend drm (writeback is a DRM feature)") }
+            guard backend != .headless else { throw ValidationError("--capture needs --backend drm (writeback is a DRM feature)") }
             guard commit != .legacy else { throw ValidationError("--capture needs atomic commits; drop --commit legacy") }
             guard frames != nil else { throw ValidationError("--capture captures the last of --frames N; give --frames") }
         }
     }
 
     func run() throws {
-        ControlWiring.bootstrapLogging(level: log.logLevel)
+        let (options, configWarnings) = try withConfigFile()
+        ControlWiring.bootstrapLogging(level: options.log.logLevel ?? .info)
         let logger = Logger(label: "kioskd")
+        for warning in configWarnings { logger.warning("\(warning)") }
         do {
-            try runDisplay(logger: logger)
+            try options.runDisplay(logger: logger)
         } catch let exit as ExitCode {
             throw exit
         } catch {
@@ -143,6 +154,7 @@ struct RunCommand: ParsableCommand {
         var buffers: Int
         var rotation: OutputRotation
         var scenePath: String
+        var backlight: String?
     }
 
     /// One path for every scene: resolve options, open the display, build the engine and the stage, wire the
@@ -152,17 +164,23 @@ struct RunCommand: ParsableCommand {
         // Before any other thread starts, so render threads inherit the blocked mask and signals reach signalfd.
         let signals = try SignalRouting(loop: loop, logger: logger)
         let settings = try resolveSettings(logger: logger)
+        let service = try ServiceWiring(loop: loop)
         guard let (display, drm) = try openDisplay(settings, logger: logger) else { return }
-        let controlSocket = try ControlWiring.start(options: control, loop: loop, display: display, logger: logger)
-        controlSocket?.rotation = settings.rotation
-        defer { controlSocket?.stop() }
         // The last frame of --frames N is captured: the N-th present is the frame the N-th flip shows.
-        if capture != nil, let frames { try drm?.capturePresent(number: frames) }
+        let capturer = try capture == nil ? nil : drm.map(WritebackCapturer.init(backend:))
+        if let frames { try capturer?.capturePresent(number: frames) }
 
-        let pool = RenderQueuePool(strategy: renderStrategy.poolStrategy)
+        let pool = RenderQueuePool(strategy: (renderStrategy ?? .roundRobin).poolStrategy)
         let compositor = try ShadowCompositor(size: display.info.mode.size, rotation: settings.rotation)
         let runner = try SceneRunner(loop: loop, backend: display, compositor: compositor, pool: pool,
-                                     path: settings.scenePath, watch: watch, fpsOverlay: fpsOverlay, logger: logger)
+                                     path: settings.scenePath, watch: watch ?? true, fpsOverlay: fpsOverlay ?? false,
+                                     substitute: diagnosticPage(scenePath: settings.scenePath, socket: ControlWiring.socketDescription(
+                                         options: control, inheritedListenFD: service.controlSocketFD)),
+                                     logger: logger)
+        let controlSocket = try ControlWiring.start(options: control, inheritedListenFD: service.controlSocketFD, loop: loop,
+                                                    display: display, scene: runner.stage, logger: logger)
+        controlSocket?.rotation = settings.rotation
+        defer { controlSocket?.stop() }
         let session = RunSession(engine: runner.engine, frameLimit: frames, controlSocket: controlSocket)
         signals.onReload = { [weak runner] in runner?.reload() }
         signals.onStop = { [weak session] in session?.requestStop() }
@@ -172,10 +190,15 @@ struct RunCommand: ParsableCommand {
         }
         var failure: String?
         FatalFrameExit.install(on: runner.engine, loop: loop) { failure = $0 }
-        controlSocket?.scene = runner.stage
+        service.attach(runner: runner, session: session, signals: signals)
+        let fleetClient = try FleetWiring.start(options: fleet, loop: loop, control: controlSocket, stage: runner.stage, logger: logger)
+        defer { fleetClient?.stop() }
+        let inputWiring = InputWiring(settings: input.settings(backend: backend ?? .drm, backlight: settings.backlight), stage: runner.stage,
+                                      display: display, rotation: settings.rotation, control: controlSocket, logger: logger)
+        inputWiring.start()
         try session.run()
 
-        var problems = writePictures(display: display, captured: drm?.lastCapture)
+        var problems = writePictures(display: display, captured: capturer?.lastCapture)
         if let failure { problems.insert(failure, at: 0) }
         display.stop()
         let report = RunStatsReport(flips: session.flips, info: display.info, loop: loop, rotation: settings.rotation,
@@ -184,7 +207,7 @@ struct RunCommand: ParsableCommand {
         if let statsOut {
             do { try report.write(to: statsOut, engine: runner.engine.stats) } catch { problems.append("\(error)") }
         }
-        withExtendedLifetime((pool, runner)) {}
+        withExtendedLifetime((pool, runner, service, inputWiring)) {}
         if !problems.isEmpty { throw DisplayError(problems.joined(separator: "; ")) }
     }
 
@@ -199,7 +222,7 @@ struct RunCommand: ParsableCommand {
             commit: commit ?? boardFile.commit ?? .auto,
             buffers: buffers ?? boardFile.buffers ?? 2,
             rotation: rotation ?? boardFile.rotation ?? .degrees0,
-            scenePath: try scenePath())
+            scenePath: try scenePath(), backlight: boardFile.backlight)
         if settings.commit == .legacy && capture != nil {
             throw DisplayError("--capture needs atomic commits, but the commit API is legacy")
         }
@@ -208,11 +231,11 @@ struct RunCommand: ParsableCommand {
 
     /// The output to drive, or nil when a stop signal came while waiting for DRM master.
     private func openDisplay(_ settings: Settings, logger: Logger) throws -> (any DisplayBackend, DRMBackend?)? {
-        switch backend {
+        switch backend ?? .drm {
         case .drm:
             let options = DRMOptions(device: settings.device == "auto" ? nil : settings.device, driver: settings.driver,
                                      connector: settings.connector, mode: settings.mode, commit: settings.commit,
-                                     bufferCount: settings.buffers, enableWriteback: capture != nil)
+                                     bufferCount: settings.buffers)
             guard let drm = try DRMStartup.open(options, logger: logger) else { return nil }
             return (drm, drm)
         case .headless:

@@ -1,9 +1,8 @@
-import CSystemd
 import Glibc
 import KioskCore
 
-/// One `kioskd run` on the engine: counts flips, stops at `--frames N` or on request at a frame boundary, tells
-/// systemd once a frame is on screen, and notes when the first frame with every layer rendered flipped. Lives on
+/// One `kioskd run` on the engine: counts flips, stops at `--frames N` or on request at a frame boundary, and
+/// notes (and reports, for systemd's READY=1) the flip of the first frame with every layer rendered. Lives on
 /// the main thread.
 final class RunSession {
     let engine: LayerEngine
@@ -13,6 +12,8 @@ final class RunSession {
     /// Milliseconds from process start to the first flip of a frame composed with every layer rendered; nil if
     /// no such frame flipped.
     private(set) var firstCompleteFrameMs: Double?
+    /// Runs once, at the flip that put the first frame with every layer rendered on screen (systemd's READY=1).
+    var onFirstCompleteFrame: (() -> Void)?
     private var stopping = false
     /// The engine presents the next frame from inside the flip that ends the run, and stopping the display
     /// completes that flip: it is past the end and not counted.
@@ -51,11 +52,10 @@ final class RunSession {
         guard !finished else { return }
         flips.record(event)
         controlSocket?.flipped(event)
-        if flips.framesFlipped == 1 {
-            // systemd Type=notify: ready once a frame is really on screen, not merely once we started.
-            _ = sd_notify(0, "READY=1\nSTATUS=showing \(engine.backend.info.connector) \(engine.backend.info.mode)")
+        if firstCompleteFrameMs == nil, completeFrameQueued {
+            firstCompleteFrameMs = ProcessClock.millisecondsSinceStart()
+            onFirstCompleteFrame?()
         }
-        if firstCompleteFrameMs == nil, completeFrameQueued { firstCompleteFrameMs = ProcessClock.millisecondsSinceStart() }
         if let frameLimit, flips.framesFlipped >= frameLimit { stopping = true }
         if stopping {
             finished = true

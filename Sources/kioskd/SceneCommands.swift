@@ -11,7 +11,7 @@ extension ControlWiring {
         let commands = server.commands
 
         commands.registerDeferred("scene.load", arguments: ["path", "yaml", "base_directory"]) { [unowned self] args, _, reply in
-            let stage = try requireScene(args)
+            let stage = scene
             // Read, validated and laid out off the loop; the reply comes once the scene is being built. It replaces
             // the current one once completely rendered, which the `scene` event (kind loaded) announces.
             let answer = { (source: String) in { (result: Result<Void, StageError>) in
@@ -41,17 +41,17 @@ extension ControlWiring {
         }
 
         commands.register("scene.get") { [unowned self] args, _ in
-            Self.json(try requireScene(args).sceneDescription)
+            Self.json(scene.sceneDescription)
         }
 
         commands.register("widget.get", arguments: ["id"]) { [unowned self] args, _ in
-            let stage = try requireScene(args)
+            let stage = scene
             let id = try args.string("id")
             return try widgetValue(stage, id: id, args)
         }
 
         commands.register("widget.set", arguments: ["id", "props"]) { [unowned self] args, _ in
-            let stage = try requireScene(args)
+            let stage = scene
             let id = try args.string("id")
             let props = try args.object("props")
             guard !props.isEmpty else { throw args.invalid("props", "must name at least one property") }
@@ -61,7 +61,7 @@ extension ControlWiring {
         }
 
         commands.register("data.set", arguments: ["values"]) { [unowned self] args, _ in
-            let stage = try requireScene(args)
+            let stage = scene
             let given = try args.object("values")
             var values: [String: String] = [:]
             for (key, value) in given {
@@ -76,13 +76,13 @@ extension ControlWiring {
         }
 
         commands.register("data.get", arguments: ["keys"]) { [unowned self] args, _ in
-            let stage = try requireScene(args)
+            let stage = scene
             let keys = args.has("keys") ? try args.stringArray("keys") : nil
             return ["values": .object(stage.data(keys: keys).mapValues(JSONValue.string))]
         }
 
         commands.register("page.show", arguments: ["name", "transition"]) { [unowned self] args, _ in
-            let stage = try requireScene(args)
+            let stage = scene
             let name = try args.string("name")
             let transition = args.has("transition") ? try Self.transition(try args.nested("transition", known: ["kind", "duration", "easing"])) : nil
             try stageCall(args) { () throws(StageError) in try stage.showPage(name, transition: transition) }
@@ -92,7 +92,7 @@ extension ControlWiring {
         let animateArguments: Set<String> = ["id", "property", "to", "kind", "duration", "easing", "stiffness", "damping", "mass",
                                              "velocity", "deceleration"]
         commands.register("animate", arguments: animateArguments) { [unowned self] args, _ in
-            let stage = try requireScene(args)
+            let stage = scene
             let id = try args.string("id")
             let property = try args.string("property")
             let request = try Self.animation(args)
@@ -112,7 +112,6 @@ extension ControlWiring {
     /// Forwards the runtime's events: scene loads and page changes as `scene`, data changes as `data`,
     /// failures nobody asked about as `error`. An earlier handler keeps running.
     func hookScene() {
-        guard let scene else { return }
         let previous = scene.onEvent
         scene.onEvent = { [weak self] event in
             previous?(event)
@@ -121,27 +120,25 @@ extension ControlWiring {
     }
 
     private func forward(_ event: StageEvent) {
+        let (name, data) = Self.eventMessage(event)
+        server.broadcast(event: name, data: data)
+    }
+
+    /// A scene event as subscribers get it (socket and MQTT alike): the event name and its data.
+    static func eventMessage(_ event: StageEvent) -> (name: String, data: JSONValue) {
         switch event {
         case .sceneLoaded(let source, let pages):
-            server.broadcast(event: "scene", data: ["kind": "loaded", "source": .string(source),
-                                                    "pages": .array(pages.map(JSONValue.string))])
+            return ("scene", ["kind": "loaded", "source": .string(source), "pages": .array(pages.map(JSONValue.string))])
         case .pageShown(let name):
-            server.broadcast(event: "scene", data: ["kind": "page_shown", "page": .string(name)])
+            return ("scene", ["kind": "page_shown", "page": .string(name)])
         case .dataChanged(let values):
-            server.broadcast(event: "data", data: ["values": .object(values.mapValues(JSONValue.string))])
+            return ("data", ["values": .object(values.mapValues(JSONValue.string))])
         case .error(let code, let message):
-            server.broadcast(event: "error", data: ["code": .string(code), "message": .string(message)])
+            return ("error", ["code": .string(code), "message": .string(message)])
         }
     }
 
     // MARK: Helpers
-
-    private func requireScene(_ args: ControlArguments) throws(ControlError) -> any SceneControlling {
-        guard let scene else {
-            throw ControlError(code: "no_scene", message: "\(args.command): kioskd is not showing a scene (start it with --scene FILE)")
-        }
-        return scene
-    }
 
     /// Runs a runtime request; its `StageError` becomes the error reply with the same code.
     private func stageCall(_ args: ControlArguments, _ body: () throws(StageError) -> Void) throws(ControlError) {

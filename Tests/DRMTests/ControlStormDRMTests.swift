@@ -57,7 +57,8 @@ final class ControlScreenshotDRMTests: XCTestCase {
               - {id: label, type: text, text: "kioskd screenshot", x: 10%, y: 50%, width: 80%, height: 20%, foreground: white, font: {size: 48}}
         """.write(to: scene, atomically: true, encoding: .utf8)
         let capture = dir.appendingPathComponent("capture.png"), shot = dir.appendingPathComponent("shot.png")
-        let daemon = try ControlledKioskd(["run", "--backend", "drm", "--scene", scene.path, "--frames", "900", "--capture", capture.path],
+        let daemon = try ControlledKioskd(["run", "--backend", "drm", "--scene", scene.path, "--frames", "900", "--capture", capture.path,
+                                           "--screenshot-dir", KioskdProcess.scratchRoot],
                                           readyTimeout: 120)
         // Past the first render (under TCG fonts load slowly, so flips alone say nothing): every render dispatched
         // has come back and no frame was composed for half a second. No event reports that, so `stats` is polled.

@@ -24,12 +24,12 @@ final class DisplayPowerDRMTests: XCTestCase {
         return (crtcProps["ACTIVE"]?.value, connectorProps["DPMS"]?.value, crtc.bufferID)
     }
 
-    private func presentFilled(_ backend: DRMBackend, _ xrgb: UInt32, loop: MainLoop, capture: Bool = false) throws -> WritebackCapture? {
+    private func presentFilled(_ backend: DRMBackend, _ xrgb: UInt32, loop: MainLoop, capture capturer: WritebackCapturer? = nil) throws -> WritebackCapture? {
         let buffer = try XCTUnwrap(backend.acquireBuffer())
         fill(buffer, xrgb)
         var result: WritebackCapture?
-        if capture {
-            result = try backend.presentCapturing(buffer)
+        if let capturer {
+            result = try capturer.presentCapturing(buffer)
         } else {
             try backend.present(buffer, damage: nil)
         }
@@ -47,7 +47,8 @@ final class DisplayPowerDRMTests: XCTestCase {
 
     func testAtomicPowerOffDeactivatesTheCRTCAndPowerOnResumesFlips() throws {
         let loop = try MainLoop.epoll()
-        let backend = try DRMBackend(options: DRMOptions(commit: .atomic, enableWriteback: true))
+        let backend = try DRMBackend(options: DRMOptions(commit: .atomic))
+        let capturer = try WritebackCapturer(backend: backend)
         var flips = 0
         try backend.start(on: loop) { _ in flips += 1 }
         defer { backend.stop() }
@@ -76,7 +77,7 @@ final class DisplayPowerDRMTests: XCTestCase {
         try backend.setPower(true)
         XCTAssertTrue(backend.isPoweredOn)
         XCTAssertEqual(try readBack().crtcActive, 1, "CRTC ACTIVE reads 1 again")
-        let capture = try XCTUnwrap(presentFilled(backend, 0x11AA55, loop: loop, capture: true))
+        let capture = try XCTUnwrap(presentFilled(backend, 0x11AA55, loop: loop, capture: capturer))
         XCTAssertEqual(flips, 3, "flips resume")
         let size = backend.info.mode.size
         let pixels = try capture.waitForPixels()
@@ -121,7 +122,8 @@ final class DisplayPowerDRMTests: XCTestCase {
     /// writeback) shows the current state, and it is the engine's screenshot too.
     func testEnginePowerCycleShowsTheCurrentContent() throws {
         let loop = try MainLoop.epoll()
-        let drm = try DRMBackend(options: DRMOptions(commit: .atomic, enableWriteback: true))
+        let drm = try DRMBackend(options: DRMOptions(commit: .atomic))
+        let capturer = try WritebackCapturer(backend: drm)
         let size = drm.info.mode.size
         let engine = try LayerEngine(loop: loop, backend: drm, compositor: try ShadowCompositor(size: size),
                                      pool: RenderQueuePool(strategy: .roundRobin, workerCount: 1))
@@ -140,10 +142,10 @@ final class DisplayPowerDRMTests: XCTestCase {
         XCTAssertEqual(engine.stats.framesFlipped, flipped, "no flips while off")
         XCTAssertEqual(engine.stats.framesPresented, presented, "nothing presented while off")
 
-        try drm.captureNextPresent()
+        try capturer.captureNextPresent()
         try engine.setDisplayPower(true)
         XCTAssertTrue(loop.spin { engine.stats.framesFlipped > flipped && !drm.isFlipPending })
-        let captured = try XCTUnwrap(drm.lastCapture).waitForPixels()
+        let captured = try XCTUnwrap(capturer.lastCapture).waitForPixels()
         func pixel(_ bytes: [UInt8], _ x: Int, _ y: Int) -> [UInt8] { Array(bytes[(y * size.width + x) * 4..<(y * size.width + x) * 4 + 3]) }
         XCTAssertEqual(pixel(captured, 350, 230), [0xFF, 0, 0], "the box in its new place and colour")
         XCTAssertEqual(pixel(captured, 50, 40), [0, 0, 0], "the old place cleared")
@@ -161,7 +163,8 @@ final class ScreenshotDRMTests: XCTestCase {
     func testScreenshotEqualsTheWritebackCaptureOfTheSameFrame() throws {
         for rotation in [OutputRotation.degrees0, .degrees90] {
             let loop = try MainLoop.epoll()
-            let drm = try DRMBackend(options: DRMOptions(commit: .atomic, enableWriteback: true))
+            let drm = try DRMBackend(options: DRMOptions(commit: .atomic))
+            let capturer = try WritebackCapturer(backend: drm)
             let size = drm.info.mode.size
             let compositor = try ShadowCompositor(size: size, background: Color(rgb: 0x203040), rotation: rotation)
             let engine = try LayerEngine(loop: loop, backend: drm, compositor: compositor,
@@ -176,11 +179,11 @@ final class ScreenshotDRMTests: XCTestCase {
             try engine.start()
             XCTAssertTrue(loop.spin { engine.stats.framesFlipped > 0 && !engine.hasPendingWork }, "\(rotation)°")
 
-            try drm.captureNextPresent()
+            try capturer.captureNextPresent()
             let flipped = engine.stats.framesFlipped
             engine.redrawEverything()
             XCTAssertTrue(loop.spin { engine.stats.framesFlipped > flipped && !drm.isFlipPending }, "\(rotation)°")
-            let captured = try XCTUnwrap(drm.lastCapture).waitForPixels()
+            let captured = try XCTUnwrap(capturer.lastCapture).waitForPixels()
             let shot = try XCTUnwrap(engine.screenshot())
             engine.stop()
             let stride = size.width * 4

@@ -31,7 +31,7 @@ final class EngineDRMTests: XCTestCase {
     /// Builds the still dashboard at a fixed clock on `backend`, runs the engine until the frame with
     /// every layer rendered has been flipped, then presents it once more (capturing on DRM) and returns the
     /// scanout buffer's content.
-    private func renderSettledDashboard(backend: DisplayBackend, capture drm: DRMBackend? = nil) throws -> (shown: [UInt8], captured: [UInt8]?) {
+    private func renderSettledDashboard(backend: DisplayBackend, capture capturer: WritebackCapturer? = nil) throws -> (shown: [UInt8], captured: [UInt8]?) {
         let loop = try MainLoop.epoll()
         let size = backend.info.mode.size
         let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: size),
@@ -51,19 +51,19 @@ final class EngineDRMTests: XCTestCase {
         }
         XCTAssertTrue(settled, "the dashboard never settled: \(engine.stats)")
         var captured: [UInt8]?
-        if let drm {
-            try drm.captureNextPresent()
+        if let capturer {
+            try capturer.captureNextPresent()
             let flipped = engine.stats.framesFlipped
             engine.redrawEverything()
             XCTAssertTrue(loop.spin(seconds: 30) { engine.stats.framesFlipped > flipped && !backend.isFlipPending })
-            captured = try XCTUnwrap(drm.lastCapture).waitForPixels()
+            captured = try XCTUnwrap(capturer.lastCapture).waitForPixels()
         }
         return (try XCTUnwrap(backend.frontBufferSnapshot()), captured)
     }
 
     func testWritebackOfTheDashboardEqualsItsHeadlessRender() throws {
-        let drm = try DRMBackend(options: DRMOptions(commit: .atomic, enableWriteback: true))
-        let onDevice = try renderSettledDashboard(backend: drm, capture: drm)
+        let drm = try DRMBackend(options: DRMOptions(commit: .atomic))
+        let onDevice = try renderSettledDashboard(backend: drm, capture: try WritebackCapturer(backend: drm))
         let headless = try renderSettledDashboard(backend: try HeadlessBackend(mode: drm.info.mode))
         let size = drm.info.mode.size, stride = size.width * 4
         let captured = try XCTUnwrap(onDevice.captured)

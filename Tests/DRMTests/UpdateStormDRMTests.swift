@@ -32,7 +32,8 @@ final class UpdateStormDRMTests: XCTestCase {
     private static func clock(_ seconds: Int) -> UInt32 { 0x80_0000 | UInt32(seconds & 0x7F) << 8 }
 
     func testTheClockKeepsTickingAndTheStormWidgetAdvancesInTheWritebackCapture() throws {
-        let drm = try DRMBackend(options: DRMOptions(commit: .atomic, enableWriteback: true))
+        let drm = try DRMBackend(options: DRMOptions(commit: .atomic))
+        let capturer = try WritebackCapturer(backend: drm)
         let loop = try MainLoop.epoll()
         let size = drm.info.mode.size
         let engine = try LayerEngine(loop: loop, backend: drm, compositor: try ShadowCompositor(size: size),
@@ -64,12 +65,12 @@ final class UpdateStormDRMTests: XCTestCase {
         func capture(atSecond second: Int) throws -> (storm: UInt32, clock: UInt32) {
             XCTAssertTrue(loop.spin(seconds: 30) { seconds >= second && clock.renderedSurface?.pixel(x: 0, y: 0) == 0xFF00_0000 | Self.clock(second) },
                           "clock second \(second) was rendered")
-            let previous = drm.lastCapture
-            try drm.captureNextPresent()
+            let previous = capturer.lastCapture
+            try capturer.captureNextPresent()
             engine.redrawEverything()
             // The capture is the frame of the next present: wait for a new one, and for its flip.
-            XCTAssertTrue(loop.spin(seconds: 30) { drm.lastCapture !== previous && !drm.isFlipPending })
-            let pixels = try XCTUnwrap(drm.lastCapture).waitForPixels()
+            XCTAssertTrue(loop.spin(seconds: 30) { capturer.lastCapture !== previous && !drm.isFlipPending })
+            let pixels = try XCTUnwrap(capturer.lastCapture).waitForPixels()
             func pixel(_ x: Int, _ y: Int) -> UInt32 {
                 pixels[(y * size.width + x) * 4..<(y * size.width + x) * 4 + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) } & 0xFF_FFFF
             }

@@ -11,8 +11,9 @@ final class WritebackTests: XCTestCase {
 
     func testWritebackEqualsTheDrawnFrames() throws {
         let loop = try MainLoop.epoll()
-        let backend = try DRMBackend(options: DRMOptions(commit: .atomic, bufferCount: 2, enableWriteback: true))
-        XCTAssertTrue(backend.writebackAvailable)
+        let backend = try DRMBackend(options: DRMOptions(commit: .atomic, bufferCount: 2))
+        let capturer = try WritebackCapturer(backend: backend)
+        XCTAssertTrue(capturer.connector.name.hasPrefix("Writeback"), capturer.connector.name)
         try backend.start(on: loop) { _ in }
         defer { backend.stop() }
         let size = backend.info.mode.size
@@ -23,7 +24,7 @@ final class WritebackTests: XCTestCase {
             let buffer = try XCTUnwrap(backend.acquireBuffer())
             drawPattern(into: buffer, seed: seed)
             drawn.append(snapshot(buffer))
-            let capture = try backend.presentCapturing(buffer)
+            let capture = try capturer.presentCapturing(buffer)
             XCTAssertTrue(loop.spin { !backend.isFlipPending })
             captured.append(try capture.waitForPixels())
         }
@@ -49,9 +50,42 @@ final class WritebackTests: XCTestCase {
         }
     }
 
-    func testWritebackNeedsAtomic() {
-        XCTAssertThrowsError(try DRMBackend(options: DRMOptions(commit: .legacy, enableWriteback: true))) { error in
+    func testWritebackNeedsAtomic() throws {
+        let backend = try DRMBackend(options: DRMOptions(commit: .legacy))
+        XCTAssertThrowsError(try WritebackCapturer(backend: backend)) { error in
             XCTAssertTrue("\(error)".contains("atomic"), "\(error)")
         }
+    }
+
+    /// The connector is routed at modeset, so a capturer attaches before `start`, and only one rides along; it
+    /// counts presents from `start`.
+    func testACapturerAttachesOnceBeforeStartAndCountsPresents() throws {
+        let loop = try MainLoop.epoll()
+        do {
+            // Closed at the end of this scope: one backend holds DRM master at a time.
+            let late = try DRMBackend(options: DRMOptions(commit: .atomic))
+            try late.start(on: loop) { _ in }
+            XCTAssertThrowsError(try WritebackCapturer(backend: late)) { error in
+                XCTAssertTrue("\(error)".contains("before start"), "\(error)")
+            }
+            late.stop()
+        }
+        let backend = try DRMBackend(options: DRMOptions(commit: .atomic))
+        let capturer = try WritebackCapturer(backend: backend)
+        XCTAssertThrowsError(try WritebackCapturer(backend: backend)) { error in
+            XCTAssertTrue("\(error)".contains("already attached"), "\(error)")
+        }
+        try backend.start(on: loop) { _ in }
+        defer { backend.stop() }
+        try capturer.capturePresent(number: 2)
+        for n in 1...2 {
+            let buffer = try XCTUnwrap(backend.acquireBuffer())
+            try backend.present(buffer, damage: nil)
+            XCTAssertEqual(capturer.presentCount, n)
+            XCTAssertEqual(capturer.lastCapture == nil, n == 1, "only the second present is captured")
+            XCTAssertTrue(loop.spin { !backend.isFlipPending }, "flip \(n)")
+        }
+        let size = backend.info.mode.size
+        XCTAssertEqual(try XCTUnwrap(capturer.lastCapture).waitForPixels().count, size.width * size.height * 4)
     }
 }

@@ -4,7 +4,7 @@ import KioskRender
 import KioskRenderTestSupport
 import XCTest
 
-/// The bench's baseline draws the same picture the compositor does, clipped the same way.
+/// The bench's baseline draws the same picture the compositor does, clipped the same way, with either strategy.
 final class NaiveFrameRendererTests: XCTestCase {
     private let size = Size(width: 320, height: 240)
 
@@ -14,10 +14,10 @@ final class NaiveFrameRendererTests: XCTestCase {
         return s
     }
 
-    private func naive(_ items: [SceneItem]) throws -> [UInt8] {
+    private func naive(_ items: [SceneItem], _ strategy: NaiveFrameRenderer.Strategy) throws -> [UInt8] {
         var pixels = [UInt8](repeating: 0x99, count: size.width * size.height * 4)
         try pixels.withUnsafeMutableBytes {
-            try NaiveFrameRenderer().render(items: items, into: PixelBuffer(index: 0, base: $0.baseAddress!, size: size, stride: size.width * 4))
+            try NaiveFrameRenderer(strategy: strategy).render(items: items, into: PixelBuffer(index: 0, base: $0.baseAddress!, size: size, stride: size.width * 4))
         }
         return pixels
     }
@@ -35,23 +35,27 @@ final class NaiveFrameRendererTests: XCTestCase {
         compositor.compose(try items.map {
             CompositeItem(source: .surface(try surface($0.content, $0.frame)), frame: $0.frame, opacity: $0.opacity)
         }, damage: [Rect(size: size)])
-        let drawn = try naive(items)
-        let diff = drawn.withUnsafeBytes { a in compositor.snapshot().withUnsafeBytes { b in
-            compareImages(a, b, size: size, strideA: size.width * 4, strideB: size.width * 4, tolerance: 1)
-        } }
-        XCTAssertTrue(diff.matches, "\(diff)")
+        for strategy in NaiveFrameRenderer.Strategy.allCases {
+            let drawn = try naive(items, strategy)
+            let diff = drawn.withUnsafeBytes { a in compositor.snapshot().withUnsafeBytes { b in
+                compareImages(a, b, size: size, strideA: size.width * 4, strideB: size.width * 4, tolerance: 1)
+            } }
+            XCTAssertTrue(diff.matches, "\(strategy): \(diff)")
+        }
     }
 
     func testAnItemIsClippedToItsClippingAncestors() throws {
         // A strip twice the screen's width, clipped to a band: nothing of it lands outside the band.
         let band = Rect(x: 40, y: 100, width: 200, height: 40)
         let strip = SceneItem(content: RectContent(color: Color(rgb: 0xFFFFFF)), frame: Rect(x: -100, y: 90, width: 640, height: 60), clip: band)
-        let drawn = try naive([strip])
-        func isWhite(_ x: Int, _ y: Int) -> Bool { drawn[(y * size.width + x) * 4 + 1] == 0xFF }
-        XCTAssertTrue(isWhite(40, 100))
-        XCTAssertTrue(isWhite(239, 139))
-        XCTAssertFalse(isWhite(39, 120), "left of the clip")
-        XCTAssertFalse(isWhite(240, 120), "right of the clip")
-        XCTAssertFalse(isWhite(100, 95), "above the clip, inside the strip")
+        for strategy in NaiveFrameRenderer.Strategy.allCases {
+            let drawn = try naive([strip], strategy)
+            func isWhite(_ x: Int, _ y: Int) -> Bool { drawn[(y * size.width + x) * 4 + 1] == 0xFF }
+            XCTAssertTrue(isWhite(40, 100), "\(strategy)")
+            XCTAssertTrue(isWhite(239, 139), "\(strategy)")
+            XCTAssertFalse(isWhite(39, 120), "\(strategy): left of the clip")
+            XCTAssertFalse(isWhite(240, 120), "\(strategy): right of the clip")
+            XCTAssertFalse(isWhite(100, 95), "\(strategy): above the clip, inside the strip")
+        }
     }
 }

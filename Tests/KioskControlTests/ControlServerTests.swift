@@ -19,7 +19,7 @@ final class ControlServerTests: XCTestCase {
     }
 
     private func makeServer(_ configure: (inout ControlServerOptions) -> Void = { _ in }) throws -> ControlServer {
-        var options = ControlServerOptions(socketPath: directory + "/control.sock", acceptSocketActivation: false)
+        var options = ControlServerOptions(socketPath: directory + "/control.sock")
         configure(&options)
         let server = try ControlServer(loop: loop, options: options)
         server.commands.register("version") { _, _ in ["version": "test"] }

@@ -26,7 +26,7 @@ final class ComposeBenchmarkTests: XCTestCase {
             (ClockContent(text: "12:34:56", font: "Sans Bold 120"), clockFrame),
             (ProgressContent(value: 0.6), Rect(x: 660, y: 500, width: 600, height: 16)),
             (ticker, Rect(x: -200, y: tickerFrame.y, width: tickerSize.width, height: tickerFrame.height)),
-            (FPSOverlayContent(framesPerSecond: 60, frameMilliseconds: 1.4), Rect(x: 1700, y: 20, width: 200, height: 32)),
+            (FPSContent(framesPerSecond: 60, frameMilliseconds: 1.4), Rect(x: 1700, y: 20, width: 200, height: 32)),
         ]
         let items = try contents.map { item in
             CompositeItem(source: .surface(try render(item.content, size: Size(width: item.frame.width,

@@ -174,11 +174,11 @@ final class LayerContentTests: XCTestCase {
 
     // MARK: fps, clock, ticker, progress
 
-    func testFPSOverlayShowsItsNumbersOnATranslucentPanel() throws {
-        let content = FPSOverlayContent(framesPerSecond: 59.94, frameMilliseconds: 16.68, droppedFrames: 0)
+    func testFPSContentShowsItsNumbersOnATranslucentPanel() throws {
+        let content = FPSContent(framesPerSecond: 59.94, frameMilliseconds: 16.68, droppedFrames: 0)
         XCTAssertEqual(content.kind, "fps")
         XCTAssertEqual(content.text, "60 fps · 16.7 ms")
-        XCTAssertEqual(FPSOverlayContent(framesPerSecond: 30, frameMilliseconds: 33.333, droppedFrames: 4).text,
+        XCTAssertEqual(FPSContent(framesPerSecond: 30, frameMilliseconds: 33.333, droppedFrames: 4).text,
                        "30 fps · 33.3 ms · 4 dropped")
         let surface = try render(content, size: Size(width: 220, height: 32))
         XCTAssertEqual(Double(surface.argb(110, 2).a), 153, accuracy: 2, "the panel is 60 % black")
@@ -237,7 +237,7 @@ final class LayerContentTests: XCTestCase {
             TextContent("Concurrent 你好 مرحبا", font: "Sans 18", centersVertically: true),
             ImageContent(path: path, fit: .cover),
             ClockContent(text: "08:15"),
-            FPSOverlayContent(framesPerSecond: 60, frameMilliseconds: 2.5),
+            FPSContent(framesPerSecond: 60, frameMilliseconds: 2.5),
         ]
         let size = Size(width: 160, height: 48)
         let references = try contents.map { content -> [UInt8] in

@@ -7,12 +7,20 @@ import KioskRuntime
 import KioskScene
 import XCTest
 
+/// The wall-clock time a harness's clocks show, in seconds since the epoch; a test may change it. Main thread.
+final class ManualWallClock {
+    var seconds: Int
+    init(_ seconds: Int) { self.seconds = seconds }
+}
+
 /// A scene on a real engine, compositor and headless backend, driven by a manual clock: renders run on a
 /// `.manual` pool when the harness turns the loop, so every run is deterministic. Main thread.
 final class StageHarness {
-    /// 2023-11-14 22:13:20 UTC: what every clock in these tests shows.
+    /// 2023-11-14 22:13:20 UTC: what every clock in these tests shows unless the test moves `wallClock`.
     static let fixedTime = 1_700_000_000
 
+    /// What the stage's clocks read; starts at `fixedTime`.
+    let wallClock: ManualWallClock
     let loop: MainLoop
     let poller: ManualPoller
     let backend: HeadlessBackend
@@ -50,7 +58,9 @@ final class StageHarness {
         compositor = try ShadowCompositor(size: physical, rotation: rotation)
         pool = RenderQueuePool(strategy: .manual)
         engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: pool)
-        stage = try SceneStage(engine: engine, path: path, clock: { StageHarness.fixedTime })
+        let wallClock = ManualWallClock(StageHarness.fixedTime)
+        self.wallClock = wallClock
+        stage = try SceneStage(engine: engine, path: path, clock: { wallClock.seconds })
         try engine.start()
     }
 

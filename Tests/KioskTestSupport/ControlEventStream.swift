@@ -141,6 +141,11 @@ public final class ControlEventStream {
         }
     }
 
+    /// Forgets the events already read on this connection (those that arrived before the last reply).
+    public func discardPendingEvents() {
+        pending.removeAll()
+    }
+
     /// Forgets events already received, so the next wait sees only what happens after this call's reply: a ping
     /// round trip marks the point (events sent before the reply precede it on the connection).
     public func discardEarlierEvents() throws {

@@ -108,6 +108,9 @@ public enum ControlStorm {
             }
             report.recordCorrect()
             report.sample(flips: result["frames_flipped"] as? Int ?? 0, clients: result["control_clients"] as? Int ?? 0)
+            // Flip events read while waiting for that reply came before the sample and are in its count: only
+            // flips announced after it make the next sample larger.
+            flips.discardPendingEvents()
             for _ in 0..<5 where !over.isSet {
                 do { try flips.waitFor(1, events: "flip", timeout: flipGapLimit) } catch {
                     report.problem("monitor: no flip for \(flipGapLimit) s during the storm: \(error)")

@@ -17,6 +17,9 @@ public enum KioskdProcess {
 
     public static var kioskdPath: String { productsDirectory.appendingPathComponent("kioskd").path }
 
+    /// The folder every scratch directory is in: what tests give kioskd as `--screenshot-dir`.
+    public static var scratchRoot: String { productsDirectory.appendingPathComponent("test-scratch").path }
+
     /// A scratch directory for files a test writes; inside the build folder so it is writable in the VM too.
     public static func scratchDirectory(_ name: String) throws -> URL {
         let url = productsDirectory.appendingPathComponent("test-scratch").appendingPathComponent(name)

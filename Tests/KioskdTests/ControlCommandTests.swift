@@ -8,7 +8,7 @@ final class ControlCommandTests: XCTestCase {
     private var daemon: ControlledKioskd!
 
     override func setUpWithError() throws {
-        daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60"])
+        daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--screenshot-dir", KioskdProcess.scratchRoot])
     }
 
     override func tearDownWithError() throws {
@@ -65,6 +65,28 @@ final class ControlCommandTests: XCTestCase {
         try assertPNG(try Data(contentsOf: URL(fileURLWithPath: path)), width: 320, height: 240)
     }
 
+    /// Server-side screenshots go only into the screenshot directory: not elsewhere, not out through `..` or a
+    /// symbolic link.
+    func testScreenshotWritesOnlyUnderTheScreenshotDirectory() throws {
+        let dir = try KioskdProcess.scratchDirectory("control-screenshot-confined")
+        let outside = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-outside-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: outside) }
+        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("link").path, withDestinationPath: outside.path)
+        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("file-link.png").path,
+                                                   withDestinationPath: outside.appendingPathComponent("x.png").path)
+        for path in [outside.appendingPathComponent("shot.png").path, KioskdProcess.scratchRoot + "/../escape.png",
+                     dir.appendingPathComponent("link/shot.png").path, dir.appendingPathComponent("file-link.png").path,
+                     KioskdProcess.scratchRoot, "/etc/passwd"] {
+            let error = try daemon.error("screenshot", #"{"path": "\#(path)"}"#)
+            XCTAssertEqual(error.code, "invalid_argument", path)
+            XCTAssertTrue(error.message.contains("inside the screenshot directory \(KioskdProcess.scratchRoot)"), error.message)
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: outside.path), [], "nothing was written outside")
+        let inside = dir.appendingPathComponent("./sub/../shot.png").path
+        XCTAssertEqual(try daemon.result("screenshot", #"{"path": "\#(inside)"}"#)["path"] as? String, dir.appendingPathComponent("shot.png").path)
+    }
+
     func testScreenshotErrorsNameThePathAndErrno() throws {
         let relative = try daemon.error("screenshot", #"{"path": "shot.png"}"#)
         XCTAssertEqual(relative.code, "invalid_argument")
@@ -74,14 +96,16 @@ final class ControlCommandTests: XCTestCase {
         XCTAssertEqual(wrongType.code, "invalid_argument")
         XCTAssertTrue(wrongType.message.contains("'path' must be a string, got number"), wrongType.message)
 
-        let missingDirectory = try daemon.error("screenshot", #"{"path": "/nonexistent-kioskd-dir/shot.png"}"#)
+        let missingPath = KioskdProcess.scratchRoot + "/nonexistent-kioskd-dir/shot.png"
+        let missingDirectory = try daemon.error("screenshot", #"{"path": "\#(missingPath)"}"#)
         XCTAssertEqual(missingDirectory.code, "io_error")
-        XCTAssertTrue(missingDirectory.message.contains("/nonexistent-kioskd-dir/shot.png") && missingDirectory.message.contains("ENOENT"),
+        XCTAssertTrue(missingDirectory.message.contains(missingPath) && missingDirectory.message.contains("ENOENT"),
                       missingDirectory.message)
 
-        let directory = try daemon.error("screenshot", #"{"path": "/tmp"}"#)
+        let folder = try KioskdProcess.scratchDirectory("control-screenshot-folder").path
+        let directory = try daemon.error("screenshot", #"{"path": "\#(folder)"}"#)
         XCTAssertEqual(directory.code, "io_error")
-        XCTAssertTrue(directory.message.contains("/tmp") && directory.message.contains("Is a directory"), directory.message)
+        XCTAssertTrue(directory.message.contains(folder) && directory.message.contains("Is a directory"), directory.message)
     }
 
     /// A screenshot is answered later (encoded off the loop); requests sent after it on the same connection are

@@ -18,7 +18,7 @@ final class ControlStrictnessTests: XCTestCase {
     }
 
     /// Walks the commands `version` lists: an unknown argument is refused before the command runs, so even the
-    /// scene commands answer it, not `no_scene` or a missing argument.
+    /// scene commands answer it, not a missing argument.
     func testEveryRegisteredCommandRefusesAnUnknownArgumentNamingIt() throws {
         let commands = try XCTUnwrap(try daemon.result("version")["commands"] as? [String])
         XCTAssertGreaterThanOrEqual(commands.count, 17, "\(commands)")

@@ -8,7 +8,7 @@ final class KioskctlCommandTests: XCTestCase {
     private var daemon: ControlledKioskd!
 
     override func setUpWithError() throws {
-        daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60"])
+        daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--screenshot-dir", KioskdProcess.scratchRoot])
     }
 
     override func tearDownWithError() throws {
@@ -51,7 +51,7 @@ final class KioskctlCommandTests: XCTestCase {
         XCTAssertEqual(json.status, 0, json.stderr)
         XCTAssertTrue(text(json.stdout).contains(#""png_base64":"iVBORw0K"#), "raw reply")
 
-        let unwritable = try daemon.kioskctl(["screenshot", "--server-path", "/nonexistent-kioskd-dir/x.png"])
+        let unwritable = try daemon.kioskctl(["screenshot", "--server-path", KioskdProcess.scratchRoot + "/nonexistent-kioskd-dir/x.png"])
         XCTAssertEqual(unwritable.status, 1, "error reply")
         XCTAssertTrue(unwritable.stderr.contains("io_error") && unwritable.stderr.contains("ENOENT"), unwritable.stderr)
     }

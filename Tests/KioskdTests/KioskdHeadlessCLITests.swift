@@ -199,16 +199,19 @@ final class EngineCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
         let scenarios = try XCTUnwrap(report["scenarios"] as? [String: Any])
-        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "startup"])
+        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "update-storm", "startup"])
 
         let dashboard = try XCTUnwrap(scenarios["dashboard"] as? [String: Any])
         XCTAssertEqual(dashboard["full_frame_bytes"] as? Int, 640 * 360 * 4)
         let memcpy = try XCTUnwrap(dashboard["memcpy_ms_per_frame"] as? Double)
-        let naive = try XCTUnwrap(dashboard["naive"] as? [String: Any])
-        // The baseline draws into memory with no display: flips, missed vblanks and a first frame are not measured.
-        for key in ["frames_flipped", "missed_vblanks", "first_frame_ms"] { XCTAssertTrue(naive[key] is NSNull, "naive.\(key)") }
-        let naiveTotal = try XCTUnwrap(naive["total_cpu_ms_per_frame"] as? Double)
-        XCTAssertGreaterThan(naiveTotal, 0)
+        var naiveTotals: [String: Double] = [:]
+        for strategy in ["direct", "through_surfaces"] {
+            let naive = try XCTUnwrap(dashboard["naive_\(strategy)"] as? [String: Any], strategy)
+            // The baseline draws into memory with no display: flips, missed vblanks and a first frame are not measured.
+            for key in ["frames_flipped", "missed_vblanks", "first_frame_ms"] { XCTAssertTrue(naive[key] is NSNull, "naive_\(strategy).\(key)") }
+            naiveTotals[strategy] = try XCTUnwrap(naive["total_cpu_ms_per_frame"] as? Double)
+            XCTAssertGreaterThan(naiveTotals[strategy] ?? 0, 0)
+        }
         let ratios = try XCTUnwrap(dashboard["ratios"] as? [String: Any])
         for (key, name) in [("engine_round_robin", "round_robin"), ("engine_priority", "priority")] {
             let f = try XCTUnwrap(dashboard[key] as? [String: Any], key)
@@ -216,7 +219,9 @@ final class EngineCLITests: XCTestCase {
             XCTAssertNotNil(f["missed_vblanks"] as? Int, key)
             XCTAssertGreaterThan(f["first_frame_ms"] as? Double ?? 0, 0, key)
             let total = try XCTUnwrap(f["total_cpu_ms_per_frame"] as? Double, key)
-            XCTAssertEqual(try XCTUnwrap(ratios["\(name)_cpu_vs_naive"] as? Double), total / naiveTotal, accuracy: 1e-9)
+            for (strategy, naiveTotal) in naiveTotals {
+                XCTAssertEqual(try XCTUnwrap(ratios["\(name)_cpu_vs_naive_\(strategy)"] as? Double), total / naiveTotal, accuracy: 1e-9)
+            }
             XCTAssertEqual(try XCTUnwrap(ratios["\(name)_cpu_vs_memcpy"] as? Double), total / memcpy, accuracy: 1e-9)
             let bytes = try XCTUnwrap(f["bytes_written_per_frame"] as? Int, key)
             XCTAssertEqual(try XCTUnwrap(ratios["\(name)_bytes_vs_full_frame"] as? Double), Double(bytes) / Double(640 * 360 * 4), accuracy: 1e-9)
@@ -229,6 +234,19 @@ final class EngineCLITests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(slideRatios["cpu_vs_memcpy"] as? Double),
                        try XCTUnwrap(engine["total_cpu_ms_per_frame"] as? Double) / (try XCTUnwrap(slide["memcpy_ms_per_frame"] as? Double)),
                        accuracy: 1e-9)
+
+        let storm = try XCTUnwrap(scenarios["update-storm"] as? [String: Any])
+        for widget in ["storm", "clock", "label"] {
+            let lag = try XCTUnwrap(storm[widget] as? [String: Any], widget)
+            XCTAssertNotNil(lag["updates"] as? Int, widget)
+            for key in ["lag_ms_p50", "lag_ms_p99", "lag_ms_max"] { XCTAssertTrue(lag[key] is Double || lag[key] is NSNull, "\(widget).\(key)") }
+        }
+        let stormLag = try XCTUnwrap(storm["storm"] as? [String: Any])
+        let render = try XCTUnwrap(storm["storm_render_ms"] as? Double)
+        let target = try XCTUnwrap(storm["target_lag_ms"] as? Double)
+        XCTAssertEqual(target, 2 * render + (try XCTUnwrap(storm["frame_ms"] as? Double)), accuracy: 1e-9)
+        XCTAssertEqual(storm["target_met"] as? Bool, try XCTUnwrap(stormLag["lag_ms_p99"] as? Double) <= target)
+        XCTAssertGreaterThan(storm["frames_composed_per_second"] as? Double ?? 0, 0)
 
         let startup = try XCTUnwrap(scenarios["startup"] as? [String: Any])
         let runs = try XCTUnwrap(startup["runs"] as? [[String: Any]])

@@ -23,7 +23,8 @@ final class CompletionScriptTests: XCTestCase {
 }
 
 /// `systemd-analyze verify` on the shipped units. Only the binary's path is swapped for the built one, since
-/// verify insists that ExecStart exists; every other line is checked as shipped, and any warning fails.
+/// verify insists that ExecStart exists; every other line is checked as shipped, and any warning fails. The man
+/// pages the units name come with the package, so they are not looked up here (`--man=no`).
 final class SystemdUnitTests: XCTestCase {
     func testUnitsVerify() throws {
         let analyze = "/usr/bin/systemd-analyze"
@@ -31,18 +32,19 @@ final class SystemdUnitTests: XCTestCase {
         let dir = try KioskdProcess.scratchDirectory("systemd-units")
         let units = repository.appendingPathComponent("systemd")
         let service = try String(contentsOf: units.appendingPathComponent("kioskd.service"), encoding: .utf8)
-        XCTAssertTrue(service.contains("ExecStart=/usr/local/bin/kioskd run"), service)
+        XCTAssertTrue(service.contains("ExecStart=/usr/bin/kioskd run --keep-going"), service)
         XCTAssertTrue(service.contains("Sockets=kioskd.socket"), service)
         XCTAssertTrue(service.contains("RuntimeDirectoryPreserve=yes"), "stopping kioskd must not delete the socket unit's file")
-        try service.replacingOccurrences(of: "/usr/local/bin/kioskd", with: KioskdProcess.kioskdPath)
+        try service.replacingOccurrences(of: "/usr/bin/kioskd", with: KioskdProcess.kioskdPath)
             .write(to: dir.appendingPathComponent("kioskd.service"), atomically: true, encoding: .utf8)
         let socket = try String(contentsOf: units.appendingPathComponent("kioskd.socket"), encoding: .utf8)
-        for line in ["ListenStream=/run/kioskd/control.sock", "SocketMode=0660", "SocketGroup=kioskd", "DirectoryMode=0750"] {
+        for line in ["ListenStream=/run/kioskd/control.sock", "SocketMode=0660", "SocketGroup=kioskd", "DirectoryMode=0750",
+                     "FileDescriptorName=control"] {
             XCTAssertTrue(socket.contains(line + "\n"), line)
         }
         try socket.write(to: dir.appendingPathComponent("kioskd.socket"), atomically: true, encoding: .utf8)
 
-        let result = try runTool(analyze, ["verify", dir.appendingPathComponent("kioskd.socket").path,
+        let result = try runTool(analyze, ["verify", "--man=no", dir.appendingPathComponent("kioskd.socket").path,
                                            dir.appendingPathComponent("kioskd.service").path])
         XCTAssertEqual(result.status, 0, result.text)
         XCTAssertEqual(result.text, "", "no warnings")
@@ -50,8 +52,40 @@ final class SystemdUnitTests: XCTestCase {
         // The check is real: a unit with a bad value is reported.
         try socket.replacingOccurrences(of: "SocketMode=0660", with: "SocketMode=0669x")
             .write(to: dir.appendingPathComponent("kioskd.socket"), atomically: true, encoding: .utf8)
-        let broken = try runTool(analyze, ["verify", dir.appendingPathComponent("kioskd.socket").path,
+        let broken = try runTool(analyze, ["verify", "--man=no", dir.appendingPathComponent("kioskd.socket").path,
                                            dir.appendingPathComponent("kioskd.service").path])
         XCTAssertTrue(broken.text.contains("SocketMode") || broken.text.contains("mode value"), broken.text)
+    }
+}
+
+/// The service's sandbox, scored by `systemd-analyze security` offline (no running systemd needed): at most 2.0,
+/// and the README states the score the unit has.
+final class SystemdSecurityTests: XCTestCase {
+    func testServiceExposureIsAtMostTwo() throws {
+        let dir = try KioskdProcess.scratchDirectory("systemd-security")
+        let units = repository.appendingPathComponent("systemd")
+        let service = try String(contentsOf: units.appendingPathComponent("kioskd.service"), encoding: .utf8)
+        for line in ["Type=notify", "User=kioskd", "SupplementaryGroups=video render input", "CapabilityBoundingSet=\n",
+                     "SystemCallFilter=@system-service", "ProtectClock=yes", "ProtectHostname=yes", "RestrictRealtime=yes",
+                     "UMask=0077", "WatchdogSec=", "ExecReload="] {
+            XCTAssertTrue(service.contains(line), "kioskd.service has \(line)")
+        }
+        let unit = dir.appendingPathComponent("kioskd.service")
+        try service.replacingOccurrences(of: "/usr/bin/kioskd", with: KioskdProcess.kioskdPath).write(to: unit, atomically: true, encoding: .utf8)
+        let result = try runTool("/usr/bin/systemd-analyze", ["security", "--offline=yes", "--no-pager", unit.path])
+        let line = try XCTUnwrap(result.text.split(separator: "\n").first { $0.contains("Overall exposure level") }, result.text)
+        let score = try XCTUnwrap(Double(try XCTUnwrap(line.firstMatch(of: /: ([0-9]+\.[0-9])/)?.1)), String(line))
+        XCTAssertLessThanOrEqual(score, 2.0, String(line))
+        let readme = try String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)
+        XCTAssertTrue(readme.contains("exposure level \(String(format: "%.1f", score))"), "README states the score \(score)")
+
+        // The score is real: without the sandbox the same unit scores far worse.
+        let bare = service.split(separator: "\n").filter { !$0.hasPrefix("Protect") && !$0.hasPrefix("SystemCall") && !$0.hasPrefix("Capability") && !$0.hasPrefix("Private") }
+            .joined(separator: "\n").replacingOccurrences(of: "/usr/bin/kioskd", with: KioskdProcess.kioskdPath)
+        try bare.write(to: unit, atomically: true, encoding: .utf8)
+        let worse = try runTool("/usr/bin/systemd-analyze", ["security", "--offline=yes", "--no-pager", unit.path])
+        let worseLine = try XCTUnwrap(worse.text.split(separator: "\n").first { $0.contains("Overall exposure level") }, worse.text)
+        let worseScore = try XCTUnwrap(Double(try XCTUnwrap(worseLine.firstMatch(of: /: ([0-9]+\.[0-9])/)?.1)))
+        XCTAssertGreaterThan(worseScore, score + 2)
     }
 }

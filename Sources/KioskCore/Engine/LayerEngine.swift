@@ -1,7 +1,3 @@
-import Logging
-
-private let logger = Logger(label: "kioskd.engine")
-
 /// Drives one output: the layer tree, its renders on the pool, composition and presentation, and the display
 /// link, from four `MainLoop` observers run each iteration before the loop sleeps (YYAsyncLayer + YYTransaction +
 /// CADisplayLink, on DRM):
@@ -32,6 +28,10 @@ private let logger = Logger(label: "kioskd.engine")
 /// nothing is presented, so no flips complete and the display link gets no ticks: animations freeze where they
 /// are (their clocks are flip timestamps) and resume when the output is lit again.
 ///
+/// Where the work is: dispatching and receiving renders in `LayerEngine+Rendering.swift`; composing, presenting
+/// and flips in `LayerEngine+Presenting.swift`; fault policies in `FrameFaults.swift`; screenshots waiting for
+/// their frame in `ScreenshotQueue`.
+///
 /// Lives on the main thread, with the loop, the backend, the compositor and the layer tree. Render workers see
 /// only immutable values: the content, a size, a sentinel capture, and the inbox they deliver to.
 public final class LayerEngine {
@@ -58,36 +58,36 @@ public final class LayerEngine {
     /// Called once when the frame path cannot go on (see `FatalFrameError`): the caller exits non-zero.
     public var onFatal: ((FatalFrameError) -> Void)?
 
-    private enum RunState { case created, running, stopped }
+    enum RunState { case created, running, stopped }
 
-    private var state = RunState.created
-    private let screen: Rect
+    // State shared with the extensions: rendering (`LayerEngine+Rendering.swift`), composing and presenting
+    // (`LayerEngine+Presenting.swift`) and faults (`FrameFaults.swift`).
+    var state = RunState.created
+    let screen: Rect
     private var observers: [ObserverHandle] = []
-    private let inbox: RenderInbox
+    let inbox: RenderInbox
     let waker: Waker
-    private var synchronousOutputs: [RenderOutput] = []
-    private var inFlight: [UInt64: RenderRequest] = [:]
-    private var groups: [ObjectIdentifier: TransactionGroupState] = [:]
-    private var lastRenderID: UInt64 = 0
-    private var needsComposite = true
-    private var forcedDamage: [Rect] = []
-    private var lastFrame = FrameDiff.Record()
+    var synchronousOutputs: [RenderOutput] = []
+    var inFlight: [UInt64: RenderRequest] = [:]
+    var groups: [ObjectIdentifier: TransactionGroupState] = [:]
+    var lastRenderID: UInt64 = 0
+    var needsComposite = true
+    var forcedDamage: [Rect] = []
+    var lastFrame = FrameDiff.Record()
     /// A composition is in the shadow buffer that no scanout buffer has received yet.
-    private var compositionAwaitingPresent = false
+    var compositionAwaitingPresent = false
     /// The flip the animations observer has not ticked the display link for yet.
-    private var pendingTick: FlipEvent?
+    var pendingTick: FlipEvent?
     /// False from `setDisplayPower(false)` until the output is lit again: nothing is presented meanwhile.
-    private var presentsEnabled = true
+    var presentsEnabled = true
     var counters = EngineStats()
     /// Present and flip faults: holds, retry and regain timers, the flip deadline (see `FrameFaults.swift`).
     var faults = FrameFaultState()
-    private var renderTimes: [String: LatencyRecorder] = [:]
-    private var bytesCopied = ByteCountRecorder()
-    private var fpsCounter = FPSCounter()
-    /// `captureScreen` requests waiting for the next present, and the copy taken for the pending flip with the
-    /// requests it answers when that flip completes.
-    private var capturesAwaitingPresent: [([UInt8]?) -> Void] = []
-    private var capturedForFlip: (pixels: [UInt8], waiting: [([UInt8]?) -> Void])?
+    var renderTimes: [String: LatencyRecorder] = [:]
+    var bytesCopied = ByteCountRecorder()
+    var fpsCounter = FPSCounter()
+    /// `captureScreen` requests waiting for their frame.
+    let screenshots = ScreenshotQueue()
 
     /// Layout hooks may ask for more layout; this many passes run in one observer before the rest waits for the
     /// next iteration, so a hook that always asks again cannot hang the loop.
@@ -145,8 +145,8 @@ public final class LayerEngine {
         faults.cancelTimers()
         backend.stop()
         for request in inFlight.values where request.layer?.renderInFlight == request.id { request.layer?.renderInFlight = nil }
-        // Captures still waiting get the last frame shown, as the front buffer holds it.
-        deliverCaptures(frontBuffer: true)
+        // Screenshots still waiting get the last frame shown, as the front buffer holds it.
+        screenshots.frameFlipped(frontBuffer: { [backend] in backend.frontBufferSnapshot() })
         inFlight.removeAll()
         groups.removeAll()
         synchronousOutputs.removeAll()
@@ -210,7 +210,7 @@ public final class LayerEngine {
                 throw error
             }
             // The pending flip completed while the backend waited for it; no other flip comes until lit again.
-            deliverCaptures(frontBuffer: true)
+            screenshots.frameFlipped(frontBuffer: { [backend] in backend.frontBufferSnapshot() })
         }
     }
 
@@ -236,10 +236,9 @@ public final class LayerEngine {
         } else if !presentsEnabled {
             completion(backend.frontBufferSnapshot())
         } else if backend.isFlipPending, !compositionAwaitingPresent {
-            let pixels = capturedForFlip?.pixels ?? compositor.snapshot()
-            capturedForFlip = (pixels, (capturedForFlip?.waiting ?? []) + [completion])
+            screenshots.waitForPendingFlip(completion, shadow: { compositor.snapshot() })
         } else {
-            capturesAwaitingPresent.append(completion)
+            screenshots.waitForNextPresent(completion)
         }
     }
 
@@ -247,28 +246,6 @@ public final class LayerEngine {
     /// nothing was composed since the last present.
     private var shadowHoldsScreen: Bool {
         counters.framesFlipped > 0 && !backend.isFlipPending && !compositionAwaitingPresent
-    }
-
-    /// A frame was just copied for scanout: the shadow buffer holds it, so captures waiting for a present take
-    /// their copy now and receive it at its flip.
-    private func captureAtPresent() {
-        guard !capturesAwaitingPresent.isEmpty else { return }
-        capturedForFlip = (compositor.snapshot(), (capturedForFlip?.waiting ?? []) + capturesAwaitingPresent)
-        capturesAwaitingPresent = []
-    }
-
-    /// Hands captures their frame when it reaches the screen (or, `force`, from the front buffer when no flip is
-    /// coming).
-    private func deliverCaptures(frontBuffer force: Bool = false) {
-        if let (pixels, waiting) = capturedForFlip {
-            capturedForFlip = nil
-            for completion in waiting { completion(pixels) }
-        }
-        if force, !capturesAwaitingPresent.isEmpty {
-            let pixels = backend.frontBufferSnapshot(), waiting = capturesAwaitingPresent
-            capturesAwaitingPresent = []
-            for completion in waiting { completion(pixels) }
-        }
     }
 
     /// Whether `subtree` (the layer or a descendant) has a render asked for, in flight, or held by a transaction
@@ -359,78 +336,6 @@ public final class LayerEngine {
         }
     }
 
-    private func dispatchRenders() {
-        for layer in transaction.takeDisplayRequests() where layer.host === self && layer.needsDisplay {
-            if layer.outermostRasterizingAncestor != nil {
-                // Its pixels belong to the ancestor's surface, which was asked to render when the layer changed.
-                layer.needsDisplay = false
-                continue
-            }
-            // At most one render per layer in flight; the request waits for it (see `receive`), so the render that
-            // follows draws the newest data.
-            if layer.renderInFlight != nil { continue }
-            dispatchRender(for: layer)
-        }
-    }
-
-    private func dispatchRender(for layer: Layer) {
-        layer.willDisplay?(layer)
-        // Cleared after `willDisplay`, which may set new content: that content is rendered now, not again later.
-        layer.needsDisplay = false
-        let size = Size(width: layer.frame.width, height: layer.frame.height)
-        let work: RenderWork
-        if layer.rasterizesSubtree {
-            work = .rasterized(RasterPlan(root: layer))
-        } else if let content = layer.content {
-            work = .content(content)
-        } else {
-            return
-        }
-        guard size.width > 0, size.height > 0 else {
-            if layer.renderedSurface != nil {
-                layer.renderedSurface = nil
-                needsComposite = true
-            }
-            return
-        }
-        let capture = layer.sentinel.capture()
-        lastRenderID += 1
-        let renderID = lastRenderID
-        let label = layer.name ?? work.kind
-        inFlight[renderID] = RenderRequest(id: renderID, layer: layer, capture: capture, kind: work.kind,
-                                           groupID: joinGroup(of: layer, renderID: renderID), label: label)
-        layer.renderInFlight = renderID
-        counters.rendersStarted += 1
-        if layer.displaysAsynchronously {
-            let inbox = self.inbox
-            pool.submit(RenderJobInfo(label: label, kind: work.kind, priority: layer.drawingPriority)) {
-                inbox.deliver(RenderOutput.render(work, size: size, capture: capture, renderID: renderID))
-            }
-        } else {
-            synchronousOutputs.append(RenderOutput.render(work, size: size, capture: capture, renderID: renderID))
-        }
-    }
-
-    /// Registers a render with the transaction group holding the layer, if any; returns the group's id.
-    ///
-    /// A group only makes a *newly shown* subtree appear whole: once it has landed, changes inside it are applied
-    /// one by one as they finish. And each layer joins with its first render only, so a layer updated again while
-    /// the group waits cannot hold the group back; its newer render lands alone (and wins over the held one).
-    private func joinGroup(of layer: Layer, renderID: UInt64) -> ObjectIdentifier? {
-        guard let groupLayer = layer.outermostHoldingGroup, !groupLayer.groupHasLanded else { return nil }
-        let id = ObjectIdentifier(groupLayer)
-        let group: TransactionGroupState
-        if let existing = groups[id], existing.layer === groupLayer {
-            group = existing
-        } else {
-            group = TransactionGroupState(layer: groupLayer)
-            groups[id] = group
-        }
-        guard group.members.insert(ObjectIdentifier(layer)).inserted else { return nil }
-        group.pending.insert(renderID)
-        return id
-    }
-
     private func commit() {
         receiveRenders()
         guard state == .running else { return }
@@ -439,145 +344,5 @@ public final class LayerEngine {
         // A callback run by this iteration's observers (`didDisplay`, `willDisplay`) may have asked for more; the
         // loop must not go to sleep on it, since nothing else would wake it.
         if !transaction.isEmpty || needsComposite || !synchronousOutputs.isEmpty { waker.wake() }
-    }
-
-    // MARK: Receiving renders
-
-    private func receiveRenders() {
-        let outputs = synchronousOutputs + inbox.drain()
-        synchronousOutputs.removeAll()
-        for output in outputs { receive(output) }
-        for (id, group) in groups where group.canRelease {
-            groups[id] = nil
-            release(group)
-        }
-    }
-
-    private func receive(_ output: RenderOutput) {
-        guard let request = inFlight.removeValue(forKey: output.renderID) else { return }
-        counters.rendersCompleted += 1
-        if let layer = request.layer, layer.renderInFlight == request.id {
-            layer.renderInFlight = nil
-            // A request made while this render was in flight is dispatched at the next display observer.
-            if layer.needsDisplay, layer.host === self { transaction.requestDisplay(layer) }
-        }
-        var group = request.groupID.flatMap { groups[$0] }
-        if group?.pending.remove(request.id) == nil { group = nil }
-        let layer = request.layer
-        switch output.result {
-        case .failed(let message):
-            counters.rendersFailed += 1
-            logger.error("layer \(request.label): render failed: \(message)")
-            onRenderFailed?(request.label, message)
-            if let layer { layer.didDisplay?(layer, false) }
-        case .cancelled:
-            drop(request)
-        case .surface(let surface):
-            renderTimes[request.kind, default: LatencyRecorder()].record(output.duration)
-            if let group {
-                group.ready.append((request, surface))
-            } else {
-                apply(surface, for: request)
-            }
-        }
-    }
-
-    /// Shows every result the group held, in one frame.
-    private func release(_ group: TransactionGroupState) {
-        group.layer?.groupHasLanded = true
-        for (request, surface) in group.ready { apply(surface, for: request) }
-        group.ready.removeAll()
-        needsComposite = true
-    }
-
-    /// Applies a result unless it can never be shown (its layer is gone, its content removed) or a newer render of
-    /// the layer is already shown. A result that newer requests have superseded is still applied: the newest
-    /// finished render is what the layer shows.
-    private func apply(_ surface: LayerSurface, for request: RenderRequest) {
-        guard let layer = request.layer, !request.capture.isCancelled(),
-              layer.shownGeneration.map({ request.capture.value >= $0 }) ?? true else {
-            drop(request)
-            return
-        }
-        layer.shownGeneration = request.capture.value
-        layer.renderedSurface = surface
-        needsComposite = true
-        layer.didDisplay?(layer, true)
-    }
-
-    private func drop(_ request: RenderRequest) {
-        counters.staleRendersDropped += 1
-        if let layer = request.layer { layer.didDisplay?(layer, false) }
-    }
-
-    // MARK: Composing
-
-    private func composeFrame() {
-        needsComposite = false
-        let entries = LayerFlattener.flatten(rootLayer, screen: screen) { [self] layer in isAwaitingFirstBatch(layer) }
-        let frame = FrameDiff.diff(entries, against: lastFrame, forcedDamage: forcedDamage, screen: screen)
-        forcedDamage = []
-        lastFrame = frame.record
-        guard !frame.damage.isEmpty else { return }
-        compositor.compose(frame.items, damage: frame.damage)
-        counters.framesComposed += 1
-        if compositionAwaitingPresent { counters.compositionsReplaced += 1 }
-        compositionAwaitingPresent = true
-    }
-
-    private func isAwaitingFirstBatch(_ layer: Layer) -> Bool {
-        guard layer.holdsChildrenUntilReady, !layer.groupHasLanded, let group = groups[ObjectIdentifier(layer)] else {
-            return false
-        }
-        return group.layer === layer
-    }
-
-    // MARK: Presenting
-
-    /// Presents the composition waiting for a buffer, if no flip is pending. Outside a flip callback, also presents
-    /// the unchanged frame while something animates, because only flips tick the display link.
-    private func presentIfPossible(atFlip: Bool) {
-        guard state == .running, presentsEnabled, !presentsHeldByFault, !backend.isFlipPending else { return }
-        if compositionAwaitingPresent {
-            present(unchanged: false)
-        } else if !atFlip, displayLink.isActive {
-            present(unchanged: true)
-        }
-    }
-
-    private func present(unchanged: Bool) {
-        guard let buffer = backend.acquireBuffer() else {
-            // Every buffer is on screen or queued; the next flip frees one and presents from its callback.
-            logger.debug("\(backend.info.connector): no free buffer to present into")
-            return
-        }
-        let copied = compositor.copy(into: buffer)
-        do {
-            try backend.present(buffer, damage: copied.rects)
-        } catch {
-            backend.releaseBuffer(buffer)
-            // The buffer's contents are unknown from here on; copy it whole next time.
-            compositor.invalidateBuffers()
-            presentFailed(error)
-            return
-        }
-        armFlipDeadline()
-        compositionAwaitingPresent = false
-        captureAtPresent()
-        counters.framesPresented += 1
-        if unchanged { counters.unchangedFramesPresented += 1 }
-        bytesCopied.record(copied.bytes)
-        if !unchanged { onPresent?(copied.rects) }
-    }
-
-    private func flipCompleted(_ event: FlipEvent) {
-        disarmFlipDeadline()
-        counters.framesFlipped += 1
-        fpsCounter.record(event.timestamp)
-        pendingTick = event
-        onFlip?(event)
-        deliverCaptures()
-        // The newest composition goes out now, one refresh after the frame before it.
-        presentIfPossible(atFlip: true)
     }
 }

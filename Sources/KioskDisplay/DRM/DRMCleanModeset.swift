@@ -39,12 +39,8 @@ extension DRMBackend {
     func strayStateForModeset(buffer: DumbBuffer, modeBlobID: UInt32) -> (DRMStrayState, DRMResources)? {
         guard let res = try? DRMResources(card: card) else { return nil }
         let stray = DRMStrayState.find(in: res, plan: plan)
-        guard !stray.isEmpty, let probe = try? AtomicRequest() else { return nil }
-        let conn = plan.connector, crtc = plan.crtc.id
-        probe.add(conn.id, connectorProps["CRTC_ID"]?.id, UInt64(crtc), what: "connector \(conn.name) CRTC_ID")
-        probe.add(crtc, crtcProps["MODE_ID"]?.id, UInt64(modeBlobID), what: "CRTC \(crtc) MODE_ID")
-        probe.add(crtc, crtcProps["ACTIVE"]?.id, 1, what: "CRTC \(crtc) ACTIVE")
-        addPlane(probe, buffer: buffer)
+        guard !stray.isEmpty, let probe = try? modesetRequest(buffer: buffer, modeBlobID: modeBlobID) else { return nil }
+        let conn = plan.connector
         addTurningOff(stray, from: res, to: probe)
         let flags = UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET) | UInt32(DRM_MODE_ATOMIC_TEST_ONLY)
         if case .failure(let e) = probe.commit(fd: card.fd, flags: flags, userData: nil) {

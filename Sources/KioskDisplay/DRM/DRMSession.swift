@@ -119,12 +119,7 @@ extension DRMBackend {
             throw DisplayError("CRTC \(plan.crtc.id): create MODE_ID blob failed: \(errnoDescription(-rc))", errno: -rc)
         }
         defer { drmModeDestroyPropertyBlob(card.fd, blob) }
-        let req = try AtomicRequest()
-        let conn = plan.connector, crtc = plan.crtc.id
-        req.add(conn.id, connectorProps["CRTC_ID"]?.id, UInt64(crtc), what: "connector \(conn.name) CRTC_ID")
-        req.add(crtc, crtcProps["MODE_ID"]?.id, UInt64(blob), what: "CRTC \(crtc) MODE_ID")
-        req.add(crtc, crtcProps["ACTIVE"]?.id, 1, what: "CRTC \(crtc) ACTIVE")
-        addPlane(req, buffer: frontBuffer)
+        let req = try modesetRequest(buffer: frontBuffer, modeBlobID: blob)
         let flags = UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET) | UInt32(DRM_MODE_ATOMIC_TEST_ONLY)
         if case .failure(let e) = req.commit(fd: card.fd, flags: flags, userData: nil) {
             throw DisplayError("TEST_ONLY modeset \(plan.mode.mode.exactDescription) refused: \(e.message)", errno: e.errno)

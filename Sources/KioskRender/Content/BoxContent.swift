@@ -5,7 +5,7 @@ import KioskCore
 /// The inner content is rendered at the padded size into a surface of its own (so it lays itself out exactly as it
 /// would in a layer of that size), then painted inset by `padding` and clipped to the box's rounded inside edge; the
 /// border is drawn last, over it. A plain `Sendable` value (the inner content is one too), drawn on a render worker.
-public struct BoxContent: LayerContent {
+public struct BoxContent: CairoDrawnContent {
     /// Space between the box's edge and the inner content, in whole pixels so the content stays pixel-aligned.
     public struct Insets: Hashable, Sendable, ExpressibleByIntegerLiteral {
         public var top: Int
@@ -74,6 +74,34 @@ public struct BoxContent: LayerContent {
         }
     }
 
+    package var drawDescription: String { "box content (\(kind))" }
+
+    /// The direct path: the box, then the inner content drawn straight at its rectangle inside the border's
+    /// outline, then the border. (The layer-surface path above draws the inner content first into its own surface.)
+    package func draw(on cr: OpaquePointer, size: Size, isCancelled: () -> Bool) throws {
+        let box = Rect(size: size)
+        let inner = contentRect(in: size)
+        try drawBox(cr, box: box, fill: fill, cornerRadius: cornerRadius, border: nil, what: "box content")
+        if let content, !inner.isEmpty {
+            cairo_save(cr)
+            clipInsideBorder(box, on: cr)
+            var failure: (any Error)?
+            do { try drawContent(content, at: inner, opacity: 1, on: cr) } catch { failure = error }
+            cairo_restore(cr)
+            if let failure { throw failure }
+        }
+        if let border { strokeBorder(cr, border, box: box, cornerRadius: cornerRadius) }
+    }
+
+    /// Clips `cr` to the inside of the border of the rounded box.
+    private func clipInsideBorder(_ box: Rect, on cr: OpaquePointer) {
+        let inset = border.map { max($0.width, 0) } ?? 0
+        addRoundedRectangle(cr, x: Double(box.x) + inset, y: Double(box.y) + inset,
+                            width: Double(box.width) - 2 * inset, height: Double(box.height) - 2 * inset,
+                            radius: max(cornerRadius - inset, 0))
+        cairo_clip(cr)
+    }
+
     /// Paints `layer` with its top-left corner at `rect`'s, clipped to the inside of the border of the rounded box.
     private func paint(_ layer: LayerSurface, at rect: Rect, clippedTo box: Rect, on cr: OpaquePointer) throws {
         try withExtendedLifetime(layer) {
@@ -90,11 +118,7 @@ public struct BoxContent: LayerContent {
                     + cairoStatusString(status))
             }
             cairo_save(cr)
-            let inset = border.map { max($0.width, 0) } ?? 0
-            addRoundedRectangle(cr, x: Double(box.x) + inset, y: Double(box.y) + inset,
-                                width: Double(box.width) - 2 * inset, height: Double(box.height) - 2 * inset,
-                                radius: max(cornerRadius - inset, 0))
-            cairo_clip(cr)
+            clipInsideBorder(box, on: cr)
             cairo_set_source_surface(cr, source, Double(rect.x), Double(rect.y))
             cairo_paint(cr)
             cairo_restore(cr)

@@ -6,7 +6,7 @@ import KioskCore
 /// - `pressed`: the fill (and border) 20 % darker and the label 1 px lower, as if pushed in;
 /// - `disabled`: the fill and border desaturated to grey of the same lightness, and the label at 40 % opacity.
 /// A label too long for the button is ellipsized at the end. A plain `Sendable` value, drawn on a render worker.
-public struct ButtonContent: LayerContent, Hashable {
+public struct ButtonContent: CairoDrawnContent, Hashable {
     public enum State: String, Hashable, Sendable, CaseIterable {
         case normal, pressed, disabled
     }
@@ -45,7 +45,13 @@ public struct ButtonContent: LayerContent, Hashable {
     }
 
     public func draw(into surface: LayerSurface, isCancelled: () -> Bool) throws {
-        let box = Rect(size: surface.size)
+        try drawThroughLayerCanvas(into: surface, isCancelled: isCancelled)
+    }
+
+    package var drawDescription: String { "button \(quotedPrefix(label)) (\(state.rawValue))" }
+
+    package func draw(on cr: OpaquePointer, size: Size, isCancelled: () -> Bool) throws {
+        let box = Rect(size: size)
         var border = self.border
         var labelColor = textColor
         var labelBox = box
@@ -64,11 +70,9 @@ public struct ButtonContent: LayerContent, Hashable {
         labelBox.width = max(labelBox.width - 2 * inset, 1)
         let style = TextStyle(font: font, color: labelColor, alignment: .center, ellipsize: .end,
                               centersVertically: true, singleParagraph: true)
-        try LayerCanvas.draw(into: surface, what: "button \(quotedPrefix(label)) (\(state.rawValue))") { cr in
-            try drawBox(cr, box: box, fill: effectiveFill, cornerRadius: cornerRadius, border: border, what: "button")
-            guard !isCancelled() else { return }
-            try TextBlock.draw(label, isMarkup: false, style: style, in: labelBox, on: cr, isCancelled: isCancelled)
-        }
+        try drawBox(cr, box: box, fill: effectiveFill, cornerRadius: cornerRadius, border: border, what: "button")
+        guard !isCancelled() else { return }
+        try TextBlock.draw(label, isMarkup: false, style: style, in: labelBox, on: cr, isCancelled: isCancelled)
     }
 
     static func darkened(_ color: Color) -> Color {

@@ -1,3 +1,4 @@
+import CCairo
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,7 +8,7 @@ import KioskCore
 /// A clock face: one line of text with tabular digits, vertically centred. The caller formats the time (on the main
 /// thread, when its once-a-second timer fires) and passes the result in, so drawing never reads the clock and the
 /// same value always draws the same pixels. A plain `Sendable` value.
-public struct ClockContent: LayerContent, Hashable {
+public struct ClockContent: CairoDrawnContent, Hashable {
     public enum TimeZone: Hashable, Sendable {
         /// The process's local time (the TZ environment variable, else /etc/localtime).
         case local
@@ -78,11 +79,14 @@ public struct ClockContent: LayerContent, Hashable {
     public var kind: String { "clock" }
 
     public func draw(into surface: LayerSurface, isCancelled: () -> Bool) throws {
+        try drawThroughLayerCanvas(into: surface, isCancelled: isCancelled)
+    }
+
+    package var drawDescription: String { "clock content \(quotedPrefix(text))" }
+
+    package func draw(on cr: OpaquePointer, size: Size, isCancelled: () -> Bool) throws {
         let style = TextStyle(font: font, color: color, alignment: alignment, ellipsize: .end,
                               centersVertically: true, tabularDigits: true, singleParagraph: true)
-        try LayerCanvas.draw(into: surface, what: "clock content \(quotedPrefix(text))") { cr in
-            try TextBlock.draw(text, isMarkup: false, style: style, in: Rect(size: surface.size), on: cr,
-                               isCancelled: isCancelled)
-        }
+        try TextBlock.draw(text, isMarkup: false, style: style, in: Rect(size: size), on: cr, isCancelled: isCancelled)
     }
 }

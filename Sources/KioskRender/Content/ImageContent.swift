@@ -10,7 +10,7 @@ import KioskCore
 /// not its name. PNG and JPEG are decoded to pixels and scaled; SVG is rendered as vectors at the size it is shown,
 /// so it stays sharp at any layer size. Decoding happens in `draw`, on the render worker; results are kept in a small
 /// process-wide cache of fitted images keyed by path, file identity, layer size and fit. A plain `Sendable` value.
-public struct ImageContent: LayerContent, Hashable {
+public struct ImageContent: CairoDrawnContent, Hashable {
     /// How the image maps onto the layer, as CSS `object-fit` does. Every mode centres the image.
     public enum Fit: String, Hashable, Sendable, CaseIterable {
         /// Scaled to fit inside, keeping its aspect ratio (may leave transparent bands).
@@ -46,13 +46,7 @@ public struct ImageContent: LayerContent, Hashable {
     public static func purgeCache() { DecodedImageCache.shared.removeAll() }
 
     public func draw(into surface: LayerSurface, isCancelled: () -> Bool) throws {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw RenderError("image \(path): \(errnoDescription(errno))")
-        }
-        let key = DecodedImageCache.Key(
-            path: path, fileSize: Int(info.st_size), modifiedSeconds: Int(info.st_mtim.tv_sec),
-            modifiedNanoseconds: Int(info.st_mtim.tv_nsec), layerSize: surface.size, fit: fit)
+        let key = try cacheKey(layerSize: surface.size)
         let cache = DecodedImageCache.shared
         if let pixels = cache.pixels(for: key), pixels.count == surface.byteCount {
             pixels.withUnsafeBytes { surface.bytes.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
@@ -79,6 +73,52 @@ public struct ImageContent: LayerContent, Hashable {
         }
         guard !isCancelled() else { return }
         cache.insert(Array(UnsafeRawBufferPointer(start: surface.bytes, count: surface.byteCount)), for: key)
+    }
+
+    package var drawDescription: String { "image \(path)" }
+
+    /// The direct path: the fitted pixels from the decoded-image cache painted in place (decoding a missing
+    /// entry first, through a layer surface, which fills the cache).
+    package func draw(on cr: OpaquePointer, size: Size, isCancelled: () -> Bool) throws {
+        let key = try cacheKey(layerSize: size)
+        guard let pixels = DecodedImageCache.shared.pixels(for: key), pixels.count == size.width * 4 * size.height else {
+            let layer = LayerSurface(size: size)
+            try draw(into: layer, isCancelled: isCancelled)
+            paintLayerSurface(layer, frame: Rect(size: size), opacity: 1, clip: nil, on: cr)
+            return
+        }
+        try pixels.withUnsafeBytes { bytes in
+            // Cairo only reads a source surface: the cached pixels are not written through this pointer.
+            let source = cairo_image_surface_create_for_data(
+                UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)),
+                CAIRO_FORMAT_ARGB32, Int32(clamping: size.width), Int32(clamping: size.height),
+                Int32(clamping: size.width * 4))!
+            defer {
+                cairo_surface_finish(source)
+                cairo_surface_destroy(source)
+            }
+            let status = cairo_surface_status(source)
+            guard status == CAIRO_STATUS_SUCCESS else {
+                throw RenderError("image \(path) \(size): cannot wrap cached pixels: \(cairoStatusString(status))")
+            }
+            cairo_save(cr)
+            cairo_set_source_surface(cr, source, 0, 0)
+            cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST)
+            cairo_paint(cr)
+            cairo_restore(cr)
+        }
+    }
+
+    /// The cache key of this image fitted to `layerSize`: the file's identity (size and modification time) too,
+    /// so an edited file is decoded again.
+    private func cacheKey(layerSize: Size) throws -> DecodedImageCache.Key {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw RenderError("image \(path): \(errnoDescription(errno))")
+        }
+        return DecodedImageCache.Key(
+            path: path, fileSize: Int(info.st_size), modifiedSeconds: Int(info.st_mtim.tv_sec),
+            modifiedNanoseconds: Int(info.st_mtim.tv_nsec), layerSize: layerSize, fit: fit)
     }
 
     private func drawRaster(_ image: borrowing DecodedRaster, into surface: LayerSurface) throws {

@@ -10,7 +10,7 @@ import KioskCore
 /// symbol and its quiet zone into the layer's shorter side, centred, with antialiasing off so every edge is crisp for
 /// a camera. Only the symbol's square (quiet zone included) is painted with `background`; the rest of the layer stays
 /// clear. Encoding happens in `draw`, on the render worker. A plain `Sendable` value.
-public struct QRCodeContent: LayerContent, Hashable {
+public struct QRCodeContent: CairoDrawnContent, Hashable {
     public var text: String
     /// The dark modules.
     public var foreground: Color
@@ -68,31 +68,38 @@ public struct QRCodeContent: LayerContent, Hashable {
     }
 
     public func draw(into surface: LayerSurface, isCancelled: () -> Bool) throws {
+        try drawThroughLayerCanvas(into: surface, isCancelled: isCancelled)
+    }
+
+    package var drawDescription: String { "qr code \(quotedPrefix(text))" }
+
+    /// The dark modules replace what is below them (SOURCE); a translucent foreground would also replace what is
+    /// below the layer.
+    package var replacesPixelsBelow: Bool { foreground.alpha < 1 }
+
+    package func draw(on cr: OpaquePointer, size: Size, isCancelled: () -> Bool) throws {
         let symbol = try Self.encode(text)
         guard !isCancelled() else { return }
         let zone = max(quietZone, 0)
-        guard let (moduleSize, square) = Self.placement(symbolWidth: symbol.width, quietZone: zone, in: surface.size)
-        else {
-            throw RenderError("qr code \(quotedPrefix(text)): layer \(surface.size) is too small for "
+        guard let (moduleSize, square) = Self.placement(symbolWidth: symbol.width, quietZone: zone, in: size) else {
+            throw RenderError("qr code \(quotedPrefix(text)): layer \(size) is too small for "
                 + "\(symbol.width + 2 * zone) modules")
         }
-        try LayerCanvas.draw(into: surface, what: "qr code \(quotedPrefix(text))") { cr in
-            cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE)
-            cairo_rectangle(cr, Double(square.x), Double(square.y), Double(square.width), Double(square.height))
-            setSource(cr, background)
-            cairo_fill(cr)
-            let left = square.x + zone * moduleSize, top = square.y + zone * moduleSize
-            for y in 0..<symbol.width {
-                for x in 0..<symbol.width where symbol.isDark(x: x, y: y) {
-                    cairo_rectangle(cr, Double(left + x * moduleSize), Double(top + y * moduleSize),
-                                    Double(moduleSize), Double(moduleSize))
-                }
+        cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE)
+        cairo_rectangle(cr, Double(square.x), Double(square.y), Double(square.width), Double(square.height))
+        setSource(cr, background)
+        cairo_fill(cr)
+        let left = square.x + zone * moduleSize, top = square.y + zone * moduleSize
+        for y in 0..<symbol.width {
+            for x in 0..<symbol.width where symbol.isDark(x: x, y: y) {
+                cairo_rectangle(cr, Double(left + x * moduleSize), Double(top + y * moduleSize),
+                                Double(moduleSize), Double(moduleSize))
             }
-            // The dark modules replace the background rather than blend with it, so a translucent foreground still
-            // reads as its own colour.
-            cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
-            setSource(cr, foreground)
-            cairo_fill(cr)
         }
+        // The dark modules replace the background rather than blend with it, so a translucent foreground still
+        // reads as its own colour.
+        cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
+        setSource(cr, foreground)
+        cairo_fill(cr)
     }
 }

@@ -6,7 +6,7 @@ import KioskCore
 
 /// A filled rectangle: a solid colour or a linear gradient, optionally with rounded corners and a border drawn
 /// inside its bounds. A plain `Sendable` value, drawn on a render worker.
-public struct RectContent: LayerContent, Hashable {
+public struct RectContent: CairoDrawnContent, Hashable {
     public enum Fill: Hashable, Sendable {
         case solid(Color)
         /// A linear gradient from `top` at the first row to `bottom` at the last.
@@ -64,13 +64,16 @@ public struct RectContent: LayerContent, Hashable {
     }
 
     public func draw(into surface: LayerSurface, isCancelled: () -> Bool) throws {
-        let box = Rect(size: surface.size)
-        try LayerCanvas.draw(into: surface, what: "rect content") { cr in
-            addRoundedRectangle(cr, x: 0, y: 0, width: Double(box.width), height: Double(box.height),
-                                radius: cornerRadius)
-            try fillPath(cr, with: fill, box: box, what: "rect content \(surface.size)")
-            if let border { strokeBorder(cr, border, box: box, cornerRadius: cornerRadius) }
-        }
+        try drawThroughLayerCanvas(into: surface, isCancelled: isCancelled)
+    }
+
+    package var drawDescription: String { "rect content" }
+
+    package func draw(on cr: OpaquePointer, size: Size, isCancelled: () -> Bool) throws {
+        let box = Rect(size: size)
+        addRoundedRectangle(cr, x: 0, y: 0, width: Double(box.width), height: Double(box.height), radius: cornerRadius)
+        try fillPath(cr, with: fill, box: box, what: "rect content \(size)")
+        if let border { strokeBorder(cr, border, box: box, cornerRadius: cornerRadius) }
     }
 }
 

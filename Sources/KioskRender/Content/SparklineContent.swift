@@ -4,7 +4,7 @@ import KioskCore
 /// A small line chart of a series: a polyline across the layer's width (the first value at the left edge, the last
 /// at the right), an optional fill under it and a dot on the last point. A plain `Sendable` value, drawn on a render
 /// worker.
-public struct SparklineContent: LayerContent, Hashable {
+public struct SparklineContent: CairoDrawnContent, Hashable {
     /// Oldest first. Non-finite values (NaN, infinities) are left out; the line joins their neighbours.
     public var values: [Double]
     public var color: Color
@@ -49,29 +49,33 @@ public struct SparklineContent: LayerContent, Hashable {
     }
 
     public func draw(into surface: LayerSurface, isCancelled: () -> Bool) throws {
-        let points = points(in: surface.size)
+        try drawThroughLayerCanvas(into: surface, isCancelled: isCancelled)
+    }
+
+    package var drawDescription: String { "sparkline content (\(values.count) values)" }
+
+    package func draw(on cr: OpaquePointer, size: Size, isCancelled: () -> Bool) throws {
+        let points = points(in: size)
         guard let last = points.last else { return }
-        try LayerCanvas.draw(into: surface, what: "sparkline content (\(values.count) values)") { cr in
-            if let fill, points.count > 1 {
-                cairo_move_to(cr, points[0].x, Double(surface.size.height))
-                for point in points { cairo_line_to(cr, point.x, point.y) }
-                cairo_line_to(cr, last.x, Double(surface.size.height))
-                cairo_close_path(cr)
-                setSource(cr, fill)
-                cairo_fill(cr)
-            }
-            setSource(cr, color)
-            if points.count > 1, lineWidth > 0 {
-                cairo_move_to(cr, points[0].x, points[0].y)
-                for point in points.dropFirst() { cairo_line_to(cr, point.x, point.y) }
-                cairo_set_line_width(cr, lineWidth)
-                cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
-                cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND)
-                cairo_stroke(cr)
-            }
-            cairo_arc(cr, last.x, last.y, dotRadius, 0, 2 * Double.pi)
+        if let fill, points.count > 1 {
+            cairo_move_to(cr, points[0].x, Double(size.height))
+            for point in points { cairo_line_to(cr, point.x, point.y) }
+            cairo_line_to(cr, last.x, Double(size.height))
+            cairo_close_path(cr)
+            setSource(cr, fill)
             cairo_fill(cr)
         }
+        setSource(cr, color)
+        if points.count > 1, lineWidth > 0 {
+            cairo_move_to(cr, points[0].x, points[0].y)
+            for point in points.dropFirst() { cairo_line_to(cr, point.x, point.y) }
+            cairo_set_line_width(cr, lineWidth)
+            cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
+            cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND)
+            cairo_stroke(cr)
+        }
+        cairo_arc(cr, last.x, last.y, dotRadius, 0, 2 * Double.pi)
+        cairo_fill(cr)
     }
 
     public static func == (a: SparklineContent, b: SparklineContent) -> Bool {

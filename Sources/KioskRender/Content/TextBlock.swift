@@ -2,7 +2,7 @@ import CCairo
 import CPango
 import KioskCore
 
-/// How a block of text is set: everything `TextContent`, clocks, tickers, buttons and the FPS overlay share.
+/// How a block of text is set: everything `TextContent`, clocks, tickers, buttons and the fps widget share.
 /// A plain value.
 struct TextStyle: Hashable, Sendable {
     var font: String

@@ -1,9 +1,10 @@
+import CCairo
 import KioskCore
 
 /// A block of text set with Pango: plain text or Pango markup, a font description such as "Sans Bold 24" (sizes
 /// are pixels), a wrap mode, an ellipsis position, a line limit, optional shrinking to fit and optional vertical
 /// centring. A plain `Sendable` value; the layout is made and drawn inside `draw`, on the render worker.
-public struct TextContent: LayerContent, Hashable {
+public struct TextContent: CairoDrawnContent, Hashable {
     /// Where lines sit horizontally. Pango picks each paragraph's direction from its first strong character and
     /// mirrors the alignment for right-to-left paragraphs (as CSS `start`/`end` do): `.left` is the start of the
     /// line, so Arabic or Hebrew set `.left` hugs the right edge.
@@ -94,10 +95,13 @@ public struct TextContent: LayerContent, Hashable {
     }
 
     public func draw(into surface: LayerSurface, isCancelled: () -> Bool) throws {
-        try LayerCanvas.draw(into: surface, what: "text content \(quotedPrefix(text))") { cr in
-            try TextBlock.draw(text, isMarkup: isMarkup, style: style, in: Rect(size: surface.size), on: cr,
-                               isCancelled: isCancelled)
-        }
+        try drawThroughLayerCanvas(into: surface, isCancelled: isCancelled)
+    }
+
+    package var drawDescription: String { "text content \(quotedPrefix(text))" }
+
+    package func draw(on cr: OpaquePointer, size: Size, isCancelled: () -> Bool) throws {
+        try TextBlock.draw(text, isMarkup: isMarkup, style: style, in: Rect(size: size), on: cr, isCancelled: isCancelled)
     }
 
     var style: TextStyle {

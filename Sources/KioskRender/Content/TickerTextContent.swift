@@ -1,8 +1,9 @@
+import CCairo
 import KioskCore
 
 /// A long single line of text rendered once into a strip as wide as the text; the ticker moves by animating the
 /// layer's position, never by drawing again. Size the layer with `naturalSize()`. A plain `Sendable` value.
-public struct TickerTextContent: LayerContent, Hashable {
+public struct TickerTextContent: CairoDrawnContent, Hashable {
     public var text: String
     public var font: String
     public var color: Color
@@ -24,11 +25,15 @@ public struct TickerTextContent: LayerContent, Hashable {
     }
 
     public func draw(into surface: LayerSurface, isCancelled: () -> Bool) throws {
+        try drawThroughLayerCanvas(into: surface, isCancelled: isCancelled)
+    }
+
+    package var drawDescription: String { "ticker content \(quotedPrefix(text))" }
+
+    package func draw(on cr: OpaquePointer, size: Size, isCancelled: () -> Bool) throws {
         let inset = max(padding, 0)
-        let box = Rect(x: inset, y: 0, width: max(surface.size.width - 2 * inset, 1), height: surface.size.height)
-        try LayerCanvas.draw(into: surface, what: "ticker content \(quotedPrefix(text))") { cr in
-            try TextBlock.draw(text, isMarkup: false, style: style, in: box, on: cr, isCancelled: isCancelled)
-        }
+        let box = Rect(x: inset, y: 0, width: max(size.width - 2 * inset, 1), height: size.height)
+        try TextBlock.draw(text, isMarkup: false, style: style, in: box, on: cr, isCancelled: isCancelled)
     }
 
     private var style: TextStyle {

@@ -3,7 +3,7 @@ import KioskCore
 
 /// Frame statistics ("60 fps · 16.7 ms", and the dropped-frame count when there are any) on a translucent dark
 /// rounded panel. Built from plain numbers the main thread already has, drawn on a render worker.
-public struct FPSOverlayContent: LayerContent, Hashable {
+public struct FPSContent: CairoDrawnContent, Hashable {
     public var framesPerSecond: Double
     /// Time to produce one frame, in milliseconds.
     public var frameMilliseconds: Double
@@ -19,7 +19,7 @@ public struct FPSOverlayContent: LayerContent, Hashable {
 
     public var kind: String { "fps" }
 
-    /// The line the overlay shows.
+    /// The line the widget shows.
     public var text: String {
         let fps = framesPerSecond.isFinite ? Int(max(framesPerSecond, 0).rounded()) : 0
         var line = "\(fps) fps · \(oneDecimal(frameMilliseconds)) ms"
@@ -28,7 +28,12 @@ public struct FPSOverlayContent: LayerContent, Hashable {
     }
 
     public func draw(into surface: LayerSurface, isCancelled: () -> Bool) throws {
-        let size = surface.size
+        try drawThroughLayerCanvas(into: surface, isCancelled: isCancelled)
+    }
+
+    package var drawDescription: String { "fps widget" }
+
+    package func draw(on cr: OpaquePointer, size: Size, isCancelled: () -> Bool) throws {
         let inset = max(size.height / 4, 2)
         let box = Rect(x: inset, y: 0, width: max(size.width - 2 * inset, 1), height: size.height)
         var style = TextStyle(font: Self.font(pixelSize: max(size.height * 11 / 20, 6)), color: textColor,
@@ -39,13 +44,11 @@ public struct FPSOverlayContent: LayerContent, Hashable {
         if natural.width > box.width {
             style.font = Self.font(pixelSize: max(size.height * 11 / 20 * box.width / natural.width, 6))
         }
-        try LayerCanvas.draw(into: surface, what: "fps overlay") { cr in
-            addRoundedRectangle(cr, x: 0, y: 0, width: Double(size.width), height: Double(size.height),
-                                radius: Double(size.height) / 4)
-            setSource(cr, panelColor)
-            cairo_fill(cr)
-            try TextBlock.draw(text, isMarkup: false, style: style, in: box, on: cr, isCancelled: isCancelled)
-        }
+        addRoundedRectangle(cr, x: 0, y: 0, width: Double(size.width), height: Double(size.height),
+                            radius: Double(size.height) / 4)
+        setSource(cr, panelColor)
+        cairo_fill(cr)
+        try TextBlock.draw(text, isMarkup: false, style: style, in: box, on: cr, isCancelled: isCancelled)
     }
 
     private static func font(pixelSize: Int) -> String { "Monospace Bold \(pixelSize)" }

@@ -1,0 +1,280 @@
+import Foundation
+import Glibc
+import KioskCore
+import KioskDisplay
+import KioskRender
+import KioskRuntime
+
+/// Not product code: `kioskd bench`'s update-storm scenario. The bench scene `update-storm.yaml` runs on the real
+/// epoll loop with real render workers and a headless output: a large wrapped text (`storm`) is set through the
+/// stage's data API faster than it can render, beside a seconds clock and a small label that is set too.
+///
+/// What is on screen is observed on the engine, never assumed: each widget's text carries its data version
+/// (`storm#N`, `label#N`; the clock's seconds), read from the content a render is dispatched with (`willDisplay`);
+/// `didDisplay` says that render was applied, the next present puts it in the frame, and that frame is on screen
+/// at the flip after it. A data version's lag is the time from its update until a flip shows it or a newer one.
+/// Runs on the calling (main) thread; renders run on the pool.
+public enum UpdateStorm {
+    /// How far one widget's shown content lags its newest data. Every figure measured, or nil (JSON null).
+    public struct WidgetLag: Codable, Sendable {
+        public var updates: Int
+        public var lagMsP50: Double?
+        public var lagMsP99: Double?
+        public var lagMsMax: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case updates, lagMsP50 = "lag_ms_p50", lagMsP99 = "lag_ms_p99", lagMsMax = "lag_ms_max"
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(updates, forKey: .updates)
+            try c.encode(lagMsP50, forKey: .lagMsP50)
+            try c.encode(lagMsP99, forKey: .lagMsP99)
+            try c.encode(lagMsMax, forKey: .lagMsMax)
+        }
+    }
+
+    public struct Figures: Codable, Sendable {
+        public var mode: String
+        public var seconds: Double
+        public var stormUpdatesPerSecond: Double
+        public var labelUpdatesPerSecond: Double
+        /// The storm widget's render time, drawn alone on the bench thread before the run (median of five).
+        public var stormRenderMs: Double?
+        /// During the run: from the storm render's dispatch to its result applied (p50), queueing included.
+        public var stormDispatchToAppliedMsP50: Double?
+        public var frameMs: Double
+        public var framesComposedPerSecond: Double?
+        public var framesFlippedPerSecond: Double?
+        public var storm: WidgetLag
+        public var clock: WidgetLag
+        public var label: WidgetLag
+        /// Issue 10's target for the storm widget: 2 x its render time + 1 frame.
+        public var targetLagMs: Double?
+        /// Whether the storm widget's p99 lag met the target; nil when either was not measured.
+        public var targetMet: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case mode, seconds, stormUpdatesPerSecond = "storm_updates_per_second"
+            case labelUpdatesPerSecond = "label_updates_per_second", stormRenderMs = "storm_render_ms"
+            case stormDispatchToAppliedMsP50 = "storm_dispatch_to_applied_ms_p50", frameMs = "frame_ms"
+            case framesComposedPerSecond = "frames_composed_per_second"
+            case framesFlippedPerSecond = "frames_flipped_per_second", storm, clock, label
+            case targetLagMs = "target_lag_ms", targetMet = "target_met"
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(mode, forKey: .mode)
+            try c.encode(seconds, forKey: .seconds)
+            try c.encode(stormUpdatesPerSecond, forKey: .stormUpdatesPerSecond)
+            try c.encode(labelUpdatesPerSecond, forKey: .labelUpdatesPerSecond)
+            try c.encode(stormRenderMs, forKey: .stormRenderMs)
+            try c.encode(stormDispatchToAppliedMsP50, forKey: .stormDispatchToAppliedMsP50)
+            try c.encode(frameMs, forKey: .frameMs)
+            try c.encode(framesComposedPerSecond, forKey: .framesComposedPerSecond)
+            try c.encode(framesFlippedPerSecond, forKey: .framesFlippedPerSecond)
+            try c.encode(storm, forKey: .storm)
+            try c.encode(clock, forKey: .clock)
+            try c.encode(label, forKey: .label)
+            try c.encode(targetLagMs, forKey: .targetLagMs)
+            try c.encode(targetMet, forKey: .targetMet)
+        }
+    }
+
+    public static let stormHz = 50
+    public static let labelHz = 10
+
+    /// Paragraphs in the storm's text: a render of 91 ms on an idle core of the shared 2-core development machine, and
+    /// about 280 ms (release and debug alike: Pango does the work) when other builds load it.
+    public static let defaultStormParagraphs = 1000
+
+    /// The storm's text for data version `n`: the version, then `paragraphs` paragraphs, wrapped into a long layout.
+    public static func stormText(_ n: Int, paragraphs: Int = defaultStormParagraphs) -> String {
+        let paragraph = "Departures and arrivals, platform changes, delays and notices scroll past all day; "
+            + "every word of this block is laid out again, wrapped and drawn whenever its data changes. "
+        return "storm#\(n) " + String(repeating: paragraph, count: paragraphs)
+    }
+
+    /// Updates for `seconds` once the scene is fully on screen, then waits (up to 5 s) until every update is shown.
+    public static func run(mode: DisplayMode, seconds: Double, stormParagraphs: Int = defaultStormParagraphs) throws -> Figures {
+        let path = try BenchScenes.path("update-storm.yaml")
+        let loop = try MainLoop.epoll()
+        let backend = try HeadlessBackend(mode: mode, bufferCount: 2)
+        let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: mode.size),
+                                     pool: RenderQueuePool(strategy: .roundRobin))
+        let stage = try SceneStage(engine: engine, path: path)
+        let storm = try VersionTrack(engine.rootLayer, name: "storm") { ($0 as? TextContent).flatMap { version($0.text, "storm#") } }
+        let label = try VersionTrack(engine.rootLayer, name: "label") { ($0 as? TextContent).flatMap { version($0.text, "label#") } }
+        let clock = try VersionTrack(engine.rootLayer, name: "time") { content in
+            // The clock shows the wall clock's seconds: the newest second (of the real time now) with those seconds.
+            guard let text = (content as? ClockContent)?.text, let ss = Int(text.suffix(2)) else { return nil }
+            let now = WallClock.seconds()
+            return now - ((now % 60 - ss) + 60) % 60
+        }
+        // The storm at full length before the run, so the render timed alone is the one the run draws.
+        stage.setData(["storm": stormText(0, paragraphs: stormParagraphs)])
+        let renderMs = try isolatedRenderMs(storm.layer)
+
+        var measuring = false, completeQueued = false, stopping = false
+        var updates: [TimerHandle] = []
+        var start = MonotonicInstant.now(), end = start
+        var startStats = engine.stats
+        var stormN = 0, labelN = 0
+        // CLOCK_REALTIME minus CLOCK_MONOTONIC: a second boundary of the wall clock as a monotonic instant.
+        var realtime = timespec()
+        clock_gettime(CLOCK_REALTIME, &realtime)
+        let monotonicNow = MonotonicInstant.now()
+        let realtimeNs = UInt64(realtime.tv_sec) * 1_000_000_000 + UInt64(realtime.tv_nsec)
+        func boundary(_ second: Int) -> MonotonicInstant {
+            MonotonicInstant(nanoseconds: UInt64(second) * 1_000_000_000 - realtimeNs + monotonicNow.nanoseconds)
+        }
+        var lastSecond = WallClock.seconds()
+
+        engine.onPresent = { _ in
+            if !engine.isRendering(engine.rootLayer) { completeQueued = true }
+            for track in [storm, label, clock] { track.presented = track.applied }
+        }
+        engine.onFlip = { _ in
+            let now = MonotonicInstant.now()
+            guard measuring else {
+                guard completeQueued, !stopping else { return }
+                measuring = true
+                start = now
+                startStats = engine.stats
+                lastSecond = WallClock.seconds()
+                updates.append(loop.addTimer(after: .zero, repeating: .milliseconds(Int64(1000 / stormHz))) {
+                    stormN += 1
+                    storm.updated(stormN, at: MonotonicInstant.now())
+                    stage.setData(["storm": stormText(stormN, paragraphs: stormParagraphs)])
+                })
+                updates.append(loop.addTimer(after: .zero, repeating: .milliseconds(Int64(1000 / labelHz))) {
+                    labelN += 1
+                    label.updated(labelN, at: MonotonicInstant.now())
+                    stage.setData(["label": "label#\(labelN)"])
+                })
+                return
+            }
+            if !stopping {
+                let second = WallClock.seconds()
+                while lastSecond < second {
+                    lastSecond += 1
+                    clock.updated(lastSecond, at: boundary(lastSecond))
+                }
+            }
+            for track in [storm, label, clock] { track.flipped(at: now) }
+            if !stopping, now - start >= .milliseconds(Int64(seconds * 1000)) {
+                stopping = true
+                end = now
+                updates.forEach { $0.cancel() }
+            }
+            if stopping, [storm, label, clock].allSatisfy(\.allShown) { loop.stop() }
+        }
+        // Still frames are presented too, so flips keep coming while renders run.
+        let ticking = StormTicking()
+        engine.addAnimation(target: ticking) { _, _ in true }
+        try engine.start()
+        let watchdog = loop.addTimer(after: .milliseconds(Int64(seconds * 1000) + 30_000)) { loop.stop() }
+        loop.run()
+        watchdog.cancel()
+        let endStats = engine.stats
+        engine.stop()
+        withExtendedLifetime((stage, ticking)) {}
+        guard measuring, stopping else {
+            throw BenchError("bench update-storm: the scene was not fully shown and updated within the time limit")
+        }
+        let window = (end - start).seconds
+        let frameMs = mode.frameDuration.seconds * 1000
+        let target = renderMs.map { 2 * $0 + frameMs }
+        let stormLag = storm.lag
+        return Figures(
+            mode: mode.description, seconds: window,
+            stormUpdatesPerSecond: Double(storm.updates) / window, labelUpdatesPerSecond: Double(label.updates) / window,
+            stormRenderMs: renderMs, stormDispatchToAppliedMsP50: storm.dispatchToApplied.count > 0 ? storm.dispatchToApplied.summary.p50 : nil,
+            frameMs: frameMs,
+            framesComposedPerSecond: Double(endStats.framesComposed - startStats.framesComposed) / window,
+            framesFlippedPerSecond: Double(endStats.framesFlipped - startStats.framesFlipped) / window,
+            storm: stormLag, clock: clock.lag, label: label.lag,
+            targetLagMs: target,
+            targetMet: target.flatMap { t in stormLag.lagMsP99.map { $0 <= t } })
+    }
+
+    /// The version a widget's text carries after `prefix`, up to the first space.
+    public static func version(_ text: String, _ prefix: String) -> Int? {
+        guard text.hasPrefix(prefix) else { return nil }
+        return Int(text.dropFirst(prefix.count).prefix { $0 != " " })
+    }
+
+    /// Median of five draws of `content` at `layer`'s size on this thread, in milliseconds.
+    private static func isolatedRenderMs(_ layer: Layer) throws -> Double? {
+        guard let content = layer.content else { return nil }
+        var times: [Double] = []
+        for _ in 0..<5 {
+            let surface = LayerSurface(size: layer.frame.size)
+            let t0 = MonotonicInstant.now()
+            try content.draw(into: surface, isCancelled: { false })
+            times.append((MonotonicInstant.now() - t0).milliseconds)
+        }
+        return times.sorted()[2]
+    }
+}
+
+/// One widget's data versions, what its layer rendered, applied and presented, and the lags measured at flips.
+/// Main thread.
+final class VersionTrack {
+    let layer: Layer
+    private var times: [(version: Int, at: MonotonicInstant)] = []
+    private var resolved = 0
+    private var dispatched: (version: Int?, at: MonotonicInstant)?
+    private(set) var applied: Int?
+    var presented: Int?
+    private var lags = LatencyRecorder()
+    private(set) var dispatchToApplied = LatencyRecorder()
+    var updates: Int { times.count }
+    var allShown: Bool { resolved == times.count }
+
+    /// Finds the body layer of widget `name` (`<name>.body`) under `root` and observes its renders.
+    init(_ root: Layer, name: String, version: @escaping (any LayerContent) -> Int?) throws {
+        guard let layer = Self.find("\(name).body", in: root) else {
+            throw BenchError("bench update-storm: widget \(name) has no layer named \(name).body in the scene")
+        }
+        self.layer = layer
+        layer.willDisplay = { [weak self] layer in
+            self?.dispatched = (layer.content.flatMap(version), MonotonicInstant.now())
+        }
+        layer.didDisplay = { [weak self] _, finished in
+            guard let self, finished, let dispatched else { return }
+            if let v = dispatched.version { applied = max(applied ?? v, v) }
+            dispatchToApplied.record(MonotonicInstant.now() - dispatched.at)
+        }
+    }
+
+    func updated(_ version: Int, at instant: MonotonicInstant) {
+        times.append((version, instant))
+    }
+
+    /// A flip at `now` shows the presented version: every update up to it is shown, with its lag.
+    func flipped(at now: MonotonicInstant) {
+        guard let presented else { return }
+        while resolved < times.count, times[resolved].version <= presented {
+            lags.record(now - times[resolved].at)
+            resolved += 1
+        }
+    }
+
+    var lag: UpdateStorm.WidgetLag {
+        guard lags.count > 0 else { return UpdateStorm.WidgetLag(updates: times.count) }
+        let s = lags.summary
+        return UpdateStorm.WidgetLag(updates: times.count, lagMsP50: s.p50, lagMsP99: s.p99, lagMsMax: s.max)
+    }
+
+    private static func find(_ name: String, in layer: Layer) -> Layer? {
+        if layer.name == name { return layer }
+        for child in layer.children { if let found = find(name, in: child) { return found } }
+        return nil
+    }
+}
+
+/// The display link's target that keeps frames coming during the storm. Main thread.
+private final class StormTicking {}

@@ -1,0 +1,78 @@
+import Logging
+
+private let logger = Logger(label: "kioskd.engine")
+
+/// How the engine turns the tree into frames on screen: the commit observer flattens the tree and diffs it with
+/// the previous frame into damage (`LayerFlattener`, `FrameDiff`), the compositor composes that damage into the
+/// shadow buffer, and, with no flip pending, the damage is copied into a free scanout buffer and presented. A
+/// completed flip ticks the display link (through the animations observer), answers screenshots and presents the
+/// composition that waited for it. Failed presents go to the fault policies (`FrameFaults.swift`). Main thread,
+/// like the engine.
+extension LayerEngine {
+    func composeFrame() {
+        needsComposite = false
+        let entries = LayerFlattener.flatten(rootLayer, screen: screen) { [self] layer in isAwaitingFirstBatch(layer) }
+        let frame = FrameDiff.diff(entries, against: lastFrame, forcedDamage: forcedDamage, screen: screen)
+        forcedDamage = []
+        lastFrame = frame.record
+        guard !frame.damage.isEmpty else { return }
+        compositor.compose(frame.items, damage: frame.damage)
+        counters.framesComposed += 1
+        if compositionAwaitingPresent { counters.compositionsReplaced += 1 }
+        compositionAwaitingPresent = true
+    }
+
+    func isAwaitingFirstBatch(_ layer: Layer) -> Bool {
+        guard layer.holdsChildrenUntilReady, !layer.groupHasLanded, let group = groups[ObjectIdentifier(layer)] else {
+            return false
+        }
+        return group.layer === layer
+    }
+
+    /// Presents the composition waiting for a buffer, if no flip is pending. Outside a flip callback, also presents
+    /// the unchanged frame while something animates, because only flips tick the display link.
+    func presentIfPossible(atFlip: Bool) {
+        guard state == .running, presentsEnabled, !presentsHeldByFault, !backend.isFlipPending else { return }
+        if compositionAwaitingPresent {
+            present(unchanged: false)
+        } else if !atFlip, displayLink.isActive {
+            present(unchanged: true)
+        }
+    }
+
+    private func present(unchanged: Bool) {
+        guard let buffer = backend.acquireBuffer() else {
+            // Every buffer is on screen or queued; the next flip frees one and presents from its callback.
+            logger.debug("\(backend.info.connector): no free buffer to present into")
+            return
+        }
+        let copied = compositor.copy(into: buffer)
+        do {
+            try backend.present(buffer, damage: copied.rects)
+        } catch {
+            backend.releaseBuffer(buffer)
+            // The buffer's contents are unknown from here on; copy it whole next time.
+            compositor.invalidateBuffers()
+            presentFailed(error)
+            return
+        }
+        armFlipDeadline()
+        compositionAwaitingPresent = false
+        screenshots.framePresented(shadow: { compositor.snapshot() })
+        counters.framesPresented += 1
+        if unchanged { counters.unchangedFramesPresented += 1 }
+        bytesCopied.record(copied.bytes)
+        if !unchanged { onPresent?(copied.rects) }
+    }
+
+    func flipCompleted(_ event: FlipEvent) {
+        disarmFlipDeadline()
+        counters.framesFlipped += 1
+        fpsCounter.record(event.timestamp)
+        pendingTick = event
+        onFlip?(event)
+        screenshots.frameFlipped()
+        // The newest composition goes out now, one refresh after the frame before it.
+        presentIfPossible(atFlip: true)
+    }
+}

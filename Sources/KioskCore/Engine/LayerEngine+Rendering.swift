@@ -1,0 +1,148 @@
+import Logging
+
+private let logger = Logger(label: "kioskd.engine")
+
+/// The engine's render traffic: the display observer dispatches a render per layer that asked (at most one in
+/// flight per layer, the next one waiting for it), registered with the transaction group holding the layer; the
+/// commit observer receives finished renders first, applying each unless its sentinel says it can never be shown,
+/// and releases a group's results together once its first batch is complete. Main thread, like the engine.
+extension LayerEngine {
+    func dispatchRenders() {
+        for layer in transaction.takeDisplayRequests() where layer.host === self && layer.needsDisplay {
+            if layer.outermostRasterizingAncestor != nil {
+                // Its pixels belong to the ancestor's surface, which was asked to render when the layer changed.
+                layer.needsDisplay = false
+                continue
+            }
+            // At most one render per layer in flight; the request waits for it (see `receive`), so the render that
+            // follows draws the newest data.
+            if layer.renderInFlight != nil { continue }
+            dispatchRender(for: layer)
+        }
+    }
+
+    private func dispatchRender(for layer: Layer) {
+        layer.willDisplay?(layer)
+        // Cleared after `willDisplay`, which may set new content: that content is rendered now, not again later.
+        layer.needsDisplay = false
+        let size = Size(width: layer.frame.width, height: layer.frame.height)
+        let work: RenderWork
+        if layer.rasterizesSubtree {
+            work = .rasterized(RasterPlan(root: layer))
+        } else if let content = layer.content {
+            work = .content(content)
+        } else {
+            return
+        }
+        guard size.width > 0, size.height > 0 else {
+            if layer.renderedSurface != nil {
+                layer.renderedSurface = nil
+                needsComposite = true
+            }
+            return
+        }
+        let capture = layer.sentinel.capture()
+        lastRenderID += 1
+        let renderID = lastRenderID
+        let label = layer.name ?? work.kind
+        inFlight[renderID] = RenderRequest(id: renderID, layer: layer, capture: capture, kind: work.kind,
+                                           groupID: joinGroup(of: layer, renderID: renderID), label: label)
+        layer.renderInFlight = renderID
+        counters.rendersStarted += 1
+        if layer.displaysAsynchronously {
+            let inbox = self.inbox
+            pool.submit(RenderJobInfo(label: label, kind: work.kind, priority: layer.drawingPriority)) {
+                inbox.deliver(RenderOutput.render(work, size: size, capture: capture, renderID: renderID))
+            }
+        } else {
+            synchronousOutputs.append(RenderOutput.render(work, size: size, capture: capture, renderID: renderID))
+        }
+    }
+
+    /// Registers a render with the transaction group holding the layer, if any; returns the group's id.
+    ///
+    /// A group only makes a *newly shown* subtree appear whole: once it has landed, changes inside it are applied
+    /// one by one as they finish. And each layer joins with its first render only, so a layer updated again while
+    /// the group waits cannot hold the group back; its newer render lands alone (and wins over the held one).
+    private func joinGroup(of layer: Layer, renderID: UInt64) -> ObjectIdentifier? {
+        guard let groupLayer = layer.outermostHoldingGroup, !groupLayer.groupHasLanded else { return nil }
+        let id = ObjectIdentifier(groupLayer)
+        let group: TransactionGroupState
+        if let existing = groups[id], existing.layer === groupLayer {
+            group = existing
+        } else {
+            group = TransactionGroupState(layer: groupLayer)
+            groups[id] = group
+        }
+        guard group.members.insert(ObjectIdentifier(layer)).inserted else { return nil }
+        group.pending.insert(renderID)
+        return id
+    }
+
+    func receiveRenders() {
+        let outputs = synchronousOutputs + inbox.drain()
+        synchronousOutputs.removeAll()
+        for output in outputs { receive(output) }
+        for (id, group) in groups where group.canRelease {
+            groups[id] = nil
+            release(group)
+        }
+    }
+
+    private func receive(_ output: RenderOutput) {
+        guard let request = inFlight.removeValue(forKey: output.renderID) else { return }
+        counters.rendersCompleted += 1
+        if let layer = request.layer, layer.renderInFlight == request.id {
+            layer.renderInFlight = nil
+            // A request made while this render was in flight is dispatched at the next display observer.
+            if layer.needsDisplay, layer.host === self { transaction.requestDisplay(layer) }
+        }
+        var group = request.groupID.flatMap { groups[$0] }
+        if group?.pending.remove(request.id) == nil { group = nil }
+        let layer = request.layer
+        switch output.result {
+        case .failed(let message):
+            counters.rendersFailed += 1
+            logger.error("layer \(request.label): render failed: \(message)")
+            onRenderFailed?(request.label, message)
+            if let layer { layer.didDisplay?(layer, false) }
+        case .cancelled:
+            drop(request)
+        case .surface(let surface):
+            renderTimes[request.kind, default: LatencyRecorder()].record(output.duration)
+            if let group {
+                group.ready.append((request, surface))
+            } else {
+                apply(surface, for: request)
+            }
+        }
+    }
+
+    /// Shows every result the group held, in one frame.
+    private func release(_ group: TransactionGroupState) {
+        group.layer?.groupHasLanded = true
+        for (request, surface) in group.ready { apply(surface, for: request) }
+        group.ready.removeAll()
+        needsComposite = true
+    }
+
+    /// Applies a result unless it can never be shown (its layer is gone, its content removed) or a newer render of
+    /// the layer is already shown. A result that newer requests have superseded is still applied: the newest
+    /// finished render is what the layer shows.
+    private func apply(_ surface: LayerSurface, for request: RenderRequest) {
+        guard let layer = request.layer, !request.capture.isCancelled(),
+              layer.shownGeneration.map({ request.capture.value >= $0 }) ?? true else {
+            drop(request)
+            return
+        }
+        layer.shownGeneration = request.capture.value
+        layer.renderedSurface = surface
+        needsComposite = true
+        layer.didDisplay?(layer, true)
+    }
+
+    private func drop(_ request: RenderRequest) {
+        counters.staleRendersDropped += 1
+        if let layer = request.layer { layer.didDisplay?(layer, false) }
+    }
+}

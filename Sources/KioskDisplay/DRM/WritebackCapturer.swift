@@ -1,0 +1,157 @@
+import CDRM
+import KioskCore
+import Logging
+
+/// Captures what an output's CRTC produces, through a writeback connector, for the frames asked for: the next
+/// present (`captureNextPresent`), the n-th present since `start` (`capturePresent(number:)`), or a present of its
+/// own (`presentCapturing`). It rides along on the backend's atomic commits as its `DRMCommitHook`, so whoever
+/// presents (the layer engine, a test) needs to know nothing about it.
+///
+/// At each atomic modeset it probes with TEST_ONLY whether the writeback connector can share the CRTC with the
+/// display connector (cloned encoders), and routes it there if so. When it cannot (vkms in 6.1, many SoCs), a
+/// capture frame routes the CRTC to the writeback connector alone, and the next present puts the display back.
+///
+/// Lives on the main thread with its backend, which holds it from `init` on.
+public final class WritebackCapturer: DRMCommitHook {
+    public let connector: WritebackConnector
+    private weak var backend: DRMBackend?
+    private let logger = Logger(label: "kioskd.drm")
+    private let outputName: String
+    /// The writeback connector shares the CRTC with the display connector (decided at each modeset).
+    private var cloned = false
+    /// A capture frame took the display connector off the CRTC; the next present puts it back.
+    private var displayDetached = false
+    private var captureRequested = false
+    private var captureAtPresent: Int?
+    /// The capture added to the flip being built, until the flip is committed or refused.
+    private var building: WritebackCapture?
+    /// Presents since `start`; the n-th present is the frame the n-th flip event shows.
+    public private(set) var presentCount = 0
+    /// The capture made by the last capturing present.
+    public private(set) var lastCapture: WritebackCapture?
+
+    /// Finds a writeback connector that can reach the backend's CRTC and attaches to the backend's commits. Before
+    /// `start`, since the connector is routed at modeset.
+    ///
+    /// - Throws: `DisplayError` when the backend does not use atomic commits, is already started or already has
+    ///   a hook, or the card has no writeback connector for its CRTC.
+    public init(backend: DRMBackend) throws {
+        let name = backend.info.connector
+        guard backend.commitAPI == .atomic else {
+            throw DisplayError("connector \(name): writeback capture needs atomic modesetting (--commit atomic)")
+        }
+        guard !backend.isStarted else {
+            throw DisplayError("connector \(name): writeback capture must be attached before start (it is routed at modeset)")
+        }
+        guard backend.commitHook == nil else {
+            throw DisplayError("connector \(name): a writeback capturer is already attached")
+        }
+        let res = try DRMResources(card: backend.card)
+        self.connector = try WritebackConnector.find(in: res, card: backend.card, crtc: backend.plan.crtc,
+                                                     size: backend.plan.mode.mode.size)
+        self.outputName = name
+        self.backend = backend
+        backend.commitHook = self
+    }
+
+    /// Makes the next `present` (whoever calls it: the layer engine, a test) also capture the frame; the result
+    /// lands in `lastCapture`.
+    public func captureNextPresent() throws {
+        try requireAtomic()
+        captureRequested = true
+    }
+
+    /// Captures the `number`-th present since `start` (1-based), the frame the `number`-th flip puts on screen.
+    /// Counting presents rather than reacting to a flip keeps the choice exact whoever presents and whenever.
+    public func capturePresent(number: Int) throws {
+        try requireAtomic()
+        captureAtPresent = number
+    }
+
+    /// Presents `buffer` on the backend and captures the frame the CRTC produces for it.
+    public func presentCapturing(_ buffer: PixelBuffer, damage: [Rect]? = nil) throws -> WritebackCapture {
+        let backend = try requireAtomic()
+        let before = lastCapture
+        captureRequested = true
+        do { try backend.present(buffer, damage: damage) } catch {
+            captureRequested = false
+            throw error
+        }
+        guard let capture = lastCapture, capture !== before else {
+            throw DisplayError("connector \(outputName): the present was not captured")
+        }
+        return capture
+    }
+
+    @discardableResult
+    private func requireAtomic() throws -> DRMBackend {
+        guard let backend else { throw DisplayError("connector \(outputName): writeback capture: the output is gone") }
+        guard backend.commitAPI == .atomic else {
+            throw DisplayError("connector \(outputName): writeback capture needs atomic commits; the output fell back to legacy")
+        }
+        return backend
+    }
+
+    /// A capture completes after its frame has been latched; a commit that takes the writeback connector off the
+    /// CRTC before then would drop the job and its fence would never signal. Captures are diagnostics, so waiting
+    /// for the fence (normally already signalled) is the simple, safe choice.
+    private func waitForCaptureBeforeDetaching() {
+        if let pending = lastCapture, displayDetached, !pending.waitForFence(timeoutMs: 250) {
+            logger.warning("connector \(connector.name): writeback capture still running; committing anyway")
+        }
+    }
+
+    // MARK: DRMCommitHook
+
+    func modesetting(_ request: AtomicRequest, buffer: DumbBuffer, modeBlobID: UInt32, backend: DRMBackend) throws {
+        let crtc = backend.plan.crtc.id
+        waitForCaptureBeforeDetaching()
+        let probe = try backend.modesetRequest(buffer: buffer, modeBlobID: modeBlobID)
+        connector.attach(to: probe, crtc: crtc)
+        cloned = backend.acceptsModeset(probe)
+        if cloned {
+            connector.attach(to: request, crtc: crtc)
+        } else {
+            // The modeset routes the display connector; a capture frame may have left the writeback one on.
+            connector.detach(from: request)
+            logger.debug("connector \(connector.name) cannot share CRTC \(crtc) with \(backend.plan.connector.name); capture frames route the CRTC to \(connector.name) alone")
+        }
+        displayDetached = false
+    }
+
+    func flipping(_ request: AtomicRequest, backend: DRMBackend) throws -> UInt32 {
+        let wanted = captureRequested || presentCount + 1 == captureAtPresent
+        captureRequested = false
+        waitForCaptureBeforeDetaching()
+        let display = backend.plan.connector, crtc = backend.plan.crtc.id
+        let displayCRTC = backend.connectorProps["CRTC_ID"]?.id
+        var flags: UInt32 = 0
+        if wanted {
+            let capture = try WritebackCapture(connector: connector, card: backend.card, size: backend.info.mode.size)
+            if !cloned {
+                request.add(display.id, displayCRTC, 0, what: "connector \(display.name) CRTC_ID")
+                connector.attach(to: request, crtc: crtc)
+                flags |= UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET)
+            }
+            capture.addToRequest(request)
+            building = capture
+        } else if displayDetached {
+            request.add(display.id, displayCRTC, UInt64(crtc), what: "connector \(display.name) CRTC_ID")
+            connector.detach(from: request)
+            flags |= UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET)
+        }
+        return flags
+    }
+
+    func flipCommitted(_ committed: Bool) {
+        defer { building = nil }
+        guard committed else { return }
+        presentCount += 1
+        if let building { lastCapture = building }
+        if !cloned { displayDetached = building != nil }
+    }
+
+    func turningOff(_ request: AtomicRequest) {
+        connector.detach(from: request)
+    }
+}

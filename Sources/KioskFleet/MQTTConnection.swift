@@ -1,0 +1,373 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CMosquitto
+import KioskCore
+import Logging
+
+/// Where and how to reach the broker, as `MQTTConnection` needs it. An immutable value; any thread.
+public struct MQTTEndpoint: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+    public var useTLS: Bool
+    public var clientID: String
+    public var keepaliveSeconds: Int
+    public var username: String?
+    public var password: String?
+    public var caFile: String?
+    public var certFile: String?
+    public var keyFile: String?
+    /// Published by the broker, retained, when the connection is lost without a DISCONNECT.
+    public var will: (topic: String, payload: String)?
+
+    public init(host: String, port: Int, useTLS: Bool = false, clientID: String, keepaliveSeconds: Int = 60) {
+        self.host = host
+        self.port = port
+        self.useTLS = useTLS
+        self.clientID = clientID
+        self.keepaliveSeconds = keepaliveSeconds
+    }
+
+    public static func == (a: MQTTEndpoint, b: MQTTEndpoint) -> Bool {
+        a.host == b.host && a.port == b.port && a.useTLS == b.useTLS && a.clientID == b.clientID
+            && a.keepaliveSeconds == b.keepaliveSeconds && a.username == b.username && a.password == b.password
+            && a.caFile == b.caFile && a.certFile == b.certFile && a.keyFile == b.keyFile
+            && a.will?.topic == b.will?.topic && a.will?.payload == b.will?.payload
+    }
+}
+
+/// A message received from the broker. An immutable value; any thread.
+public struct MQTTMessage: Sendable, Equatable {
+    public var topic: String
+    public var payload: [UInt8]
+    public var retained: Bool
+    /// MQTT 5: where the sender wants the answer, and the bytes to give back with it.
+    public var responseTopic: String? = nil
+    public var correlationData: [UInt8]? = nil
+}
+
+/// One libmosquitto client driven by the main loop, with no thread of its own: the client's socket is a loop
+/// source (readable always, writable while libmosquitto has output queued) served with `mosquitto_loop_read`
+/// and `mosquitto_loop_write`, and a one-second timer runs `mosquitto_loop_misc` for keepalive pings. The TCP
+/// connect is non-blocking (`mosquitto_connect_async` without the threaded interface), so a broker that is slow
+/// or down never holds the loop; a lost or refused connection is retried after a backoff that doubles up to
+/// `maxBackoff`, with jitter so a fleet does not reconnect in step. `onConnected` runs after every CONNACK: the
+/// owner subscribes and publishes there, so subscriptions survive reconnects.
+///
+/// The broker's host name is resolved with getaddrinfo when connecting; give an address (or a name in
+/// /etc/hosts) where DNS could be slow.
+///
+/// Lives on the loop thread: create, use and stop it there. libmosquitto calls back only from inside the loop
+/// calls made here, so the callbacks run on the loop thread too.
+public final class MQTTConnection {
+    public let endpoint: MQTTEndpoint
+    public private(set) var isConnected = false
+    /// Successful connections (CONNACK accepted) since start: 1 after the first, 2 after a reconnect.
+    public private(set) var connectionCount = 0
+    public var onConnected: (() -> Void)?
+    public var onMessage: ((MQTTMessage) -> Void)?
+    public var onDisconnected: (() -> Void)?
+    /// Called with each retry's delay when a connection fails: what the backoff chose.
+    public var onRetryScheduled: ((Duration) -> Void)?
+    /// Connection attempts made, the first included.
+    public private(set) var attempts = 0
+    /// The longest one call into libmosquitto held the loop, the callbacks it made (requests answered) included:
+    /// what the client costs a frame at worst.
+    public private(set) var longestLoopHold: Duration = .zero
+    /// Whether the protocol is MQTT 5 (the default) or 3.1.1 (after a broker refused 5).
+    public private(set) var usesMQTT5 = true
+
+    /// The first retry waits about this long; each failure doubles it up to `maxBackoff`.
+    public var minBackoff: Duration = .milliseconds(250)
+    public var maxBackoff: Duration = .seconds(10)
+
+    private let loop: MainLoop
+    private let mosq: OpaquePointer
+    private var source: SourceHandle?
+    private var miscTimer: TimerHandle?
+    private var retryTimer: TimerHandle?
+    private var failures = 0
+    private var started = false
+    private var stopped = false
+    private let logger = Logger(label: "kioskd.mqtt")
+
+    private static let libraryReady: Bool = { mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue }()
+
+    /// Sets the client up (credentials, TLS files, last will); nothing is sent until `start`.
+    ///
+    /// - Throws: `SystemError` naming the broker and libmosquitto's reason, e.g. a TLS file it cannot use.
+    public init(loop: MainLoop, endpoint: MQTTEndpoint) throws {
+        self.loop = loop
+        self.endpoint = endpoint
+        let object = "MQTT broker \(endpoint.host):\(endpoint.port)"
+        guard Self.libraryReady, let handle = mosquitto_new(endpoint.clientID, true, nil) else {
+            throw SystemError("\(object): mosquitto_new for client id '\(endpoint.clientID)' failed", errno: errno)
+        }
+        mosq = handle
+        func check(_ rc: Int32, _ what: String) throws {
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+                mosquitto_destroy(handle)
+                throw SystemError("\(object): \(what): \(String(cString: mosquitto_strerror(rc)))")
+            }
+        }
+        // MQTT 5 for response topics; a broker that only speaks 3.1.1 refuses it and gets 3.1.1 next time.
+        mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V5))
+        if let username = endpoint.username {
+            try check(mosquitto_username_pw_set(handle, username, endpoint.password), "username")
+        }
+        if endpoint.useTLS {
+            // Without a CA file the system's certificate directory verifies the broker.
+            let capath = endpoint.caFile == nil ? "/etc/ssl/certs" : nil
+            try check(mosquitto_tls_set(handle, endpoint.caFile, capath, endpoint.certFile, endpoint.keyFile, nil),
+                      "TLS (ca \(endpoint.caFile ?? "/etc/ssl/certs"), cert \(endpoint.certFile ?? "none"), key \(endpoint.keyFile ?? "none"))")
+        }
+        if let will = endpoint.will {
+            let bytes = Array(will.payload.utf8)
+            try check(mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes, 1, true), "last will on \(will.topic)")
+        }
+        mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
+        mosquitto_connect_callback_set(handle) { _, context, code in
+            guard let context else { return }
+            Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue().connected(code: code)
+        }
+        mosquitto_message_v5_callback_set(handle) { _, context, message, properties in
+            guard let context, let message else { return }
+            let m = message.pointee
+            let payload = m.payloadlen > 0 && m.payload != nil
+                ? Array(UnsafeRawBufferPointer(start: m.payload, count: Int(m.payloadlen))) : []
+            var received = MQTTMessage(topic: String(cString: m.topic), payload: payload, retained: m.retain)
+            if let properties {
+                var topic: UnsafeMutablePointer<CChar>?
+                if mosquitto_property_read_string(properties, Int32(MQTT_PROP_RESPONSE_TOPIC.rawValue), &topic, false) != nil, let topic {
+                    received.responseTopic = String(cString: topic)
+                    free(topic)
+                }
+                var data: UnsafeMutableRawPointer?
+                var length: UInt16 = 0
+                if mosquitto_property_read_binary(properties, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), &data, &length, false) != nil {
+                    received.correlationData = data.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(length))) } ?? []
+                    free(data)
+                }
+            }
+            Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue().received(received)
+        }
+    }
+
+    deinit {
+        stop()
+        mosquitto_destroy(mosq)
+    }
+
+    private var name: String { "MQTT broker \(endpoint.host):\(endpoint.port)" }
+
+    /// Starts connecting; failures are logged and retried, never thrown.
+    public func start() {
+        guard !started, !stopped else { return }
+        started = true
+        attempt(first: true)
+    }
+
+    /// Publishes `payload` on `topic`, with MQTT 5 correlation data when given; while disconnected the message is
+    /// dropped (and false returned): what the owner publishes in `onConnected` is what a reconnect restores.
+    @discardableResult
+    public func publish(_ topic: String, _ payload: [UInt8], qos: Int32 = 1, retain: Bool = false, correlationData: [UInt8]? = nil) -> Bool {
+        guard isConnected else { return false }
+        var properties: OpaquePointer?
+        defer { mosquitto_property_free_all(&properties) }
+        if let correlationData, usesMQTT5 {
+            let added = correlationData.withUnsafeBytes {
+                mosquitto_property_add_binary(&properties, Int32(MQTT_PROP_CORRELATION_DATA.rawValue), $0.baseAddress, UInt16(clamping: $0.count))
+            }
+            if added != MOSQ_ERR_SUCCESS.rawValue { logger.warning("\(name): correlation data for \(topic): \(String(cString: mosquitto_strerror(added)))") }
+        }
+        let rc = payload.withUnsafeBytes {
+            mosquitto_publish_v5(mosq, nil, topic, Int32(payload.count), $0.baseAddress, qos, retain, properties)
+        }
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+            logger.warning("\(name): publish on \(topic): \(String(cString: mosquitto_strerror(rc)))")
+            serviced(rc, "publish")
+            return false
+        }
+        serviced(rc, "publish")
+        return true
+    }
+
+    public func publish(_ topic: String, _ text: String, qos: Int32 = 1, retain: Bool = false) {
+        publish(topic, Array(text.utf8), qos: qos, retain: retain)
+    }
+
+    public func subscribe(_ pattern: String, qos: Int32 = 1) {
+        guard isConnected else { return }
+        let rc = mosquitto_subscribe(mosq, nil, pattern, qos)
+        if rc != MOSQ_ERR_SUCCESS.rawValue {
+            logger.warning("\(name): subscribe to \(pattern): \(String(cString: mosquitto_strerror(rc)))")
+        }
+        serviced(rc, "subscribe")
+    }
+
+    public func unsubscribe(_ pattern: String) {
+        guard isConnected else { return }
+        serviced(mosquitto_unsubscribe(mosq, nil, pattern), "unsubscribe")
+    }
+
+    /// Whether `topic` matches the subscription `pattern` (`+` and `#` wildcards).
+    public static func topic(_ topic: String, matches pattern: String) -> Bool {
+        var result = false
+        return mosquitto_topic_matches_sub(pattern, topic, &result) == MOSQ_ERR_SUCCESS.rawValue && result
+    }
+
+    /// Publishes `finalMessages` (the owner's `offline`), sends DISCONNECT so the broker does not send the last
+    /// will, and waits at most `flushTimeout` for the socket to take them. Idempotent.
+    public func stop(finalMessages: [(topic: String, payload: String)] = [], flushTimeout: Duration = .milliseconds(500)) {
+        guard !stopped else { return }
+        if isConnected {
+            for message in finalMessages { publish(message.topic, message.payload, retain: true) }
+            mosquitto_disconnect(mosq)
+            flush(timeout: flushTimeout)
+        }
+        stopped = true
+        isConnected = false
+        retryTimer?.cancel()
+        miscTimer?.cancel()
+        source?.cancel()
+        source = nil
+    }
+
+    // MARK: Connecting
+
+    private func attempt(first: Bool) {
+        retryTimer = nil
+        guard !stopped else { return }
+        attempts += 1
+        let rc = first
+            ? timed { mosquitto_connect_async(mosq, endpoint.host, Int32(endpoint.port), Int32(endpoint.keepaliveSeconds)) }
+            : timed { mosquitto_reconnect_async(mosq) }
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+            let reason = rc == MOSQ_ERR_ERRNO.rawValue ? errnoDescription(errno) : String(cString: mosquitto_strerror(rc))
+            // Said once per outage; the retries that follow log at debug.
+            logger.log(level: failures == 0 ? .warning : .debug, "\(name): connect: \(reason); retrying")
+            scheduleRetry()
+            return
+        }
+        watchSocket()
+        if miscTimer == nil {
+            miscTimer = loop.addTimer(after: .seconds(1), repeating: .seconds(1)) { [unowned self] in
+                guard source != nil else { return }
+                serviced(timed { mosquitto_loop_misc(mosq) }, "keepalive")
+            }
+        }
+    }
+
+    private func scheduleRetry() {
+        guard !stopped, retryTimer == nil else { return }
+        let base = min(maxBackoff.nanosecondsClamped, minBackoff.nanosecondsClamped << min(failures, 20))
+        failures += 1
+        // Half the backoff fixed, half random: kiosks that lost the same broker spread their reconnects.
+        let delay = base / 2 + Int64.random(in: 0...max(1, base / 2))
+        retryTimer = loop.addTimer(after: .nanoseconds(delay)) { [unowned self] in attempt(first: false) }
+        onRetryScheduled?(.nanoseconds(delay))
+    }
+
+    private func watchSocket() {
+        let fd = mosquitto_socket(mosq)
+        guard fd >= 0 else { return }
+        if let source, source.fd == fd { return }
+        source?.cancel()
+        do {
+            source = try loop.addSource(fd: fd, events: interest) { [unowned self] ready in
+                if ready.contains(.writable) {
+                    guard serviced(timed { mosquitto_loop_write(mosq, 1) }, "write") else { return }
+                    // A TLS handshake in progress advances only through loop_read, whichever way it waits.
+                    if endpoint.useTLS && !isConnected { guard serviced(timed { mosquitto_loop_read(mosq, 1) }, "TLS handshake") else { return } }
+                }
+                if ready.contains(.readable) || ready.contains(.hangup) || ready.contains(.error) {
+                    serviced(timed { mosquitto_loop_read(mosq, 1) }, "read")
+                }
+            }
+        } catch {
+            logger.error("\(name): cannot watch its socket: \(error)")
+            mosquitto_disconnect(mosq)
+            scheduleRetry()
+        }
+    }
+
+    private func timed(_ call: () -> Int32) -> Int32 {
+        let start = MonotonicInstant.now()
+        let rc = call()
+        longestLoopHold = max(longestLoopHold, MonotonicInstant.now() - start)
+        return rc
+    }
+
+    private var interest: IOEvents { mosquitto_want_write(mosq) ? [.readable, .writable] : .readable }
+
+    /// After every library call: follows the socket (closed on a lost connection, replaced by a reconnect) and
+    /// whether output waits. Returns whether the call succeeded and the connection is still up.
+    @discardableResult
+    private func serviced(_ rc: Int32, _ what: String) -> Bool {
+        let fd = mosquitto_socket(mosq)
+        guard fd >= 0 else {
+            // libmosquitto closed the socket, which epoll forgot on its own.
+            source?.cancel()
+            source = nil
+            lost(rc, what)
+            return false
+        }
+        if let source, source.fd == fd {
+            if source.events != interest { try? source.updateEvents(interest) }
+        } else if !stopped {
+            watchSocket()
+        }
+        return rc == MOSQ_ERR_SUCCESS.rawValue
+    }
+
+    private func lost(_ rc: Int32, _ what: String) {
+        guard !stopped else { return }
+        let reason = rc == MOSQ_ERR_ERRNO.rawValue ? errnoDescription(errno) : String(cString: mosquitto_strerror(rc))
+        if isConnected {
+            logger.warning("\(name): connection lost (\(what): \(reason)); reconnecting")
+            isConnected = false
+            onDisconnected?()
+        } else {
+            logger.log(level: failures == 0 ? .warning : .debug, "\(name): not reachable (\(what): \(reason)); retrying")
+        }
+        scheduleRetry()
+    }
+
+    // MARK: Callbacks (from inside loop_read/write/misc, on the loop thread)
+
+    private func connected(code: Int32) {
+        // 1: a 3.1.1 broker's "unacceptable protocol version"; 132: the same from a broker that knows MQTT 5.
+        if usesMQTT5 && (code == 1 || code == 132) {
+            logger.info("\(name): the broker does not take MQTT 5; using 3.1.1 (no response topics)")
+            usesMQTT5 = false
+            mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
+            return
+        }
+        guard code == 0 else {
+            logger.error("\(name): connection refused: \(String(cString: mosquitto_connack_string(code)))")
+            return
+        }
+        failures = 0
+        isConnected = true
+        connectionCount += 1
+        logger.info("\(name): connected as '\(endpoint.clientID)'")
+        onConnected?()
+    }
+
+    private func received(_ message: MQTTMessage) {
+        onMessage?(message)
+    }
+
+    /// Writes what is queued until the socket takes it all or `timeout` passes: only at stop.
+    private func flush(timeout: Duration) {
+        let deadline = MonotonicInstant.now() + timeout
+        while mosquitto_want_write(mosq) {
+            let fd = mosquitto_socket(mosq)
+            guard fd >= 0, MonotonicInstant.now() < deadline else { return }
+            var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            let remaining = Int32(max(1, (deadline - MonotonicInstant.now()).nanosecondsClamped / 1_000_000))
+            guard poll(&descriptor, 1, remaining) > 0 else { return }
+            guard mosquitto_loop_write(mosq, 1) == MOSQ_ERR_SUCCESS.rawValue else { return }
+        }
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import KioskCore
+import KioskScene
+import Yams
+
+/// The `mqtt:` section of the configuration: which broker, as whom, under which topics, and what may be done
+/// through it. An immutable value; any thread.
+public struct MQTTSettings: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+    /// `mqtts://`: TLS, verified against `caFile` (or the system's certificates).
+    public var useTLS: Bool
+    /// Defaults to `kioskd-<device id>`.
+    public var clientID: String?
+    /// Defaults to `kioskd/<device id>`.
+    public var topicPrefix: String?
+    public var username: String?
+    /// A file holding the password (one line); read when kioskd starts, so it stays out of the config file.
+    public var passwordFile: String?
+    public var caFile: String?
+    public var certFile: String?
+    public var keyFile: String?
+    public var keepaliveSeconds: Int
+    /// Groups this kiosk answers for on `kioskd/group/<name>/cmd`.
+    public var groups: [String]
+    /// Commands allowed over MQTT; nil means `defaultAllowed`.
+    public var allow: [String]?
+    /// Events published on `<prefix>/event/<name>`.
+    public var events: [String]
+    public var homeAssistant: Bool
+
+    /// Read-only commands, plus the two that change what is shown without touching files.
+    public static let defaultAllowed = ["ping", "version", "stats", "display.info", "scene.get", "widget.get", "data.get",
+                                        "data.set", "page.show"]
+    /// Commands that make sense only on a socket connection: never over MQTT, whatever `allow` says.
+    public static let neverAllowed = ["subscribe", "unsubscribe"]
+    public static let eventNames = ["scene", "data", "error"]
+    static let keys = ["url", "client_id", "topic_prefix", "username", "password_file", "ca_file", "cert_file", "key_file",
+                       "keepalive", "group", "allow", "events", "homeassistant"]
+
+    public init(host: String, port: Int = 1883, useTLS: Bool = false) {
+        self.host = host
+        self.port = port
+        self.useTLS = useTLS
+        keepaliveSeconds = 60
+        groups = []
+        events = []
+        homeAssistant = false
+    }
+
+    public var allowedCommands: Set<String> { Set(allow ?? Self.defaultAllowed).subtracting(Self.neverAllowed) }
+
+    /// The device id topics and the client id default to: the host name.
+    public static func hostDeviceID() -> String {
+        let name = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? ""
+        return sanitizedTopicLevel(name.isEmpty ? "kiosk" : name)
+    }
+
+    /// `name` usable as one topic level: no `/`, `+`, `#` or NUL.
+    static func sanitizedTopicLevel(_ name: String) -> String {
+        String(name.map { "/+#\u{0}".contains($0) ? "_" : $0 })
+    }
+
+    public func resolvedTopicPrefix(deviceID: String = MQTTSettings.hostDeviceID()) -> String {
+        topicPrefix ?? "kioskd/\(deviceID)"
+    }
+
+    public func resolvedClientID(deviceID: String = MQTTSettings.hostDeviceID()) -> String {
+        clientID ?? "kioskd-\(deviceID)"
+    }
+
+    // MARK: Decoding
+
+    /// Decodes a file holding just the `mqtt:` mapping (YAML or JSON).
+    ///
+    /// - Throws: `SceneValidationError` with one located diagnostic per problem.
+    public static func decode(yaml text: String, file: String) throws -> MQTTSettings {
+        let node: Node?
+        do { node = try Yams.compose(yaml: text) } catch {
+            throw SceneValidationError(diagnostics: [SceneDiagnostic(
+                severity: .error, location: SourceLocation(file: file, line: 1, column: 1), path: "mqtt", message: "not valid YAML: \(error)")])
+        }
+        guard let node else {
+            throw SceneValidationError(diagnostics: [SceneDiagnostic(
+                severity: .error, location: SourceLocation(file: file, line: 1, column: 1), path: "mqtt", message: "the file is empty")])
+        }
+        return try decode(node: node, file: file)
+    }
+
+    /// Decodes the `mqtt:` mapping from a composed YAML node, reporting every problem with its location.
+    public static func decode(node: Node, file: String, path: String = "mqtt") throws -> MQTTSettings {
+        var problems: [SceneDiagnostic] = []
+        func error(_ node: Node, _ at: String, _ message: String) {
+            problems.append(SceneDiagnostic(severity: .error, location: SourceLocation(file: file, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1),
+                                            path: at, message: message))
+        }
+        func fail() -> SceneValidationError { SceneValidationError(diagnostics: problems) }
+        guard let mapping = node.mapping else {
+            error(node, path, "expected a mapping with 'url'")
+            throw fail()
+        }
+        var fields: [String: (key: Node, value: Node)] = [:]
+        for (keyNode, value) in mapping {
+            guard let key = keyNode.scalar?.string else { error(keyNode, path, "keys must be plain strings"); continue }
+            guard keys.contains(key) else {
+                let hint = Suggestion.nearest(to: key, in: keys).map { "; did you mean '\($0)'?" } ?? "; known keys: \(keys.joined(separator: ", "))"
+                error(keyNode, "\(path).\(key)", "unknown key '\(key)'\(hint)")
+                continue
+            }
+            fields[key] = (keyNode, value)
+        }
+        func string(_ key: String) -> String? {
+            guard let v = fields[key]?.value else { return nil }
+            guard let s = v.scalar?.string, !s.isEmpty else { error(v, "\(path).\(key)", "expected a non-empty string"); return nil }
+            return s
+        }
+        func names(_ key: String) -> [String]? {
+            guard let v = fields[key]?.value else { return nil }
+            if let s = v.scalar?.string, !s.isEmpty { return [s] }
+            guard let items = v.sequence else { error(v, "\(path).\(key)", "expected a name or a list of names"); return nil }
+            var result: [String] = []
+            for (i, item) in items.enumerated() {
+                guard let s = item.scalar?.string, !s.isEmpty else { error(item, "\(path).\(key)[\(i)]", "expected a name"); continue }
+                result.append(s)
+            }
+            return result
+        }
+
+        var settings = MQTTSettings(host: "")
+        if let urlNode = fields["url"]?.value {
+            if let url = string("url") {
+                switch parseURL(url) {
+                case .success(let (host, port, tls)):
+                    settings.host = host
+                    settings.port = port
+                    settings.useTLS = tls
+                case .failure(let message):
+                    error(urlNode, "\(path).url", message.description)
+                }
+            }
+        } else {
+            error(node, path, "missing 'url' (mqtt://host:port or mqtts://host:port)")
+        }
+        settings.clientID = string("client_id")
+        if let prefix = string("topic_prefix"), let v = fields["topic_prefix"]?.value {
+            if prefix.contains("+") || prefix.contains("#") || prefix.hasSuffix("/") || prefix.hasPrefix("/") {
+                error(v, "\(path).topic_prefix", "'\(prefix)' must not contain '+' or '#' or start or end with '/'")
+            } else {
+                settings.topicPrefix = prefix
+            }
+        }
+        settings.username = string("username")
+        for (key, keyPath) in [("password_file", \MQTTSettings.passwordFile), ("ca_file", \.caFile), ("cert_file", \.certFile), ("key_file", \.keyFile)] {
+            settings[keyPath: keyPath] = string(key)
+        }
+        if let v = fields["keepalive"]?.value {
+            if let n = v.scalar.flatMap({ Int($0.string) }), (5...65535).contains(n) {
+                settings.keepaliveSeconds = n
+            } else {
+                error(v, "\(path).keepalive", "expected whole seconds from 5 to 65535")
+            }
+        }
+        if let groups = names("group") {
+            for (i, group) in groups.enumerated() where sanitizedTopicLevel(group) != group {
+                error(fields["group"]!.value, "\(path).group[\(i)]", "group '\(group)' must not contain '/', '+' or '#'")
+            }
+            settings.groups = groups
+        }
+        if let allow = names("allow") {
+            for name in allow where neverAllowed.contains(name) {
+                error(fields["allow"]!.value, "\(path).allow", "'\(name)' works only on the control socket")
+            }
+            settings.allow = allow
+        }
+        if let events = names("events") {
+            for name in events where !eventNames.contains(name) {
+                let hint = Suggestion.nearest(to: name, in: eventNames).map { "did you mean '\($0)'? " } ?? ""
+                error(fields["events"]!.value, "\(path).events", "unknown event '\(name)'; \(hint)known: \(eventNames.joined(separator: ", "))")
+            }
+            settings.events = events
+        }
+        if let v = fields["homeassistant"]?.value {
+            if let b = v.scalar.flatMap({ Bool.construct(from: $0) }) { settings.homeAssistant = b } else {
+                error(v, "\(path).homeassistant", "expected true or false")
+            }
+        }
+        if settings.passwordFile != nil && settings.username == nil, let v = fields["password_file"]?.key {
+            error(v, "\(path).password_file", "a password needs 'username'")
+        }
+        if (settings.certFile == nil) != (settings.keyFile == nil) {
+            error(node, path, "'cert_file' and 'key_file' go together")
+        }
+        if !settings.useTLS, let v = fields["ca_file"] ?? fields["cert_file"] {
+            error(v.key, path, "TLS files need an mqtts:// url")
+        }
+        guard problems.isEmpty else { throw fail() }
+        return settings
+    }
+
+    /// `mqtt://host[:port]` or `mqtts://host[:port]`; the port defaults to 1883 and 8883.
+    static func parseURL(_ url: String) -> Result<(String, Int, Bool), URLProblem> {
+        let tls: Bool
+        let rest: Substring
+        if url.hasPrefix("mqtt://") { tls = false; rest = url.dropFirst(7) }
+        else if url.hasPrefix("mqtts://") { tls = true; rest = url.dropFirst(8) }
+        else { return .failure(URLProblem("'\(url)' must start with mqtt:// or mqtts://")) }
+        let authority = rest.hasSuffix("/") ? rest.dropLast() : rest
+        guard !authority.isEmpty, !authority.contains("/"), !authority.contains("@") else {
+            return .failure(URLProblem("'\(url)' must be mqtt[s]://host:port (no path or user; give 'username')"))
+        }
+        var host = String(authority)
+        var port = tls ? 8883 : 1883
+        if authority.hasPrefix("[") {
+            // [IPv6]:port
+            guard let close = authority.firstIndex(of: "]") else { return .failure(URLProblem("'\(url)': unclosed '['")) }
+            host = String(authority[authority.index(after: authority.startIndex)..<close])
+            let after = authority[authority.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":"), let p = Int(after.dropFirst()), (1...65535).contains(p) else {
+                    return .failure(URLProblem("'\(url)': the port must be 1 to 65535"))
+                }
+                port = p
+            }
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = String(authority[..<colon])
+            guard let p = Int(authority[authority.index(after: colon)...]), (1...65535).contains(p) else {
+                return .failure(URLProblem("'\(url)': the port must be 1 to 65535"))
+            }
+            port = p
+        }
+        guard !host.isEmpty else { return .failure(URLProblem("'\(url)' names no host")) }
+        return .success((host, port, tls))
+    }
+
+    struct URLProblem: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import KioskCore
+import Yams
+
+/// Walks a composed config file into a `KioskConfig` with the scene decoder's machinery: every problem is a
+/// located diagnostic (`FILE:LINE:COL: key: problem`), unknown keys get the nearest known one, and decoding goes
+/// on so one `kioskd check-config` shows them all. Used once, by one thread, inside `ConfigLoader`.
+struct ConfigDecoder {
+    static let topKeys = ["scene", "board", "backend", "device", "driver", "connector", "mode", "commit", "buffers",
+                          "rotation", "frames", "stats_out", "screenshot", "capture", "watch", "keep_going",
+                          "render_strategy", "fps_overlay", "log_level", "control"] + reservedSections
+    static let controlKeys = ["socket", "socket_group", "allow_uid", "allow_gid", "screenshot_dir"]
+    /// Sections the file format sets aside for capabilities to come; kioskd accepts them and warns that it does
+    /// not use them yet, so a config written for a newer kioskd still starts an older one.
+    static let reservedSections = ["input", "outputs", "idle", "mqtt"]
+
+    let scene: SceneDecoder
+    let baseDirectory: String
+
+    init(file: String, baseDirectory: String) {
+        scene = SceneDecoder(file: file, baseDirectory: baseDirectory, limits: SceneLimits())
+        self.baseDirectory = baseDirectory
+    }
+
+    func config(_ root: Node) -> KioskConfig {
+        var config = KioskConfig()
+        guard let f = scene.fields(root, "", allowed: Self.topKeys, expected: "a mapping of settings (scene, board, mode, control, ...)") else {
+            return config
+        }
+        func value(_ key: String) -> Node? { f[key]?.value }
+        func text(_ key: String) -> String? { value(key).flatMap { nonEmpty($0, key) } }
+        config.scene = text("scene").map { $0 == "default" ? $0 : path($0) }
+        config.board = text("board").map(path)
+        config.backend = value("backend").flatMap { scene.choice($0, "backend", KioskConfig.Backend.self) }
+        config.device = text("device").map { $0 == "auto" ? $0 : path($0) }
+        config.driver = text("driver")
+        config.connector = text("connector")
+        if let node = value("mode"), let s = nonEmpty(node, "mode") {
+            do { config.mode = try ModeRequest(validating: s) } catch let error as ModeRequestError {
+                scene.error(node, "mode", error.message)
+            } catch { scene.error(node, "mode", "\(error)") }
+        }
+        config.commit = value("commit").flatMap { scene.choice($0, "commit", KioskConfig.Commit.self) }
+        config.buffers = value("buffers").flatMap { scene.integer($0, "buffers", in: 2...3) }
+        if let node = value("rotation") {
+            if let r = node.scalar.flatMap({ OutputRotation(parsing: $0.string) }) { config.rotation = r } else {
+                scene.error(node, "rotation", "expected one of \(OutputRotation.allowedValues) (degrees clockwise)")
+            }
+        }
+        config.frames = value("frames").flatMap { scene.integer($0, "frames", in: 1...Int(Int32.max)) }
+        config.statsOut = text("stats_out").map(path)
+        config.screenshot = text("screenshot").map(path)
+        config.capture = text("capture").map(path)
+        config.watch = value("watch").flatMap { scene.bool($0, "watch") }
+        config.keepGoing = value("keep_going").flatMap { scene.bool($0, "keep_going") }
+        config.renderStrategy = value("render_strategy").flatMap { scene.choice($0, "render_strategy", KioskConfig.RenderStrategy.self) }
+        config.fpsOverlay = value("fps_overlay").flatMap { scene.bool($0, "fps_overlay") }
+        config.logLevel = value("log_level").flatMap { scene.choice($0, "log_level", KioskConfig.LogLevel.self) }
+        if let node = value("control") { config.control = control(node) }
+        for name in Self.reservedSections {
+            guard let entry = f[name] else { continue }
+            config.reservedSections.append(name)
+            reserved(entry.value, name)
+        }
+        return config
+    }
+
+    private func control(_ node: Node) -> KioskConfig.Control {
+        var control = KioskConfig.Control()
+        guard let f = scene.fields(node, "control", allowed: Self.controlKeys, expected: "a mapping (socket, socket_group, allow_uid, allow_gid, screenshot_dir)") else {
+            return control
+        }
+        control.socket = f["socket"].flatMap { nonEmpty($0.value, "control.socket") }.map { $0 == "none" ? $0 : path($0) }
+        control.socketGroup = f["socket_group"].flatMap { nonEmpty($0.value, "control.socket_group") }
+        control.allowUIDs = f["allow_uid"].map { ids($0.value, "control.allow_uid") } ?? []
+        control.allowGIDs = f["allow_gid"].map { ids($0.value, "control.allow_gid") } ?? []
+        control.screenshotDirectory = f["screenshot_dir"].flatMap { nonEmpty($0.value, "control.screenshot_dir") }.map(path)
+        return control
+    }
+
+    /// A reserved section: a mapping (or empty) whose keys this version does not use yet, each one a warning.
+    private func reserved(_ node: Node, _ name: String) {
+        if node.scalar != nil, scene.resolves(node, to: .null) { return }
+        guard let mapping = node.mapping else { scene.error(node, name, "expected a mapping"); return }
+        for (key, _) in mapping {
+            scene.report(.warning, scene.location(key), SceneDecoder.child(name, key.scalar?.string ?? "?"),
+                         "the '\(name)' section is reserved for a later kioskd; this version does not use it")
+        }
+    }
+
+    /// One id, or a list of them.
+    private func ids(_ node: Node, _ path: String) -> [UInt32] {
+        let items = node.sequence.map(Array.init) ?? [node]
+        return items.enumerated().compactMap { index, item in
+            scene.integer(item, node.sequence == nil ? path : "\(path)[\(index)]", in: 0...Int(UInt32.max - 1)).map(UInt32.init)
+        }
+    }
+
+    private func nonEmpty(_ node: Node, _ path: String) -> String? {
+        guard let s = scene.string(node, path) else { return nil }
+        guard !s.isEmpty else { scene.error(node, path, "expected a non-empty string"); return nil }
+        return s
+    }
+
+    /// A path relative to the config file's folder.
+    private func path(_ s: String) -> String {
+        s.hasPrefix("/") ? s : (baseDirectory as NSString).appendingPathComponent(s)
+    }
+}
+
+/// Reads and validates kioskd's config file. Synchronous file I/O: call it before the loop starts or from the
+/// CLI. Stateless; any thread.
+public enum ConfigLoader {
+    /// Config files are a page or two; anything larger is not one.
+    public static let maximumBytes = 256 * 1024
+
+    /// - Throws: every error found, located; the warnings (reserved sections) come back with the config.
+    public static func load(path: String) throws(SceneValidationError) -> (config: KioskConfig, warnings: [SceneDiagnostic]) {
+        let data = try SceneLoader.readDocument(path: path, maximumBytes: maximumBytes, kind: "config")
+        let base = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        return try parse(data: data, file: path, baseDirectory: base)
+    }
+
+    public static func parse(data: Data, file: String, baseDirectory: String) throws(SceneValidationError) -> (config: KioskConfig, warnings: [SceneDiagnostic]) {
+        // An empty file (or one with only comments) is a valid config that changes nothing.
+        guard let root = try DocumentDecoder.composeIfAny(data, file: file, maximumBytes: maximumBytes,
+                                                          maximumFlowDepth: SceneLimits().maximumFlowDepth) else {
+            return (KioskConfig(), [])
+        }
+        let decoder = ConfigDecoder(file: file, baseDirectory: baseDirectory)
+        let config = decoder.config(root)
+        let diagnostics = decoder.scene.sortedDiagnostics
+        guard !diagnostics.contains(where: { $0.severity == .error }) else { throw SceneValidationError(diagnostics: diagnostics) }
+        return (config, diagnostics)
+    }
+}

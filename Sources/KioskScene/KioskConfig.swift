@@ -1,0 +1,64 @@
+import KioskCore
+
+/// kioskd's configuration file (`/etc/kioskd/kioskd.yaml`): one key per `kioskd run` option, the control socket
+/// in its own section, and the sections later capabilities fill in (input, outputs, idle, mqtt). Every value is
+/// optional: a key left out keeps the option's default, and an option given on the command line overrides the
+/// key. Relative paths are already resolved against the file's folder. An immutable value; any thread.
+public struct KioskConfig: Sendable, Equatable {
+    /// `--backend`.
+    public enum Backend: String, Sendable, CaseIterable { case drm, headless }
+    /// `--commit`.
+    public enum Commit: String, Sendable, CaseIterable { case atomic, legacy, auto }
+    /// `--render-strategy`.
+    public enum RenderStrategy: String, Sendable, CaseIterable { case roundRobin = "round-robin", priority }
+    /// `--log-level`.
+    public enum LogLevel: String, Sendable, CaseIterable { case trace, debug, info, notice, warning, error, critical }
+
+    /// The `control:` section: the control socket and what its commands may touch.
+    public struct Control: Sendable, Equatable {
+        public var socket: String?
+        public var socketGroup: String?
+        public var allowUIDs: [UInt32] = []
+        public var allowGIDs: [UInt32] = []
+        /// The only folder `screenshot` with a server-side path may write into.
+        public var screenshotDirectory: String?
+        public init() {}
+    }
+
+    public var scene: String?
+    public var board: String?
+    public var backend: Backend?
+    public var device: String?
+    public var driver: String?
+    public var connector: String?
+    public var mode: ModeRequest?
+    public var commit: Commit?
+    public var buffers: Int?
+    public var rotation: OutputRotation?
+    public var frames: Int?
+    public var statsOut: String?
+    public var screenshot: String?
+    public var capture: String?
+    public var watch: Bool?
+    /// Show the diagnostic page for a missing or invalid scene instead of exiting (`--keep-going`).
+    public var keepGoing: Bool?
+    public var renderStrategy: RenderStrategy?
+    public var fpsOverlay: Bool?
+    public var logLevel: LogLevel?
+    public var control = Control()
+    /// Sections reserved for later capabilities, present in the file: their keys are accepted and not yet used.
+    public var reservedSections: [String] = []
+
+    public init() {}
+
+    /// The default path kioskd reads when `--config` is not given (and the file exists).
+    public static let defaultPath = "/etc/kioskd/kioskd.yaml"
+    /// Where `screenshot` writes server-side files unless `control.screenshot_dir` says otherwise.
+    public static let defaultScreenshotDirectory = "/var/lib/kioskd/screenshots"
+
+    /// Every key the file may hold, section keys as `section.key`: the documentation lists each of these.
+    public static var allKeys: [String] {
+        ConfigDecoder.topKeys.filter { $0 != "control" } + ConfigDecoder.controlKeys.map { "control." + $0 }
+            + ConfigDecoder.reservedSections
+    }
+}

@@ -1,0 +1,109 @@
+import ArgumentParser
+import Foundation
+import KioskControl
+import KioskCore
+import KioskFleet
+import KioskRuntime
+import KioskScene
+import Logging
+
+/// Options of `kioskd run` for MQTT.
+struct FleetOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("A YAML file holding the mqtt mapping (url, client_id, topic_prefix, group, allow, events, ...): join a fleet through that broker.",
+                               valueName: "FILE"))
+    var mqttConfig: String?
+}
+
+/// Connects a running `kioskd run` to its MQTT broker: the fleet client answers through the control socket's
+/// command registry, publishes the state and the scene's events, and feeds the scene's data sources. Lives on
+/// the main thread.
+enum FleetWiring {
+    /// Starts the fleet client, or returns nil when no MQTT configuration is given.
+    ///
+    /// - Throws: the configuration's located errors; a configuration that needs the control socket's commands
+    ///   while the socket is disabled.
+    static func start(options: FleetOptions, loop: MainLoop, control: ControlWiring?, stage: SceneStage,
+                      logger: Logger) throws -> FleetClient? {
+        guard let path = options.mqttConfig else { return nil }
+        let text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw ValidationError("--mqtt-config \(path): cannot read it: \(error.localizedDescription)")
+        }
+        let settings = try MQTTSettings.decode(yaml: text, file: path)
+        guard let control else {
+            throw ValidationError("--mqtt-config \(path): MQTT answers through the control socket's commands; do not give --socket none")
+        }
+        let fleet = try FleetClient(settings: settings, registry: control.server.commands, loop: loop)
+        let registry = control.server.commands
+        let started = MonotonicInstant.now()
+        fleet.state = { [unowned stage, unowned fleet] in
+            var value = state(registry: registry, stage: stage, uptime: MonotonicInstant.now() - started)
+            if case .object(var members) = value {
+                members["mqtt_longest_loop_hold_ms"] = .double((fleet.connection.longestLoopHold.milliseconds * 1000).rounded() / 1000)
+                value = .object(members)
+            }
+            return value
+        }
+        fleet.onData = { [unowned stage] values in stage.setData(values) }
+        fleet.pages = { [unowned stage] in stage.scene.pages.map(\.name) }
+        fleet.version = kioskdVersion
+        fleet.setDataSources(stage.scene.dataSources)
+        let previous = stage.onEvent
+        stage.onEvent = { [weak fleet, unowned stage] event in
+            previous?(event)
+            guard let fleet else { return }
+            let (name, data) = ControlWiring.eventMessage(event)
+            fleet.publish(event: name, data: data)
+            switch event {
+            case .sceneLoaded:
+                fleet.sceneChanged(dataSources: stage.scene.dataSources)
+            case .pageShown:
+                fleet.stateMayHaveChanged()
+            case .dataChanged, .error:
+                break
+            }
+        }
+        fleet.start()
+        logger.info("MQTT \(settings.host):\(settings.port): topics under \(fleet.prefix)\(settings.groups.isEmpty ? "" : ", groups \(settings.groups.joined(separator: ", "))")")
+        return fleet
+    }
+
+    /// `<prefix>/state`: the figures `stats` and `scene.get` give, as those commands compute them.
+    static func state(registry: CommandRegistry, stage: SceneStage, uptime: Duration) -> JSONValue {
+        let stats = localResult(registry, "stats")
+        let scene = localResult(registry, "scene.get")
+        let display = localResult(registry, "display.info")
+        let output: JSONValue = [
+            "connector": display["connector"] ?? .null,
+            "mode": display["mode"]?["name"] ?? .null,
+            "modes": .array((display["modes"]?.arrayValue ?? []).compactMap { $0["name"] }),
+            "power": display["power"] ?? .null,
+            "rotation": display["rotation"] ?? .null,
+        ]
+        return [
+            "version": .string(kioskdVersion),
+            "scene": scene["source"] ?? .null,
+            "page": scene["current_page"] ?? .null,
+            "power": stats["power"] ?? .null,
+            "mode": stats["mode"] ?? .null,
+            "connector": stats["connector"] ?? .null,
+            // The engine's flips per second over the last second or more; the run's average without an engine.
+            "fps": stats["fps"] ?? stats["average_fps"] ?? .null,
+            "outputs": [output],
+            "missed_vblanks": stats["missed_vblanks"] ?? .null,
+            "frames_flipped": stats["frames_flipped"] ?? .null,
+            "uptime_s": .int(uptime.nanosecondsClamped / 1_000_000_000),
+        ]
+    }
+
+    /// The result of an immediate command run in-process, or an empty object when it failed.
+    private static func localResult(_ registry: CommandRegistry, _ command: String) -> [String: JSONValue] {
+        var result: [String: JSONValue] = [:]
+        registry.start(ControlRequest(command: command), from: localClient) { reply in
+            result = reply["result"]?.objectValue ?? [:]
+        }
+        return result
+    }
+
+    private nonisolated(unsafe) static let localClient = ControlConnection.remote(number: -1)
+}

@@ -1,0 +1,174 @@
+import ArgumentParser
+import Foundation
+import KioskControl
+import KioskCore
+import KioskDisplay
+import KioskInput
+import KioskRuntime
+import Logging
+
+/// Options of `kioskd run` for input devices and screen power.
+struct InputOptions: ParsableArguments {
+    @Option(name: .customLong("input"), help: ArgumentHelp("Use this input event device (repeatable) through libinput's path backend instead of the udev seat.", valueName: "path"))
+    var inputPaths: [String] = []
+
+    @Option(help: "udev seat whose input devices are used (default: seat0 with --backend drm; headless uses none unless given), or none.")
+    var seat: String?
+
+    @Option(help: ArgumentHelp("Touch calibration matrix [a, b, c, d, e, f] as libinput takes it (x' = a x + b y + c, y' = d x + e y + f on 0...1 positions), applied to every device that supports it.", valueName: "a,b,c,d,e,f"),
+            transform: { text in
+                do { return try CalibrationMatrix(parsing: text) } catch { throw ValidationError("--calibration \(text): \(error)") }
+            })
+    var calibration: CalibrationMatrix?
+
+    @Option(help: ArgumentHelp("Dim the backlight after this many seconds without input.", valueName: "seconds"))
+    var idleDimAfter: Double?
+
+    @Option(help: ArgumentHelp("Dimmed brightness as a share of the normal one, 0 to 1 (default 0.2).", valueName: "level"))
+    var idleDimLevel: Double = 0.2
+
+    @Option(help: ArgumentHelp("Blank the output after this many seconds without input; the touch that wakes it presses nothing.", valueName: "seconds"))
+    var idleBlankAfter: Double?
+
+    @Option(help: ArgumentHelp("A directory laid out as /sys/class/backlight (one directory per device, with brightness and max_brightness) to dim through; default /sys/class/backlight.", valueName: "dir"))
+    var backlightDir: String?
+
+    func validate() throws {
+        do { _ = try idle.validated() } catch { throw ValidationError("\(error)".replacingOccurrences(of: "idle.", with: "--idle-").replacingOccurrences(of: "_", with: "-")) }
+        if !inputPaths.isEmpty, let seat, seat != "none" { throw ValidationError("--input and --seat \(seat) exclude each other: give devices or a seat") }
+    }
+
+    var idle: IdleSettings { IdleSettings(dimAfter: idleDimAfter, dimLevel: idleDimLevel, blankAfter: idleBlankAfter) }
+
+    /// The settings these options give, for a run on `backend`; `backlight` is the board file's device.
+    func settings(backend: BackendKind, backlight: String?) -> InputSettings {
+        let source: InputBackend? = if !inputPaths.isEmpty {
+            .paths(inputPaths)
+        } else if let seat {
+            seat == "none" ? nil : .seat(seat)
+        } else {
+            backend == .drm ? .seat("seat0") : nil
+        }
+        return InputSettings(source: source, calibration: calibration, idle: idle,
+                             backlightDirectory: backlightDir ?? Backlight.systemClassDirectory, backlightName: backlight)
+    }
+}
+
+/// Input and screen-power settings, whatever gave them (options now, the config file later). A plain value.
+struct InputSettings: Equatable {
+    /// nil: no input devices.
+    var source: InputBackend?
+    var calibration: CalibrationMatrix?
+    var idle: IdleSettings
+    var backlightDirectory: String
+    /// The backlight device named by the board file; nil takes the first one present.
+    var backlightName: String?
+}
+
+/// Input on a running `kioskd run`: libinput's events go through the `InputRouter` to the scene, and out as
+/// `input` events; the idle monitor dims the backlight and blanks the output, and reports `power` events. Lives
+/// on the main thread.
+final class InputWiring {
+    let router: InputRouter
+    let source: LibinputSource?
+    let idle: IdleMonitor?
+    let backlight: Backlight?
+    private let engine: LayerEngine
+    private weak var control: ControlWiring?
+    private let logger: Logger
+
+    init(settings: InputSettings, stage: SceneStage, display: DisplayBackend, rotation: OutputRotation,
+         control: ControlWiring?, logger: Logger) {
+        self.engine = stage.engine
+        self.control = control
+        self.logger = logger
+        let mapping = InputMapping(panel: display.info.mode.size, rotation: rotation, calibration: settings.calibration,
+                                   output: display.info.connector)
+        idle = settings.idle.isEnabled ? IdleMonitor(loop: stage.engine.loop, settings: settings.idle) : nil
+        var backlight: Backlight?
+        if settings.idle.dimAfter != nil {
+            do {
+                backlight = try Backlight.find(in: settings.backlightDirectory, name: settings.backlightName)
+                if backlight == nil { logger.info("no backlight in \(settings.backlightDirectory): idle dimming skipped") }
+            } catch {
+                logger.error("\(error); idle dimming skipped")
+            }
+        }
+        self.backlight = backlight
+        router = InputRouter(stage: stage, mapping: mapping, idle: idle)
+        var source: LibinputSource?
+        if let backend = settings.source {
+            do {
+                let opened = try LibinputSource(loop: stage.engine.loop, backend: backend, calibration: settings.calibration)
+                source = opened
+                logger.info("input: \(backend)\(settings.calibration.map { ", calibration \($0)" } ?? "")")
+            } catch {
+                logger.error("input: \(error); running without input")
+            }
+        }
+        self.source = source
+        source?.onEvent = { [unowned self] event in router.handle(event) }
+        router.onReport = { [unowned self] report in broadcast(report) }
+        idle?.onChange = { [unowned self] from, to, reason in idleChanged(from: from, to: to, reason: reason) }
+        control?.statusExtras = { [weak self] in self?.status ?? [:] }
+        control?.onDisplayPower = { [weak self] on in
+            guard let idle = self?.idle else { return }
+            if on { idle.wake(reason: "display.power") } else { idle.blank(reason: "display.power") }
+        }
+    }
+
+    func start() {
+        do { try source?.start() } catch { logger.error("input: \(error); running without input") }
+    }
+
+    /// `idle` and `input` in `stats` and `display.info`.
+    private var status: [String: JSONValue] {
+        let input: JSONValue = [
+            "source": source.map { .string($0.backend.description) } ?? .null,
+            "devices": .array((source?.devices.values.map(\.name) ?? []).sorted().map(JSONValue.string)),
+            "swallowed": .int(Int64(router.swallowedCount)),
+        ]
+        guard let idle else { return ["input": input, "idle": ["state": "active", "enabled": false]] }
+        return ["input": input, "idle": [
+            "state": .string(idle.state.rawValue),
+            "enabled": true,
+            "idle_seconds": .double((idle.idleSeconds * 1000).rounded() / 1000),
+            "backlight": backlight.map { .string($0.path) } ?? .null,
+        ]]
+    }
+
+    private func idleChanged(from: ScreenIdleState, to: ScreenIdleState, reason: String) {
+        logger.info("screen \(from.rawValue) → \(to.rawValue) (\(reason))")
+        do {
+            switch to {
+            case .dimmed:
+                try backlight?.dim(to: idle?.settings.dimLevel ?? 1)
+            case .blanked:
+                try engine.setDisplayPower(false)
+            case .active:
+                try engine.setDisplayPower(true)
+                try backlight?.restore()
+            }
+        } catch {
+            logger.error("screen \(to.rawValue): \(error)")
+            control?.server.broadcast(event: "error", data: ["code": "display_error", "message": .string("screen \(to.rawValue): \(error)")])
+        }
+        guard let server = control?.server, server.hasSubscribers("power") else { return }
+        server.broadcast(event: "power", data: ["state": .string(to.rawValue), "previous": .string(from.rawValue), "reason": .string(reason)])
+    }
+
+    private func broadcast(_ report: InputReport) {
+        guard let server = control?.server, server.hasSubscribers("input") else { return }
+        func number(_ value: Double?) -> JSONValue { value.map { .double(($0 * 100).rounded() / 100) } ?? .null }
+        server.broadcast(event: "input", data: [
+            "kind": .string(report.kind.rawValue),
+            "id": report.id.map(JSONValue.string) ?? .null,
+            "action": report.action.map(JSONValue.string) ?? .null,
+            "x": number(report.x),
+            "y": number(report.y),
+            "output": .string(router.mapping.output),
+            "key": report.key.map(JSONValue.string) ?? .null,
+            "time_us": .int(Int64(clamping: report.timeMicroseconds)),
+        ])
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import KioskCore
+import KioskService
+
+/// kioskd under systemd: READY=1 at the first complete frame, a STATUS line kept current, RELOADING=1 … READY=1
+/// around SIGHUP, STOPPING=1 on SIGTERM, and watchdog pings while the frame path is healthy. Outside systemd it
+/// arms no timer. Lives on the main thread.
+final class ServiceWiring {
+    let notifier = ServiceNotifier()
+    private let loop: MainLoop
+    private var watchdog: ServiceWatchdog?
+    private var statusTimer: TimerHandle?
+    /// The scene and page shown, fps and missed vblanks, for STATUS; set by `attach`.
+    private var describe: () -> String = { "starting" }
+
+    /// The control socket systemd passed (kioskd.socket, `FileDescriptorName=control`), if any.
+    let controlSocketFD: Int32?
+
+    init(loop: MainLoop) throws {
+        self.loop = loop
+        controlSocketFD = try SocketActivation.fromEnvironment().socket(named: "control")
+    }
+
+    /// Wires notify and the watchdog to a running scene. `health` says whether the frame path is healthy; by
+    /// default, the engine's `FrameHealth`: the loop turned within a second and no flip is overdue.
+    func attach(runner: SceneRunner, session: RunSession, signals: SignalRouting,
+                health: (() -> FrameHealth)? = nil) {
+        let engine = runner.engine
+        var previous = (flips: 0, at: loop.now)
+        describe = { [loop, unowned runner, unowned session] in
+            let flips = session.flips
+            let seconds = Double((loop.now - previous.at).nanosecondsClamped) / 1e9
+            let fps = seconds > 0 ? Double(flips.framesFlipped - previous.flips) / seconds : 0
+            previous = (flips.framesFlipped, loop.now)
+            let what = runner.showsDiagnosticPage
+                ? "diagnostic page: scene \(runner.path) cannot be shown, waiting for it to be fixed"
+                : "scene \(runner.stage.source) page \(runner.stage.currentPage)"
+            return "\(what), \(String(format: "%.1f", fps)) fps, \(flips.missedVblanks) missed vblanks"
+        }
+        session.onFirstCompleteFrame = { [unowned self] in
+            notifier.ready(status: describe())
+            // An idle kiosk wakes only for its own timers: the status line is kept current only for systemd.
+            guard notifier.isSupervised else { return }
+            statusTimer = loop.addTimer(after: .seconds(2), repeating: .seconds(2)) { [unowned self] in
+                notifier.status(describe())
+            }
+        }
+        watchdog = ServiceWatchdog(loop: loop, notifier: notifier, health: health ?? { [unowned engine] in engine.health })
+
+        let stop = signals.onStop
+        signals.onStop = { [unowned self] in
+            notifier.stopping(status: "stopping at the next frame boundary")
+            stop?()
+        }
+        // Replaces the plain reload. The scene is read and laid out off the loop: READY=1 goes out once the new
+        // scene is installed, or once it was rejected and the previous one kept.
+        signals.onReload = { [unowned self, unowned runner] in
+            notifier.reloading(status: "reloading \(runner.stage.source == "inline" ? runner.path : runner.stage.source)")
+            runner.reload { [unowned self] accepted in
+                notifier.ready(status: (accepted ? "" : "reload rejected, previous scene kept; ") + describe())
+            }
+        }
+    }
+}

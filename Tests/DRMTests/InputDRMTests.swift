@@ -1,0 +1,189 @@
+import CDRM
+import Foundation
+import KioskDisplay
+import KioskTestSupport
+import XCTest
+
+/// Input on a real KMS output with udevd and uinput devices, as on a board: taps on the HMI scene's buttons from a
+/// 10-slot multitouch panel and a single-touch HID screen, through rotation and calibration; the keyboard's focus
+/// ring; idle blanking read back from KMS and the waking touch swallowed; a device unplugged and plugged again.
+final class InputDRMTests: XCTestCase {
+    override func setUpWithError() throws { try InputTestEnvironment.prepare() }
+
+    /// kioskd on the vkms output showing the HMI scene, with its input events and power changes subscribed.
+    func launch(_ extra: [String] = []) throws -> (ControlledKioskd, ControlEventStream) {
+        let daemon = try ControlledKioskd(["run", "--backend", "drm", "--scene", InputTestEnvironment.hmiScene] + extra, readyTimeout: 120)
+        let events = try ControlEventStream(daemon, events: ["input", "power", "scene"])
+        return (daemon, events)
+    }
+
+    func result(_ events: ControlEventStream, _ command: String, _ args: String = "{}") throws -> [String: Any] {
+        let reply = try events.request(#"{"id": "t", "cmd": "\#(command)", "args": \#(args)}"#)
+        return try XCTUnwrap(reply["result"] as? [String: Any], "\(command): \(reply)")
+    }
+
+    /// Waits until kioskd's libinput has the devices (`stats` lists them by name).
+    func waitForDevices(_ events: ControlEventStream, _ names: [String], present: Bool = true) throws {
+        try waitByPolling(for: "input devices \(names) \(present ? "added" : "removed")", timeout: 20, interval: 0.05) {
+            let devices = ((try events.stats()["input"] as? [String: Any])?["devices"] as? [String]) ?? []
+            return names.allSatisfy { devices.contains($0) == present }
+        }
+    }
+
+    /// The centre of a widget of the HMI scene, in scene pixels: its frame plus its containers' (`layout` holds
+    /// `controls`, which holds the buttons).
+    func centre(_ events: ControlEventStream, _ id: String) throws -> (x: Double, y: Double) {
+        var x = 0.0, y = 0.0, width = 0.0, height = 0.0
+        for name in ["layout", "controls", id] {
+            let frame = try XCTUnwrap(try result(events, "widget.get", #"{"id": "\#(name)"}"#)["frame"] as? [String: Any])
+            x += frame["x"] as? Double ?? Double(frame["x"] as? Int ?? 0)
+            y += frame["y"] as? Double ?? Double(frame["y"] as? Int ?? 0)
+            width = frame["width"] as? Double ?? Double(frame["width"] as? Int ?? 0)
+            height = frame["height"] as? Double ?? Double(frame["height"] as? Int ?? 0)
+        }
+        return (x + width / 2, y + height / 2)
+    }
+
+    /// The panel (mode) size.
+    func panel(_ events: ControlEventStream) throws -> (width: Double, height: Double) {
+        let mode = try XCTUnwrap(try result(events, "display.info")["mode"] as? [String: Any])
+        return (Double(mode["width"] as? Int ?? 0), Double(mode["height"] as? Int ?? 0))
+    }
+
+    /// Waits for the `input` event of `kind` on `id`, returning it and every input event seen on the way.
+    @discardableResult
+    func waitForInput(_ events: ControlEventStream, _ kind: String, id: String?, seen: inout [String]) throws -> ControlEvent {
+        var log: [String] = []
+        defer { seen += log }
+        return try events.waitFor("input \(kind) on \(id ?? "nothing")") { event in
+            guard event.name == "input" else { return false }
+            log.append("\(event.string("kind") ?? "?") \(event.string("id") ?? "-")")
+            return event.string("kind") == kind && event.string("id") == id
+        }
+    }
+
+    func testATapOnStartPressesItFromEitherTouchscreen() throws {
+        let (daemon, events) = try launch()
+        defer { XCTAssertEqual(daemon.stop().status, 0) }
+        let panel = try self.panel(events)
+        let multitouch = try UInputDevice(.multitouch), hid = try UInputDevice(.hid)
+        try waitForDevices(events, [multitouch.name, hid.name])
+        let start = try centre(events, "start"), stop = try centre(events, "stop")
+        var seen: [String] = []
+
+        try multitouch.down(start.x / panel.width, start.y / panel.height)
+        try waitForInput(events, "down", id: "start", seen: &seen)
+        XCTAssertEqual(try result(events, "widget.get", #"{"id": "start"}"#)["state"] as? String, "pressed",
+                       "the pressed look while the finger is down")
+        // A second finger elsewhere is ignored while the first drives.
+        try multitouch.down(slot: 1, stop.x / panel.width, stop.y / panel.height)
+        try multitouch.up(slot: 1)
+        try multitouch.up()
+        let press = try waitForInput(events, "press", id: "start", seen: &seen)
+        XCTAssertEqual(press.string("output"), "Virtual-1")
+        XCTAssertGreaterThan(press.int("time_us") ?? 0, 0)
+        XCTAssertEqual(press.data["x"] as? Double ?? -1, start.x, accuracy: 2)
+        XCTAssertEqual(press.data["y"] as? Double ?? -1, start.y, accuracy: 2)
+        XCTAssertEqual(try result(events, "widget.get", #"{"id": "start"}"#)["state"] as? String, "normal")
+
+        try hid.tap(stop.x / panel.width, stop.y / panel.height)
+        try waitForInput(events, "press", id: "stop", seen: &seen)
+        XCTAssertEqual(seen.filter { $0 != "up start" && $0 != "up stop" }, ["down start", "press start", "down stop", "press stop"],
+                       "the second finger on stop pressed nothing")
+    }
+
+    func testWithRotation90ATapLandsOnTheWidgetDrawnThere() throws {
+        let (daemon, events) = try launch(["--rotation", "90"])
+        defer { XCTAssertEqual(daemon.stop().status, 0) }
+        let panel = try self.panel(events)
+        let touch = try UInputDevice(.multitouch)
+        try waitForDevices(events, [touch.name])
+        // At 90 the scene's top runs along the panel's right edge: scene (x, y) is drawn at panel (W - y, x).
+        let start = try centre(events, "start")
+        var seen: [String] = []
+        try touch.tap((panel.width - start.y) / panel.width, start.x / panel.height)
+        try waitForInput(events, "press", id: "start", seen: &seen)
+    }
+
+    func testACalibrationThatSwapsTheAxes() throws {
+        let (daemon, events) = try launch(["--calibration", "0,1,0,1,0,0"])
+        defer { XCTAssertEqual(daemon.stop().status, 0) }
+        let panel = try self.panel(events)
+        let touch = try UInputDevice(.multitouch)
+        try waitForDevices(events, [touch.name])
+        let start = try centre(events, "start")
+        var seen: [String] = []
+        // libinput applies the matrix: the device's x becomes the panel's y and the other way round.
+        try touch.tap(start.y / panel.height, start.x / panel.width)
+        try waitForInput(events, "press", id: "start", seen: &seen)
+    }
+
+    /// ACTIVE of the CRTC, read on a second handle on the card.
+    func crtcActive() throws -> UInt64? {
+        let card = try DRMCard(path: DRMCard.cardPaths()[0])
+        card.setClientCap(Int32(DRM_CLIENT_CAP_UNIVERSAL_PLANES), 1)
+        card.setClientCap(Int32(DRM_CLIENT_CAP_ATOMIC), 1)
+        let res = try DRMResources(card: card)
+        let crtc = try XCTUnwrap(res.crtcs.first)
+        return DRMPropertyTable(fd: card.fd, objectID: crtc.id, objectType: UInt32(DRM_MODE_OBJECT_CRTC))["ACTIVE"]?.value
+    }
+
+    func testIdleBlanksAndTheWakingTapPressesNothing() throws {
+        let (daemon, events) = try launch(["--idle-blank-after", "2"])
+        defer { XCTAssertEqual(daemon.stop().status, 0) }
+        let panel = try self.panel(events)
+        let touch = try UInputDevice(.multitouch)
+        try waitForDevices(events, [touch.name])
+        let start = try centre(events, "start"), stop = try centre(events, "stop")
+        try events.waitFor("power blanked", timeout: 30) { $0.name == "power" && $0.string("state") == "blanked" }
+        XCTAssertEqual(try crtcActive(), 0, "blanking deactivates the CRTC")
+
+        try touch.tap(start.x / panel.width, start.y / panel.height)
+        let woken = try events.waitFor("power active") { $0.name == "power" && $0.string("state") == "active" }
+        XCTAssertEqual(woken.string("reason"), "input")
+        XCTAssertEqual(try crtcActive(), 1)
+        // The next tap presses; nothing the waking tap did comes before it.
+        var seen: [String] = []
+        try touch.tap(stop.x / panel.width, stop.y / panel.height)
+        try waitForInput(events, "press", id: "stop", seen: &seen)
+        XCTAssertEqual(seen, ["down stop", "press stop"], "the waking tap reached no widget")
+        XCTAssertEqual((try events.stats()["input"] as? [String: Any])?["swallowed"] as? Int, 1)
+    }
+
+    func testADeviceUnpluggedAndPluggedAgainKeepsWorking() throws {
+        let (daemon, events) = try launch()
+        defer { XCTAssertEqual(daemon.stop().status, 0) }
+        let panel = try self.panel(events)
+        var touch = try UInputDevice(.multitouch)
+        try waitForDevices(events, [touch.name])
+        touch.remove()
+        try waitForDevices(events, [touch.name], present: false)
+        touch = try UInputDevice(.multitouch)
+        try waitForDevices(events, [touch.name])
+        let start = try centre(events, "start")
+        var seen: [String] = []
+        try touch.tap(start.x / panel.width, start.y / panel.height)
+        try waitForInput(events, "press", id: "start", seen: &seen)
+    }
+
+    func testTheKeyboardMovesFocusAndPresses() throws {
+        let (daemon, events) = try launch()
+        defer { XCTAssertEqual(daemon.stop().status, 0) }
+        let keyboard = try UInputDevice(.keyboard)
+        try waitForDevices(events, [keyboard.name])
+        var seen: [String] = []
+        try keyboard.send("key 15")  // Tab: start
+        try keyboard.send("key 28")  // Enter
+        try waitForInput(events, "press", id: "start", seen: &seen)
+        try keyboard.send("key 15")  // Tab: stop (reset is disabled)
+        try keyboard.send("key 57")  // Space
+        try waitForInput(events, "press", id: "stop", seen: &seen)
+        try keyboard.send("key 15")  // Tab wraps to start
+        try keyboard.send("press 42")
+        try keyboard.send("key 15")  // Shift-Tab: back to stop
+        try keyboard.send("release 42")
+        try keyboard.send("key 28")
+        try waitForInput(events, "press", id: "stop", seen: &seen)
+        XCTAssertEqual(seen.filter { $0.hasPrefix("press") }, ["press start", "press stop", "press stop"])
+    }
+}

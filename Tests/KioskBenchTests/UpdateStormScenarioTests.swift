@@ -1,0 +1,41 @@
+import KioskBench
+import KioskCore
+import XCTest
+
+/// The update-storm scenario measures what it says: lags observed on the engine, and a target computed from them.
+final class UpdateStormScenarioTests: XCTestCase {
+    func testAStormRunMeasuresEveryWidgetsLagAndComputesTheTargetFromMeasuredFigures() throws {
+        // A shorter storm text than the bench's keeps the test quick; it still takes longer to render than the
+        // 20 ms between its updates on a loaded machine, and the measurement does not depend on it.
+        let f = try UpdateStorm.run(mode: DisplayMode(width: 1280, height: 720, refreshMilliHz: 60_000), seconds: 1.5,
+                                    stormParagraphs: 200)
+        XCTAssertGreaterThanOrEqual(f.seconds, 1.5)
+        // 50 Hz and 10 Hz timers on the real loop: at least some of each fired.
+        XCTAssertGreaterThan(f.storm.updates, 10, "\(f)")
+        XCTAssertGreaterThan(f.label.updates, 3, "\(f)")
+        XCTAssertEqual(f.stormUpdatesPerSecond, Double(f.storm.updates) / f.seconds, accuracy: 1e-9)
+        for (name, lag) in [("storm", f.storm), ("label", f.label)] {
+            let p50 = try XCTUnwrap(lag.lagMsP50, name), p99 = try XCTUnwrap(lag.lagMsP99, name)
+            let max = try XCTUnwrap(lag.lagMsMax, name)
+            XCTAssertGreaterThan(p50, 0, name)
+            XCTAssertLessThanOrEqual(p50, p99, name)
+            XCTAssertLessThanOrEqual(p99, max, name)
+        }
+        // Nothing is shown before it is rendered: the worst lag is at least the fastest render's share of it.
+        let render = try XCTUnwrap(f.stormRenderMs)
+        XCTAssertGreaterThan(render, 0)
+        XCTAssertGreaterThan(try XCTUnwrap(f.storm.lagMsMax), try XCTUnwrap(f.stormDispatchToAppliedMsP50) / 2)
+        XCTAssertEqual(f.frameMs, 1000.0 / 60, accuracy: 1e-5)
+        let target = try XCTUnwrap(f.targetLagMs)
+        XCTAssertEqual(target, 2 * render + f.frameMs, accuracy: 1e-9)
+        XCTAssertEqual(f.targetMet, try XCTUnwrap(f.storm.lagMsP99) <= target)
+        XCTAssertGreaterThan(try XCTUnwrap(f.framesComposedPerSecond), 0)
+        XCTAssertGreaterThan(try XCTUnwrap(f.framesFlippedPerSecond), 0)
+    }
+
+    func testTheVersionIsReadFromTheTextItsUpdateSet() {
+        XCTAssertEqual(UpdateStorm.version(UpdateStorm.stormText(42), "storm#"), 42)
+        XCTAssertEqual(UpdateStorm.version("label#7", "label#"), 7)
+        XCTAssertNil(UpdateStorm.version("label#7", "storm#"))
+    }
+}

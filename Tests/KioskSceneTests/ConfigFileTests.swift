@@ -1,0 +1,125 @@
+import Foundation
+import KioskCore
+import KioskScene
+import XCTest
+
+/// kioskd.yaml is read with the scene decoder's machinery: located errors, did-you-mean, every problem at once.
+final class ConfigFileTests: XCTestCase {
+    private let file = "/etc/kioskd/kioskd.yaml"
+
+    private func parse(_ text: String) throws(SceneValidationError) -> (config: KioskConfig, warnings: [SceneDiagnostic]) {
+        try ConfigLoader.parse(data: Data(text.utf8), file: file, baseDirectory: "/etc/kioskd")
+    }
+
+    private func errors(_ text: String) -> [String] {
+        do {
+            _ = try parse(text)
+            XCTFail("no error for:\n\(text)")
+            return []
+        } catch {
+            return error.errors.map(\.description)
+        }
+    }
+
+    func testEveryRunOptionIsAKey() throws {
+        let (config, warnings) = try parse("""
+            scene: scenes/lobby.yaml
+            board: /usr/share/kioskd/board-configs/pi.yaml
+            backend: headless
+            device: auto
+            connector: HDMI-A-1
+            mode: 1280x720@50
+            commit: legacy
+            buffers: 3
+            rotation: 90
+            frames: 10
+            stats_out: stats.json
+            screenshot: /tmp/last.png
+            capture: /tmp/capture.png
+            watch: false
+            keep_going: true
+            render_strategy: priority
+            fps_overlay: true
+            log_level: debug
+            control:
+              socket: /run/kioskd/other.sock
+              socket_group: kiosk
+              allow_uid: [1000, 1001]
+              allow_gid: 44
+              screenshot_dir: shots
+            """)
+        XCTAssertEqual(warnings, [])
+        XCTAssertEqual(config.scene, "/etc/kioskd/scenes/lobby.yaml", "relative to the config file's folder")
+        XCTAssertEqual(config.board, "/usr/share/kioskd/board-configs/pi.yaml")
+        XCTAssertEqual(config.backend, .headless)
+        XCTAssertEqual(config.device, "auto")
+        XCTAssertEqual(config.connector, "HDMI-A-1")
+        XCTAssertEqual(config.mode, ModeRequest(width: 1280, height: 720, refreshHz: 50))
+        XCTAssertEqual(config.commit, .legacy)
+        XCTAssertEqual(config.buffers, 3)
+        XCTAssertEqual(config.rotation, .degrees90)
+        XCTAssertEqual(config.frames, 10)
+        XCTAssertEqual(config.statsOut, "/etc/kioskd/stats.json")
+        XCTAssertEqual(config.screenshot, "/tmp/last.png")
+        XCTAssertEqual(config.capture, "/tmp/capture.png")
+        XCTAssertEqual(config.watch, false)
+        XCTAssertEqual(config.keepGoing, true)
+        XCTAssertEqual(config.renderStrategy, .priority)
+        XCTAssertEqual(config.fpsOverlay, true)
+        XCTAssertEqual(config.logLevel, .debug)
+        XCTAssertEqual(config.control.socket, "/run/kioskd/other.sock")
+        XCTAssertEqual(config.control.socketGroup, "kiosk")
+        XCTAssertEqual(config.control.allowUIDs, [1000, 1001])
+        XCTAssertEqual(config.control.allowGIDs, [44])
+        XCTAssertEqual(config.control.screenshotDirectory, "/etc/kioskd/shots")
+    }
+
+    func testAnEmptyFileChangesNothing() throws {
+        XCTAssertEqual(try parse("# nothing set\n").config, KioskConfig())
+    }
+
+    func testErrorsAreLocatedWithTheNearestKey() {
+        let lines = errors("""
+            scene: a.yaml
+            mod: 1920x1080
+            buffers: 4
+            rotation: 45
+            backend: drn
+            control:
+              sockt: /tmp/x.sock
+            watch: maybe
+            """)
+        XCTAssertEqual(lines, [
+            "\(file):2:1: mod: unknown key 'mod'; did you mean 'mode'?",
+            "\(file):3:10: buffers: 4 is out of range 2...3",
+            "\(file):4:11: rotation: expected one of 0, 90, 180, 270 (degrees clockwise)",
+            "\(file):5:10: backend: 'drn' is not one of drm, headless; did you mean 'drm'?",
+            "\(file):7:3: control.sockt: unknown key 'sockt'; did you mean 'socket'?",
+            "\(file):8:8: watch: expected true or false",
+        ])
+    }
+
+    func testModeAndYAMLErrorsAreLocated() {
+        XCTAssertEqual(errors("mode: 1920by1080\n").count, 1)
+        XCTAssertTrue(errors("mode: 1920by1080\n")[0].hasPrefix("\(file):1:7: mode: "), errors("mode: 1920by1080\n")[0])
+        let syntax = errors("scene: [a\n")
+        XCTAssertEqual(syntax.count, 1)
+        XCTAssertTrue(syntax[0].hasPrefix("\(file):") && syntax[0].contains("YAML"), syntax[0])
+        XCTAssertEqual(errors("- a\n- b\n"), ["\(file):1:1: expected a mapping of settings (scene, board, mode, control, ...)"])
+    }
+
+    /// Sections for capabilities to come are accepted, so a newer config still starts this kioskd, with a warning
+    /// per key saying it is not used yet.
+    func testReservedSectionsWarn() throws {
+        let (config, warnings) = try parse("mqtt:\n  broker: tcp://hub:1883\ninput: {}\nidle:\n")
+        XCTAssertEqual(config.reservedSections.sorted(), ["idle", "input", "mqtt"])
+        XCTAssertEqual(warnings.map(\.description), ["warning: \(file):2:3: mqtt.broker: the 'mqtt' section is reserved for a later kioskd; this version does not use it"])
+        XCTAssertEqual(errors("outputs: 3\n"), ["\(file):1:10: outputs: expected a mapping"])
+    }
+
+    func testAMissingFileIsNamed() {
+        XCTAssertThrowsError(try ConfigLoader.load(path: "/nonexistent/kioskd.yaml")) { error in
+            XCTAssertEqual("\(error)", "/nonexistent/kioskd.yaml:1:1: config file not found")
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import KioskTestSupport
+import XCTest
+
+private var repository: URL {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+}
+
+/// `scripts/package-deb` on the binaries of this build: the .deb's name, contents and control data, lintian, and
+/// the installed layout working (data found under /usr/share/kioskd at run time).
+final class DebianPackageTests: XCTestCase {
+    func testPackageContentsControlDataLintianAndInstalledLayout() throws {
+        let out = try KioskdProcess.scratchDirectory("deb")
+        let build = try runTool(repository.appendingPathComponent("scripts/package-deb").path,
+                                ["--bin-dir", KioskdProcess.productsDirectory.path, "--out", out.path], timeout: 300)
+        XCTAssertEqual(build.status, 0, build.text)
+        let version = try runTool(KioskdProcess.kioskdPath, ["--version"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let arch = try runTool("/usr/bin/dpkg", ["--print-architecture"]).text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let deb = out.appendingPathComponent("kioskd_\(version)_\(arch).deb").path
+        XCTAssertTrue(FileManager.default.fileExists(atPath: deb), build.text)
+
+        let contents = try runTool("/usr/bin/dpkg-deb", ["-c", deb])
+        XCTAssertEqual(contents.status, 0, contents.text)
+        for path in ["./usr/bin/kioskd", "./usr/bin/kioskctl", "./usr/share/kioskd/scenes/dashboard.yaml",
+                     "./usr/share/kioskd/scenes/builtin/diagnostic.yaml", "./usr/share/kioskd/bench/Scenes/",
+                     "./usr/share/kioskd/board-configs/raspberry-pi-4-hdmi.yaml",
+                     "./lib/systemd/system/kioskd.service", "./lib/systemd/system/kioskd.socket",
+                     "./usr/lib/sysusers.d/kioskd.conf", "./usr/share/bash-completion/completions/kioskctl",
+                     "./usr/share/zsh/vendor-completions/_kioskctl", "./usr/share/fish/vendor_completions.d/kioskctl.fish",
+                     "./usr/share/man/man1/kioskd.1.gz", "./usr/share/man/man1/kioskctl.1.gz",
+                     "./usr/share/man/man5/kioskd.yaml.5.gz", "./usr/share/man/man5/kioskd-scene.5.gz",
+                     "./etc/kioskd/kioskd.yaml", "./usr/share/doc/kioskd/README.md", "./usr/share/doc/kioskd/copyright"] {
+            XCTAssertTrue(contents.text.contains(" \(path)\n"), "the package holds \(path)")
+        }
+
+        let info = try runTool("/usr/bin/dpkg-deb", ["-I", deb])
+        XCTAssertEqual(info.status, 0, info.text)
+        XCTAssertTrue(info.text.contains(" Package: kioskd\n") && info.text.contains(" Version: \(version)\n"), info.text)
+        let depends = try XCTUnwrap(info.text.split(separator: "\n").first { $0.hasPrefix(" Depends: ") }, info.text)
+        for library in ["libdrm2", "libcairo2", "libpango-1.0-0", "libsystemd0", "systemd"] {
+            XCTAssertTrue(depends.contains(library), "\(depends) names \(library)")
+        }
+        let conffiles = try runTool("/usr/bin/dpkg-deb", ["-I", deb, "conffiles"])
+        XCTAssertEqual(conffiles.text, "/etc/kioskd/kioskd.yaml\n")
+        let postinst = try runTool("/usr/bin/dpkg-deb", ["-I", deb, "postinst"])
+        XCTAssertTrue(postinst.text.contains("systemd-sysusers /usr/lib/sysusers.d/kioskd.conf"), postinst.text)
+        XCTAssertTrue(postinst.text.contains("enable kioskd.socket"), postinst.text)
+
+        // Every override in the package says why (a comment line above it), and nothing else is reported.
+        let lintian = try runTool("/usr/bin/lintian", ["--fail-on", "error,warning", deb], timeout: 300)
+        XCTAssertEqual(lintian.status, 0, lintian.text)
+        XCTAssertFalse(lintian.text.contains("E: ") || lintian.text.contains("W: "), lintian.text)
+
+        // Unpacked, the binary finds its scenes under <prefix>/share/kioskd and the conffile checks ok.
+        let root = out.appendingPathComponent("root")
+        XCTAssertEqual(try runTool("/usr/bin/dpkg-deb", ["-x", deb, root.path]).status, 0)
+        let installed = root.appendingPathComponent("usr/bin/kioskd").path
+        let run = try runTool(installed, ["run", "--backend", "headless", "--mode", "320x240@60", "--scene", "default",
+                                          "--frames", "2", "--socket", "none", "--config", root.appendingPathComponent("etc/kioskd/kioskd.yaml").path])
+        XCTAssertEqual(run.status, 0, run.text)
+        XCTAssertTrue(run.text.contains("scene \(root.path)/usr/share/kioskd/scenes/dashboard.yaml"), run.text)
+        let check = try runTool(installed, ["check-config", root.appendingPathComponent("etc/kioskd/kioskd.yaml").path])
+        XCTAssertEqual(check.text, "ok\n")
+    }
+}
+
+/// The committed kioskd(1) and kioskctl(1) are what ArgumentParser's generate-manual plugin makes of the current
+/// options (`scripts/update-manuals` regenerates them): every subcommand, option and help text is in them.
+final class ManualPageTests: XCTestCase {
+    func testCommittedManualsCoverEveryOption() throws {
+        for tool in ["kioskd", "kioskctl"] {
+            let binary = KioskdProcess.productsDirectory.appendingPathComponent(tool).path
+            let dump = try runTool(binary, ["--experimental-dump-help"])
+            let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(dump.text.utf8)) as? [String: Any])
+            let manual = try String(contentsOf: repository.appendingPathComponent("docs/man/\(tool).1"), encoding: .utf8)
+            // Option lines: `.It Fl o , -output Ar output`.
+            let flagLines = manual.split(separator: "\n").filter { $0.hasPrefix(".It Fl") || $0.hasPrefix(".Op Fl") || $0.hasPrefix(".Oo Fl") }
+            var missing: [String] = []
+            func visit(_ command: [String: Any]) {
+                if let name = command["commandName"] as? String, !manual.contains(name) { missing.append("command \(name)") }
+                for argument in command["arguments"] as? [[String: Any]] ?? [] where argument["shouldDisplay"] as? Bool != false {
+                    for name in argument["names"] as? [[String: Any]] ?? [] where name["kind"] as? String == "long" {
+                        let flag = "-\(name["name"] as? String ?? "")"
+                        let listed = flagLines.contains { $0.split(whereSeparator: { $0 == " " || $0 == "," }).contains(Substring(flag)) }
+                        if !listed { missing.append(flag) }
+                    }
+                    if let abstract = argument["abstract"] as? String, !abstract.isEmpty,
+                       !manual.contains(String(abstract.prefix(40)).replacingOccurrences(of: "-", with: "\\-")),
+                       !manual.contains(String(abstract.prefix(40))) {
+                        missing.append("help text '\(abstract.prefix(40))'")
+                    }
+                }
+                for sub in command["subcommands"] as? [[String: Any]] ?? [] { visit(sub) }
+            }
+            visit(try XCTUnwrap(json["command"] as? [String: Any]))
+            XCTAssertEqual(missing, [], "docs/man/\(tool).1 is stale: run scripts/update-manuals")
+        }
+    }
+}

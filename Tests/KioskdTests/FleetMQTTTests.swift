@@ -1,0 +1,315 @@
+import Foundation
+import KioskTestSupport
+import XCTest
+
+/// A headless `kioskd run --mqtt-config FILE` against a real Mosquitto broker on a loopback port: status and
+/// last will, commands and replies with `mqtt.allow`, malformed requests, data sources, group topics, events,
+/// a broker restart, and a broker that wants a password.
+final class FleetMQTTTests: XCTestCase {
+    private var broker: MosquittoBroker!
+    private var daemons: [ControlledKioskd] = []
+    private let prefix = "kioskd/test-kiosk"
+
+    override func setUpWithError() throws {
+        broker = try MosquittoBroker()
+    }
+
+    override func tearDownWithError() throws {
+        for daemon in daemons { daemon.stop() }
+        daemons = []
+        broker = nil
+    }
+
+    /// A scene whose `reading` text shows `temperature`, fed from `home/livingroom/temperature`'s `value`, with a
+    /// ticker that animates, so frames flip all the time.
+    private func writeScene(in directory: String) throws -> String {
+        let path = directory + "/scene.yaml"
+        try """
+            size: display
+            background: black
+            font: {family: Sans, size: 40}
+            data: {temperature: "--", label: none}
+            data_sources:
+              - {mqtt: home/livingroom/temperature, key: temperature, field: value}
+              - {mqtt: home/label, key: label}
+            pages:
+              - name: main
+                widgets:
+                  - {id: reading, type: text, text: "{temperature} C", x: 0, y: 0, width: 100%, height: 50%, foreground: white}
+                  - {id: news, type: ticker, text: "a ticker keeps frames flipping", speed: 80, x: 0, y: 60%, width: 100%, height: 20%, foreground: white}
+              - name: second
+                widgets:
+                  - {id: other, type: rect, x: 0, y: 0, width: 100%, height: 100%, background: "#203040"}
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Starts kioskd with an `mqtt:` file holding `extra` lines besides the url and prefix.
+    private func startKiosk(_ extra: String = "", prefix: String? = nil, broker: MosquittoBroker? = nil) throws -> ControlledKioskd {
+        let broker = broker ?? self.broker!
+        let config = broker.directory + "/mqtt-\(daemons.count).yaml"
+        try "url: \(broker.url)\ntopic_prefix: \(prefix ?? self.prefix)\nclient_id: kiosk-\(daemons.count)\n\(extra)".write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", try writeScene(in: broker.directory),
+                                           "--mqtt-config", config])
+        daemons.append(daemon)
+        return daemon
+    }
+
+    func testStatusIsOnlineRetainedAndOfflineAfterACleanStop() throws {
+        let daemon = try startKiosk()
+        // A subscriber that comes later still sees `online`: it is retained.
+        let status = try broker.subscribe(["\(prefix)/status"])
+        try status.waitFor(on: "\(prefix)/status") { $0 == "online" }
+        let state = try broker.subscribe(["\(prefix)/state"]).waitForJSON(on: "\(prefix)/state")[0]
+        XCTAssertEqual(state["version"] as? String, "0.1.0")
+        XCTAssertEqual(state["page"] as? String, "main")
+        XCTAssertEqual(state["power"] as? String, "on")
+        XCTAssertEqual(state["mode"] as? String, "320x240@60")
+        let outputs = try XCTUnwrap(state["outputs"] as? [[String: Any]], "\(state)")
+        XCTAssertEqual(outputs.count, 1)
+        XCTAssertEqual(outputs.first?["connector"] as? String, "Headless-1")
+        XCTAssertEqual(outputs.first?["mode"] as? String, "320x240@60")
+        XCTAssertEqual(outputs.first?["modes"] as? [String], ["320x240@60"])
+        XCTAssertEqual(outputs.first?["power"] as? String, "on")
+        XCTAssertNotNil(state["missed_vblanks"] as? Int)
+        XCTAssertNotNil(state["fps"] as? Double ?? (state["fps"] as? Int).map(Double.init))
+        XCTAssertNotNil(state["uptime_s"] as? Int)
+        XCTAssertTrue((state["scene"] as? String)?.hasSuffix("scene.yaml") == true, "\(state)")
+
+        XCTAssertEqual(daemon.stop().status, 0)
+        try status.waitFor(on: "\(prefix)/status") { $0 == "offline" }
+        try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "offline" }
+    }
+
+    func testKillNineTurnsStatusOfflineThroughTheLastWill() throws {
+        let daemon = try startKiosk()
+        let status = try broker.subscribe(["\(prefix)/status"])
+        try status.waitFor(on: "\(prefix)/status") { $0 == "online" }
+        daemon.process.signal(SIGKILL)
+        try status.waitFor(on: "\(prefix)/status") { $0 == "offline" }
+    }
+
+    func testEachAllowedCommandRoundTripsWithItsIdEchoed() throws {
+        let daemon = try startKiosk()
+        let replies = try broker.subscribe(["\(prefix)/reply"])
+        try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
+        let requests: [(String, String, ([String: Any]) -> Bool)] = [
+            ("ping", "{}", { $0["pong"] as? Bool == true }),
+            ("version", "{}", { $0["version"] as? String == "0.1.0" }),
+            ("stats", "{}", { $0["frames_flipped"] is Int }),
+            ("display.info", "{}", { $0["connector"] as? String == "Headless-1" }),
+            ("scene.get", "{}", { ($0["pages"] as? [String]) == ["main", "second"] }),
+            ("widget.get", #"{"id": "reading"}"#, { $0["type"] as? String == "text" }),
+            ("data.set", #"{"values": {"temperature": "19"}}"#, { $0["set"] as? Int == 1 }),
+            ("data.get", #"{"keys": ["temperature"]}"#, { ($0["values"] as? [String: String]) == ["temperature": "19"] }),
+            ("page.show", #"{"name": "second"}"#, { _ in true }),
+        ]
+        for (index, (command, args, check)) in requests.enumerated() {
+            try broker.publish("\(prefix)/cmd", #"{"id": "r\#(index)", "cmd": "\#(command)", "args": \#(args)}"#)
+            let reply = try replies.waitForJSON(on: "\(prefix)/reply")[0]
+            XCTAssertEqual(reply["id"] as? String, "r\(index)", command)
+            XCTAssertEqual(reply["ok"] as? Bool, true, "\(command): \(reply)")
+            XCTAssertTrue(check(reply["result"] as? [String: Any] ?? [:]), "\(command): \(reply)")
+        }
+        XCTAssertEqual(try daemon.result("scene.get")["current_page"] as? String, "second", "page.show over MQTT changed the page")
+
+        // Not in the default allow-list: refused before anything runs.
+        for (command, args) in [("scene.load", #"{"path": "/etc/passwd"}"#), ("screenshot", #"{"path": "/tmp/x.png"}"#),
+                                ("display.power", #"{"on": false}"#), ("log.level", #"{"level": "trace"}"#), ("subscribe", #"{"events": ["data"]}"#)] {
+            try broker.publish("\(prefix)/cmd", #"{"id": 7, "cmd": "\#(command)", "args": \#(args)}"#)
+            let reply = try replies.waitForJSON(on: "\(prefix)/reply")[0]
+            XCTAssertEqual(reply["id"] as? Int, 7)
+            XCTAssertEqual((reply["error"] as? [String: Any])?["code"] as? String, "permission_denied", "\(command): \(reply)")
+        }
+        XCTAssertEqual(try daemon.result("display.info")["power"] as? String, "on", "the refused display.power changed nothing")
+        try broker.publish("\(prefix)/cmd", #"{"id": 8, "cmd": "reboot"}"#)
+        let unknown = try replies.waitForJSON(on: "\(prefix)/reply")[0]
+        XCTAssertEqual((unknown["error"] as? [String: Any])?["code"] as? String, "unknown_command", "\(unknown)")
+    }
+
+    func testAllowListsMoreCommandsAndArgumentErrorsMatchTheSocket() throws {
+        let daemon = try startKiosk("allow: [display.power, data.set]\n")
+        let replies = try broker.subscribe(["\(prefix)/reply"])
+        try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
+        try broker.publish("\(prefix)/cmd", #"{"id": 1, "cmd": "display.power", "args": {"on": false}}"#)
+        XCTAssertEqual(try replies.waitForJSON(on: "\(prefix)/reply")[0]["ok"] as? Bool, true)
+        XCTAssertEqual(try daemon.result("display.info")["power"] as? String, "off")
+        try broker.publish("\(prefix)/cmd", #"{"id": 2, "cmd": "ping"}"#)
+        XCTAssertEqual(((try replies.waitForJSON(on: "\(prefix)/reply")[0])["error"] as? [String: Any])?["code"] as? String, "permission_denied",
+                       "ping is not in this allow-list")
+        // The same argument checks as the socket, with the same errors.
+        let viaSocket = try daemon.error("data.set", #"{"values": 3}"#)
+        try broker.publish("\(prefix)/cmd", #"{"id": 3, "cmd": "data.set", "args": {"values": 3}}"#)
+        let error = try XCTUnwrap((try replies.waitForJSON(on: "\(prefix)/reply")[0])["error"] as? [String: Any])
+        XCTAssertEqual(error["code"] as? String, viaSocket.code)
+        XCTAssertEqual(error["message"] as? String, viaSocket.message)
+    }
+
+    func testAThousandMalformedPayloadsGetErrorRepliesWhileFramesFlip() throws {
+        let daemon = try startKiosk()
+        let replies = try broker.subscribe(["\(prefix)/reply"])
+        try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
+        let before = try daemon.result("stats")
+        let shapes = ["not json", "{", "[1, 2]", #"{"id": 1}"#, #"{"cmd": 5}"#, #"{"cmd": "ping", "args": [1]}"#,
+                      #"{"id": {"a": 1}, "cmd": "ping"}"#, #"{"cmd": "ping", "cmd": "ping"}"#, "\"text\"", "null"]
+        let payloads = (0..<1000).map { shapes[$0 % shapes.count] }
+        try broker.publish("\(prefix)/cmd", lines: payloads)
+        let errors = try replies.waitForJSON(1000, on: "\(prefix)/reply", timeout: 60) { $0["ok"] as? Bool == false }
+        XCTAssertEqual(errors.count, 1000)
+        let codes = Set(errors.compactMap { ($0["error"] as? [String: Any])?["code"] as? String })
+        XCTAssertEqual(codes, ["invalid_json", "invalid_request"])
+        // The ticker flips a frame per vblank: the storm did not stop it, during or after.
+        let during = try daemon.framesFlipped()
+        XCTAssertGreaterThan(during, before["frames_flipped"] as? Int ?? 0, "frames flipped while the requests were answered")
+        try waitByPolling(for: "frames to keep flipping", timeout: 10) { try daemon.framesFlipped() > during }
+        XCTAssertEqual(try daemon.request(#"{"id": 1, "cmd": "ping"}"#)["ok"] as? Bool, true, "the control socket still answers")
+    }
+
+    func testADataSourceTakesTheRetainedValueAtStartThenEachUpdate() throws {
+        try broker.publish("home/livingroom/temperature", #"{"value": 21.5, "unit": "C"}"#, retain: true)
+        let daemon = try startKiosk()
+        try waitByPolling(for: "the retained temperature to arrive", timeout: 20) {
+            (try daemon.result("data.get")["values"] as? [String: String])?["temperature"] == "21.5"
+        }
+        let shown = try screenshot(daemon)
+        try broker.publish("home/livingroom/temperature", #"{"value": 23}"#)
+        try broker.publish("home/label", "kitchen")
+        try waitByPolling(for: "the new temperature and label", timeout: 20) {
+            try daemon.result("data.get")["values"] as? [String: String] == ["temperature": "23", "label": "kitchen"]
+        }
+        try waitByPolling(for: "the screen to show the new value", timeout: 20) { try screenshot(daemon) != shown }
+        // Payloads that give no value leave the key as it is.
+        try broker.publish("home/livingroom/temperature", "not json")
+        try broker.publish("home/livingroom/temperature", #"{"other": 1}"#)
+        try broker.publish("home/label", "dining")
+        try waitByPolling(for: "the label after the bad payloads", timeout: 20) {
+            (try daemon.result("data.get")["values"] as? [String: String])?["label"] == "dining"
+        }
+        XCTAssertEqual((try daemon.result("data.get")["values"] as? [String: String])?["temperature"], "23")
+    }
+
+    func testGroupCommandsReachEveryKioskOfTheGroupAndEventsArePublished() throws {
+        _ = try startKiosk("group: [lobby]\nevents: [data]\n", prefix: "kioskd/a")
+        _ = try startKiosk("group: [lobby, floor2]\n", prefix: "kioskd/b")
+        _ = try startKiosk("group: [office]\n", prefix: "kioskd/c")
+        let messages = try broker.subscribe(["kioskd/+/reply", "kioskd/a/event/#", "kioskd/b/event/#"])
+        try waitOnline(["a", "b", "c"])
+        try broker.publish("kioskd/group/lobby/cmd", #"{"id": "g1", "cmd": "data.set", "args": {"values": {"label": "lobby"}}}"#)
+        for kiosk in ["a", "b"] {
+            let reply = try messages.waitForJSON(on: "kioskd/\(kiosk)/reply", timeout: 20)[0]
+            XCTAssertEqual(reply["id"] as? String, "g1")
+            XCTAssertEqual(reply["ok"] as? Bool, true)
+        }
+        for daemon in daemons.prefix(2) {
+            XCTAssertEqual((try daemon.result("data.get")["values"] as? [String: String])?["label"], "lobby")
+        }
+        XCTAssertEqual((try daemons[2].result("data.get")["values"] as? [String: String])?["label"], "none", "not in the group")
+        let event = try broker.subscribe(["kioskd/a/event/data"])
+        try broker.publish("kioskd/a/cmd", #"{"id": 1, "cmd": "data.set", "args": {"values": {"label": "x"}}}"#)
+        let data = try event.waitForJSON(on: "kioskd/a/event/data")[0]
+        XCTAssertEqual(data["event"] as? String, "data")
+        XCTAssertEqual((data["data"] as? [String: Any]).flatMap { $0["values"] as? [String: String] }, ["label": "x"])
+    }
+
+    private func waitOnline(_ kiosks: [String]) throws {
+        let status = try broker.subscribe(kiosks.map { "kioskd/\($0)/status" })
+        for kiosk in kiosks { try status.waitFor(on: "kioskd/\(kiosk)/status") { $0 == "online" } }
+    }
+
+    func testABrokerRestartReconnectsResubscribesAndRepublishes() throws {
+        let daemon = try startKiosk()
+        try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
+        let missedBefore = try daemon.result("stats")["missed_vblanks"] as? Int ?? 0
+        broker.stop()
+        let flipped = try daemon.framesFlipped()
+        try waitByPolling(for: "frames to flip with the broker gone", timeout: 10) { try daemon.framesFlipped() > flipped + 30 }
+        try broker.start()
+        // The broker keeps nothing (persistence false): a retained `online` and state mean kioskd published them again.
+        let status = try broker.subscribe(["\(prefix)/status", "\(prefix)/state", "\(prefix)/reply"])
+        try status.waitFor(on: "\(prefix)/status", timeout: 30) { $0 == "online" }
+        let state = try status.waitForJSON(on: "\(prefix)/state")[0]
+        // Resubscribed: commands and data sources work again.
+        try broker.publish("\(prefix)/cmd", #"{"id": "back", "cmd": "ping"}"#)
+        XCTAssertEqual(try status.waitForJSON(on: "\(prefix)/reply")[0]["id"] as? String, "back")
+        try broker.publish("home/label", "after restart")
+        try waitByPolling(for: "the data source after the restart", timeout: 20) {
+            (try daemon.result("data.get")["values"] as? [String: String])?["label"] == "after restart"
+        }
+        // No call into the MQTT client held the loop for a frame (16.7 ms) through the outage and the reconnect. Missed vblanks are printed, not asserted: on a shared, loaded machine the renderer misses some
+        // whatever MQTT does.
+        let hold = try XCTUnwrap(state["mqtt_longest_loop_hold_ms"] as? Double, "\(state)")
+        XCTAssertLessThan(hold, 16, "the longest MQTT call held the loop \(hold) ms")
+        let missedAfter = try daemon.result("stats")["missed_vblanks"] as? Int ?? 0
+        print("broker restart: missed vblanks \(missedBefore) before, \(missedAfter) after; longest MQTT call \(hold) ms")
+    }
+
+    func testABrokerWithAPasswordFile() throws {
+        let secured = try MosquittoBroker(credentials: ("kiosk", "s3cret pass"))
+        let passwordFile = secured.directory + "/kiosk.password"
+        try "s3cret pass\n".write(toFile: passwordFile, atomically: true, encoding: .utf8)
+        let daemon = try startKiosk("username: kiosk\npassword_file: \(passwordFile)\n", broker: secured)
+        try secured.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
+        let replies = try secured.subscribe(["\(prefix)/reply"])
+        try secured.publish("\(prefix)/cmd", #"{"id": "pw", "cmd": "ping"}"#)
+        XCTAssertEqual(try replies.waitForJSON(on: "\(prefix)/reply")[0]["id"] as? String, "pw")
+        XCTAssertEqual(daemon.stop().status, 0)
+    }
+
+    func testTLSWithATestCAAndAClientCertificate() throws {
+        let secured = try MosquittoBroker(tls: true)
+        let files = try XCTUnwrap(secured.certificates)
+        let daemon = try startKiosk("ca_file: \(files.caFile)\ncert_file: \(files.clientCertFile)\nkey_file: \(files.clientKeyFile)\n",
+                                    broker: secured)
+        let topics = try secured.subscribe(["\(prefix)/status", "\(prefix)/reply"])
+        try topics.waitFor(on: "\(prefix)/status") { $0 == "online" }
+        try secured.publish("\(prefix)/cmd", #"{"id": "tls", "cmd": "version"}"#)
+        XCTAssertEqual(try topics.waitForJSON(on: "\(prefix)/reply")[0]["id"] as? String, "tls")
+        XCTAssertEqual(daemon.stop().status, 0)
+        try topics.waitFor(on: "\(prefix)/status") { $0 == "offline" }
+    }
+
+    func testAnInvalidMQTTConfigStopsKioskdWithLocatedErrors() throws {
+        let config = broker.directory + "/bad.yaml"
+        try "url: tcp://127.0.0.1:1\nallow: [ping, nonsense]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let result = try KioskdProcess.run(["run", "--backend", "headless", "--socket", broker.directory + "/c.sock", "--mqtt-config", config], timeout: 60)
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("\(config):1:6: mqtt.url: 'tcp://127.0.0.1:1' must start with mqtt:// or mqtts://"), result.stderr)
+
+        try "url: mqtt://127.0.0.1:1\nallow: [ping, nonsense]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let unknown = try KioskdProcess.run(["run", "--backend", "headless", "--socket", broker.directory + "/c.sock", "--mqtt-config", config], timeout: 60)
+        XCTAssertNotEqual(unknown.status, 0)
+        XCTAssertTrue(unknown.stderr.contains("mqtt.allow: unknown command 'nonsense'"), unknown.stderr)
+    }
+
+    func testAnMQTT5ResponseTopicGetsTheReplyWithItsCorrelationData() throws {
+        _ = try startKiosk()
+        try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
+        let replies = try broker.subscribe(["\(prefix)/reply"])
+        let responseTopic = "clients/\(UUID().uuidString)/response"
+        let responses = try broker.subscribe([responseTopic], showCorrelationData: true)
+        try broker.publish("\(prefix)/cmd", #"{"id": "rr", "cmd": "data.get", "args": {"keys": ["label"]}}"#,
+                           responseTopic: responseTopic, correlationData: "req-42")
+        let line = try responses.waitFor(on: responseTopic)[0]
+        XCTAssertTrue(line.hasPrefix("req-42 "), "the correlation data comes back: \(line)")
+        let reply = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.dropFirst(7).utf8)) as? [String: Any], line)
+        XCTAssertEqual(reply["id"] as? String, "rr")
+        XCTAssertEqual((reply["result"] as? [String: Any])?["values"] as? [String: String], ["label": "none"])
+        // Not also on <prefix>/reply: a later plain request's reply is the next one there.
+        try broker.publish("\(prefix)/cmd", #"{"id": "plain", "cmd": "ping"}"#)
+        XCTAssertEqual(try replies.waitForJSON(on: "\(prefix)/reply")[0]["id"] as? String, "plain")
+    }
+
+    func testAScreenshotRequestPublishesPNGBytes() throws {
+        _ = try startKiosk()
+        try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
+        try broker.publish("\(prefix)/screenshot/request", "")
+        let png = try broker.firstMessage(on: "\(prefix)/screenshot")
+        XCTAssertEqual(Array(png.prefix(8)), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "PNG signature")
+        // The IHDR chunk holds the mode's size.
+        XCTAssertEqual(Array(png[16..<24]), [0, 0, 0x01, 0x40, 0, 0, 0, 0xF0], "320x240")
+    }
+
+    private func screenshot(_ daemon: ControlledKioskd) throws -> Data {
+        try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(try daemon.result("screenshot")["png_base64"] as? String)))
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import KioskTestSupport
+import XCTest
+
+/// The MQTT drop-in: it verifies with the shipped unit, it opens exactly the network (and nothing more), and the
+/// unit without it stays network-free.
+final class FleetUnitTests: XCTestCase {
+    private var repository: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    func testTheMQTTDropInVerifiesAndOnlyOpensTheNetwork() throws {
+        let units = repository.appendingPathComponent("systemd")
+        let service = try String(contentsOf: units.appendingPathComponent("kioskd.service"), encoding: .utf8)
+        XCTAssertTrue(service.contains("\nPrivateNetwork=yes\n") && service.contains("\nRestrictAddressFamilies=AF_UNIX\n"),
+                      "the default unit stays network-free")
+        let dropIn = try String(contentsOf: units.appendingPathComponent("kioskd-mqtt.conf"), encoding: .utf8)
+        let settings = dropIn.split(separator: "\n").filter { !$0.hasPrefix("#") && $0.contains("=") }.map(String.init)
+        XCTAssertEqual(settings, ["PrivateNetwork=no", "RestrictAddressFamilies=AF_INET AF_INET6", "ExecStart=",
+                                  "ExecStart=/usr/local/bin/kioskd run --socket-group kioskd --mqtt-config /etc/kioskd/mqtt.yaml"])
+
+        let dir = try KioskdProcess.scratchDirectory("systemd-mqtt-units")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("kioskd.service.d"), withIntermediateDirectories: true)
+        let built = { (text: String) in text.replacingOccurrences(of: "/usr/local/bin/kioskd", with: KioskdProcess.kioskdPath) }
+        try built(service).write(to: dir.appendingPathComponent("kioskd.service"), atomically: true, encoding: .utf8)
+        try String(contentsOf: units.appendingPathComponent("kioskd.socket"), encoding: .utf8)
+            .write(to: dir.appendingPathComponent("kioskd.socket"), atomically: true, encoding: .utf8)
+        let dropInPath = dir.appendingPathComponent("kioskd.service.d/mqtt.conf")
+        try built(dropIn).write(to: dropInPath, atomically: true, encoding: .utf8)
+        let verify = { try runTool("/usr/bin/systemd-analyze", ["verify", "--man=no", dir.appendingPathComponent("kioskd.socket").path,
+                                                                  dir.appendingPathComponent("kioskd.service").path]) }
+        let result = try verify()
+        XCTAssertEqual(result.status, 0, result.text)
+        XCTAssertEqual(result.text, "", "no warnings")
+        // The drop-in is really read: a bad value in it is reported.
+        try built(dropIn).replacingOccurrences(of: "PrivateNetwork=no", with: "PrivateNetwork=nope")
+            .write(to: dropInPath, atomically: true, encoding: .utf8)
+        XCTAssertTrue(try verify().text.contains("mqtt.conf:6: Failed to parse boolean value"), "the drop-in was not read")
+    }
+}
