@@ -1,0 +1,1 @@
+// KioskFleet: kioskd in a fleet: one MQTT client on the main loop that publishes status and state, answers commands through the control socket's registry, feeds data sources and announces itself to Home Assistant.
