@@ -95,7 +95,16 @@ final class FramePacingTests: XCTestCase {
         XCTAssertEqual(after.framesComposed - before.framesComposed, 10)
         XCTAssertEqual(after.framesPresented - before.framesPresented, 10)
         // Per second: the timer, the flip, and on a worker the render's completion; the tenth flip is still in flight.
-        XCTAssertEqual(after.loopWakeups - before.loopWakeups, 10 * wakeupsPerTick - 1)
+        // On real worker threads one more wake-up in the ten seconds can happen (seen once in several
+        // ThreadSanitizer runs: 30 for 29), when a completion's wake-up and the loop's turn cross; never one per
+        // vblank, which is what this guards against (that would be hundreds).
+        let wakeups = after.loopWakeups - before.loopWakeups
+        let expected = 10 * wakeupsPerTick - 1
+        if async {
+            XCTAssertTrue((expected...(expected + 1)).contains(wakeups), "\(wakeups) wake-ups, expected \(expected) (or one more)")
+        } else {
+            XCTAssertEqual(wakeups, expected)
+        }
         XCTAssertEqual(after.renderMs["clock"]?.count, 10)
 
         // The last second's frame is still flipping; once it lands, only the clock's own timer is left.
