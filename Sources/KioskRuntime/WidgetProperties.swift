@@ -20,7 +20,7 @@ enum WidgetProperties {
         case .text: ["text", "align"]
         case .ticker: ["text", "speed"]
         case .qrcode: ["text"]
-        case .button: ["label", "enabled", "state"]
+        case .button: ["label", "disabled", "enabled", "state"]
         case .image: ["path", "fit"]
         case .clock: ["format", "timezone"]
         case .progress: ["value"]
@@ -58,6 +58,7 @@ enum WidgetProperties {
         case .button(let b):
             p["label"] = .string(source(of: b.label))
             p["enabled"] = .bool(b.enabled)
+            p["disabled"] = .bool(!b.enabled)
             p["state"] = .string(b.enabled ? node.buttonState.rawValue : "disabled")
         case .image(let i):
             p["path"] = .string(i.path)
@@ -104,6 +105,9 @@ enum WidgetProperties {
         let allowed = settable(type)
         var change = Change()
         guard !properties.isEmpty else { throw StageError(.invalidArgument, "props: give at least one property") }
+        if properties["disabled"] != nil, properties["enabled"] != nil {
+            throw StageError(.invalidArgument, "props.enabled: give 'disabled' or 'enabled', not both")
+        }
         for (name, value) in properties.sorted(by: { $0.key < $1.key }) {
             guard allowed.contains(name) else {
                 throw StageError(.invalidArgument, "props.\(name): a \(type.rawValue) widget has no settable property '\(name)' (settable: \(allowed.joined(separator: ", ")))")
@@ -158,9 +162,10 @@ enum WidgetProperties {
             case "speed":
                 guard case .number(let v) = value, v >= 0 else { throw bad("pixels per second (a number of at least 0)") }
                 change.edits.append { if case .ticker(var t) = $0.widget.content { t.speed = v; $0.widget.content = .ticker(t) } }
-            case "enabled":
+            case "enabled", "disabled":
                 guard case .bool(let v) = value else { throw bad("true or false") }
-                change.edits.append { if case .button(var b) = $0.widget.content { b.enabled = v; $0.widget.content = .button(b) } }
+                let enabled = name == "enabled" ? v : !v
+                change.edits.append { if case .button(var b) = $0.widget.content { b.enabled = enabled; $0.widget.content = .button(b) } }
             case "state":
                 guard case .string(let s) = value, let state = ButtonProperties.State(rawValue: s) else { throw bad("normal, pressed or disabled") }
                 change.edits.append { $0.buttonState = state }

@@ -43,7 +43,7 @@ final class SceneDecoder: DocumentDecoder {
         .progress: ["value"],
         .qrcode: ["text"],
         .sparkline: ["bind", "capacity"],
-        .button: ["label", "states", "enabled"],
+        .button: ["label", "states", "disabled", "enabled"],
         .row: ["spacing", "padding", "align", "children"],
         .column: ["spacing", "padding", "align", "children"],
         .stack: ["children"],
@@ -267,7 +267,7 @@ final class SceneDecoder: DocumentDecoder {
             if let bind, let capacity { content = .sparkline(SparklineProperties(bind: bind, capacity: capacity)) } else { content = nil }
         case .button:
             let label = template("label")
-            let enabled = f["enabled"].map { bool($0.value, key("enabled")) } ?? true
+            let enabled = buttonEnabled(f, key)
             let states = f["states"].map { buttonStates($0.value, key("states")) } ?? [:]
             if let label, let enabled, let states { content = .button(ButtonProperties(label: label, states: states, enabled: enabled)) } else { content = nil }
         case .row, .column:
@@ -286,6 +286,17 @@ final class SceneDecoder: DocumentDecoder {
         guard let content, f["on_press"] == nil || onPress != nil else { return nil }
         return Widget(id: id, content: content, frame: frame, grow: grow, style: style, onChange: onChange, location: location(node),
                       onPress: onPress)
+    }
+
+    /// Whether a button takes presses: `disabled: true` turns it off; `enabled: false` says the same and stays
+    /// accepted. Giving both is an error: they could disagree. nil after an error.
+    func buttonEnabled(_ f: [String: (key: Node, value: Node)], _ key: (String) -> String) -> Bool? {
+        if f["disabled"] != nil, let enabled = f["enabled"] {
+            error(enabled.key, key("enabled"), "give 'disabled' or 'enabled', not both")
+            return nil
+        }
+        if let disabled = f["disabled"] { return bool(disabled.value, key("disabled")).map { !$0 } }
+        return f["enabled"].map { bool($0.value, key("enabled")) } ?? true
     }
 
     func buttonStates(_ node: Node, _ path: String) -> [ButtonProperties.State: Style]? {

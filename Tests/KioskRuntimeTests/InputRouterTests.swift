@@ -14,7 +14,7 @@ final class InputRouterTests: XCTestCase {
             widgets:
               - {id: start, type: button, label: Start, x: 20, y: 20, width: 200, height: 100, background: "#4080c0", on_press: {emit: start_pump}}
               - {id: stop, type: button, label: Stop, x: 240, y: 20, width: 200, height: 100, background: "#c04040", on_press: {data: {state: stopped}}}
-              - {id: reset, type: button, label: Reset, x: 460, y: 20, width: 200, height: 100, enabled: false, background: "#808080"}
+              - {id: reset, type: button, label: Reset, x: 460, y: 20, width: 200, height: 100, disabled: true, background: "#808080"}
               - {id: next, type: panel, x: 20, y: 300, width: 200, height: 100, background: "#208020", on_press: {page: second, transition: cut}}
               - {id: label, type: text, text: "{state}", x: 300, y: 300, width: 200, height: 60}
           - name: second

@@ -62,6 +62,30 @@ final class PressActionSceneTests: XCTestCase {
                       "4:59: pages[0].widgets[0].on_press.data.bad key: 'bad key' is not a binding key")
     }
 
+    /// `disabled: true` turns a button off; `enabled: false`, the older spelling, says the same.
+    func testDisabledButtons() throws {
+        let text = """
+            widgets:
+              - {id: a, type: button, label: A, disabled: true}
+              - {id: b, type: button, label: B, enabled: false}
+              - {id: c, type: button, label: C, disabled: false}
+              - {id: d, type: button, label: D}
+            """
+        let loaded = try SceneLoader.parse(data: Data(text.utf8), file: "disabled.yaml", baseDirectory: "/tmp")
+        let enabled = loaded.scene.allWidgets.compactMap { w -> String? in
+            guard case .button(let b) = w.content else { return nil }
+            return "\(w.id ?? "?")=\(b.enabled)"
+        }
+        XCTAssertEqual(enabled, ["a=false", "b=false", "c=true", "d=true"])
+    }
+
+    func testDisabledAndEnabledTogetherAreAnError() throws {
+        assertOneLine(try check(["- {id: a, type: button, label: A, disabled: true, enabled: true}"]),
+                      "4:57: pages[0].widgets[0].enabled: give 'disabled' or 'enabled', not both")
+        assertOneLine(try check(["- {id: a, type: button, label: A, disabled: 1}"]),
+                      "4:51: pages[0].widgets[0].disabled: expected true or false")
+    }
+
     func testAScalarIsNotAnAction() throws {
         assertOneLine(try check(["- {id: a, type: button, label: A, on_press: start}"]),
                       "4:51: pages[0].widgets[0].on_press: expected an action: {page: NAME, transition: ...}, {data: {key: value}} or {emit: NAME}")
