@@ -1,5 +1,7 @@
-/// When an idle screen dims and blanks: the `idle` settings (`dim_after`, `dim_level`, `blank_after`). A plain
-/// value, checked by `validated()`.
+import Foundation
+
+/// When an idle screen dims and blanks: the `idle` settings (`dim_after`, `dim_level`, `blank_after`, `schedule`).
+/// A plain value, checked by `validated()`.
 public struct IdleSettings: Sendable, Equatable {
     /// Seconds without input before the backlight dims; nil never dims.
     public var dimAfter: Double?
@@ -7,15 +9,24 @@ public struct IdleSettings: Sendable, Equatable {
     public var dimLevel: Double
     /// Seconds without input before the output blanks; nil never blanks.
     public var blankAfter: Double?
+    /// When the screen is off by the clock; nil (or no entries): never.
+    public var schedule: ScreenSchedule?
 
-    public init(dimAfter: Double? = nil, dimLevel: Double = 0.2, blankAfter: Double? = nil) {
+    public init(dimAfter: Double? = nil, dimLevel: Double = 0.2, blankAfter: Double? = nil, schedule: ScreenSchedule? = nil) {
         self.dimAfter = dimAfter
         self.dimLevel = dimLevel
         self.blankAfter = blankAfter
+        self.schedule = schedule
     }
 
     /// Whether any of it is on.
-    public var isEnabled: Bool { dimAfter != nil || blankAfter != nil }
+    public var isEnabled: Bool { dimAfter != nil || blankAfter != nil || hasSchedule }
+
+    var hasSchedule: Bool { !(schedule?.entries.isEmpty ?? true) }
+
+    /// Seconds a screen woken by input inside a scheduled off time stays lit without further input, when
+    /// `blank_after` does not say.
+    public static let scheduledOffRelight = 60.0
 
     /// The settings, or an error naming the value that cannot work.
     public func validated() throws(IdleSettingsError) -> IdleSettings {
@@ -41,7 +52,11 @@ public enum ScreenIdleState: String, Sendable, Equatable {
 }
 
 /// Counts idle time on the loop's clock and moves the screen from active to dimmed to blanked; any user input
-/// makes it active again. `noteActivity()` answers whether that input woke the screen, so the caller can swallow
+/// makes it active again. With a schedule, the screen also blanks when an off time begins and lights when it ends;
+/// input inside an off time wakes it as it would an idle blank, and it blanks again after `blank_after` (else
+/// `IdleSettings.scheduledOffRelight` seconds) without input. The timetable is read on the wall clock
+/// (`wallClock`), checked at each change and at least every minute, so a clock set late (NTP at boot) or a
+/// suspend is caught up within a minute. `noteActivity()` answers whether that input woke the screen, so the caller can swallow
 /// it: the touch that wakes a dark screen must not press whatever is under the finger. What dimming and blanking
 /// do is the caller's (`onChange`): the monitor only decides when.
 ///
@@ -53,18 +68,33 @@ public final class IdleMonitor {
     /// Called with the old and the new state and the reason (`idle`, `input`, or the caller's own in `wake`).
     public var onChange: ((_ from: ScreenIdleState, _ to: ScreenIdleState, _ reason: String) -> Void)?
 
+    /// Whether the schedule has the screen off now.
+    public private(set) var isScheduledOff = false
+
     private let loop: MainLoop
+    private let wallClock: () -> Date
     private var lastActivity: MonotonicInstant
     private var timer: TimerHandle?
+    private var scheduleTimer: TimerHandle?
 
-    public init(loop: MainLoop, settings: IdleSettings) {
+    /// `wallClock` is read for the schedule only (tests give one that follows the manual loop's clock).
+    public init(loop: MainLoop, settings: IdleSettings, wallClock: @escaping () -> Date = { Date() }) {
         self.loop = loop
         self.settings = settings
+        self.wallClock = wallClock
         lastActivity = loop.now
         arm()
+        // The first look at the timetable is on the loop's first turn, after the caller has set `onChange`.
+        if settings.hasSchedule { scheduleTimer = loop.addTimer(at: loop.now) { [weak self] in self?.scheduleFired() } }
     }
 
-    deinit { timer?.cancel() }
+    deinit {
+        timer?.cancel()
+        scheduleTimer?.cancel()
+    }
+
+    /// Longest wait between two looks at the wall clock.
+    static let scheduleCheckInterval = 60.0
 
     /// Seconds since the last input.
     public var idleSeconds: Double { Double((loop.now - lastActivity).nanosecondsClamped) / 1e9 }
@@ -95,10 +125,15 @@ public final class IdleMonitor {
         arm()
     }
 
+    /// Seconds without input before blanking now: inside a scheduled off time, never longer than a minute.
+    private var blankAfter: Double? {
+        isScheduledOff ? settings.blankAfter ?? IdleSettings.scheduledOffRelight : settings.blankAfter
+    }
+
     /// The state the idle time calls for.
     private func dueState() -> ScreenIdleState {
         let idle = idleSeconds
-        if let blank = settings.blankAfter, idle >= blank { return .blanked }
+        if let blank = blankAfter, idle >= blank { return .blanked }
         if let dim = settings.dimAfter, idle >= dim { return .dimmed }
         return .active
     }
@@ -106,8 +141,8 @@ public final class IdleMonitor {
     /// The next deadline after which the state changes without input, from the last input.
     private func nextDeadline() -> MonotonicInstant? {
         let steps: [Double] = switch state {
-        case .active: [settings.dimAfter, settings.blankAfter].compactMap { $0 }
-        case .dimmed: [settings.blankAfter].compactMap { $0 }
+        case .active: [settings.dimAfter, blankAfter].compactMap { $0 }
+        case .dimmed: [blankAfter].compactMap { $0 }
         case .blanked: []
         }
         guard let seconds = steps.min() else { return nil }
@@ -130,6 +165,23 @@ public final class IdleMonitor {
         let due = dueState()
         if due != state, due != .active { change(to: due, reason: "idle") }
         arm()
+    }
+
+    private func scheduleFired() {
+        scheduleTimer = nil
+        guard let schedule = settings.schedule else { return }
+        let now = wallClock()
+        let off = schedule.isOff(at: now)
+        if off != isScheduledOff {
+            isScheduledOff = off
+            if off { blank(reason: "schedule") } else { wake(reason: "schedule") }
+        }
+        var wait = Self.scheduleCheckInterval
+        if let next = schedule.nextChange(after: now) { wait = min(wait, next.timeIntervalSince(now)) }
+        // A millisecond past the change, so the look after it sees the new state.
+        scheduleTimer = loop.addTimer(at: loop.now + .nanoseconds(Int64((max(wait, 0) + 0.001) * 1e9))) { [weak self] in
+            self?.scheduleFired()
+        }
     }
 
     private func change(to new: ScreenIdleState, reason: String) {
