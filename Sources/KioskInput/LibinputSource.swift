@@ -33,13 +33,13 @@ public struct InputError: Error, Sendable, Equatable, CustomStringConvertible {
 /// observers run. The libinput and udev contexts are owned here and freed in `deinit`; nothing of C leaves.
 ///
 /// Calibration: libinput applies a touchscreen's `LIBINPUT_CALIBRATION_MATRIX` udev property by itself; a matrix
-/// given here replaces it on every device that supports calibration, through libinput's calibration API, as
-/// each device is added. Absolute positions leave normalized to 0...1 (`DevicePosition`).
+/// the rules give a device (its `input.map` entry's, else `input.calibration`) replaces it, through libinput's
+/// calibration API, as the device is added, on every device that supports calibration. Absolute positions leave normalized to 0...1 (`DevicePosition`).
 ///
 /// Lives on the main thread with its loop.
 public final class LibinputSource {
     public let backend: InputBackend
-    public let calibration: CalibrationMatrix?
+    public let rules: InputDeviceRules
     /// Every event, in order. Set it before `start()`.
     public var onEvent: ((InputEvent) -> Void)?
     /// The devices present now, by event node name (`event3`).
@@ -54,10 +54,10 @@ public final class LibinputSource {
     ///
     /// - Throws: `InputError` when libinput cannot start: no udev, the seat cannot be assigned, a path given
     ///   cannot be opened (naming it and the errno).
-    public init(loop: MainLoop, backend: InputBackend, calibration: CalibrationMatrix? = nil) throws(InputError) {
+    public init(loop: MainLoop, backend: InputBackend, rules: InputDeviceRules = InputDeviceRules()) throws(InputError) {
         self.loop = loop
         self.backend = backend
-        self.calibration = calibration
+        self.rules = rules
         switch backend {
         case .seat(let seat):
             guard let udev = udev_new() else { throw InputError("udev: cannot create a context: \(errnoDescription(errno))") }
@@ -188,7 +188,8 @@ public final class LibinputSource {
 
     /// Applies the configured calibration where libinput supports it for the device.
     private func configure(_ device: OpaquePointer, _ info: InputDeviceInfo) {
-        guard let calibration, libinput_device_config_calibration_has_matrix(device) != 0 else { return }
+        guard let calibration = rules.calibration(forDevice: info.name),
+              libinput_device_config_calibration_has_matrix(device) != 0 else { return }
         let matrix = calibration.values.map(Float.init)
         let status = matrix.withUnsafeBufferPointer { libinput_device_config_calibration_set_matrix(device, $0.baseAddress) }
         if status == LIBINPUT_CONFIG_STATUS_SUCCESS {

@@ -1,7 +1,8 @@
 import KioskCore
 
 /// kioskd's configuration file (`/etc/kioskd/kioskd.yaml`): one key per `kioskd run` option, the control socket
-/// in its own section, and the sections later capabilities fill in (input, outputs, idle, mqtt). Every value is
+/// in its own section, input devices and screen power in theirs, and the sections later capabilities fill in
+/// (outputs, mqtt). Every value is
 /// optional: a key left out keeps the option's default, and an option given on the command line overrides the
 /// key. Relative paths are already resolved against the file's folder. An immutable value; any thread.
 public struct KioskConfig: Sendable, Equatable {
@@ -46,6 +47,8 @@ public struct KioskConfig: Sendable, Equatable {
     public var fpsOverlay: Bool?
     public var logLevel: LogLevel?
     public var control = Control()
+    public var input = Input()
+    public var idle = Idle()
     /// Sections reserved for later capabilities, present in the file: their keys are accepted and not yet used.
     public var reservedSections: [String] = []
 
@@ -58,7 +61,7 @@ public struct KioskConfig: Sendable, Equatable {
 
     /// Every key the file may hold, section keys as `section.key`: the documentation lists each of these.
     public static var allKeys: [String] {
-        ConfigDecoder.topKeys.filter { $0 != "control" } + ConfigDecoder.controlKeys.map { "control." + $0 }
-            + ConfigDecoder.reservedSections
+        ConfigDecoder.topKeys.filter { !["control", "input", "idle"].contains($0) } + ConfigDecoder.controlKeys.map { "control." + $0 }
+            + ConfigDecoder.inputKeys.map { "input." + $0 } + ConfigDecoder.idleKeys.map { "idle." + $0 }
     }
 }

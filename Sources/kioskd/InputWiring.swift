@@ -5,6 +5,7 @@ import KioskCore
 import KioskDisplay
 import KioskInput
 import KioskRuntime
+import KioskScene
 import Logging
 
 /// Options of `kioskd run` for input devices and screen power.
@@ -25,7 +26,7 @@ struct InputOptions: ParsableArguments {
     var idleDimAfter: Double?
 
     @Option(help: ArgumentHelp("Dimmed brightness as a share of the normal one, 0 to 1 (default 0.2).", valueName: "level"))
-    var idleDimLevel: Double = 0.2
+    var idleDimLevel: Double?
 
     @Option(help: ArgumentHelp("Blank the output after this many seconds without input; the touch that wakes it presses nothing.", valueName: "seconds"))
     var idleBlankAfter: Double?
@@ -38,7 +39,35 @@ struct InputOptions: ParsableArguments {
         if !inputPaths.isEmpty, let seat, seat != "none" { throw ValidationError("--input and --seat \(seat) exclude each other: give devices or a seat") }
     }
 
-    var idle: IdleSettings { IdleSettings(dimAfter: idleDimAfter, dimLevel: idleDimLevel, blankAfter: idleBlankAfter) }
+    var idle: IdleSettings {
+        IdleSettings(dimAfter: idleDimAfter, dimLevel: idleDimLevel ?? 0.2, blankAfter: idleBlankAfter,
+                     schedule: schedule.isEmpty ? nil : ScreenSchedule(entries: schedule))
+    }
+
+    /// The config file's `idle.schedule` (no option gives one).
+    var schedule: [ScreenScheduleEntry] = []
+    /// The config file's `input.map`.
+    var deviceMap: [InputDeviceRule] = []
+
+    /// Only the options are parsed; `schedule` and `deviceMap` come from the config file.
+    enum CodingKeys: String, CodingKey {
+        case inputPaths, seat, calibration, idleDimAfter, idleDimLevel, idleBlankAfter, backlightDir
+    }
+
+    /// Takes what the command line left unset from the config file's `input:` and `idle:` sections. Devices or a
+    /// seat on the command line replace the file's choice as a whole.
+    mutating func fill(from config: KioskConfig) {
+        if inputPaths.isEmpty && seat == nil {
+            inputPaths = config.input.devices
+            seat = config.input.seat
+        }
+        calibration = calibration ?? config.input.calibration
+        deviceMap = config.input.map
+        idleDimAfter = idleDimAfter ?? config.idle.dimAfter
+        idleDimLevel = idleDimLevel ?? config.idle.dimLevel
+        idleBlankAfter = idleBlankAfter ?? config.idle.blankAfter
+        schedule = config.idle.schedule
+    }
 
     /// The settings these options give, for a run on `backend`; `backlight` is the board file's device.
     func settings(backend: BackendKind, backlight: String?) -> InputSettings {
@@ -49,16 +78,17 @@ struct InputOptions: ParsableArguments {
         } else {
             backend == .drm ? .seat("seat0") : nil
         }
-        return InputSettings(source: source, calibration: calibration, idle: idle,
+        return InputSettings(source: source, devices: InputDeviceRules(rules: deviceMap, calibration: calibration), idle: idle,
                              backlightDirectory: backlightDir ?? Backlight.systemClassDirectory, backlightName: backlight)
     }
 }
 
-/// Input and screen-power settings, whatever gave them (options now, the config file later). A plain value.
+/// Input and screen-power settings, from the options over the config file. A plain value.
 struct InputSettings: Equatable {
     /// nil: no input devices.
     var source: InputBackend?
-    var calibration: CalibrationMatrix?
+    /// Per device output and calibration, and the calibration for the rest.
+    var devices: InputDeviceRules
     var idle: IdleSettings
     var backlightDirectory: String
     /// The backlight device named by the board file; nil takes the first one present.
@@ -82,8 +112,14 @@ final class InputWiring {
         self.engine = stage.engine
         self.control = control
         self.logger = logger
-        let mapping = InputMapping(panel: display.info.mode.size, rotation: rotation, calibration: settings.calibration,
+        let mapping = InputMapping(panel: display.info.mode.size, rotation: rotation, calibration: settings.devices.calibration,
                                    output: display.info.connector)
+        // One output for now: a device mapped to another connector still drives this one, and the log says so.
+        for rule in settings.devices.rules {
+            if let output = rule.output, output != display.info.connector {
+                logger.warning("input.map: devices '\(rule.device)' belong to \(output), which is not driven here; they drive \(display.info.connector)")
+            }
+        }
         idle = settings.idle.isEnabled ? IdleMonitor(loop: stage.engine.loop, settings: settings.idle) : nil
         var backlight: Backlight?
         if settings.idle.dimAfter != nil {
@@ -96,12 +132,13 @@ final class InputWiring {
         }
         self.backlight = backlight
         router = InputRouter(stage: stage, mapping: mapping, idle: idle)
+        router.deviceRules = settings.devices
         var source: LibinputSource?
         if let backend = settings.source {
             do {
-                let opened = try LibinputSource(loop: stage.engine.loop, backend: backend, calibration: settings.calibration)
+                let opened = try LibinputSource(loop: stage.engine.loop, backend: backend, rules: settings.devices)
                 source = opened
-                logger.info("input: \(backend)\(settings.calibration.map { ", calibration \($0)" } ?? "")")
+                logger.info("input: \(backend)\(settings.devices.calibration.map { ", calibration \($0)" } ?? "")")
             } catch {
                 logger.error("input: \(error); running without input")
             }
@@ -132,6 +169,7 @@ final class InputWiring {
         return ["input": input, "idle": [
             "state": .string(idle.state.rawValue),
             "enabled": true,
+            "scheduled_off": .bool(idle.isScheduledOff),
             "idle_seconds": .double((idle.idleSeconds * 1000).rounded() / 1000),
             "backlight": backlight.map { .string($0.path) } ?? .null,
         ]]

@@ -34,6 +34,7 @@ extension RunCommand {
         // else (the config file, /etc/kioskd/scene.yaml) kioskd is a kiosk, and a kiosk never goes black.
         if merged.keepGoing == nil { merged.keepGoing = scene == nil }
         try merged.validate()
+        try merged.input.validate()
         return (merged, warnings)
     }
 
@@ -66,6 +67,7 @@ extension RunCommand {
         control.allowUIDs += config.control.allowUIDs
         control.allowGIDs += config.control.allowGIDs
         control.screenshotDir = control.screenshotDir ?? config.control.screenshotDirectory
+        input.fill(from: config)
     }
 
     /// With `--keep-going`, what shows a scene that cannot be shown: the diagnostic page.

@@ -25,6 +25,8 @@ public struct InputReport: Sendable, Equatable {
 public final class InputRouter {
     public let stage: SceneStage
     public var mapping: InputMapping
+    /// Per-device calibration (`input.map`): applied to absolute pointers, which libinput does not calibrate.
+    public var deviceRules = InputDeviceRules()
     public let idle: IdleMonitor?
     public var onReport: ((InputReport) -> Void)?
     /// Contacts and keys swallowed because their down woke the screen, until they go up.
@@ -74,7 +76,9 @@ public final class InputRouter {
                             min(max(pointerPanel.y + dy, 0), Double(mapping.panel.height)))
             pointerMoved(time: time)
         case .pointerMotionAbsolute(let position):
-            pointerPanel = mapping.panelPoint(position)
+            var deviceMapping = mapping
+            if let calibration = deviceRules.calibration(forDevice: event.device) { deviceMapping.calibration = calibration }
+            pointerPanel = deviceMapping.panelPoint(position)
             pointerMoved(time: time)
         case .pointerButton(let code, let pressed):
             guard code == Self.leftButton else { return }
