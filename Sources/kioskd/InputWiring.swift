@@ -133,6 +133,7 @@ final class InputWiring {
         self.backlight = backlight
         router = InputRouter(stage: stage, mapping: mapping, idle: idle)
         router.deviceRules = settings.devices
+        router.cursorHideAfter = PointerCursor.defaultHideAfter
         var source: LibinputSource?
         if let backend = settings.source {
             do {

@@ -4,12 +4,12 @@ extension Layer {
     /// The topmost layer whose bounds contain the point (`x`, `y`), given in the coordinates of this layer's parent
     /// (for an engine's root layer: the screen's scene coordinates). Children are searched before their parent,
     /// front to back (highest `zPosition` first, then the last added), through each layer's frame and transform.
-    /// A hidden layer, a fully transparent one (opacity 0, its own or inherited) and a transaction group that has
-    /// not shown its first batch are skipped with their subtrees, as the compositor leaves them out. A layer that
+    /// A hidden layer, a fully transparent one (opacity 0, its own or inherited), one that is not hit-testable and
+    /// a transaction group that has not shown its first batch are skipped with their subtrees, as the compositor leaves them out. A layer that
     /// clips to its bounds hides the parts of its subtree outside them. A layer is hit wherever its bounds are,
     /// painted or not, as a view is in UIKit. Nil when no layer is there.
     public func hitTest(x: Double, y: Double) -> Layer? {
-        guard !isHidden, opacity > 0, !(host?.isAwaitingFirstBatch(self) ?? false) else { return nil }
+        guard !isHidden, isHitTestable, opacity > 0, !(host?.isAwaitingFirstBatch(self) ?? false) else { return nil }
         guard let toLocal = ScreenMapping.identity.appending(self).transform.invertedIfPossible else { return nil }
         let local = toLocal.apply(x: x, y: y)
         let inside = local.x >= 0 && local.y >= 0 && local.x < Double(frame.width) && local.y < Double(frame.height)

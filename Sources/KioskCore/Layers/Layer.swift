@@ -49,6 +49,10 @@ public final class Layer {
         didSet { if isHidden != oldValue { geometryChanged() } }
     }
 
+    /// False leaves the layer and its subtree out of hit-testing while it is still drawn (the pointer's cursor,
+    /// which is always under the pointer).
+    public var isHitTestable = true
+
     /// Children (and the layer's own content) are cut to the layer's bounds, as with CALayer's `masksToBounds`. The
     /// bounds as they land on the screen: for a rotated layer, their axis-aligned bounding box.
     public var clipsToBounds = false {

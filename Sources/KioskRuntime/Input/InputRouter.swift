@@ -28,6 +28,11 @@ public final class InputRouter {
     /// Per-device calibration (`input.map`): applied to absolute pointers, which libinput does not calibrate.
     public var deviceRules = InputDeviceRules()
     public let idle: IdleMonitor?
+    /// Seconds the cursor stays after the pointer last moved; nil: no cursor. The cursor is made when a pointer
+    /// device first moves, so a touch-only kiosk never has one.
+    public var cursorHideAfter: Double?
+    /// The composited cursor, once a pointer has moved.
+    public private(set) var cursor: PointerCursor?
     public var onReport: ((InputReport) -> Void)?
     /// Contacts and keys swallowed because their down woke the screen, until they go up.
     public private(set) var swallowedCount = 0
@@ -59,6 +64,7 @@ public final class InputRouter {
         let time = event.timeMicroseconds
         switch event.kind {
         case .touchDown(let slot, let position):
+            cursor?.hide()
             let point = mapping.scenePoint(position)
             if woke { swallow(.touch(slot: slot)); return }
             contactDown(.touch(slot: slot), at: point, time: time)
@@ -81,6 +87,7 @@ public final class InputRouter {
             pointerPanel = deviceMapping.panelPoint(position)
             pointerMoved(time: time)
         case .pointerButton(let code, let pressed):
+            cursor?.show(at: pointerScene)
             guard code == Self.leftButton else { return }
             if pressed {
                 if woke { swallow(.pointer); return }
@@ -130,6 +137,8 @@ public final class InputRouter {
     }
 
     private func pointerMoved(time: UInt64) {
+        if cursor == nil, let cursorHideAfter { cursor = PointerCursor(engine: stage.engine, hideAfter: cursorHideAfter) }
+        cursor?.show(at: pointerScene)
         contactMoved(.pointer, to: pointerScene, time: time)
     }
 
