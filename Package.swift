@@ -119,6 +119,6 @@ let package = Package(
             exclude: ["Golden"]
         ),
         .testTarget(name: "KioskEngineTests", dependencies: ["KioskCore", "KioskDisplay", "KioskTestSupport"]),
-        .testTarget(name: "DRMTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskCore", "KioskDisplay", "KioskRender", "CDRM", "KioskTestSupport"]),
+        .testTarget(name: "DRMTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskCore", "KioskDisplay", "KioskRender", "KioskInput", "KioskBench", "CDRM", "KioskTestSupport"]),
     ]
 )

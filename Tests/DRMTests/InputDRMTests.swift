@@ -11,8 +11,8 @@ final class InputDRMTests: XCTestCase {
     override func setUpWithError() throws { try InputTestEnvironment.prepare() }
 
     /// kioskd on the vkms output showing the HMI scene, with its input events and power changes subscribed.
-    func launch(_ extra: [String] = []) throws -> (ControlledKioskd, ControlEventStream) {
-        let daemon = try ControlledKioskd(["run", "--backend", "drm", "--scene", InputTestEnvironment.hmiScene] + extra, readyTimeout: 120)
+    func launch(_ extra: [String] = [], scene: String = InputTestEnvironment.hmiScene) throws -> (ControlledKioskd, ControlEventStream) {
+        let daemon = try ControlledKioskd(["run", "--backend", "drm", "--scene", scene] + extra, readyTimeout: 120)
         let events = try ControlEventStream(daemon, events: ["input", "power", "scene"])
         return (daemon, events)
     }
@@ -164,6 +164,27 @@ final class InputDRMTests: XCTestCase {
         var seen: [String] = []
         try touch.tap(start.x / panel.width, start.y / panel.height)
         try waitForInput(events, "press", id: "start", seen: &seen)
+    }
+
+    /// A mouse moves the pointer by relative motion (accelerated by libinput, so the test aims at halves of the
+    /// screen, reached by running into its edges) and its left button presses what is under the pointer.
+    func testAMouseClickPressesTheButtonUnderThePointer() throws {
+        let (daemon, events) = try launch(scene: try InputTestEnvironment.halvesScene())
+        defer { XCTAssertEqual(daemon.stop().status, 0) }
+        let panel = try self.panel(events)
+        let mouse = try UInputDevice(.mouse)
+        try waitForDevices(events, [mouse.name])
+        var seen: [String] = []
+        try mouse.move(4000, 0)
+        try mouse.click()
+        let right = try waitForInput(events, "press", id: "right", seen: &seen)
+        XCTAssertEqual(right.data["x"] as? Double ?? -1, panel.width - 1, accuracy: 1, "the pointer stops at the right edge")
+        XCTAssertEqual(right.data["y"] as? Double ?? -1, panel.height / 2, accuracy: 1, "no vertical motion: still in the middle")
+        try mouse.move(-8000, 0)
+        try mouse.click()
+        let left = try waitForInput(events, "press", id: "left", seen: &seen)
+        XCTAssertEqual(left.data["x"] as? Double ?? -1, 0, accuracy: 1)
+        XCTAssertEqual(seen.filter { $0.hasPrefix("press") }, ["press right", "press left"])
     }
 
     func testTheKeyboardMovesFocusAndPresses() throws {

@@ -12,6 +12,19 @@ enum InputTestEnvironment {
 
     nonisolated(unsafe) static var udevd: Process?
 
+    /// A scene of two buttons, `left` and `right`, each half of the screen: a pointer run into an edge is on one.
+    static func halvesScene() throws -> String {
+        let path = try KioskdProcess.scratchDirectory("input-halves").appendingPathComponent("halves.yaml")
+        try """
+            size: display
+            background: "#000000"
+            widgets:
+              - {id: left, type: button, label: Left, x: 0, y: 0, width: 50%, height: 100%, background: "#2050a0", corner_radius: 0}
+              - {id: right, type: button, label: Right, x: 50%, y: 0, width: 50%, height: 100%, background: "#a05020", corner_radius: 0}
+            """.write(to: path, atomically: true, encoding: .utf8)
+        return path.path
+    }
+
     /// Fails (or, on a development host, skips) without uinput; starts udevd when none runs (the VM boots without
     /// one) and waits until it answers.
     static func prepare() throws {
@@ -66,7 +79,7 @@ enum InputTestEnvironment {
 
 /// One uinput device, alive while this object is; commands go to the helper's stdin and each waits for its `ok`.
 final class UInputDevice {
-    enum Kind: String { case multitouch = "mt", hid, keyboard }
+    enum Kind: String { case multitouch = "mt", hid, keyboard, mouse }
 
     let kind: Kind
     private let process = Process()
@@ -80,6 +93,7 @@ final class UInputDevice {
         case .multitouch: "kioskd-test ft5406 10-slot touch"
         case .hid: "kioskd-test USB HID touchscreen"
         case .keyboard: "kioskd-test keyboard"
+        case .mouse: "kioskd-test USB mouse"
         }
     }
 
@@ -106,6 +120,18 @@ final class UInputDevice {
         }
     }
 
+    /// Sends a command without waiting for its `ok`, so the caller can turn its loop meanwhile (a test that
+    /// times input must not leave libinput's descriptor unread while the helper answers); `confirm()` reads it.
+    func post(_ command: String) {
+        input.fileHandleForWriting.write(Data((command + "\n").utf8))
+    }
+
+    func confirm() throws {
+        guard reader.nextLine(deadline: Date().addingTimeInterval(20)) == "ok" else {
+            throw ControlTestError("uinput-device \(kind.rawValue): no ok")
+        }
+    }
+
     /// Unplugs the device: the helper closes it and exits.
     func remove() {
         guard process.isRunning else { return }
@@ -127,6 +153,15 @@ final class UInputDevice {
     }
 
     func up(slot: Int = 0) throws { try send("up \(slot)") }
+
+    /// Relative motion, in device counts (libinput accelerates it).
+    func move(_ dx: Int, _ dy: Int) throws { try send("rel \(dx) \(dy)") }
+
+    /// A left click.
+    func click() throws {
+        try send("press 272")
+        try send("release 272")
+    }
 
     func tap(_ u: Double, _ v: Double) throws {
         try down(u, v)

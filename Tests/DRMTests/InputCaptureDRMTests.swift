@@ -1,0 +1,50 @@
+import Foundation
+import KioskCore
+import XCTest
+
+/// What the CRTC scans out while input happens, read back through vkms's writeback connector: a button's pressed
+/// look while the finger is down, and the mouse's cursor, which hides a few seconds after the mouse stops.
+final class InputCaptureDRMTests: XCTestCase {
+    override func setUpWithError() throws { try InputTestEnvironment.prepare() }
+
+    /// The halves scene's left button: its fill, and a point on it away from its label.
+    static let leftFill: UInt32 = 0x2050a0
+
+    func testThePressedLookIsScannedOutWhileTheFingerIsDown() throws {
+        let rig = try InputRig(scene: try InputTestEnvironment.halvesScene())
+        defer { rig.stop() }
+        let touch = try UInputDevice(.multitouch)
+        rig.waitForDevice(touch.name)
+        let before = try rig.capture()
+        XCTAssertEqual(rig.pixel(before, x: 10, y: 10), Self.leftFill, "the left button's normal look")
+
+        try touch.down(0.25, 0.5)
+        rig.waitForReport("down left")
+        let pressed = rig.pixel(try rig.capture(), x: 10, y: 10)
+        XCTAssertNotEqual(pressed, Self.leftFill, "the pressed look is on the CRTC while the finger is down")
+        for shift in [16, 8, 0] {
+            XCTAssertLessThan((pressed >> shift) & 0xff, (Self.leftFill >> shift) & 0xff, "the pressed fill is darker in every channel")
+        }
+
+        try touch.up()
+        rig.waitForReport("press left")
+        XCTAssertEqual(rig.pixel(try rig.capture(), x: 10, y: 10), Self.leftFill, "the normal look again after the release")
+    }
+
+    func testTheMouseCursorIsScannedOutAndHides() throws {
+        let rig = try InputRig(scene: try InputTestEnvironment.halvesScene())
+        defer { rig.stop() }
+        let mouse = try UInputDevice(.mouse)
+        rig.waitForDevice(mouse.name)
+        // The pointer starts at the panel's centre; run it into the left edge: the arrow's tip is at (0, h/2).
+        try mouse.move(-4000, 0)
+        XCTAssertTrue(rig.loop.spin(seconds: 20) { rig.router.cursor?.isShown == true }, "the cursor never showed")
+        let y = rig.size.height / 2 + 7
+        let shown = try rig.capture()
+        XCTAssertEqual(rig.pixel(shown, x: 3, y: y), 0xffffff, "the arrow, composited over the left button")
+        XCTAssertEqual(rig.pixel(shown, x: 30, y: y), Self.leftFill, "beside it, the button")
+
+        XCTAssertTrue(rig.loop.spin(seconds: 20) { rig.router.cursor?.isShown == false }, "the cursor never hid")
+        XCTAssertEqual(rig.pixel(try rig.capture(), x: 3, y: y), Self.leftFill, "gone from the CRTC a few seconds after the last motion")
+    }
+}
