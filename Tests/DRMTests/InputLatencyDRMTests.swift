@@ -1,0 +1,57 @@
+import Foundation
+import KioskBench
+import KioskCore
+import XCTest
+
+/// The latency benchmark of issue 13, run in the VM tier: 100 taps on the HMI scene's `start` button, each from
+/// the kernel timestamp of the touch-down to the flip whose frame first shows the pressed look (`TapLatencyProbe`).
+/// Prints the figures as one JSON line (`input-latency: {...}`), every figure measured or null. Every tap must
+/// reach the screen; with KVM, p50 must be within one refresh period plus the button's render time. Under TCG the
+/// guest's clock and vblank timer run on an emulated, shared CPU (flips over 100 ms late are common there), so the
+/// figures are printed and the timing is left to a KVM run, as the VM tier checks timing by counters.
+final class InputLatencyDRMTests: XCTestCase {
+    override func setUpWithError() throws { try InputTestEnvironment.prepare() }
+
+    func testTapToPressedLookLatency() throws {
+        let rig = try InputRig(scene: InputTestEnvironment.hmiScene)
+        defer { rig.stop() }
+        let body = try XCTUnwrap(TapLatencyProbe.buttonBody("start", in: rig.engine.rootLayer), "the HMI scene's start button")
+        let probe = TapLatencyProbe(engine: rig.engine, button: body)
+        rig.onEvent = { event in
+            if case .touchDown = event.kind { probe.touchDown(kernelMicroseconds: event.timeMicroseconds) }
+        }
+        let touch = try UInputDevice(.multitouch)
+        rig.waitForDevice(touch.name)
+        let start = try rig.frame(of: "start")
+        let (x, y) = touch.units((Double(start.x) + Double(start.width) / 2) / Double(rig.size.width),
+                                 (Double(start.y) + Double(start.height) / 2) / Double(rig.size.height))
+        let taps = 100
+        for tap in 1...taps {
+            // The loop turns while the helper writes the events: nothing but the kernel's queue stands between the
+            // touch-down and kioskd's handling of it.
+            touch.post("down 0 \(x) \(y)")
+            XCTAssertTrue(rig.loop.spin(seconds: 10) { probe.shownCount == tap }, "tap \(tap): the pressed look never reached the screen")
+            try touch.confirm()
+            touch.post("up 0")
+            XCTAssertTrue(rig.loop.spin(seconds: 10) { rig.reports.filter { $0 == "press start" }.count == tap }, "tap \(tap): no press")
+            try touch.confirm()
+            XCTAssertTrue(rig.settle(), "tap \(tap): the normal look never settled")
+            guard probe.shownCount == tap else { break }
+        }
+        XCTAssertEqual(rig.reports.filter { $0 == "press start" }.count, taps, "every tap pressed start")
+        let figures = probe.figures(refresh: rig.drm.info.mode.frameDuration)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        print("input-latency: " + String(decoding: try encoder.encode(figures), as: UTF8.self))
+        XCTAssertEqual(figures.taps, taps)
+        XCTAssertEqual(figures.shown, taps)
+        XCTAssertNotNil(figures.latencyMsP50)
+        XCTAssertNotNil(figures.targetMet, "both the latency and the button's render time were measured")
+        let accel = ProcessInfo.processInfo.environment["KIOSKD_VM_ACCEL"] ?? "unknown"
+        if accel == "kvm" {
+            XCTAssertEqual(figures.targetMet, true, "p50 \(figures.latencyMsP50 ?? -1) ms within one refresh period plus the button's render time, \(figures.targetMs ?? -1) ms")
+        } else {
+            print("input-latency: the VM runs under \(accel), not KVM: target_met is reported, not asserted")
+        }
+    }
+}
