@@ -7,28 +7,33 @@ import XCTest
 final class InputCaptureDRMTests: XCTestCase {
     override func setUpWithError() throws { try InputTestEnvironment.prepare() }
 
-    /// The halves scene's left button: its fill, and a point on it away from its label.
+    /// The halves scene's left button's fill.
     static let leftFill: UInt32 = 0x2050a0
 
+    /// The HMI scene's start button, as the check names it: green, and darker green while pressed.
     func testThePressedLookIsScannedOutWhileTheFingerIsDown() throws {
-        let rig = try InputRig(scene: try InputTestEnvironment.halvesScene())
+        let rig = try InputRig(scene: InputTestEnvironment.hmiScene)
         defer { rig.stop() }
         let touch = try UInputDevice(.multitouch)
         rig.waitForDevice(touch.name)
-        let before = try rig.capture()
-        XCTAssertEqual(rig.pixel(before, x: 10, y: 10), Self.leftFill, "the left button's normal look")
+        let start = try rig.frame(of: "start")
+        // On the button's fill: across the middle, above the label.
+        let (px, py) = (start.x + start.width / 2, start.y + 10)
+        let normal: UInt32 = 0x2e7d32
+        XCTAssertEqual(rig.pixel(try rig.capture(), x: px, y: py), normal, "the start button's normal look")
 
-        try touch.down(0.25, 0.5)
-        rig.waitForReport("down left")
-        let pressed = rig.pixel(try rig.capture(), x: 10, y: 10)
-        XCTAssertNotEqual(pressed, Self.leftFill, "the pressed look is on the CRTC while the finger is down")
+        try touch.down((Double(start.x) + Double(start.width) / 2) / Double(rig.size.width),
+                       (Double(start.y) + Double(start.height) / 2) / Double(rig.size.height))
+        rig.waitForReport("down start")
+        let pressed = rig.pixel(try rig.capture(), x: px, y: py)
+        XCTAssertNotEqual(pressed, normal, "the pressed look is on the CRTC while the finger is down")
         for shift in [16, 8, 0] {
-            XCTAssertLessThan((pressed >> shift) & 0xff, (Self.leftFill >> shift) & 0xff, "the pressed fill is darker in every channel")
+            XCTAssertLessThan((pressed >> shift) & 0xff, (normal >> shift) & 0xff, "the pressed fill is darker in every channel")
         }
 
         try touch.up()
-        rig.waitForReport("press left")
-        XCTAssertEqual(rig.pixel(try rig.capture(), x: 10, y: 10), Self.leftFill, "the normal look again after the release")
+        rig.waitForReport("press start")
+        XCTAssertEqual(rig.pixel(try rig.capture(), x: px, y: py), normal, "the normal look again after the release")
     }
 
     func testTheMouseCursorIsScannedOutAndHides() throws {
