@@ -118,6 +118,29 @@ final class InputDRMTests: XCTestCase {
         try waitForInput(events, "press", id: "start", seen: &seen)
     }
 
+    /// The config file's `input.map` calibrates one device by its name: the multitouch panel gets a matrix that
+    /// swaps its axes, the HID screen keeps none.
+    func testTheConfigFilesMapCalibratesOneDevice() throws {
+        let config = try KioskdProcess.scratchDirectory("input-map").appendingPathComponent("kioskd.yaml")
+        try """
+            input:
+              map:
+                - {device: "*ft5406*", output: Virtual-1, calibration: [0, 1, 0, 1, 0, 0]}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let (daemon, events) = try launch(["--config", config.path])
+        defer { XCTAssertEqual(daemon.stop().status, 0) }
+        let panel = try self.panel(events)
+        let multitouch = try UInputDevice(.multitouch), hid = try UInputDevice(.hid)
+        try waitForDevices(events, [multitouch.name, hid.name])
+        let start = try centre(events, "start"), stop = try centre(events, "stop")
+        var seen: [String] = []
+        try multitouch.tap(start.y / panel.height, start.x / panel.width)
+        try waitForInput(events, "press", id: "start", seen: &seen)
+        try hid.tap(stop.x / panel.width, stop.y / panel.height)
+        try waitForInput(events, "press", id: "stop", seen: &seen)
+        XCTAssertEqual(seen.filter { $0.hasPrefix("press") }, ["press start", "press stop"])
+    }
+
     /// ACTIVE of the CRTC, read on a second handle on the card.
     func crtcActive() throws -> UInt64? {
         let card = try DRMCard(path: DRMCard.cardPaths()[0])
@@ -148,6 +171,39 @@ final class InputDRMTests: XCTestCase {
         try waitForInput(events, "press", id: "stop", seen: &seen)
         XCTAssertEqual(seen, ["down stop", "press stop"], "the waking tap reached no widget")
         XCTAssertEqual((try events.stats()["input"] as? [String: Any])?["swallowed"] as? Int, 1)
+    }
+
+    /// The backlight through a directory laid out as /sys/class/backlight: dimmed after idle time, and restored by
+    /// the tap that wakes the screen, which presses nothing.
+    func testTheBacklightDimsAndATapRestoresIt() throws {
+        let classDir = try KioskdProcess.scratchDirectory("input-backlight")
+        let device = classDir.appendingPathComponent("panel_backlight")
+        try FileManager.default.createDirectory(at: device, withIntermediateDirectories: true)
+        try Data("255\n".utf8).write(to: device.appendingPathComponent("max_brightness"))
+        try Data("200\n".utf8).write(to: device.appendingPathComponent("brightness"))
+        func brightness() throws -> String {
+            String(decoding: try Data(contentsOf: device.appendingPathComponent("brightness")), as: UTF8.self)
+        }
+        let (daemon, events) = try launch(["--idle-dim-after", "2", "--idle-dim-level", "0.5", "--backlight-dir", classDir.path])
+        defer { XCTAssertEqual(daemon.stop().status, 0) }
+        let panel = try self.panel(events)
+        let touch = try UInputDevice(.multitouch)
+        try waitForDevices(events, [touch.name])
+        let start = try centre(events, "start")
+        // The dim may come before this test's subscription is up: wait on the state.
+        try waitByPolling(for: "the idle dim", timeout: 30, interval: 0.05) {
+            (try events.stats()["idle"] as? [String: Any])?["state"] as? String == "dimmed"
+        }
+        XCTAssertEqual(try brightness(), "100\n", "half the brightness found")
+
+        try touch.tap(start.x / panel.width, start.y / panel.height)
+        let woken = try events.waitFor("power active") { $0.name == "power" && $0.string("state") == "active" }
+        XCTAssertEqual(woken.string("reason"), "input")
+        XCTAssertEqual(try brightness(), "200\n", "the brightness is restored by the waking tap")
+        var seen: [String] = []
+        try touch.tap(start.x / panel.width, start.y / panel.height)
+        try waitForInput(events, "press", id: "start", seen: &seen)
+        XCTAssertEqual(seen, ["down start", "press start"], "the waking tap pressed nothing")
     }
 
     func testADeviceUnpluggedAndPluggedAgainKeepsWorking() throws {
