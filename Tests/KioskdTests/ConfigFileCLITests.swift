@@ -90,4 +90,28 @@ final class ConfigFileCLITests: XCTestCase {
         XCTAssertNotEqual(invalid.status, 0)
         XCTAssertTrue(invalid.stderr.contains("\(config.path):2:1: bufers: unknown key 'bufers'; did you mean 'buffers'?"), invalid.stderr)
     }
+
+    /// The `input:` and `idle:` sections reach the run: the devices go to libinput's path backend (a missing one is
+    /// named, and the kiosk runs on without input), and an idle setting the command line contradicts is refused.
+    func testRunTakesTheInputAndIdleSections() throws {
+        let dir = try KioskdProcess.scratchDirectory("run-input-config")
+        let config = dir.appendingPathComponent("kioskd.yaml")
+        try """
+            scene: default
+            backend: headless
+            mode: 320x240@60
+            frames: 2
+            control: {socket: none}
+            input: {devices: [/nonexistent/event9]}
+            idle: {dim_after: 30}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let run = try KioskdProcess.run(["run", "--config", config.path])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("input device /nonexistent/event9: ") && run.stderr.contains("ENOENT")
+                      && run.stderr.contains("running without input"), run.stderr)
+
+        let contradicted = try KioskdProcess.run(["run", "--config", config.path, "--idle-blank-after", "10"])
+        XCTAssertNotEqual(contradicted.status, 0)
+        XCTAssertTrue(contradicted.stderr.contains("--idle-blank-after 10.0 must come after --idle-dim-after 30.0"), contradicted.stderr)
+    }
 }
