@@ -36,6 +36,18 @@ final class HitTestingTests: XCTestCase {
         XCTAssertTrue(root.hitTest(x: 105, y: 85) === child)
     }
 
+    /// A layer drawn but not hit-testable (the cursor) lets the point through to what is under it, with its subtree.
+    func testALayerThatIsNotHitTestableLetsThePointThrough() {
+        let (root, back, front) = makeTree()
+        let child = Layer(frame: Rect(x: 0, y: 0, width: 10, height: 10), name: "child")
+        front.addChild(child)
+        front.isHitTestable = false
+        XCTAssertTrue(root.hitTest(x: 105, y: 85) === back)
+        XCTAssertTrue(root.hitTest(x: 150, y: 170) === root, "below back, where only front was")
+        front.isHitTestable = true
+        XCTAssertTrue(root.hitTest(x: 105, y: 85) === child)
+    }
+
     func testTransformsMoveTheHitArea() {
         let root = Layer(frame: Rect(x: 0, y: 0, width: 400, height: 400), name: "root")
         let box = Layer(frame: Rect(x: 100, y: 100, width: 100, height: 20), name: "box")
