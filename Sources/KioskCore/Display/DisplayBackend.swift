@@ -41,6 +41,8 @@ public enum CommitAPI: String, Sendable, CaseIterable {
     case legacy
     /// No display: memory buffers and simulated vblank.
     case headless
+    /// A Linux framebuffer device: damage converted into the mapped framebuffer, flips paced by a timer.
+    case fbdev
 }
 
 /// Describes the output a backend drives; a plain value for stats and logs.

@@ -158,7 +158,7 @@ public final class DRMBackend: DisplayBackend {
         switch commitAPI {
         case .atomic: try modesetAtomic(buffer: buffers[first])
         case .legacy: try modesetLegacy(buffer: buffers[first])
-        case .headless: preconditionFailure("DRM backend with headless commit API")
+        case .headless, .fbdev: preconditionFailure("DRM backend with \(commitAPI.rawValue) commit API")
         }
         states[first] = .front
         frontIndex = first
@@ -218,7 +218,7 @@ public final class DRMBackend: DisplayBackend {
             guard rc == 0 else {
                 throw DisplayError("connector \(info.connector): page flip failed: \(errnoDescription(-rc))", errno: -rc)
             }
-        case .headless: preconditionFailure()
+        case .headless, .fbdev: preconditionFailure()
         }
         states[buffer.index] = .pending
         pendingIndex = buffer.index
