@@ -149,4 +149,11 @@ public protocol DisplayBackend: AnyObject {
     /// output shows the buffer that was on screen when it went dark; the next `present` flips as usual. Setting the
     /// state the output is already in does nothing.
     func setPower(_ on: Bool) throws
+    /// Whether completed flips follow the driver's vblank or a timer at the mode's refresh (`FlipPacer`).
+    var flipPacing: FlipPacing { get }
+}
+
+extension DisplayBackend {
+    /// A backend with its own vblank (headless simulates one) paces by it.
+    public var flipPacing: FlipPacing { .vblank }
 }
