@@ -1,6 +1,7 @@
 #ifndef CKIOSKFBDEV_H
 #define CKIOSKFBDEV_H
 #include <linux/fb.h>
+#include <linux/kd.h>
 #include <sys/ioctl.h>
 
 // The Linux framebuffer (fbdev) requests the fbdev backend makes. ioctl() is variadic, which Swift cannot call,
@@ -21,5 +22,13 @@ static inline int kiosk_fb_blank(int fd, int level) {
 static inline int kiosk_fb_wait_for_vsync(int fd) {
     __u32 crtc = 0;
     return ioctl(fd, FBIO_WAITFORVSYNC, &crtc);
+}
+// KDGETMODE/KDSETMODE on a virtual terminal: KD_GRAPHICS stops the framebuffer console drawing text and its
+// cursor into the framebuffer kioskd drives. KDSETMODE takes the mode as the argument itself.
+static inline int kiosk_kd_get_mode(int fd, int *mode) {
+    return ioctl(fd, KDGETMODE, mode);
+}
+static inline int kiosk_kd_set_mode(int fd, int mode) {
+    return ioctl(fd, KDSETMODE, (unsigned long)mode);
 }
 #endif

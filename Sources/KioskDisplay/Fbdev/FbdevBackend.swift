@@ -18,6 +18,7 @@ import Logging
 /// vsync from the loop anyway. The timer paces every fbdev output (see docs/design.md).
 ///
 /// Power: FBIOBLANK (powerdown and unblank); a driver that cannot blank answers EINVAL, reported as an error.
+/// While started, the active VT is in graphics mode (`FbdevConsole`), so the console does not draw over the kiosk.
 ///
 /// Lives on the main thread: it is driven from the main loop, and its flip callback runs there.
 public final class FbdevBackend: DisplayBackend {
@@ -26,7 +27,7 @@ public final class FbdevBackend: DisplayBackend {
     public let device: FbdevDevice
     public private(set) var info: OutputInfo
     public private(set) var isPoweredOn = true
-    /// Never called: fbdev reports no hang-up; a device gone fails the copy's mapping instead, which ends the process.
+    /// Never called: a framebuffer device has no fd to watch for a hang-up; its mapping stays valid until unmapped.
     public var onDeviceLost: ((DisplayError) -> Void)?
     /// Presents copied into the framebuffer since `start`.
     public private(set) var presentCount = 0
@@ -41,6 +42,8 @@ public final class FbdevBackend: DisplayBackend {
     private var loop: MainLoop?
     private var onFlip: ((FlipEvent) -> Void)?
     private var pacer: FlipPacer?
+    /// The VT in graphics mode while started, so the framebuffer console keeps off the screen.
+    private var console: FbdevConsole?
     private let scratch: UnsafeMutableRawPointer
 
     /// Opens and maps `path`; nothing is written until `start`.
@@ -71,6 +74,7 @@ public final class FbdevBackend: DisplayBackend {
     /// Clears the framebuffer to black, as a modeset shows a black buffer; no flip event is reported for it.
     public func start(on loop: MainLoop, onFlip: @escaping (FlipEvent) -> Void) throws {
         precondition(self.loop == nil, "framebuffer \(device.path): start called twice")
+        console = FbdevConsole(logger: logger)
         let size = info.mode.size
         buffers = (0..<info.bufferCount).map { _ in MemoryPixelBuffer(size: size) }
         states = Array(repeating: .free, count: info.bufferCount)
@@ -161,6 +165,7 @@ public final class FbdevBackend: DisplayBackend {
         frontIndex = nil
         loop = nil
         onFlip = nil
+        console = nil
     }
 
     private func finishFlip(_ event: FlipEvent) {
