@@ -9,13 +9,11 @@ import Logging
 ///
 /// fbdev has no page flip: a present is on screen once copied. So that the engine's rules hold as on DRM (at most
 /// one flip in flight, a flip lands on a vblank, the display link ticks at the refresh rate), each present's
-/// "flip" completes at the next tick of a `FlipPacer` timer at the mode's refresh, from the pixel clock and totals
-/// where the driver gives them, else 60 Hz. The shown staging buffer is never handed out until the next flip
-/// lands, as a front buffer would not be.
-///
-/// FBIO_WAITFORVSYNC, where a driver has it, blocks the caller until the next vsync; the main loop never blocks,
-/// and a thread waiting on it for every frame would only align the timer's phase: the copy cannot be timed to the
-/// vsync from the loop anyway. The timer paces every fbdev output (see docs/design.md).
+/// "flip" completes at the next vertical sync: FBIO_WAITFORVSYNC where the driver has it, waited for off the main
+/// loop (`FbdevVsync`), else the next tick of a `FlipPacer` timer at the mode's refresh, from the pixel clock and
+/// totals where the driver gives them, else 60 Hz. The first present finds out which (a driver without it answers
+/// ENOTTY or EINVAL at once), and the choice holds for the run. The shown staging buffer is never handed out until
+/// the next flip lands, as a front buffer would not be.
 ///
 /// Power: FBIOBLANK (powerdown and unblank); a driver that cannot blank answers EINVAL, reported as an error.
 /// While started, the active VT is in graphics mode (`FbdevConsole`), so the console does not draw over the kiosk.
@@ -41,7 +39,13 @@ public final class FbdevBackend: DisplayBackend {
     private var pendingIndex: Int?
     private var loop: MainLoop?
     private var onFlip: ((FlipEvent) -> Void)?
+    /// The timer, once the driver turned out to have no FBIO_WAITFORVSYNC.
     private var pacer: FlipPacer?
+    private var vsync: FbdevVsync?
+    /// Whether FBIO_WAITFORVSYNC works here: nil until the first present's wait answers.
+    private var hasVsync: Bool?
+    /// The vsync the last flip landed on, numbered from 1 at the first.
+    private var lastVsync: (sequence: UInt64, time: MonotonicInstant)?
     /// The VT in graphics mode while started, so the framebuffer console keeps off the screen.
     private var console: FbdevConsole?
     private let scratch: UnsafeMutableRawPointer
@@ -68,8 +72,12 @@ public final class FbdevBackend: DisplayBackend {
 
     public var isFlipPending: Bool { pendingIndex != nil }
 
-    /// Whether flips are paced by vblank or by a timer, and why: always the timer on fbdev.
-    public var flipPacing: FlipPacing { pacer?.pacing ?? .timer(reason: "fbdev has no flip events") }
+    /// By the vsync where FBIO_WAITFORVSYNC works; by the timer where it does not, and until the first present has
+    /// found out.
+    public var flipPacing: FlipPacing {
+        if hasVsync == true { return .vblank }
+        return pacer?.pacing ?? .timer(reason: "FBIO_WAITFORVSYNC not tried yet")
+    }
 
     /// Clears the framebuffer to black, as a modeset shows a black buffer; no flip event is reported for it.
     public func start(on loop: MainLoop, onFlip: @escaping (FlipEvent) -> Void) throws {
@@ -82,9 +90,7 @@ public final class FbdevBackend: DisplayBackend {
         frontIndex = 0
         pendingIndex = nil
         copy(buffers[0], damage: nil)
-        let pacer = FlipPacer(frameDuration: info.mode.frameDuration)
-        pacer.useTimer(reason: "fbdev has no flip events", now: loop.now)
-        self.pacer = pacer
+        vsync = try FbdevVsync(device: device, loop: loop)
         self.loop = loop
         self.onFlip = onFlip
         isPoweredOn = true
@@ -104,7 +110,7 @@ public final class FbdevBackend: DisplayBackend {
     /// Converts `damage` (everything when nil) from the staging buffer into the framebuffer now; the flip
     /// completes at the pacer's next tick.
     public func present(_ buffer: PixelBuffer, damage: [Rect]?) throws {
-        guard let loop, let pacer else { throw DisplayError("framebuffer \(device.path): present before start") }
+        guard let loop else { throw DisplayError("framebuffer \(device.path): present before start") }
         guard pendingIndex == nil else { throw DisplayError("framebuffer \(device.path): flip already pending") }
         guard isPoweredOn else { throw DisplayError("framebuffer \(device.path): present while the output is off") }
         guard states.indices.contains(buffer.index), buffers[buffer.index].base == buffer.base,
@@ -115,8 +121,61 @@ public final class FbdevBackend: DisplayBackend {
         states[buffer.index] = .pending
         pendingIndex = buffer.index
         presentCount += 1
-        pacer.flipCompleted(FlipEvent(sequence: 0, timestamp: loop.now, bufferIndex: buffer.index), on: loop) { [weak self] event in
+        let index = buffer.index
+        if hasVsync != false, let vsync {
+            vsync.waitForNext { [weak self] answer in self?.vsyncAnswered(answer, bufferIndex: index) }
+        } else {
+            paceByTimer(bufferIndex: index, on: loop)
+        }
+    }
+
+    private func vsyncAnswered(_ answer: FbdevVsync.Answer, bufferIndex: Int) {
+        guard let loop else { return }
+        switch answer {
+        case .vsync(let time):
+            if hasVsync == nil {
+                hasVsync = true
+                logger.info("framebuffer \(device.name): flips paced by FBIO_WAITFORVSYNC")
+            }
+            finishFlip(FlipEvent(sequence: nextVsyncSequence(at: time), timestamp: time, bufferIndex: bufferIndex))
+        case .failed(let code):
+            hasVsync = false
+            let reason = "FBIO_WAITFORVSYNC: \(errnoDescription(code))"
+            let pacer = FlipPacer(frameDuration: info.mode.frameDuration)
+            pacer.useTimer(reason: reason, now: loop.now)
+            self.pacer = pacer
+            logger.notice("framebuffer \(device.name): flips paced by a timer at \(ModeTiming.formatHz(info.mode.refreshRate)) Hz (\(reason))")
+            paceByTimer(bufferIndex: bufferIndex, on: loop)
+        }
+    }
+
+    /// The pending flip completes at the timer's next tick.
+    private func paceByTimer(bufferIndex: Int, on loop: MainLoop) {
+        pacer?.flipCompleted(FlipEvent(sequence: 0, timestamp: loop.now, bufferIndex: bufferIndex), on: loop) { [weak self] event in
             self?.finishFlip(event)
+        }
+    }
+
+    /// Vsyncs are counted from the time between them: a frame that took two refresh periods skips a number.
+    private func nextVsyncSequence(at time: MonotonicInstant) -> UInt64 {
+        guard let last = lastVsync else {
+            lastVsync = (1, time)
+            return 1
+        }
+        let periods = Double((time - last.time).nanosecondsClamped) / Double(info.mode.frameDuration.nanosecondsClamped)
+        let sequence = last.sequence + UInt64(max(1, periods.rounded()))
+        lastVsync = (sequence, time)
+        return sequence
+    }
+
+    /// Completes a pending flip now (stop, power off): with its vsync when one is being waited for, else with the
+    /// timer's tick.
+    private func completePendingFlipNow() {
+        if let vsync, vsync.isWaiting, let index = pendingIndex, let loop {
+            vsync.cancel()
+            finishFlip(FlipEvent(sequence: nextVsyncSequence(at: loop.now), timestamp: loop.now, bufferIndex: index))
+        } else {
+            pacer?.deliverHeldNow()
         }
     }
 
@@ -124,6 +183,7 @@ public final class FbdevBackend: DisplayBackend {
     /// framebuffer keeps what was copied into it.
     public func reacquire() throws {
         guard loop != nil else { throw DisplayError("framebuffer \(device.path): reacquire before start") }
+        vsync?.cancel()
         pacer?.forgetHeld()
         if let index = pendingIndex { states[index] = .free }
         pendingIndex = nil
@@ -145,7 +205,7 @@ public final class FbdevBackend: DisplayBackend {
         guard loop != nil else { throw DisplayError("framebuffer \(device.path): power \(on ? "on" : "off") before start") }
         if !on {
             isPoweredOn = false
-            pacer?.deliverHeldNow()
+            completePendingFlipNow()
         }
         do { try device.blank(!on) } catch {
             isPoweredOn = !on
@@ -158,7 +218,8 @@ public final class FbdevBackend: DisplayBackend {
     /// Delivers a pending flip, then frees the staging buffers. The framebuffer keeps the last frame.
     public func stop() {
         guard loop != nil else { return }
-        pacer?.deliverHeldNow()
+        completePendingFlipNow()
+        vsync = nil
         pacer = nil
         buffers = []
         states = []
