@@ -207,7 +207,7 @@ struct RunCommand: ParsableCommand {
         if let failure { problems.insert(failure, at: 0) }
         display.stop()
         let report = RunStatsReport(flips: session.flips, info: display.info, loop: loop, rotation: settings.rotation,
-                                    poweredOn: display.isPoweredOn, firstFrameMs: session.firstCompleteFrameMs)
+                                    poweredOn: display.isPoweredOn, firstFrameMs: session.firstCompleteFrameMs, pacing: display.flipPacing)
         logger.info("\(report.framesFlipped) frames flipped on \(report.connector) \(report.mode) (\(report.commitApi)), missed vblanks \(report.missedVblanks), flip interval p50 \(report.flipIntervalMs.p50) ms p99 \(report.flipIntervalMs.p99) ms")
         if let statsOut {
             do { try report.write(to: statsOut, engine: runner.engine.stats) } catch { problems.append("\(error)") }

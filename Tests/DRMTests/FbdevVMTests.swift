@@ -122,6 +122,7 @@ final class FbdevVMTests: XCTestCase {
         let s = try KioskdProcess.readStats(stats)
         print("kioskd run (fbdev): frames_flipped=\(s["frames_flipped"] ?? "-") average_fps=\(s["average_fps"] ?? "-") missed_vblanks=\(s["missed_vblanks"] ?? "-") flip_interval_ms=\(s["flip_interval_ms"] ?? "-")")
         XCTAssertEqual(s["commit_api"] as? String, "fbdev")
+        XCTAssertEqual(s["flip_pacing"] as? String, "timer", "vfb has no FBIO_WAITFORVSYNC")
         XCTAssertEqual(s["device"] as? String, framebuffer)
         XCTAssertEqual(s["mode"] as? String, "640x480@60")
         XCTAssertEqual(s["frames_flipped"] as? Int, 120)

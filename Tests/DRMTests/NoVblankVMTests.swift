@@ -71,6 +71,7 @@ final class NoVblankVMTests: XCTestCase {
         let s = try KioskdProcess.readStats(stats)
         print("kioskd run (virtio-gpu): frames_flipped=\(s["frames_flipped"] ?? "-") average_fps=\(s["average_fps"] ?? "-") missed_vblanks=\(s["missed_vblanks"] ?? "-") flip_interval_ms=\(s["flip_interval_ms"] ?? "-") loop_wakeups=\(s["loop_wakeups"] ?? "-")")
         XCTAssertEqual(s["driver"] as? String, "virtio_gpu")
+        XCTAssertEqual(s["flip_pacing"] as? String, "timer")
         XCTAssertEqual(s["frames_flipped"] as? Int, 120)
         let mode = try XCTUnwrap(s["mode"] as? String)
         let refresh = try XCTUnwrap(Double(mode.split(separator: "@").last ?? ""))

@@ -14,6 +14,7 @@ final class KioskdHeadlessCLITests: XCTestCase {
         let s = try KioskdProcess.readStats(stats)
         XCTAssertEqual(s["frames_flipped"] as? Int, 30)
         XCTAssertEqual(s["commit_api"] as? String, "headless")
+        XCTAssertEqual(s["flip_pacing"] as? String, "vblank")
         XCTAssertEqual(s["mode"] as? String, "640x480@60")
         XCTAssertEqual(s["connector"] as? String, "Headless-1")
         XCTAssertEqual(s["buffers"] as? Int, 2)

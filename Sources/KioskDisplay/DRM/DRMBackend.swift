@@ -319,7 +319,7 @@ public final class DRMBackend: DisplayBackend {
         restore()
         isStarted = false
         onFlip = nil
-        pacer = nil
+        // The pacer stays: what it found out about the driver is still reported after the run (`flipPacing`).
         loop = nil
     }
 

@@ -108,7 +108,7 @@ public final class FbdevBackend: DisplayBackend {
     }
 
     /// Converts `damage` (everything when nil) from the staging buffer into the framebuffer now; the flip
-    /// completes at the pacer's next tick.
+    /// completes at the next vsync (FBIO_WAITFORVSYNC), or at the timer's next tick where the driver has none.
     public func present(_ buffer: PixelBuffer, damage: [Rect]?) throws {
         guard let loop else { throw DisplayError("framebuffer \(device.path): present before start") }
         guard pendingIndex == nil else { throw DisplayError("framebuffer \(device.path): flip already pending") }
@@ -220,7 +220,6 @@ public final class FbdevBackend: DisplayBackend {
         guard loop != nil else { return }
         completePendingFlipNow()
         vsync = nil
-        pacer = nil
         buffers = []
         states = []
         frontIndex = nil
