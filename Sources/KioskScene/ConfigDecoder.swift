@@ -6,7 +6,7 @@ import Yams
 /// located diagnostic (`FILE:LINE:COL: key: problem`), unknown keys get the nearest known one, and decoding goes
 /// on so one `kioskd check-config` shows them all. Used once, by one thread, inside `ConfigLoader`.
 struct ConfigDecoder {
-    static let topKeys = ["scene", "board", "backend", "device", "driver", "connector", "mode", "commit", "buffers",
+    static let topKeys = ["scene", "board", "backend", "fbdev", "device", "driver", "connector", "mode", "commit", "buffers",
                           "rotation", "frames", "stats_out", "screenshot", "capture", "watch", "keep_going",
                           "render_strategy", "fps_overlay", "log_level", "control", "input", "idle"] + reservedSections
     static let controlKeys = ["socket", "socket_group", "allow_uid", "allow_gid", "screenshot_dir"]
@@ -33,6 +33,7 @@ struct ConfigDecoder {
         config.board = text("board").map(path)
         config.backend = value("backend").flatMap { scene.choice($0, "backend", KioskConfig.Backend.self) }
         config.device = text("device").map { $0 == "auto" ? $0 : path($0) }
+        config.fbdev = text("fbdev").map(path)
         config.driver = text("driver")
         config.connector = text("connector")
         if let node = value("mode"), let s = nonEmpty(node, "mode") {

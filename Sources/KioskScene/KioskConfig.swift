@@ -7,7 +7,7 @@ import KioskCore
 /// key. Relative paths are already resolved against the file's folder. An immutable value; any thread.
 public struct KioskConfig: Sendable, Equatable {
     /// `--backend`.
-    public enum Backend: String, Sendable, CaseIterable { case drm, headless }
+    public enum Backend: String, Sendable, CaseIterable { case auto, drm, fbdev, headless }
     /// `--commit`.
     public enum Commit: String, Sendable, CaseIterable { case atomic, legacy, auto }
     /// `--render-strategy`.
@@ -30,6 +30,8 @@ public struct KioskConfig: Sendable, Equatable {
     public var board: String?
     public var backend: Backend?
     public var device: String?
+    /// `--fbdev`: the framebuffer device of the fbdev backend.
+    public var fbdev: String?
     public var driver: String?
     public var connector: String?
     public var mode: ModeRequest?

@@ -147,7 +147,7 @@ final class ControlWiring {
         commands.register("stats") { [unowned self] _, _ in
             let (flips, engine) = liveStats()
             var stats = try ControlWiring.statsValue(flips: flips, engine: engine, info: display.info, loop: loop,
-                                                     rotation: rotation, poweredOn: display.isPoweredOn)
+                                                     rotation: rotation, poweredOn: display.isPoweredOn, pacing: display.flipPacing)
             // The control socket's own load, beside the `--stats-out` counters.
             if case .object(var members) = stats {
                 members["control_clients"] = .int(Int64(server.connections.count))
@@ -173,8 +173,9 @@ final class ControlWiring {
 
     /// The `--stats-out` counters as a JSON value: the output's figures over the engine's, as the file has them.
     static func statsValue(flips: FlipStatistics, engine: EngineStats?, info: OutputInfo, loop: MainLoop,
-                           rotation: OutputRotation, poweredOn: Bool) throws -> JSONValue {
-        let report = try JSONValue(encoding: RunStatsReport(flips: flips, info: info, loop: loop, rotation: rotation, poweredOn: poweredOn),
+                           rotation: OutputRotation, poweredOn: Bool, pacing: FlipPacing) throws -> JSONValue {
+        let report = try JSONValue(encoding: RunStatsReport(flips: flips, info: info, loop: loop, rotation: rotation, poweredOn: poweredOn,
+                                                            pacing: pacing),
                                    snakeCaseKeys: true)
         guard let engine, case .object(var merged) = try JSONValue(encoding: engine, snakeCaseKeys: true),
               case .object(let mine) = report else { return report }

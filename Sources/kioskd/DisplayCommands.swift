@@ -55,6 +55,7 @@ extension ControlWiring {
             "mode": Self.modeValue(info.mode),
             "modes": .array(listed.map(Self.modeValue)),
             "commit_api": .string(info.commitAPI.rawValue),
+            "flip_pacing": .string(display.flipPacing.isTimer ? "timer" : "vblank"),
             "buffers": .int(Int64(info.bufferCount)),
             "rotation": .int(Int64(rotation.rawValue)),
             "power": .string(display.isPoweredOn ? "on" : "off"),

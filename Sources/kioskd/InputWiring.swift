@@ -13,7 +13,7 @@ struct InputOptions: ParsableArguments {
     @Option(name: .customLong("input"), help: ArgumentHelp("Use this input event device (repeatable) through libinput's path backend instead of the udev seat.", valueName: "path"))
     var inputPaths: [String] = []
 
-    @Option(help: "udev seat whose input devices are used (default: seat0 with --backend drm; headless uses none unless given), or none.")
+    @Option(help: "udev seat whose input devices are used (default: seat0 with a display backend; headless uses none unless given), or none.")
     var seat: String?
 
     @Option(help: ArgumentHelp("Touch calibration matrix [a, b, c, d, e, f] as libinput takes it (x' = a x + b y + c, y' = d x + e y + f on 0...1 positions), applied to every device that supports it.", valueName: "a,b,c,d,e,f"),
@@ -76,7 +76,7 @@ struct InputOptions: ParsableArguments {
         } else if let seat {
             seat == "none" ? nil : .seat(seat)
         } else {
-            backend == .drm ? .seat("seat0") : nil
+            backend == .headless ? nil : .seat("seat0")
         }
         return InputSettings(source: source, devices: InputDeviceRules(rules: deviceMap, calibration: calibration), idle: idle,
                              backlightDirectory: backlightDir ?? Backlight.systemClassDirectory, backlightName: backlight)

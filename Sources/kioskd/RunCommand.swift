@@ -8,7 +8,7 @@ import KioskRuntime
 import Logging
 
 enum BackendKind: String, ExpressibleByArgument, CaseIterable {
-    case drm, headless
+    case auto, drm, fbdev, headless
 }
 
 extension CommitChoice: ExpressibleByArgument {}
@@ -37,8 +37,11 @@ struct RunCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The config file (YAML); its keys are defaults that the options given here override.", valueName: "FILE"))
     var config: String?
 
-    @Option(help: "Display backend: drm (a KMS device, the default) or headless (memory buffers, simulated vblank).")
+    @Option(help: "Display backend: auto (the default: drm, or fbdev when there is no DRM card but a framebuffer device), drm (a KMS device), fbdev (a Linux framebuffer device) or headless (memory buffers, simulated vblank).")
     var backend: BackendKind?
+
+    @Option(help: ArgumentHelp("The framebuffer device of --backend fbdev (and of auto without a DRM card); default: /dev/fb0.", valueName: "path"))
+    var fbdev: String?
 
     @Option(help: "Board file (YAML) choosing driver or device, connector, mode, commit, buffers, rotation and backlight; options given here override it.")
     var board: String?
@@ -124,7 +127,7 @@ struct RunCommand: ParsableCommand {
         if let buffers, !(2...3).contains(buffers) { throw ValidationError("--buffers \(buffers): must be 2 or 3") }
         if let frames, frames < 1 { throw ValidationError("--frames \(frames): must be at least 1") }
         if capture != nil {
-            guard backend != .headless else { throw ValidationError("--capture needs --backend drm (writeback is a DRM feature)") }
+            guard backend != .headless, backend != .fbdev else { throw ValidationError("--capture needs --backend drm (writeback is a DRM feature)") }
             guard commit != .legacy else { throw ValidationError("--capture needs atomic commits; drop --commit legacy") }
             guard frames != nil else { throw ValidationError("--capture captures the last of --frames N; give --frames") }
         }
@@ -165,7 +168,9 @@ struct RunCommand: ParsableCommand {
         let signals = try SignalRouting(loop: loop, logger: logger)
         let settings = try resolveSettings(logger: logger)
         let service = try ServiceWiring(loop: loop)
-        guard let (display, drm) = try openDisplay(settings, logger: logger) else { return }
+        let backendKind = BackendKind.resolve(backend, fbdev: fbdev, drmRequested: settings.driver != nil || (settings.device ?? "auto") != "auto",
+                                              logger: logger)
+        guard let (display, drm) = try openDisplay(backendKind, settings, logger: logger) else { return }
         // The last frame of --frames N is captured: the N-th present is the frame the N-th flip shows.
         let capturer = try capture == nil ? nil : drm.map(WritebackCapturer.init(backend:))
         if let frames { try capturer?.capturePresent(number: frames) }
@@ -193,7 +198,7 @@ struct RunCommand: ParsableCommand {
         service.attach(runner: runner, session: session, signals: signals)
         let fleetClient = try FleetWiring.start(options: fleet, loop: loop, control: controlSocket, stage: runner.stage, logger: logger)
         defer { fleetClient?.stop() }
-        let inputWiring = InputWiring(settings: input.settings(backend: backend ?? .drm, backlight: settings.backlight), stage: runner.stage,
+        let inputWiring = InputWiring(settings: input.settings(backend: backendKind, backlight: settings.backlight), stage: runner.stage,
                                       display: display, rotation: settings.rotation, control: controlSocket, logger: logger)
         inputWiring.start()
         try session.run()
@@ -202,7 +207,7 @@ struct RunCommand: ParsableCommand {
         if let failure { problems.insert(failure, at: 0) }
         display.stop()
         let report = RunStatsReport(flips: session.flips, info: display.info, loop: loop, rotation: settings.rotation,
-                                    poweredOn: display.isPoweredOn, firstFrameMs: session.firstCompleteFrameMs)
+                                    poweredOn: display.isPoweredOn, firstFrameMs: session.firstCompleteFrameMs, pacing: display.flipPacing)
         logger.info("\(report.framesFlipped) frames flipped on \(report.connector) \(report.mode) (\(report.commitApi)), missed vblanks \(report.missedVblanks), flip interval p50 \(report.flipIntervalMs.p50) ms p99 \(report.flipIntervalMs.p99) ms")
         if let statsOut {
             do { try report.write(to: statsOut, engine: runner.engine.stats) } catch { problems.append("\(error)") }
@@ -230,9 +235,11 @@ struct RunCommand: ParsableCommand {
     }
 
     /// The output to drive, or nil when a stop signal came while waiting for DRM master.
-    private func openDisplay(_ settings: Settings, logger: Logger) throws -> (any DisplayBackend, DRMBackend?)? {
-        switch backend ?? .drm {
-        case .drm:
+    private func openDisplay(_ kind: BackendKind, _ settings: Settings, logger: Logger) throws -> (any DisplayBackend, DRMBackend?)? {
+        switch kind {
+        case .fbdev:
+            return (try FbdevBackend(path: fbdev ?? BackendKind.defaultFramebuffer, bufferCount: settings.buffers), nil)
+        case .drm, .auto:
             let options = DRMOptions(device: settings.device == "auto" ? nil : settings.device, driver: settings.driver,
                                      connector: settings.connector, mode: settings.mode, commit: settings.commit,
                                      bufferCount: settings.buffers)

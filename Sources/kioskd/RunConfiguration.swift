@@ -43,6 +43,7 @@ extension RunCommand {
         scene = scene ?? config.scene
         board = board ?? config.board
         backend = backend ?? config.backend.flatMap { BackendKind(rawValue: $0.rawValue) }
+        fbdev = fbdev ?? config.fbdev
         // A device or a driver on the command line replaces the file's choice of card as a whole.
         if device == nil && driver == nil {
             device = config.device

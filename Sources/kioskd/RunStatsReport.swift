@@ -12,6 +12,8 @@ struct RunStatsReport: Codable {
     var device: String
     var driver: String
     var commitApi: String
+    /// "vblank", or "timer" where the driver has no vblank (`FlipPacer`).
+    var flipPacing: String
     var buffers: Int
     var loopIterations: Int
     var loopWakeups: Int
@@ -24,7 +26,7 @@ struct RunStatsReport: Codable {
     var firstFrameMs: Double?
 
     init(flips: FlipStatistics, info: OutputInfo, loop: MainLoop, rotation: OutputRotation = .degrees0, poweredOn: Bool = true,
-         firstFrameMs: Double? = nil) {
+         firstFrameMs: Double? = nil, pacing: FlipPacing = .vblank) {
         framesFlipped = flips.framesFlipped
         missedVblanks = flips.missedVblanks
         flipIntervalMs = flips.intervals.summary
@@ -34,6 +36,7 @@ struct RunStatsReport: Codable {
         device = info.device
         driver = info.driver
         commitApi = info.commitAPI.rawValue
+        flipPacing = pacing.isTimer ? "timer" : "vblank"
         buffers = info.bufferCount
         loopIterations = loop.iterations
         loopWakeups = loop.wakeups
@@ -45,7 +48,7 @@ struct RunStatsReport: Codable {
     /// Writes the report; with a layer engine its counters (renders, drops, compositions, bytes copied, render
     /// times per kind, fps) are merged in at the top level, the output's own figures taking precedence.
     private enum CodingKeys: String, CodingKey {
-        case framesFlipped, missedVblanks, flipIntervalMs, averageFps, mode, connector, device, driver, commitApi, buffers
+        case framesFlipped, missedVblanks, flipIntervalMs, averageFps, mode, connector, device, driver, commitApi, flipPacing, buffers
         case loopIterations, loopWakeups, rotation, power, firstFrameMs
     }
 
@@ -61,6 +64,7 @@ struct RunStatsReport: Codable {
         try c.encode(device, forKey: .device)
         try c.encode(driver, forKey: .driver)
         try c.encode(commitApi, forKey: .commitApi)
+        try c.encode(flipPacing, forKey: .flipPacing)
         try c.encode(buffers, forKey: .buffers)
         try c.encode(loopIterations, forKey: .loopIterations)
         try c.encode(loopWakeups, forKey: .loopWakeups)

@@ -20,6 +20,7 @@ final class KioskdDRMCLITests: XCTestCase {
         print("kioskd run --commit \(commit) --buffers \(buffers): frames_flipped=\(s["frames_flipped"] ?? "-") missed_vblanks=\(s["missed_vblanks"] ?? "-") flip_interval_ms=\(s["flip_interval_ms"] ?? "-")")
         XCTAssertEqual(s["frames_flipped"] as? Int, 300)
         XCTAssertEqual(s["commit_api"] as? String, commit)
+        XCTAssertEqual(s["flip_pacing"] as? String, "vblank", "vkms has a vblank")
         XCTAssertEqual(s["connector"] as? String, "Virtual-1")
         XCTAssertEqual(s["mode"] as? String, "1024x768@60")
         XCTAssertEqual(s["buffers"] as? Int, buffers)

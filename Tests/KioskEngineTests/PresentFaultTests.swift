@@ -268,6 +268,24 @@ final class PresentFaultTests: XCTestCase {
         XCTAssertLessThan(iterations, iterationBound)
     }
 
+    /// A driver without vblank completes a flip when its transfer does (an SPI panel takes tens of milliseconds):
+    /// on a timer-paced output a flip gets 1 s before it counts as a timeout, and is still caught after that.
+    func testATimerPacedOutputGivesAFlipOneSecond() throws {
+        let h = try Harness()
+        h.backend.flipPacing = .timer(reason: "no vblank")
+        XCTAssertEqual(h.engine.flipTimeout, .seconds(1))
+        h.run(for: .milliseconds(50))
+        h.backend.flipsNeverComplete = true
+        h.show(green)
+        h.settleNow()
+        h.run(for: .milliseconds(990))
+        XCTAssertEqual(h.engine.stats.flipTimeouts, 0, "a slow transfer is not a fault")
+        h.backend.flipsNeverComplete = false
+        h.run(for: .milliseconds(60))
+        XCTAssertEqual(h.engine.stats.flipTimeouts, 1)
+        XCTAssertEqual(h.backend.reacquireCalls, 1)
+    }
+
     func testAFlipThatNeverCompletesTimesOutAndTheOutputIsModesetAgain() throws {
         let h = try Harness()
         h.run(for: .milliseconds(50))

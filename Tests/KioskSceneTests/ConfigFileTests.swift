@@ -26,6 +26,7 @@ final class ConfigFileTests: XCTestCase {
             scene: scenes/lobby.yaml
             board: /usr/share/kioskd/board-configs/pi.yaml
             backend: headless
+            fbdev: /dev/fb1
             device: auto
             connector: HDMI-A-1
             mode: 1280x720@50
@@ -52,6 +53,7 @@ final class ConfigFileTests: XCTestCase {
         XCTAssertEqual(config.scene, "/etc/kioskd/scenes/lobby.yaml", "relative to the config file's folder")
         XCTAssertEqual(config.board, "/usr/share/kioskd/board-configs/pi.yaml")
         XCTAssertEqual(config.backend, .headless)
+        XCTAssertEqual(config.fbdev, "/dev/fb1")
         XCTAssertEqual(config.device, "auto")
         XCTAssertEqual(config.connector, "HDMI-A-1")
         XCTAssertEqual(config.mode, ModeRequest(width: 1280, height: 720, refreshHz: 50))
@@ -93,7 +95,7 @@ final class ConfigFileTests: XCTestCase {
             "\(file):2:1: mod: unknown key 'mod'; did you mean 'mode'?",
             "\(file):3:10: buffers: 4 is out of range 2...3",
             "\(file):4:11: rotation: expected one of 0, 90, 180, 270 (degrees clockwise)",
-            "\(file):5:10: backend: 'drn' is not one of drm, headless; did you mean 'drm'?",
+            "\(file):5:10: backend: 'drn' is not one of auto, drm, fbdev, headless; did you mean 'drm'?",
             "\(file):7:3: control.sockt: unknown key 'sockt'; did you mean 'socket'?",
             "\(file):8:8: watch: expected true or false",
         ])

@@ -13,6 +13,8 @@ public final class FaultInjectingBackend: DisplayBackend {
     public var presentFaults: [Int: Int32] = [:]
     /// While true, a present is accepted but its flip never completes.
     public var flipsNeverComplete = false
+    /// What the backend says paces its flips; the engine's flip timeout depends on it.
+    public var flipPacing: FlipPacing = .vblank
     /// While positive, `reacquire` throws EACCES (another master holds the device) and counts down.
     public var reacquireRefusals = 0
     /// The connector's modes (the preferred one flagged): what `fallBack` may fall back to.

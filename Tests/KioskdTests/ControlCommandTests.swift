@@ -31,6 +31,7 @@ final class ControlCommandTests: XCTestCase {
         XCTAssertEqual(info["rotation"] as? Int, 0)
         XCTAssertEqual(info["power"] as? String, "on")
         XCTAssertEqual(info["commit_api"] as? String, "headless")
+        XCTAssertEqual(info["flip_pacing"] as? String, "vblank", "the headless backend simulates a vblank")
         XCTAssertEqual(info["buffers"] as? Int, 2)
     }
 

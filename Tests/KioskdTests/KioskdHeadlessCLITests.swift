@@ -14,6 +14,7 @@ final class KioskdHeadlessCLITests: XCTestCase {
         let s = try KioskdProcess.readStats(stats)
         XCTAssertEqual(s["frames_flipped"] as? Int, 30)
         XCTAssertEqual(s["commit_api"] as? String, "headless")
+        XCTAssertEqual(s["flip_pacing"] as? String, "vblank")
         XCTAssertEqual(s["mode"] as? String, "640x480@60")
         XCTAssertEqual(s["connector"] as? String, "Headless-1")
         XCTAssertEqual(s["buffers"] as? Int, 2)
@@ -55,6 +56,26 @@ final class KioskdHeadlessCLITests: XCTestCase {
         let commit = try KioskdProcess.run(["run", "--commit", "sometimes"])
         XCTAssertNotEqual(commit.status, 0)
         XCTAssertTrue(commit.stderr.contains("atomic") && commit.stderr.contains("legacy"), commit.stderr)
+    }
+
+    func testAFramebufferThatCannotBeDrivenIsOneLineNamingIt() throws {
+        let missing = try KioskdProcess.run(["run", "--backend", "fbdev", "--fbdev", "/dev/fb9"])
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertEqual(missing.errorLines.count, 1, missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("framebuffer /dev/fb9: open failed: ENOENT"), missing.stderr)
+
+        // A file that is not a framebuffer device answers the mode ioctls with ENOTTY.
+        let notDevice = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-not-fb-\(getpid())").path
+        XCTAssertTrue(FileManager.default.createFile(atPath: notDevice, contents: Data(count: 64)))
+        defer { try? FileManager.default.removeItem(atPath: notDevice) }
+        let plain = try KioskdProcess.run(["run", "--backend", "fbdev", "--fbdev", notDevice])
+        XCTAssertEqual(plain.status, 1)
+        XCTAssertEqual(plain.errorLines.count, 1, plain.stderr)
+        XCTAssertTrue(plain.stderr.contains("framebuffer \(notDevice): reading its mode (FBIOGET_FSCREENINFO/VSCREENINFO) failed: ENOTTY"), plain.stderr)
+
+        let capture = try KioskdProcess.run(["run", "--backend", "fbdev", "--capture", "/tmp/x.png", "--frames", "1"])
+        XCTAssertNotEqual(capture.status, 0)
+        XCTAssertTrue(capture.stderr.contains("--capture needs --backend drm"), capture.stderr)
     }
 
     func testDevicesWithoutCardsSaysSo() throws {

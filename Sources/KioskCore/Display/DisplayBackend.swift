@@ -41,6 +41,8 @@ public enum CommitAPI: String, Sendable, CaseIterable {
     case legacy
     /// No display: memory buffers and simulated vblank.
     case headless
+    /// A Linux framebuffer device: damage converted into the mapped framebuffer, flips paced by a timer.
+    case fbdev
 }
 
 /// Describes the output a backend drives; a plain value for stats and logs.
@@ -147,4 +149,11 @@ public protocol DisplayBackend: AnyObject {
     /// output shows the buffer that was on screen when it went dark; the next `present` flips as usual. Setting the
     /// state the output is already in does nothing.
     func setPower(_ on: Bool) throws
+    /// Whether completed flips follow the driver's vblank or a timer at the mode's refresh (`FlipPacer`).
+    var flipPacing: FlipPacing { get }
+}
+
+extension DisplayBackend {
+    /// A backend with its own vblank (headless simulates one) paces by it.
+    public var flipPacing: FlipPacing { .vblank }
 }

@@ -81,8 +81,11 @@ extension LayerEngine {
     /// Flip timeouts in a row, each followed by a modeset, before kioskd gives up and exits.
     public static let flipTimeoutLimit = 3
 
-    /// How long a flip may take: 3 refresh periods, at least 100 ms.
-    public var flipTimeout: Duration { max(backend.info.mode.frameDuration * 3, .milliseconds(100)) }
+    /// How long a flip may take: 3 refresh periods, at least 100 ms. On an output paced by a timer, 1 s: its flips
+    /// complete when the driver's transfer does (an SPI panel, virtio-gpu), not at a vblank.
+    public var flipTimeout: Duration {
+        backend.flipPacing.isTimer ? .seconds(1) : max(backend.info.mode.frameDuration * 3, .milliseconds(100))
+    }
 
     /// "Is the frame path healthy?" (see `FrameHealth`).
     public var health: FrameHealth {

@@ -63,6 +63,9 @@ public final class DRMBackend: DisplayBackend {
     /// Adds to every atomic modeset and page flip and hears whether each flip was committed (see
     /// `DRMCommitHook`). Held strongly; set before `start` so the first modeset includes it.
     var commitHook: (any DRMCommitHook)?
+    /// Paces flip events by vblank, or by a timer where the driver has none (`DRMVblankPacing.swift`); set by `start`.
+    var pacer: FlipPacer?
+    var loop: MainLoop?
 
     // Property ids, looked up once.
     let planeProps: DRMPropertyTable
@@ -155,11 +158,13 @@ public final class DRMBackend: DisplayBackend {
         switch commitAPI {
         case .atomic: try modesetAtomic(buffer: buffers[first])
         case .legacy: try modesetLegacy(buffer: buffers[first])
-        case .headless: preconditionFailure("DRM backend with headless commit API")
+        case .headless, .fbdev: preconditionFailure("DRM backend with \(commitAPI.rawValue) commit API")
         }
         states[first] = .front
         frontIndex = first
         isStarted = true
+        self.loop = loop
+        pacer = choosePacing(now: loop.now)
         source = try loop.addSource(fd: card.fd, events: .readable) { [weak self] events in self?.cardReady(events) }
     }
 
@@ -213,7 +218,7 @@ public final class DRMBackend: DisplayBackend {
             guard rc == 0 else {
                 throw DisplayError("connector \(info.connector): page flip failed: \(errnoDescription(-rc))", errno: -rc)
             }
-        case .headless: preconditionFailure()
+        case .headless, .fbdev: preconditionFailure()
         }
         states[buffer.index] = .pending
         pendingIndex = buffer.index
@@ -221,6 +226,7 @@ public final class DRMBackend: DisplayBackend {
 
     /// Forgets a pending flip whose event will never come (after a modeset that replaced it): its buffer is free.
     func forgetPendingFlip() {
+        pacer?.forgetHeld()
         if let index = pendingIndex { states[index] = .free }
         pendingIndex = nil
     }
@@ -256,18 +262,24 @@ public final class DRMBackend: DisplayBackend {
     private var lastSequence32: UInt32?
 
     private func flipCompleted(sequence: UInt32, timestamp: MonotonicInstant, crtcID: UInt32) {
-        guard let index = pendingIndex else {
+        guard let index = pendingIndex, pacer?.isHolding != true else {
             logger.warning("connector \(info.connector): page-flip event with no flip pending (CRTC \(crtcID))")
             return
         }
         // The kernel's vblank counter is 32 bits in this event; extend it so gaps stay right across a wrap.
         if let last = lastSequence32, sequence < last { sequenceHigh += 1 << 32 }
         lastSequence32 = sequence
+        pace(FlipEvent(sequence: sequenceHigh | UInt64(sequence), timestamp: timestamp, bufferIndex: index))
+    }
+
+    /// The flip's buffer is on screen as far as the engine is concerned: the vblank event, or its paced tick.
+    func finishFlip(_ event: FlipEvent) {
+        guard pendingIndex == event.bufferIndex else { return }
         if let f = frontIndex { states[f] = .free }
-        states[index] = .front
-        frontIndex = index
+        states[event.bufferIndex] = .front
+        frontIndex = event.bufferIndex
         pendingIndex = nil
-        onFlip?(FlipEvent(sequence: sequenceHigh | UInt64(sequence), timestamp: timestamp, bufferIndex: index))
+        onFlip?(event)
     }
 
     public func frontBufferSnapshot() -> [UInt8]? {
@@ -280,6 +292,8 @@ public final class DRMBackend: DisplayBackend {
     public func waitForPendingFlip(timeoutMs: Int32 = 1000) -> Bool {
         var deadline = timeoutMs
         while pendingIndex != nil && deadline > 0 {
+            // The kernel's event came and waits for its timer tick: deliver it now.
+            if pacer?.deliverHeldNow() == true { continue }
             var pfd = pollfd(fd: card.fd, events: Int16(POLLIN), revents: 0)
             let start = MonotonicInstant.now()
             let n = poll(&pfd, 1, deadline)
@@ -305,6 +319,8 @@ public final class DRMBackend: DisplayBackend {
         restore()
         isStarted = false
         onFlip = nil
+        // The pacer stays: what it found out about the driver is still reported after the run (`flipPacing`).
+        loop = nil
     }
 
 }

@@ -98,7 +98,7 @@ extension DRMBackend {
         case .legacy:
             let rc = drmModeSetCrtc(card.fd, crtc, 0, 0, 0, nil, 0, nil)
             if rc != 0 { logger.error("CRTC \(crtc): turning the CRTC off failed: \(errnoDescription(-rc))") }
-        case .headless: break
+        case .headless, .fbdev: break
         }
     }
 }

@@ -27,7 +27,7 @@ extension DRMBackend {
             switch commitAPI {
             case .atomic: try setActive(on)
             case .legacy: try setDPMS(on)
-            case .headless: preconditionFailure("DRM backend with headless commit API")
+            case .headless, .fbdev: preconditionFailure("DRM backend with \(commitAPI.rawValue) commit API")
             }
         } catch {
             isPoweredOn = !on

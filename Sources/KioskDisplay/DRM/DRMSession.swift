@@ -45,7 +45,7 @@ extension DRMBackend {
         switch commitAPI {
         case .atomic: try modesetAtomic(buffer: frontBuffer)
         case .legacy: try modesetLegacy(buffer: frontBuffer)
-        case .headless: preconditionFailure("DRM backend with headless commit API")
+        case .headless, .fbdev: preconditionFailure("DRM backend with \(commitAPI.rawValue) commit API")
         }
         logger.info("connector \(info.connector): DRM master held, mode \(info.mode) set")
     }
@@ -97,7 +97,7 @@ extension DRMBackend {
                 try modesetAtomic(buffer: frontBuffer)
             case .legacy:
                 try modesetLegacy(buffer: frontBuffer)
-            case .headless:
+            case .headless, .fbdev:
                 preconditionFailure("DRM backend with headless commit API")
             }
         } catch {

@@ -31,7 +31,7 @@ public final class HeadlessBackend: DisplayBackend {
     /// Calls of `reacquire` since `start`.
     public private(set) var reacquireCount = 0
 
-    private var buffers: [HeadlessBufferMemory] = []
+    private var buffers: [MemoryPixelBuffer] = []
     private var states: [BufferState] = []
     private var frontIndex: Int?
     private var pending: (index: Int, sequence: UInt64, deadline: MonotonicInstant, timer: TimerHandle)?
@@ -69,7 +69,7 @@ public final class HeadlessBackend: DisplayBackend {
     public func start(on loop: MainLoop, onFlip: @escaping (FlipEvent) -> Void) throws {
         precondition(self.loop == nil, "\(name): start called twice")
         let size = info.mode.size
-        buffers = (0..<info.bufferCount).map { _ in HeadlessBufferMemory(size: size) }
+        buffers = (0..<info.bufferCount).map { _ in MemoryPixelBuffer(size: size) }
         states = Array(repeating: .free, count: info.bufferCount)
         states[0] = .front
         frontIndex = 0
@@ -206,9 +206,9 @@ public final class HeadlessBackend: DisplayBackend {
     }
 }
 
-/// The single owner of one headless buffer's memory: zero-filled (black) XRGB8888, `stride` = width * 4.
+/// The single owner of one buffer in RAM (headless scanout, fbdev staging): zero-filled (black) XRGB8888, `stride` = width * 4.
 /// Lives on the main thread with its backend.
-private final class HeadlessBufferMemory {
+final class MemoryPixelBuffer {
     let base: UnsafeMutableRawPointer
     let size: Size
     let stride: Int
