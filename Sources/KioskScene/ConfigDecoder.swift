@@ -8,11 +8,11 @@ import Yams
 struct ConfigDecoder {
     static let topKeys = ["scene", "board", "backend", "device", "driver", "connector", "mode", "commit", "buffers",
                           "rotation", "frames", "stats_out", "screenshot", "capture", "watch", "keep_going",
-                          "render_strategy", "fps_overlay", "log_level", "control"] + reservedSections
+                          "render_strategy", "fps_overlay", "log_level", "control", "mqtt"] + reservedSections
     static let controlKeys = ["socket", "socket_group", "allow_uid", "allow_gid", "screenshot_dir"]
     /// Sections the file format sets aside for capabilities to come; kioskd accepts them and warns that it does
     /// not use them yet, so a config written for a newer kioskd still starts an older one.
-    static let reservedSections = ["input", "outputs", "idle", "mqtt"]
+    static let reservedSections = ["input", "outputs", "idle"]
 
     let scene: SceneDecoder
     let baseDirectory: String
@@ -57,6 +57,7 @@ struct ConfigDecoder {
         config.fpsOverlay = value("fps_overlay").flatMap { scene.bool($0, "fps_overlay") }
         config.logLevel = value("log_level").flatMap { scene.choice($0, "log_level", KioskConfig.LogLevel.self) }
         if let node = value("control") { config.control = control(node) }
+        if let node = value("mqtt") { config.mqtt = mqtt(node) }
         for name in Self.reservedSections {
             guard let entry = f[name] else { continue }
             config.reservedSections.append(name)
@@ -103,7 +104,7 @@ struct ConfigDecoder {
     }
 
     /// A path relative to the config file's folder.
-    private func path(_ s: String) -> String {
+    func path(_ s: String) -> String {
         s.hasPrefix("/") ? s : (baseDirectory as NSString).appendingPathComponent(s)
     }
 }

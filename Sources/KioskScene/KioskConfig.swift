@@ -1,9 +1,9 @@
 import KioskCore
 
 /// kioskd's configuration file (`/etc/kioskd/kioskd.yaml`): one key per `kioskd run` option, the control socket
-/// in its own section, and the sections later capabilities fill in (input, outputs, idle, mqtt). Every value is
-/// optional: a key left out keeps the option's default, and an option given on the command line overrides the
-/// key. Relative paths are already resolved against the file's folder. An immutable value; any thread.
+/// in its own section, the MQTT broker in `mqtt:`, and the sections later capabilities fill in (input, outputs,
+/// idle). Every value is optional: a key left out keeps the option's default, and an option given on the command
+/// line overrides the key. Relative paths are already resolved against the file's folder. An immutable value; any thread.
 public struct KioskConfig: Sendable, Equatable {
     /// `--backend`.
     public enum Backend: String, Sendable, CaseIterable { case drm, headless }
@@ -46,6 +46,8 @@ public struct KioskConfig: Sendable, Equatable {
     public var fpsOverlay: Bool?
     public var logLevel: LogLevel?
     public var control = Control()
+    /// The `mqtt:` section: the broker to join a fleet through; nil when the file has none (or an empty one).
+    public var mqtt: MQTTSettings?
     /// Sections reserved for later capabilities, present in the file: their keys are accepted and not yet used.
     public var reservedSections: [String] = []
 
@@ -58,7 +60,7 @@ public struct KioskConfig: Sendable, Equatable {
 
     /// Every key the file may hold, section keys as `section.key`: the documentation lists each of these.
     public static var allKeys: [String] {
-        ConfigDecoder.topKeys.filter { $0 != "control" } + ConfigDecoder.controlKeys.map { "control." + $0 }
-            + ConfigDecoder.reservedSections
+        ConfigDecoder.topKeys.filter { $0 != "control" && $0 != "mqtt" } + ConfigDecoder.controlKeys.map { "control." + $0 }
+            + MQTTSettings.keys.map { "mqtt." + $0 }
     }
 }

@@ -103,7 +103,6 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var control: ControlOptions
 
-    @OptionGroup var fleet: FleetOptions
 
     @OptionGroup var input: InputOptions
 
@@ -131,12 +130,12 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
-        let (options, configWarnings) = try withConfigFile()
+        let (options, configWarnings, fleet) = try withConfigFile()
         ControlWiring.bootstrapLogging(level: options.log.logLevel ?? .info)
         let logger = Logger(label: "kioskd")
         for warning in configWarnings { logger.warning("\(warning)") }
         do {
-            try options.runDisplay(logger: logger)
+            try options.runDisplay(fleet: fleet, logger: logger)
         } catch let exit as ExitCode {
             throw exit
         } catch {
@@ -159,7 +158,7 @@ struct RunCommand: ParsableCommand {
 
     /// One path for every scene: resolve options, open the display, build the engine and the stage, wire the
     /// control socket and signals, run, write the outputs.
-    private func runDisplay(logger: Logger) throws {
+    private func runDisplay(fleet: FleetWiring.Configuration?, logger: Logger) throws {
         let loop = try MainLoop.epoll()
         // Before any other thread starts, so render threads inherit the blocked mask and signals reach signalfd.
         let signals = try SignalRouting(loop: loop, logger: logger)
@@ -191,7 +190,7 @@ struct RunCommand: ParsableCommand {
         var failure: String?
         FatalFrameExit.install(on: runner.engine, loop: loop) { failure = $0 }
         service.attach(runner: runner, session: session, signals: signals)
-        let fleetClient = try FleetWiring.start(options: fleet, loop: loop, control: controlSocket, stage: runner.stage, logger: logger)
+        let fleetClient = try FleetWiring.start(fleet, loop: loop, control: controlSocket, stage: runner.stage, logger: logger)
         defer { fleetClient?.stop() }
         let inputWiring = InputWiring(settings: input.settings(backend: backend ?? .drm, backlight: settings.backlight), stage: runner.stage,
                                       display: display, rotation: settings.rotation, control: controlSocket, logger: logger)

@@ -54,6 +54,13 @@ public final class MosquittoBroker {
 
     public var url: String { "\(certificates == nil ? "mqtt" : "mqtts")://127.0.0.1:\(port)" }
 
+    /// Writes a kioskd config file at `path` whose `mqtt:` section is `url: <this broker>` and `lines` (each
+    /// `key: value`), for `kioskd run --config`.
+    public func writeKioskdConfig(_ lines: String, to path: String) throws {
+        let section = ("url: \(url)\n" + lines).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n")
+        try "mqtt:\n\(section)\n".write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
     /// Starts the broker (again, after `stop`) on the same port; returns once it accepts connections.
     public func start() throws {
         let process = Process()

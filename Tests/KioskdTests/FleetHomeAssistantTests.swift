@@ -18,10 +18,9 @@ final class FleetHomeAssistantTests: XCTestCase {
               - name: second
                 widgets: [{type: rect, x: 0, y: 0, width: 100%, height: 100%, background: "#203040"}]
             """.write(toFile: scene, atomically: true, encoding: .utf8)
-        let config = broker.directory + "/mqtt.yaml"
-        try "url: \(broker.url)\ntopic_prefix: \(prefix)\nclient_id: hall\nhomeassistant: true\nallow: [display.power, page.show]\n"
-            .write(toFile: config, atomically: true, encoding: .utf8)
-        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", scene, "--mqtt-config", config])
+        let config = broker.directory + "/kioskd.yaml"
+        try broker.writeKioskdConfig("topic_prefix: \(prefix)\nclient_id: hall\nhomeassistant: true\nallow: [display.power, page.show]\n", to: config)
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", scene, "--config", config])
         defer { daemon.stop() }
 
         // Each config, retained, keyed by component.

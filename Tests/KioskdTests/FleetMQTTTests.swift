@@ -2,7 +2,7 @@ import Foundation
 import KioskTestSupport
 import XCTest
 
-/// A headless `kioskd run --mqtt-config FILE` against a real Mosquitto broker on a loopback port: status and
+/// A headless `kioskd run --config FILE` with an `mqtt:` section against a real Mosquitto broker on a loopback port: status and
 /// last will, commands and replies with `mqtt.allow`, malformed requests, data sources, group topics, events,
 /// a broker restart, and a broker that wants a password.
 final class FleetMQTTTests: XCTestCase {
@@ -44,13 +44,13 @@ final class FleetMQTTTests: XCTestCase {
         return path
     }
 
-    /// Starts kioskd with an `mqtt:` file holding `extra` lines besides the url and prefix.
+    /// Starts kioskd with a config file whose `mqtt:` section holds `extra` lines besides the url and prefix.
     private func startKiosk(_ extra: String = "", prefix: String? = nil, broker: MosquittoBroker? = nil) throws -> ControlledKioskd {
         let broker = broker ?? self.broker!
         let config = broker.directory + "/mqtt-\(daemons.count).yaml"
-        try "url: \(broker.url)\ntopic_prefix: \(prefix ?? self.prefix)\nclient_id: kiosk-\(daemons.count)\n\(extra)".write(toFile: config, atomically: true, encoding: .utf8)
+        try broker.writeKioskdConfig("topic_prefix: \(prefix ?? self.prefix)\nclient_id: kiosk-\(daemons.count)\n\(extra)", to: config)
         let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", try writeScene(in: broker.directory),
-                                           "--mqtt-config", config])
+                                           "--config", config])
         daemons.append(daemon)
         return daemon
     }
@@ -270,15 +270,20 @@ final class FleetMQTTTests: XCTestCase {
 
     func testAnInvalidMQTTConfigStopsKioskdWithLocatedErrors() throws {
         let config = broker.directory + "/bad.yaml"
-        try "url: tcp://127.0.0.1:1\nallow: [ping, nonsense]\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let result = try KioskdProcess.run(["run", "--backend", "headless", "--socket", broker.directory + "/c.sock", "--mqtt-config", config], timeout: 60)
+        try "mqtt:\n  url: tcp://127.0.0.1:1\n  allow: [ping, nonsense]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let result = try KioskdProcess.run(["run", "--backend", "headless", "--socket", broker.directory + "/c.sock", "--config", config], timeout: 60)
         XCTAssertNotEqual(result.status, 0)
-        XCTAssertTrue(result.stderr.contains("\(config):1:6: mqtt.url: 'tcp://127.0.0.1:1' must start with mqtt:// or mqtts://"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("\(config):2:8: mqtt.url: 'tcp://127.0.0.1:1' must start with mqtt:// or mqtts://"), result.stderr)
 
-        try "url: mqtt://127.0.0.1:1\nallow: [ping, nonsense]\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let unknown = try KioskdProcess.run(["run", "--backend", "headless", "--socket", broker.directory + "/c.sock", "--mqtt-config", config], timeout: 60)
+        try "mqtt:\n  url: mqtt://127.0.0.1:1\n  allow: [ping, nonsense]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let unknown = try KioskdProcess.run(["run", "--backend", "headless", "--socket", broker.directory + "/c.sock", "--config", config], timeout: 60)
         XCTAssertNotEqual(unknown.status, 0)
-        XCTAssertTrue(unknown.stderr.contains("mqtt.allow: unknown command 'nonsense'"), unknown.stderr)
+        XCTAssertTrue(unknown.stderr.contains("\(config): mqtt.allow: unknown command 'nonsense'"), unknown.stderr)
+        // check-config finds the same located errors without starting anything.
+        try "mqtt:\n  url: mqtt://127.0.0.1:1\n  grop: [lobby]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let checked = try KioskdProcess.run(["check-config", config])
+        XCTAssertEqual(checked.status, 1)
+        XCTAssertEqual(checked.errorLines, ["\(config):3:3: mqtt.grop: unknown key 'grop'; did you mean 'group'?"])
     }
 
     func testAnMQTT5ResponseTopicGetsTheReplyWithItsCorrelationData() throws {
