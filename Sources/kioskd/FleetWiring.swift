@@ -44,6 +44,7 @@ enum FleetWiring {
         }
         fleet.onData = { [unowned stage] values in stage.setData(values) }
         fleet.pages = { [unowned stage] in stage.scene.pages.map(\.name) }
+        fleet.actions = { [unowned stage] in stage.scene.allWidgets.compactMap { $0.onPress?.emittedName } }
         fleet.version = kioskdVersion
         fleet.setDataSources(stage.scene.dataSources)
         let previous = stage.onEvent
@@ -64,6 +65,17 @@ enum FleetWiring {
         fleet.start()
         logger.info("MQTT \(settings.host):\(settings.port): topics under \(fleet.prefix)\(settings.groups.isEmpty ? "" : ", groups \(settings.groups.joined(separator: ", "))")")
         return fleet
+    }
+
+    /// Sends the `emit` actions of presses the router reports to `fleet` (its `<prefix>/action` topic), besides
+    /// whatever the router reported to before.
+    static func forwardActions(from router: InputRouter, to fleet: FleetClient?) {
+        guard let fleet else { return }
+        let previous = router.onReport
+        router.onReport = { [weak fleet] report in
+            previous?(report)
+            if report.kind == .press, let action = report.action { fleet?.actionEmitted(action) }
+        }
     }
 
     /// `<prefix>/state`: the figures `stats` and `scene.get` give, as those commands compute them.
@@ -89,6 +101,8 @@ enum FleetWiring {
             "fps": stats["fps"] ?? stats["average_fps"] ?? .null,
             "outputs": [output],
             "missed_vblanks": stats["missed_vblanks"] ?? .null,
+            // The frame path's health signal (the one the watchdog is fed from), as `stats` gives it.
+            "health": ["healthy": stats["healthy"] ?? .null, "reason": stats["health_reason"] ?? .null],
             "frames_flipped": stats["frames_flipped"] ?? .null,
             "uptime_s": .int(uptime.nanosecondsClamped / 1_000_000_000),
         ]

@@ -194,6 +194,7 @@ struct RunCommand: ParsableCommand {
         defer { fleetClient?.stop() }
         let inputWiring = InputWiring(settings: input.settings(backend: backend ?? .drm, backlight: settings.backlight), stage: runner.stage,
                                       display: display, rotation: settings.rotation, control: controlSocket, logger: logger)
+        FleetWiring.forwardActions(from: inputWiring.router, to: fleetClient)
         inputWiring.start()
         try session.run()
 

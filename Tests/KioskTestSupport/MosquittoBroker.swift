@@ -276,6 +276,16 @@ public final class MQTTSubscription {
         }
     }
 
+    /// The messages read but not taken yet whose topic starts with `prefix`, without taking them. Right after
+    /// `subscribe`, these are the broker's retained messages on the subscribed topics (they come before the
+    /// subscription's own marker).
+    public func keptMessages(prefix: String) -> [(topic: String, payload: String)] {
+        early.compactMap { line in
+            guard line.hasPrefix(prefix), let space = line.firstIndex(of: " ") else { return nil }
+            return (String(line[..<space]), String(line[line.index(after: space)...]))
+        }
+    }
+
     /// The next `count` JSON messages on any topic starting with `prefix`, each with its topic.
     public func waitForJSONOnTopics(_ count: Int, prefix: String, timeout: Double = 20) throws -> [(topic: String, payload: [String: Any])] {
         var found: [(topic: String, payload: [String: Any])] = []

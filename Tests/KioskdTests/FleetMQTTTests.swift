@@ -74,11 +74,28 @@ final class FleetMQTTTests: XCTestCase {
         XCTAssertNotNil(state["missed_vblanks"] as? Int)
         XCTAssertNotNil(state["fps"] as? Double ?? (state["fps"] as? Int).map(Double.init))
         XCTAssertNotNil(state["uptime_s"] as? Int)
+        let health = try XCTUnwrap(state["health"] as? [String: Any], "\(state)")
+        XCTAssertEqual(health["healthy"] as? Bool, true, "\(state)")
+        XCTAssertEqual(health["reason"] as? String, "ok", "\(state)")
         XCTAssertTrue((state["scene"] as? String)?.hasSuffix("scene.yaml") == true, "\(state)")
 
         XCTAssertEqual(daemon.stop().status, 0)
         try status.waitFor(on: "\(prefix)/status") { $0 == "offline" }
         try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "offline" }
+    }
+
+    /// The health signal is part of the state: handing the display over (SIGUSR1) and taking it back (SIGUSR2)
+    /// changes its reason, and each change is published without waiting for the 60 s refresh.
+    func testAHealthChangeIsPublishedInTheState() throws {
+        let daemon = try startKiosk()
+        let states = try broker.subscribe(["\(prefix)/state"])
+        func reason(_ state: [String: Any]) -> String? { (state["health"] as? [String: Any])?["reason"] as? String }
+        try states.waitForJSON(on: "\(prefix)/state") { reason($0) == "ok" }
+        daemon.process.signal(SIGUSR1)
+        let handedOver = try states.waitForJSON(on: "\(prefix)/state", timeout: 10) { reason($0) == "waiting for DRM master" }[0]
+        XCTAssertEqual((handedOver["health"] as? [String: Any])?["healthy"] as? Bool, true, "waiting for master is healthy: \(handedOver)")
+        daemon.process.signal(SIGUSR2)
+        try states.waitForJSON(on: "\(prefix)/state", timeout: 10) { reason($0) == "ok" }
     }
 
     func testKillNineTurnsStatusOfflineThroughTheLastWill() throws {
