@@ -45,11 +45,11 @@ final class FleetMQTTTests: XCTestCase {
     }
 
     /// Starts kioskd with a config file whose `mqtt:` section holds `extra` lines besides the url and prefix.
-    private func startKiosk(_ extra: String = "", prefix: String? = nil, broker: MosquittoBroker? = nil) throws -> ControlledKioskd {
+    private func startKiosk(_ extra: String = "", prefix: String? = nil, broker: MosquittoBroker? = nil, mode: String = "320x240@60") throws -> ControlledKioskd {
         let broker = broker ?? self.broker!
         let config = broker.directory + "/mqtt-\(daemons.count).yaml"
         try broker.writeKioskdConfig("topic_prefix: \(prefix ?? self.prefix)\nclient_id: kiosk-\(daemons.count)\n\(extra)", to: config)
-        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", try writeScene(in: broker.directory),
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", mode, "--scene", try writeScene(in: broker.directory),
                                            "--config", config])
         daemons.append(daemon)
         return daemon
@@ -233,13 +233,26 @@ final class FleetMQTTTests: XCTestCase {
         for kiosk in kiosks { try status.waitFor(on: "kioskd/\(kiosk)/status") { $0 == "online" } }
     }
 
+    /// The broker gone for 10 s and back: kioskd reconnects, resubscribes, republishes `status` and `state`, and
+    /// no frame is late meanwhile. The headless backend's vblank clock runs on wall time, so a kioskd that a
+    /// loaded machine keeps waiting for a CPU misses vblanks whatever MQTT does. The test therefore measures
+    /// that wait (the kernel's run-queue time of kioskd's threads, /proc/PID/task/*/schedstat) over the same
+    /// window: a late frame needs a frame's worth (50 ms at 20 Hz) of delay, so the missed vblanks must be no
+    /// more than the run-queue wait covers. On a quiet machine that wait is near zero and the missed vblanks
+    /// must stay unchanged; MQTT sleeping or spinning on the loop is never excused by it.
     func testABrokerRestartReconnectsResubscribesAndRepublishes() throws {
-        let daemon = try startKiosk()
+        let daemon = try startKiosk(mode: "320x240@20")
         try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
-        let missedBefore = try daemon.result("stats")["missed_vblanks"] as? Int ?? 0
+        try waitByPolling(for: "the first frames", timeout: 20) { try daemon.framesFlipped() > 5 }
+        let pid = daemon.process.process.processIdentifier
+        let waitBefore = Self.runQueueWait(pid: pid)
+        let missedBefore = try XCTUnwrap(try daemon.result("stats")["missed_vblanks"] as? Int)
         broker.stop()
+        let stopped = Date()
         let flipped = try daemon.framesFlipped()
-        try waitByPolling(for: "frames to flip with the broker gone", timeout: 10) { try daemon.framesFlipped() > flipped + 30 }
+        // Ten seconds without a broker, frames flipping all along (the ticker animates every vblank).
+        try waitByPolling(for: "10 s with the broker gone", timeout: 30, interval: 0.25) { Date().timeIntervalSince(stopped) >= 10 }
+        XCTAssertGreaterThanOrEqual(try daemon.framesFlipped() - flipped, 150, "about 20 frames a second for 10 s")
         try broker.start()
         // The broker keeps nothing (persistence false): a retained `online` and state mean kioskd published them again.
         let status = try broker.subscribe(["\(prefix)/status", "\(prefix)/state", "\(prefix)/reply"])
@@ -252,12 +265,26 @@ final class FleetMQTTTests: XCTestCase {
         try waitByPolling(for: "the data source after the restart", timeout: 20) {
             (try daemon.result("data.get")["values"] as? [String: String])?["label"] == "after restart"
         }
-        // No call into the MQTT client held the loop for a frame (16.7 ms) through the outage and the reconnect. Missed vblanks are printed, not asserted: on a shared, loaded machine the renderer misses some
-        // whatever MQTT does.
+        let missedAfter = try XCTUnwrap(try daemon.result("stats")["missed_vblanks"] as? Int)
+        let waited = Self.runQueueWait(pid: pid) - waitBefore
+        let excused = Int(waited / 0.050)
+        XCTAssertLessThanOrEqual(missedAfter - missedBefore, excused,
+                                 "late frames through the outage and the reconnect beyond what \(Int(waited * 1000)) ms of waiting for a CPU explains")
+        // No call into the MQTT client held the loop for a 60 Hz frame (16.7 ms) through the outage and the reconnect.
         let hold = try XCTUnwrap(state["mqtt_longest_loop_hold_ms"] as? Double, "\(state)")
         XCTAssertLessThan(hold, 16, "the longest MQTT call held the loop \(hold) ms")
-        let missedAfter = try daemon.result("stats")["missed_vblanks"] as? Int ?? 0
-        print("broker restart: missed vblanks \(missedBefore) before, \(missedAfter) after; longest MQTT call \(hold) ms")
+        print("broker restart: missed vblanks \(missedBefore) before, \(missedAfter) after; kioskd waited \(Int(waited * 1000)) ms for a CPU meanwhile; longest MQTT call \(hold) ms")
+    }
+
+    /// Seconds the threads of process `pid` have spent runnable but waiting for a CPU (the second field of each
+    /// thread's schedstat).
+    private static func runQueueWait(pid: Int32) -> Double {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        let nanoseconds = tasks.reduce(0) { sum, tid in
+            let fields = ((try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/schedstat", encoding: .utf8)) ?? "").split(separator: " ")
+            return sum + (fields.count > 1 ? Int(fields[1]) ?? 0 : 0)
+        }
+        return Double(nanoseconds) / 1e9
     }
 
     func testABrokerWithAPasswordFile() throws {
