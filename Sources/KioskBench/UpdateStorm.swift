@@ -44,6 +44,13 @@ public enum UpdateStorm {
         public var stormRenderMs: Double?
         /// During the run: from the storm render's dispatch to its result applied (p50), queueing included.
         public var stormDispatchToAppliedMsP50: Double?
+        /// Where the lag beyond the renders goes. A pending storm render (its data came while one was in flight)
+        /// waits from the in-flight render's result being applied until it is dispatched (p99).
+        public var stormPendingDispatchWaitMsP99: Double?
+        /// From a storm render's result applied to the flip that shows it (p50, p99): compositing, presenting,
+        /// and waiting for the flip already in flight, if any, then for the next vblank.
+        public var stormAppliedToShownMsP50: Double?
+        public var stormAppliedToShownMsP99: Double?
         public var frameMs: Double
         public var framesComposedPerSecond: Double?
         public var framesFlippedPerSecond: Double?
@@ -59,6 +66,8 @@ public enum UpdateStorm {
             case mode, seconds, stormUpdatesPerSecond = "storm_updates_per_second"
             case labelUpdatesPerSecond = "label_updates_per_second", stormRenderMs = "storm_render_ms"
             case stormDispatchToAppliedMsP50 = "storm_dispatch_to_applied_ms_p50", frameMs = "frame_ms"
+            case stormPendingDispatchWaitMsP99 = "storm_pending_dispatch_wait_ms_p99"
+            case stormAppliedToShownMsP50 = "storm_applied_to_shown_ms_p50", stormAppliedToShownMsP99 = "storm_applied_to_shown_ms_p99"
             case framesComposedPerSecond = "frames_composed_per_second"
             case framesFlippedPerSecond = "frames_flipped_per_second", storm, clock, label
             case targetLagMs = "target_lag_ms", targetMet = "target_met"
@@ -72,6 +81,9 @@ public enum UpdateStorm {
             try c.encode(labelUpdatesPerSecond, forKey: .labelUpdatesPerSecond)
             try c.encode(stormRenderMs, forKey: .stormRenderMs)
             try c.encode(stormDispatchToAppliedMsP50, forKey: .stormDispatchToAppliedMsP50)
+            try c.encode(stormPendingDispatchWaitMsP99, forKey: .stormPendingDispatchWaitMsP99)
+            try c.encode(stormAppliedToShownMsP50, forKey: .stormAppliedToShownMsP50)
+            try c.encode(stormAppliedToShownMsP99, forKey: .stormAppliedToShownMsP99)
             try c.encode(frameMs, forKey: .frameMs)
             try c.encode(framesComposedPerSecond, forKey: .framesComposedPerSecond)
             try c.encode(framesFlippedPerSecond, forKey: .framesFlippedPerSecond)
@@ -192,6 +204,9 @@ public enum UpdateStorm {
             mode: mode.description, seconds: window,
             stormUpdatesPerSecond: Double(storm.updates) / window, labelUpdatesPerSecond: Double(label.updates) / window,
             stormRenderMs: renderMs, stormDispatchToAppliedMsP50: storm.dispatchToApplied.count > 0 ? storm.dispatchToApplied.summary.p50 : nil,
+            stormPendingDispatchWaitMsP99: storm.pendingDispatchWait.count > 0 ? storm.pendingDispatchWait.summary.p99 : nil,
+            stormAppliedToShownMsP50: storm.appliedToShown.count > 0 ? storm.appliedToShown.summary.p50 : nil,
+            stormAppliedToShownMsP99: storm.appliedToShown.count > 0 ? storm.appliedToShown.summary.p99 : nil,
             frameMs: frameMs,
             framesComposedPerSecond: Double(endStats.framesComposed - startStats.framesComposed) / window,
             framesFlippedPerSecond: Double(endStats.framesFlipped - startStats.framesFlipped) / window,
@@ -227,10 +242,16 @@ final class VersionTrack {
     private var times: [(version: Int, at: MonotonicInstant)] = []
     private var resolved = 0
     private var dispatched: (version: Int?, at: MonotonicInstant)?
+    /// When the last render's result was applied, until the next render is dispatched.
+    private var lastApplied: MonotonicInstant?
+    /// Versions applied and not shown yet, with when: the newest one a flip shows is the one on screen.
+    private var appliedTimes: [(version: Int, at: MonotonicInstant)] = []
     private(set) var applied: Int?
     var presented: Int?
     private var lags = LatencyRecorder()
     private(set) var dispatchToApplied = LatencyRecorder()
+    private(set) var pendingDispatchWait = LatencyRecorder()
+    private(set) var appliedToShown = LatencyRecorder()
     var updates: Int { times.count }
     var allShown: Bool { resolved == times.count }
 
@@ -241,12 +262,22 @@ final class VersionTrack {
         }
         self.layer = layer
         layer.willDisplay = { [weak self] layer in
-            self?.dispatched = (layer.content.flatMap(version), MonotonicInstant.now())
+            guard let self else { return }
+            let now = MonotonicInstant.now()
+            // Data that came before the last result was applied waited for that render: this is its dispatch.
+            if let lastApplied, let newest = times.last, newest.at < lastApplied { pendingDispatchWait.record(now - lastApplied) }
+            lastApplied = nil
+            dispatched = (layer.content.flatMap(version), now)
         }
         layer.didDisplay = { [weak self] _, finished in
             guard let self, finished, let dispatched else { return }
-            if let v = dispatched.version { applied = max(applied ?? v, v) }
-            dispatchToApplied.record(MonotonicInstant.now() - dispatched.at)
+            let now = MonotonicInstant.now()
+            if let v = dispatched.version {
+                applied = max(applied ?? v, v)
+                appliedTimes.append((v, now))
+            }
+            lastApplied = now
+            dispatchToApplied.record(now - dispatched.at)
         }
     }
 
@@ -257,6 +288,10 @@ final class VersionTrack {
     /// A flip at `now` shows the presented version: every update up to it is shown, with its lag.
     func flipped(at now: MonotonicInstant) {
         guard let presented else { return }
+        if let shown = appliedTimes.lastIndex(where: { $0.version <= presented }) {
+            appliedToShown.record(now - appliedTimes[shown].at)
+            appliedTimes.removeFirst(shown + 1)
+        }
         while resolved < times.count, times[resolved].version <= presented {
             lags.record(now - times[resolved].at)
             resolved += 1
