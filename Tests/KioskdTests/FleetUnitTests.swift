@@ -35,6 +35,7 @@ final class FleetUnitTests: XCTestCase {
         // The drop-in is really read: a bad value in it is reported.
         try built(dropIn).replacingOccurrences(of: "PrivateNetwork=no", with: "PrivateNetwork=nope")
             .write(to: dropInPath, atomically: true, encoding: .utf8)
-        XCTAssertTrue(try verify().text.contains("mqtt.conf:6: Failed to parse boolean value"), "the drop-in was not read")
+        let line = try XCTUnwrap(dropIn.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.hasPrefix("PrivateNetwork=") }) + 1
+        XCTAssertTrue(try verify().text.contains("mqtt.conf:\(line): Failed to parse boolean value"), "the drop-in was not read")
     }
 }
