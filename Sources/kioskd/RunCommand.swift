@@ -103,7 +103,6 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var control: ControlOptions
 
-
     @OptionGroup var input: InputOptions
 
     /// Where a scene is looked for when `--scene` is not given; the bundled default scene when it is absent.
