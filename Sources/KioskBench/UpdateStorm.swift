@@ -40,10 +40,18 @@ public enum UpdateStorm {
         public var seconds: Double
         public var stormUpdatesPerSecond: Double
         public var labelUpdatesPerSecond: Double
-        /// The storm widget's render time, drawn alone on the bench thread before the run (median of five).
+        /// The storm widget's render time, drawn alone before the run on a render worker, at the priority the run
+        /// renders at (median of five).
         public var stormRenderMs: Double?
         /// During the run: from the storm render's dispatch to its result applied (p50), queueing included.
         public var stormDispatchToAppliedMsP50: Double?
+        /// Where the lag beyond the renders goes. A pending storm render (its data came while one was in flight)
+        /// waits from the in-flight render's result being applied until it is dispatched (p99).
+        public var stormPendingDispatchWaitMsP99: Double?
+        /// From a storm render's result applied to the flip that shows it (p50, p99): compositing, presenting,
+        /// and waiting for the flip already in flight, if any, then for the next vblank.
+        public var stormAppliedToShownMsP50: Double?
+        public var stormAppliedToShownMsP99: Double?
         public var frameMs: Double
         public var framesComposedPerSecond: Double?
         public var framesFlippedPerSecond: Double?
@@ -59,6 +67,8 @@ public enum UpdateStorm {
             case mode, seconds, stormUpdatesPerSecond = "storm_updates_per_second"
             case labelUpdatesPerSecond = "label_updates_per_second", stormRenderMs = "storm_render_ms"
             case stormDispatchToAppliedMsP50 = "storm_dispatch_to_applied_ms_p50", frameMs = "frame_ms"
+            case stormPendingDispatchWaitMsP99 = "storm_pending_dispatch_wait_ms_p99"
+            case stormAppliedToShownMsP50 = "storm_applied_to_shown_ms_p50", stormAppliedToShownMsP99 = "storm_applied_to_shown_ms_p99"
             case framesComposedPerSecond = "frames_composed_per_second"
             case framesFlippedPerSecond = "frames_flipped_per_second", storm, clock, label
             case targetLagMs = "target_lag_ms", targetMet = "target_met"
@@ -72,6 +82,9 @@ public enum UpdateStorm {
             try c.encode(labelUpdatesPerSecond, forKey: .labelUpdatesPerSecond)
             try c.encode(stormRenderMs, forKey: .stormRenderMs)
             try c.encode(stormDispatchToAppliedMsP50, forKey: .stormDispatchToAppliedMsP50)
+            try c.encode(stormPendingDispatchWaitMsP99, forKey: .stormPendingDispatchWaitMsP99)
+            try c.encode(stormAppliedToShownMsP50, forKey: .stormAppliedToShownMsP50)
+            try c.encode(stormAppliedToShownMsP99, forKey: .stormAppliedToShownMsP99)
             try c.encode(frameMs, forKey: .frameMs)
             try c.encode(framesComposedPerSecond, forKey: .framesComposedPerSecond)
             try c.encode(framesFlippedPerSecond, forKey: .framesFlippedPerSecond)
@@ -102,8 +115,8 @@ public enum UpdateStorm {
         let path = try BenchScenes.path("update-storm.yaml")
         let loop = try MainLoop.epoll()
         let backend = try HeadlessBackend(mode: mode, bufferCount: 2)
-        let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: mode.size),
-                                     pool: RenderQueuePool(strategy: .roundRobin))
+        let pool = RenderQueuePool(strategy: .roundRobin)
+        let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: mode.size), pool: pool)
         let stage = try SceneStage(engine: engine, path: path)
         let storm = try VersionTrack(engine.rootLayer, name: "storm") { ($0 as? TextContent).flatMap { version($0.text, "storm#") } }
         let label = try VersionTrack(engine.rootLayer, name: "label") { ($0 as? TextContent).flatMap { version($0.text, "label#") } }
@@ -115,7 +128,7 @@ public enum UpdateStorm {
         }
         // The storm at full length before the run, so the render timed alone is the one the run draws.
         stage.setData(["storm": stormText(0, paragraphs: stormParagraphs)])
-        let renderMs = try isolatedRenderMs(storm.layer)
+        let renderMs = isolatedRenderMs(storm.layer, pool: pool)
 
         var measuring = false, completeQueued = false, stopping = false
         var updates: [TimerHandle] = []
@@ -192,6 +205,9 @@ public enum UpdateStorm {
             mode: mode.description, seconds: window,
             stormUpdatesPerSecond: Double(storm.updates) / window, labelUpdatesPerSecond: Double(label.updates) / window,
             stormRenderMs: renderMs, stormDispatchToAppliedMsP50: storm.dispatchToApplied.count > 0 ? storm.dispatchToApplied.summary.p50 : nil,
+            stormPendingDispatchWaitMsP99: storm.pendingDispatchWait.count > 0 ? storm.pendingDispatchWait.summary.p99 : nil,
+            stormAppliedToShownMsP50: storm.appliedToShown.count > 0 ? storm.appliedToShown.summary.p50 : nil,
+            stormAppliedToShownMsP99: storm.appliedToShown.count > 0 ? storm.appliedToShown.summary.p99 : nil,
             frameMs: frameMs,
             framesComposedPerSecond: Double(endStats.framesComposed - startStats.framesComposed) / window,
             framesFlippedPerSecond: Double(endStats.framesFlipped - startStats.framesFlipped) / window,
@@ -206,15 +222,26 @@ public enum UpdateStorm {
         return Int(text.dropFirst(prefix.count).prefix { $0 != " " })
     }
 
-    /// Median of five draws of `content` at `layer`'s size on this thread, in milliseconds.
-    private static func isolatedRenderMs(_ layer: Layer) throws -> Double? {
+    /// Median of five draws of `layer`'s content at its size, one at a time on a worker of `pool`: the run's
+    /// renders run there, below the main thread's CPU priority, so on a loaded machine a draw timed on the bench
+    /// thread would be faster than any render of the run. Milliseconds; nil when a draw failed or never ran.
+    private static func isolatedRenderMs(_ layer: Layer, pool: RenderQueuePool) -> Double? {
         guard let content = layer.content else { return nil }
+        let size = layer.frame.size
         var times: [Double] = []
         for _ in 0..<5 {
-            let surface = LayerSurface(size: layer.frame.size)
-            let t0 = MonotonicInstant.now()
-            try content.draw(into: surface, isCancelled: { false })
-            times.append((MonotonicInstant.now() - t0).milliseconds)
+            let result = Lock<Double?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            pool.submit(RenderJobInfo(label: "bench storm", kind: content.kind, priority: 0)) {
+                let surface = LayerSurface(size: size)
+                let t0 = MonotonicInstant.now()
+                let drawn = (try? content.draw(into: surface, isCancelled: { false })) != nil
+                let ms = (MonotonicInstant.now() - t0).milliseconds
+                result.withLock { $0 = drawn ? ms : nil }
+                done.signal()
+            }
+            guard done.wait(timeout: .now() + 60) == .success, let ms = result.withLock({ $0 }) else { return nil }
+            times.append(ms)
         }
         return times.sorted()[2]
     }
@@ -227,10 +254,16 @@ final class VersionTrack {
     private var times: [(version: Int, at: MonotonicInstant)] = []
     private var resolved = 0
     private var dispatched: (version: Int?, at: MonotonicInstant)?
+    /// When the last render's result was applied, until the next render is dispatched.
+    private var lastApplied: MonotonicInstant?
+    /// Versions applied and not shown yet, with when: the newest one a flip shows is the one on screen.
+    private var appliedTimes: [(version: Int, at: MonotonicInstant)] = []
     private(set) var applied: Int?
     var presented: Int?
     private var lags = LatencyRecorder()
     private(set) var dispatchToApplied = LatencyRecorder()
+    private(set) var pendingDispatchWait = LatencyRecorder()
+    private(set) var appliedToShown = LatencyRecorder()
     var updates: Int { times.count }
     var allShown: Bool { resolved == times.count }
 
@@ -241,12 +274,22 @@ final class VersionTrack {
         }
         self.layer = layer
         layer.willDisplay = { [weak self] layer in
-            self?.dispatched = (layer.content.flatMap(version), MonotonicInstant.now())
+            guard let self else { return }
+            let now = MonotonicInstant.now()
+            // Data that came before the last result was applied waited for that render: this is its dispatch.
+            if let lastApplied, let newest = times.last, newest.at < lastApplied { pendingDispatchWait.record(now - lastApplied) }
+            lastApplied = nil
+            dispatched = (layer.content.flatMap(version), now)
         }
         layer.didDisplay = { [weak self] _, finished in
             guard let self, finished, let dispatched else { return }
-            if let v = dispatched.version { applied = max(applied ?? v, v) }
-            dispatchToApplied.record(MonotonicInstant.now() - dispatched.at)
+            let now = MonotonicInstant.now()
+            if let v = dispatched.version {
+                applied = max(applied ?? v, v)
+                appliedTimes.append((v, now))
+            }
+            lastApplied = now
+            dispatchToApplied.record(now - dispatched.at)
         }
     }
 
@@ -257,6 +300,10 @@ final class VersionTrack {
     /// A flip at `now` shows the presented version: every update up to it is shown, with its lag.
     func flipped(at now: MonotonicInstant) {
         guard let presented else { return }
+        if let shown = appliedTimes.lastIndex(where: { $0.version <= presented }) {
+            appliedToShown.record(now - appliedTimes[shown].at)
+            appliedTimes.removeFirst(shown + 1)
+        }
         while resolved < times.count, times[resolved].version <= presented {
             lags.record(now - times[resolved].at)
             resolved += 1

@@ -14,6 +14,7 @@ import Logging
 ///   request names, with its correlation data). Commands outside `mqtt.allow` get `permission_denied`.
 /// - `<prefix>/event/<name>`: the events named in `mqtt.events`.
 /// - `<prefix>/screenshot/request`: any message publishes the screen as PNG bytes on `<prefix>/screenshot`.
+/// - `<prefix>/action`: the name of each `emit` action as its widget is pressed (Home Assistant's device triggers).
 /// - The scene's data sources: each matching message sets its data key through `onData`.
 ///
 /// Lives on the loop thread, like the registry it calls.
@@ -29,6 +30,8 @@ public final class FleetClient {
     public private(set) var requestsAnswered = 0
     /// The scene's page names: the Home Assistant select's options.
     public var pages: () -> [String] = { [] }
+    /// The names the scene's `emit` actions emit: a Home Assistant device trigger each.
+    public var actions: () -> [String] = { [] }
     /// kioskd's version, for the Home Assistant device.
     public var version = ""
 
@@ -43,6 +46,8 @@ public final class FleetClient {
     private var stateTimer: TimerHandle?
     private var lastState: JSONValue?
     private var lastStatePublished: MonotonicInstant?
+    /// The device-trigger configs published, so that those the next scene lacks are removed.
+    private var triggerTopics: Set<String> = []
     private let stateInterval: Duration
     private let logger = Logger(label: "kioskd.mqtt")
 
@@ -83,6 +88,7 @@ public final class FleetClient {
     /// Anything sent here publishes the screen as PNG bytes on `screenshotTopic`.
     public var screenshotRequestTopic: String { "\(prefix)/screenshot/request" }
     public var screenshotTopic: String { "\(prefix)/screenshot" }
+    public var actionTopic: String { "\(prefix)/action" }
     public func groupCommandTopic(_ group: String) -> String { "kioskd/group/\(group)/cmd" }
 
     public func start() {
@@ -112,10 +118,17 @@ public final class FleetClient {
         connection.publish("\(prefix)/event/\(name)", Self.text(ControlMessage.event(name, data: data)), qos: 0)
     }
 
+    /// A widget whose `on_press` is `{emit: name}` was pressed: `name` goes out on `actionTopic` (QoS 0, not
+    /// retained: a trigger fires once, as it happens).
+    public func actionEmitted(_ name: String) {
+        guard connection.isConnected else { return }
+        connection.publish(actionTopic, Array(name.utf8), qos: 0)
+    }
+
     /// Something in the state may have changed: publish it now if it did.
     public func stateMayHaveChanged() { publishState(force: false) }
 
-    /// A new scene: its data sources replace the old ones, and Home Assistant learns its pages.
+    /// A new scene: its data sources replace the old ones, and Home Assistant learns its pages and triggers.
     public func sceneChanged(dataSources: [DataSource]) {
         setDataSources(dataSources)
         publishDiscovery()
@@ -142,11 +155,17 @@ public final class FleetClient {
         publishDiscovery()
     }
 
+    /// Publishes every discovery config, retained; a device trigger the scene no longer has gets an empty
+    /// retained config, which removes it from Home Assistant and from the broker.
     private func publishDiscovery() {
         guard settings.homeAssistant, connection.isConnected else { return }
-        for config in homeAssistant.configs(pages: pages()) {
+        let ha = homeAssistant
+        for config in ha.configs(pages: pages(), actions: actions()) {
             connection.publish(config.topic, Self.text(config.payload), retain: true)
         }
+        let triggers = Set(ha.triggers(actions: actions()).map(\.topic))
+        for stale in triggerTopics.subtracting(triggers).sorted() { connection.publish(stale, [], retain: true) }
+        triggerTopics = triggers
     }
 
     /// Home Assistant's topics: its restart, and the switch, select and image entities' commands. True when

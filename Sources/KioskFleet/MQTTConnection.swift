@@ -54,12 +54,18 @@ public struct MQTTMessage: Sendable, Equatable {
 /// `maxBackoff`, with jitter so a fleet does not reconnect in step. `onConnected` runs after every CONNACK: the
 /// owner subscribes and publishes there, so subscriptions survive reconnects.
 ///
-/// The broker's host name is resolved with getaddrinfo when connecting; give an address (or a name in
-/// /etc/hosts) where DNS could be slow.
+/// Each connection is started on a worker (`BackgroundJobs`): `resolver` turns the host name into an address
+/// there (getaddrinfo may wait seconds on a slow DNS server), and the connect starts there too; the outcome
+/// comes back to the loop as a value through the loop's waker. The client handle is handed to the worker for
+/// that one call and the loop leaves it alone until the outcome is back.
 ///
 /// Lives on the loop thread: create, use and stop it there. libmosquitto calls back only from inside the loop
 /// calls made here, so the callbacks run on the loop thread too.
 public final class MQTTConnection {
+    /// Turns the broker's host name into a numeric address, on a worker thread: it may block, the loop never
+    /// waits for it. The error names the host and the reason.
+    public typealias Resolver = @Sendable (_ host: String, _ port: Int) -> Result<String, SystemError>
+
     public let endpoint: MQTTEndpoint
     public private(set) var isConnected = false
     /// Successful connections (CONNACK accepted) since start: 1 after the first, 2 after a reconnect.
@@ -80,9 +86,18 @@ public final class MQTTConnection {
     /// The first retry waits about this long; each failure doubles it up to `maxBackoff`.
     public var minBackoff: Duration = .milliseconds(250)
     public var maxBackoff: Duration = .seconds(10)
+    /// How the host name is resolved before each connection attempt: getaddrinfo by default.
+    public var resolver: Resolver = MQTTConnection.systemResolver
+    /// The address the last connection attempt went to (numeric), once resolved.
+    public private(set) var resolvedAddress: String?
 
     private let loop: MainLoop
-    private let mosq: OpaquePointer
+    private let handle: MosquittoHandle
+    private var mosq: OpaquePointer { handle.pointer }
+    private let connectJobs: BackgroundJobs
+    /// A worker holds the client handle, starting a connection: nothing on the loop touches it until the outcome
+    /// is back.
+    private var connecting = false
     private var source: SourceHandle?
     private var miscTimer: TimerHandle?
     private var retryTimer: TimerHandle?
@@ -103,10 +118,10 @@ public final class MQTTConnection {
         guard Self.libraryReady, let handle = mosquitto_new(endpoint.clientID, true, nil) else {
             throw SystemError("\(object): mosquitto_new for client id '\(endpoint.clientID)' failed", errno: errno)
         }
-        mosq = handle
+        self.handle = MosquittoHandle(handle)
+        connectJobs = try BackgroundJobs(loop: loop, label: "kioskd.mqtt.connect")
         func check(_ rc: Int32, _ what: String) throws {
             guard rc == MOSQ_ERR_SUCCESS.rawValue else {
-                mosquitto_destroy(handle)
                 throw SystemError("\(object): \(what): \(String(cString: mosquitto_strerror(rc)))")
             }
         }
@@ -154,8 +169,8 @@ public final class MQTTConnection {
     }
 
     deinit {
+        // The handle is destroyed with its last reference: here, or on the worker when one still holds it.
         stop()
-        mosquitto_destroy(mosq)
     }
 
     private var name: String { "MQTT broker \(endpoint.host):\(endpoint.port)" }
@@ -164,14 +179,14 @@ public final class MQTTConnection {
     public func start() {
         guard !started, !stopped else { return }
         started = true
-        attempt(first: true)
+        attempt()
     }
 
     /// Publishes `payload` on `topic`, with MQTT 5 correlation data when given; while disconnected the message is
     /// dropped (and false returned): what the owner publishes in `onConnected` is what a reconnect restores.
     @discardableResult
     public func publish(_ topic: String, _ payload: [UInt8], qos: Int32 = 1, retain: Bool = false, correlationData: [UInt8]? = nil) -> Bool {
-        guard isConnected else { return false }
+        guard isConnected, !connecting else { return false }
         var properties: OpaquePointer?
         defer { mosquitto_property_free_all(&properties) }
         if let correlationData, usesMQTT5 {
@@ -197,7 +212,7 @@ public final class MQTTConnection {
     }
 
     public func subscribe(_ pattern: String, qos: Int32 = 1) {
-        guard isConnected else { return }
+        guard isConnected, !connecting else { return }
         let rc = mosquitto_subscribe(mosq, nil, pattern, qos)
         if rc != MOSQ_ERR_SUCCESS.rawValue {
             logger.warning("\(name): subscribe to \(pattern): \(String(cString: mosquitto_strerror(rc)))")
@@ -206,7 +221,7 @@ public final class MQTTConnection {
     }
 
     public func unsubscribe(_ pattern: String) {
-        guard isConnected else { return }
+        guard isConnected, !connecting else { return }
         serviced(mosquitto_unsubscribe(mosq, nil, pattern), "unsubscribe")
     }
 
@@ -220,7 +235,7 @@ public final class MQTTConnection {
     /// will, and waits at most `flushTimeout` for the socket to take them. Idempotent.
     public func stop(finalMessages: [(topic: String, payload: String)] = [], flushTimeout: Duration = .milliseconds(500)) {
         guard !stopped else { return }
-        if isConnected {
+        if isConnected && !connecting {
             for message in finalMessages { publish(message.topic, message.payload, retain: true) }
             mosquitto_disconnect(mosq)
             flush(timeout: flushTimeout)
@@ -235,24 +250,50 @@ public final class MQTTConnection {
 
     // MARK: Connecting
 
-    private func attempt(first: Bool) {
+    /// Starts a connection on the worker: resolve the host name, then `mosquitto_connect_async`. Every attempt
+    /// resolves again, so a broker that moved is found.
+    private func attempt() {
         retryTimer = nil
-        guard !stopped else { return }
+        guard !stopped, !connecting else { return }
         attempts += 1
-        let rc = first
-            ? timed { mosquitto_connect_async(mosq, endpoint.host, Int32(endpoint.port), Int32(endpoint.keepaliveSeconds)) }
-            : timed { mosquitto_reconnect_async(mosq) }
-        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
-            let reason = rc == MOSQ_ERR_ERRNO.rawValue ? errnoDescription(errno) : String(cString: mosquitto_strerror(rc))
+        connecting = true
+        let handle = self.handle, endpoint = self.endpoint, resolver = self.resolver
+        connectJobs.run({ () -> ConnectStart in
+            let address: String
+            switch resolver(endpoint.host, endpoint.port) {
+            case .failure(let error): return .unresolved(error)
+            case .success(let found): address = found
+            }
+            // TLS checks the broker's certificate against the name libmosquitto connects to, so it gets the name
+            // (and resolves it again, here on the worker); plain TCP goes to the address found.
+            let target = endpoint.useTLS ? endpoint.host : address
+            let rc = mosquitto_connect_async(handle.pointer, target, Int32(endpoint.port), Int32(endpoint.keepaliveSeconds))
+            return .started(address: address, code: rc, errno: errno)
+        }, then: { [weak self] outcome in self?.connectStarted(outcome) })
+    }
+
+    /// On the loop thread, with the worker done with the handle.
+    private func connectStarted(_ outcome: ConnectStart) {
+        connecting = false
+        guard !stopped else { return }
+        if case .unresolved(let error) = outcome {
             // Said once per outage; the retries that follow log at debug.
-            logger.log(level: failures == 0 ? .warning : .debug, "\(name): connect: \(reason); retrying")
+            logger.log(level: failures == 0 ? .warning : .debug, "\(name): \(error); retrying")
+            scheduleRetry()
+            return
+        }
+        guard case .started(let address, let rc, let error) = outcome else { return }
+        resolvedAddress = address
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+            let reason = rc == MOSQ_ERR_ERRNO.rawValue ? errnoDescription(error) : String(cString: mosquitto_strerror(rc))
+            logger.log(level: failures == 0 ? .warning : .debug, "\(name) (\(address)): connect: \(reason); retrying")
             scheduleRetry()
             return
         }
         watchSocket()
         if miscTimer == nil {
             miscTimer = loop.addTimer(after: .seconds(1), repeating: .seconds(1)) { [unowned self] in
-                guard source != nil else { return }
+                guard source != nil, !connecting else { return }
                 serviced(timed { mosquitto_loop_misc(mosq) }, "keepalive")
             }
         }
@@ -264,7 +305,7 @@ public final class MQTTConnection {
         failures += 1
         // Half the backoff fixed, half random: kiosks that lost the same broker spread their reconnects.
         let delay = base / 2 + Int64.random(in: 0...max(1, base / 2))
-        retryTimer = loop.addTimer(after: .nanoseconds(delay)) { [unowned self] in attempt(first: false) }
+        retryTimer = loop.addTimer(after: .nanoseconds(delay)) { [unowned self] in attempt() }
         onRetryScheduled?(.nanoseconds(delay))
     }
 

@@ -8,11 +8,11 @@ import Yams
 struct ConfigDecoder {
     static let topKeys = ["scene", "board", "backend", "fbdev", "device", "driver", "connector", "mode", "commit", "buffers",
                           "rotation", "frames", "stats_out", "screenshot", "capture", "watch", "keep_going",
-                          "render_strategy", "fps_overlay", "log_level", "control", "input", "idle"] + reservedSections
+                          "render_strategy", "fps_overlay", "log_level", "control", "input", "idle", "mqtt"] + reservedSections
     static let controlKeys = ["socket", "socket_group", "allow_uid", "allow_gid", "screenshot_dir"]
     /// Sections the file format sets aside for capabilities to come; kioskd accepts them and warns that it does
     /// not use them yet, so a config written for a newer kioskd still starts an older one.
-    static let reservedSections = ["outputs", "mqtt"]
+    static let reservedSections = ["outputs"]
 
     let scene: SceneDecoder
     let baseDirectory: String
@@ -60,6 +60,7 @@ struct ConfigDecoder {
         if let node = value("control") { config.control = control(node) }
         if let node = value("input") { config.input = input(node) }
         if let node = value("idle") { config.idle = idle(node) }
+        if let node = value("mqtt") { config.mqtt = mqtt(node) }
         for name in Self.reservedSections {
             guard let entry = f[name] else { continue }
             config.reservedSections.append(name)

@@ -1,8 +1,8 @@
 import KioskCore
 
 /// kioskd's configuration file (`/etc/kioskd/kioskd.yaml`): one key per `kioskd run` option, the control socket
-/// in its own section, input devices and screen power in theirs, and the sections later capabilities fill in
-/// (outputs, mqtt). Every value is
+/// in its own section, input devices and screen power in theirs, the MQTT broker in `mqtt:`, and the sections
+/// later capabilities fill in (outputs). Every value is
 /// optional: a key left out keeps the option's default, and an option given on the command line overrides the
 /// key. Relative paths are already resolved against the file's folder. An immutable value; any thread.
 public struct KioskConfig: Sendable, Equatable {
@@ -51,6 +51,8 @@ public struct KioskConfig: Sendable, Equatable {
     public var control = Control()
     public var input = Input()
     public var idle = Idle()
+    /// The `mqtt:` section: the broker to join a fleet through; nil when the file has none (or an empty one).
+    public var mqtt: MQTTSettings?
     /// Sections reserved for later capabilities, present in the file: their keys are accepted and not yet used.
     public var reservedSections: [String] = []
 
@@ -63,7 +65,8 @@ public struct KioskConfig: Sendable, Equatable {
 
     /// Every key the file may hold, section keys as `section.key`: the documentation lists each of these.
     public static var allKeys: [String] {
-        ConfigDecoder.topKeys.filter { !["control", "input", "idle"].contains($0) } + ConfigDecoder.controlKeys.map { "control." + $0 }
+        ConfigDecoder.topKeys.filter { !["control", "input", "idle", "mqtt"].contains($0) } + ConfigDecoder.controlKeys.map { "control." + $0 }
             + ConfigDecoder.inputKeys.map { "input." + $0 } + ConfigDecoder.idleKeys.map { "idle." + $0 }
+            + MQTTSettings.keys.map { "mqtt." + $0 }
     }
 }

@@ -7,33 +7,31 @@ import KioskRuntime
 import KioskScene
 import Logging
 
-/// Options of `kioskd run` for MQTT.
-struct FleetOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("A YAML file holding the mqtt mapping (url, client_id, topic_prefix, group, allow, events, ...): join a fleet through that broker.",
-                               valueName: "FILE"))
-    var mqttConfig: String?
-}
-
 /// Connects a running `kioskd run` to its MQTT broker: the fleet client answers through the control socket's
 /// command registry, publishes the state and the scene's events, and feeds the scene's data sources. Lives on
 /// the main thread.
 enum FleetWiring {
-    /// Starts the fleet client, or returns nil when no MQTT configuration is given.
+    /// The config file's `mqtt:` section, validated, and the file it is in (for errors). A plain value.
+    struct Configuration {
+        var settings: MQTTSettings
+        var file: String
+    }
+
+    /// Starts the fleet client, or returns nil when the config file has no `mqtt:` section.
     ///
-    /// - Throws: the configuration's located errors; a configuration that needs the control socket's commands
-    ///   while the socket is disabled.
-    static func start(options: FleetOptions, loop: MainLoop, control: ControlWiring?, stage: SceneStage,
+    /// - Throws: a command in `mqtt.allow` that does not exist, a password file that cannot be read, a
+    ///   configuration that needs the control socket's commands while the socket is disabled.
+    static func start(_ configuration: Configuration?, loop: MainLoop, control: ControlWiring?, stage: SceneStage,
                       logger: Logger) throws -> FleetClient? {
-        guard let path = options.mqttConfig else { return nil }
-        let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw ValidationError("--mqtt-config \(path): cannot read it: \(error.localizedDescription)")
-        }
-        let settings = try MQTTSettings.decode(yaml: text, file: path)
+        guard let configuration else { return nil }
+        let settings = configuration.settings
         guard let control else {
-            throw ValidationError("--mqtt-config \(path): MQTT answers through the control socket's commands; do not give --socket none")
+            throw ValidationError("\(configuration.file): mqtt: MQTT answers through the control socket's commands; do not give --socket none")
         }
-        let fleet = try FleetClient(settings: settings, registry: control.server.commands, loop: loop)
+        let fleet: FleetClient
+        do { fleet = try FleetClient(settings: settings, registry: control.server.commands, loop: loop) } catch {
+            throw ValidationError("\(configuration.file): \(error)")
+        }
         let registry = control.server.commands
         let started = MonotonicInstant.now()
         fleet.state = { [unowned stage, unowned fleet] in
@@ -46,6 +44,7 @@ enum FleetWiring {
         }
         fleet.onData = { [unowned stage] values in stage.setData(values) }
         fleet.pages = { [unowned stage] in stage.scene.pages.map(\.name) }
+        fleet.actions = { [unowned stage] in stage.scene.allWidgets.compactMap { $0.onPress?.emittedName } }
         fleet.version = kioskdVersion
         fleet.setDataSources(stage.scene.dataSources)
         let previous = stage.onEvent
@@ -66,6 +65,17 @@ enum FleetWiring {
         fleet.start()
         logger.info("MQTT \(settings.host):\(settings.port): topics under \(fleet.prefix)\(settings.groups.isEmpty ? "" : ", groups \(settings.groups.joined(separator: ", "))")")
         return fleet
+    }
+
+    /// Sends the `emit` actions of presses the router reports to `fleet` (its `<prefix>/action` topic), besides
+    /// whatever the router reported to before.
+    static func forwardActions(from router: InputRouter, to fleet: FleetClient?) {
+        guard let fleet else { return }
+        let previous = router.onReport
+        router.onReport = { [weak fleet] report in
+            previous?(report)
+            if report.kind == .press, let action = report.action { fleet?.actionEmitted(action) }
+        }
     }
 
     /// `<prefix>/state`: the figures `stats` and `scene.get` give, as those commands compute them.
@@ -91,6 +101,8 @@ enum FleetWiring {
             "fps": stats["fps"] ?? stats["average_fps"] ?? .null,
             "outputs": [output],
             "missed_vblanks": stats["missed_vblanks"] ?? .null,
+            // The frame path's health signal (the one the watchdog is fed from), as `stats` gives it.
+            "health": ["healthy": stats["healthy"] ?? .null, "reason": stats["health_reason"] ?? .null],
             "frames_flipped": stats["frames_flipped"] ?? .null,
             "uptime_s": .int(uptime.nanosecondsClamped / 1_000_000_000),
         ]

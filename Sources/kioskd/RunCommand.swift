@@ -106,8 +106,6 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var control: ControlOptions
 
-    @OptionGroup var fleet: FleetOptions
-
     @OptionGroup var input: InputOptions
 
     /// Where a scene is looked for when `--scene` is not given; the bundled default scene when it is absent.
@@ -134,12 +132,12 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
-        let (options, configWarnings) = try withConfigFile()
+        let (options, configWarnings, fleet) = try withConfigFile()
         ControlWiring.bootstrapLogging(level: options.log.logLevel ?? .info)
         let logger = Logger(label: "kioskd")
         for warning in configWarnings { logger.warning("\(warning)") }
         do {
-            try options.runDisplay(logger: logger)
+            try options.runDisplay(fleet: fleet, logger: logger)
         } catch let exit as ExitCode {
             throw exit
         } catch {
@@ -162,7 +160,7 @@ struct RunCommand: ParsableCommand {
 
     /// One path for every scene: resolve options, open the display, build the engine and the stage, wire the
     /// control socket and signals, run, write the outputs.
-    private func runDisplay(logger: Logger) throws {
+    private func runDisplay(fleet: FleetWiring.Configuration?, logger: Logger) throws {
         let loop = try MainLoop.epoll()
         // Before any other thread starts, so render threads inherit the blocked mask and signals reach signalfd.
         let signals = try SignalRouting(loop: loop, logger: logger)
@@ -196,10 +194,11 @@ struct RunCommand: ParsableCommand {
         var failure: String?
         FatalFrameExit.install(on: runner.engine, loop: loop) { failure = $0 }
         service.attach(runner: runner, session: session, signals: signals)
-        let fleetClient = try FleetWiring.start(options: fleet, loop: loop, control: controlSocket, stage: runner.stage, logger: logger)
+        let fleetClient = try FleetWiring.start(fleet, loop: loop, control: controlSocket, stage: runner.stage, logger: logger)
         defer { fleetClient?.stop() }
         let inputWiring = InputWiring(settings: input.settings(backend: backendKind, backlight: settings.backlight), stage: runner.stage,
                                       display: display, rotation: settings.rotation, control: controlSocket, logger: logger)
+        FleetWiring.forwardActions(from: inputWiring.router, to: fleetClient)
         inputWiring.start()
         try session.run()
 

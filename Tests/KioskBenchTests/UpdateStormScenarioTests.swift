@@ -30,6 +30,13 @@ final class UpdateStormScenarioTests: XCTestCase {
         XCTAssertEqual(target, 2 * render + f.frameMs, accuracy: 1e-9)
         XCTAssertEqual(f.targetMet, try XCTUnwrap(f.storm.lagMsP99) <= target)
         XCTAssertGreaterThan(try XCTUnwrap(f.framesComposedPerSecond), 0)
+        // Where the lag beyond the renders goes: an applied result reaches the screen at a flip after it (so no
+        // sooner than the flip in flight allows), and a render that waited is dispatched after the one before.
+        let shownP50 = try XCTUnwrap(f.stormAppliedToShownMsP50, "\(f)"), shownP99 = try XCTUnwrap(f.stormAppliedToShownMsP99, "\(f)")
+        XCTAssertGreaterThan(shownP50, 0)
+        XCTAssertLessThanOrEqual(shownP50, shownP99)
+        XCTAssertLessThan(shownP50, try XCTUnwrap(f.storm.lagMsMax), "part of the lag, not more than it")
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(f.stormPendingDispatchWaitMsP99, "updates come faster than renders: some waited"), 0)
         XCTAssertGreaterThan(try XCTUnwrap(f.framesFlippedPerSecond), 0)
     }
 

@@ -55,6 +55,30 @@ final class RenderQueuePoolTests: XCTestCase {
         XCTAssertTrue(pthread_equal(byJob[0]!, byJob[1]!) == 0)
     }
 
+    /// A short job whose turn falls on the queue busy with a long render goes to the idle queue instead: a clock
+    /// is not held back by a storm widget's render while a worker has nothing to do.
+    func testRoundRobinGivesAJobToAnIdleQueueRatherThanQueueItBehindARunningOne() {
+        let pool = RenderQueuePool(strategy: .roundRobin, workerCount: 2)
+        let gate = Gate()
+        let done = Lock<[String]>([])
+        pool.submit(info("long")) {
+            gate.arrive()
+            gate.waitUntilOpen()
+            done.withLock { $0.append("long") }
+        }
+        XCTAssertTrue(gate.waitForArrivals(1))
+        for label in ["short-1", "short-2", "short-3"] {
+            pool.submit(info(label)) { done.withLock { $0.append(label) } }
+            // Each one finishes while the long job still runs; strict rotation would queue short-2 behind it.
+            let deadline = MonotonicInstant.now() + .seconds(10)
+            while !done.withLock({ $0.contains(label) }), MonotonicInstant.now() < deadline { usleep(1000) }
+        }
+        XCTAssertEqual(done.withLock { $0 }, ["short-1", "short-2", "short-3"], "none waited behind the long job")
+        gate.open()
+        XCTAssertTrue(pool.waitUntilIdle())
+        XCTAssertEqual(done.withLock { $0 }.last, "long")
+    }
+
     func testWorkersRunBelowTheCreatingThreadsPriority() {
         let base = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
         for strategy in [RenderQueuePool.Strategy.roundRobin, .priority] {

@@ -176,3 +176,74 @@ private final class ResultBox<Value>: @unchecked Sendable {
     func set(_ value: Result<Value, any Error>) { lock.withLock { stored = value } }
     var value: Result<Value, any Error>? { lock.withLock { stored } }
 }
+
+extension MQTTConnectionTests {
+    /// A resolver that blocks (a DNS server that takes its time) holds a worker, never the loop: the loop keeps
+    /// turning until the test lets the resolver answer, and then the connection goes to the address it gave.
+    func testASlowResolverNeverHoldsTheLoop() throws {
+        let broker = try MosquittoBroker()
+        let port = broker.port
+        let (ticksWhileBlocked, connected, address, hold, asked) = try onLoopThread { loop in
+            let entered = Lock(false)
+            let asked = Lock<[String]>([])
+            let answer = DispatchSemaphore(value: 0)
+            let connection = try MQTTConnection(loop: loop, endpoint: MQTTEndpoint(host: "broker.invalid", port: port, clientID: "slow-dns"))
+            connection.resolver = { host, _ in
+                asked.withLock { $0.append(host) }
+                entered.withLock { $0 = true }
+                answer.wait()
+                return .success("127.0.0.1")
+            }
+            var ticksWhileBlocked = 0
+            var released = false
+            let timer = loop.addTimer(after: .milliseconds(5), repeating: .milliseconds(5)) {
+                guard !released, entered.withLock({ $0 }) else { return }
+                ticksWhileBlocked += 1
+                if ticksWhileBlocked == 100 {
+                    released = true
+                    answer.signal()
+                }
+            }
+            connection.onConnected = { loop.stop() }
+            connection.start()
+            let deadline = loop.addTimer(after: .seconds(20)) { loop.stop() }
+            loop.run()
+            timer.cancel()
+            deadline.cancel()
+            let result = (ticksWhileBlocked, connection.isConnected, connection.resolvedAddress, connection.longestLoopHold, asked.withLock { $0 })
+            connection.stop()
+            return result
+        }
+        XCTAssertEqual(asked, ["broker.invalid"], "the resolver is asked for the broker's name")
+        XCTAssertEqual(ticksWhileBlocked, 100, "the loop turned while the resolver was blocked")
+        XCTAssertTrue(connected, "connected to the address the resolver gave")
+        XCTAssertEqual(address, "127.0.0.1")
+        XCTAssertLessThan(hold, .milliseconds(50), "no call into libmosquitto on the loop waited for the resolver")
+    }
+
+    /// A name that does not resolve is retried with the backoff, resolved again each time; no connect is tried.
+    func testAnUnresolvedNameIsRetriedWithTheBackoff() throws {
+        let (attempts, lookups, connected) = try onLoopThread { loop in
+            let lookups = Lock(0)
+            let connection = try MQTTConnection(loop: loop, endpoint: MQTTEndpoint(host: "nowhere.invalid", port: 1883, clientID: "nxdomain"))
+            connection.resolver = { host, port in
+                lookups.withLock { $0 += 1 }
+                return .failure(SystemError("MQTT broker \(host):\(port): cannot resolve the host name: Name or service not known"))
+            }
+            connection.minBackoff = .milliseconds(10)
+            var retries = 0
+            connection.onRetryScheduled = { _ in
+                retries += 1
+                if retries == 3 { loop.stop() }
+            }
+            connection.start()
+            let deadline = loop.addTimer(after: .seconds(20)) { loop.stop() }
+            loop.run()
+            deadline.cancel()
+            return (connection.attempts, lookups.withLock { $0 }, connection.isConnected)
+        }
+        XCTAssertEqual(attempts, 3)
+        XCTAssertEqual(lookups, 3, "each attempt resolves again")
+        XCTAssertFalse(connected)
+    }
+}

@@ -54,6 +54,13 @@ public final class MosquittoBroker {
 
     public var url: String { "\(certificates == nil ? "mqtt" : "mqtts")://127.0.0.1:\(port)" }
 
+    /// Writes a kioskd config file at `path` whose `mqtt:` section is `url: <this broker>` and `lines` (each
+    /// `key: value`), for `kioskd run --config`.
+    public func writeKioskdConfig(_ lines: String, to path: String) throws {
+        let section = ("url: \(url)\n" + lines).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n")
+        try "mqtt:\n\(section)\n".write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
     /// Starts the broker (again, after `stop`) on the same port; returns once it accepts connections.
     public func start() throws {
         let process = Process()
@@ -266,6 +273,16 @@ public final class MQTTSubscription {
                 throw ControlTestError("waited \(timeout) s for \(count) messages but got \(taken)")
             }
             if !offer(line) { early.append(line) }
+        }
+    }
+
+    /// The messages read but not taken yet whose topic starts with `prefix`, without taking them. Right after
+    /// `subscribe`, these are the broker's retained messages on the subscribed topics (they come before the
+    /// subscription's own marker).
+    public func keptMessages(prefix: String) -> [(topic: String, payload: String)] {
+        early.compactMap { line in
+            guard line.hasPrefix(prefix), let space = line.firstIndex(of: " ") else { return nil }
+            return (String(line[..<space]), String(line[line.index(after: space)...]))
         }
     }
 

@@ -23,10 +23,9 @@ final class FleetFanOutTests: XCTestCase {
         }
         for i in 0..<count {
             let config = broker.directory + "/mqtt-\(i).yaml"
-            try "url: \(broker.url)\nclient_id: lobby-\(i)\ntopic_prefix: kioskd/lobby-\(i)\ngroup: [lobby]\nevents: [data]\n"
-                .write(toFile: config, atomically: true, encoding: .utf8)
+            try broker.writeKioskdConfig("client_id: lobby-\(i)\ntopic_prefix: kioskd/lobby-\(i)\ngroup: [lobby]\nevents: [data]\n", to: config)
             kiosks.append(try KioskdProcess.start(["run", "--backend", "headless", "--mode", "160x120@60", "--scene", scene,
-                                                   "--socket", broker.directory + "/k\(i).sock", "--mqtt-config", config]))
+                                                   "--socket", broker.directory + "/k\(i).sock", "--config", config]))
         }
         var online = Set<String>()
         try status.waitForAny(count, timeout: 120) { topic, payload in

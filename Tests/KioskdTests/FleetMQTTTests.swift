@@ -2,7 +2,7 @@ import Foundation
 import KioskTestSupport
 import XCTest
 
-/// A headless `kioskd run --mqtt-config FILE` against a real Mosquitto broker on a loopback port: status and
+/// A headless `kioskd run --config FILE` with an `mqtt:` section against a real Mosquitto broker on a loopback port: status and
 /// last will, commands and replies with `mqtt.allow`, malformed requests, data sources, group topics, events,
 /// a broker restart, and a broker that wants a password.
 final class FleetMQTTTests: XCTestCase {
@@ -44,13 +44,13 @@ final class FleetMQTTTests: XCTestCase {
         return path
     }
 
-    /// Starts kioskd with an `mqtt:` file holding `extra` lines besides the url and prefix.
-    private func startKiosk(_ extra: String = "", prefix: String? = nil, broker: MosquittoBroker? = nil) throws -> ControlledKioskd {
+    /// Starts kioskd with a config file whose `mqtt:` section holds `extra` lines besides the url and prefix.
+    private func startKiosk(_ extra: String = "", prefix: String? = nil, broker: MosquittoBroker? = nil, mode: String = "320x240@60") throws -> ControlledKioskd {
         let broker = broker ?? self.broker!
         let config = broker.directory + "/mqtt-\(daemons.count).yaml"
-        try "url: \(broker.url)\ntopic_prefix: \(prefix ?? self.prefix)\nclient_id: kiosk-\(daemons.count)\n\(extra)".write(toFile: config, atomically: true, encoding: .utf8)
-        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", try writeScene(in: broker.directory),
-                                           "--mqtt-config", config])
+        try broker.writeKioskdConfig("topic_prefix: \(prefix ?? self.prefix)\nclient_id: kiosk-\(daemons.count)\n\(extra)", to: config)
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", mode, "--scene", try writeScene(in: broker.directory),
+                                           "--config", config])
         daemons.append(daemon)
         return daemon
     }
@@ -74,11 +74,28 @@ final class FleetMQTTTests: XCTestCase {
         XCTAssertNotNil(state["missed_vblanks"] as? Int)
         XCTAssertNotNil(state["fps"] as? Double ?? (state["fps"] as? Int).map(Double.init))
         XCTAssertNotNil(state["uptime_s"] as? Int)
+        let health = try XCTUnwrap(state["health"] as? [String: Any], "\(state)")
+        XCTAssertEqual(health["healthy"] as? Bool, true, "\(state)")
+        XCTAssertEqual(health["reason"] as? String, "ok", "\(state)")
         XCTAssertTrue((state["scene"] as? String)?.hasSuffix("scene.yaml") == true, "\(state)")
 
         XCTAssertEqual(daemon.stop().status, 0)
         try status.waitFor(on: "\(prefix)/status") { $0 == "offline" }
         try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "offline" }
+    }
+
+    /// The health signal is part of the state: handing the display over (SIGUSR1) and taking it back (SIGUSR2)
+    /// changes its reason, and each change is published without waiting for the 60 s refresh.
+    func testAHealthChangeIsPublishedInTheState() throws {
+        let daemon = try startKiosk()
+        let states = try broker.subscribe(["\(prefix)/state"])
+        func reason(_ state: [String: Any]) -> String? { (state["health"] as? [String: Any])?["reason"] as? String }
+        try states.waitForJSON(on: "\(prefix)/state") { reason($0) == "ok" }
+        daemon.process.signal(SIGUSR1)
+        let handedOver = try states.waitForJSON(on: "\(prefix)/state", timeout: 10) { reason($0) == "waiting for DRM master" }[0]
+        XCTAssertEqual((handedOver["health"] as? [String: Any])?["healthy"] as? Bool, true, "waiting for master is healthy: \(handedOver)")
+        daemon.process.signal(SIGUSR2)
+        try states.waitForJSON(on: "\(prefix)/state", timeout: 10) { reason($0) == "ok" }
     }
 
     func testKillNineTurnsStatusOfflineThroughTheLastWill() throws {
@@ -216,13 +233,26 @@ final class FleetMQTTTests: XCTestCase {
         for kiosk in kiosks { try status.waitFor(on: "kioskd/\(kiosk)/status") { $0 == "online" } }
     }
 
+    /// The broker gone for 10 s and back: kioskd reconnects, resubscribes, republishes `status` and `state`, and
+    /// no frame is late meanwhile. The headless backend's vblank clock runs on wall time, so a kioskd that a
+    /// loaded machine keeps waiting for a CPU misses vblanks whatever MQTT does. The test therefore measures
+    /// that wait (the kernel's run-queue time of kioskd's threads, /proc/PID/task/*/schedstat) over the same
+    /// window: a late frame needs a frame's worth (50 ms at 20 Hz) of delay, so the missed vblanks must be no
+    /// more than the run-queue wait covers. On a quiet machine that wait is near zero and the missed vblanks
+    /// must stay unchanged; MQTT sleeping or spinning on the loop is never excused by it.
     func testABrokerRestartReconnectsResubscribesAndRepublishes() throws {
-        let daemon = try startKiosk()
+        let daemon = try startKiosk(mode: "320x240@20")
         try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
-        let missedBefore = try daemon.result("stats")["missed_vblanks"] as? Int ?? 0
+        try waitByPolling(for: "the first frames", timeout: 20) { try daemon.framesFlipped() > 5 }
+        let pid = daemon.process.process.processIdentifier
+        let waitBefore = Self.runQueueWait(pid: pid)
+        let missedBefore = try XCTUnwrap(try daemon.result("stats")["missed_vblanks"] as? Int)
         broker.stop()
+        let stopped = Date()
         let flipped = try daemon.framesFlipped()
-        try waitByPolling(for: "frames to flip with the broker gone", timeout: 10) { try daemon.framesFlipped() > flipped + 30 }
+        // Ten seconds without a broker, frames flipping all along (the ticker animates every vblank).
+        try waitByPolling(for: "10 s with the broker gone", timeout: 30, interval: 0.25) { Date().timeIntervalSince(stopped) >= 10 }
+        XCTAssertGreaterThanOrEqual(try daemon.framesFlipped() - flipped, 150, "about 20 frames a second for 10 s")
         try broker.start()
         // The broker keeps nothing (persistence false): a retained `online` and state mean kioskd published them again.
         let status = try broker.subscribe(["\(prefix)/status", "\(prefix)/state", "\(prefix)/reply"])
@@ -235,12 +265,26 @@ final class FleetMQTTTests: XCTestCase {
         try waitByPolling(for: "the data source after the restart", timeout: 20) {
             (try daemon.result("data.get")["values"] as? [String: String])?["label"] == "after restart"
         }
-        // No call into the MQTT client held the loop for a frame (16.7 ms) through the outage and the reconnect. Missed vblanks are printed, not asserted: on a shared, loaded machine the renderer misses some
-        // whatever MQTT does.
+        let missedAfter = try XCTUnwrap(try daemon.result("stats")["missed_vblanks"] as? Int)
+        let waited = Self.runQueueWait(pid: pid) - waitBefore
+        let excused = Int(waited / 0.050)
+        XCTAssertLessThanOrEqual(missedAfter - missedBefore, excused,
+                                 "late frames through the outage and the reconnect beyond what \(Int(waited * 1000)) ms of waiting for a CPU explains")
+        // No call into the MQTT client held the loop for a 60 Hz frame (16.7 ms) through the outage and the reconnect.
         let hold = try XCTUnwrap(state["mqtt_longest_loop_hold_ms"] as? Double, "\(state)")
         XCTAssertLessThan(hold, 16, "the longest MQTT call held the loop \(hold) ms")
-        let missedAfter = try daemon.result("stats")["missed_vblanks"] as? Int ?? 0
-        print("broker restart: missed vblanks \(missedBefore) before, \(missedAfter) after; longest MQTT call \(hold) ms")
+        print("broker restart: missed vblanks \(missedBefore) before, \(missedAfter) after; kioskd waited \(Int(waited * 1000)) ms for a CPU meanwhile; longest MQTT call \(hold) ms")
+    }
+
+    /// Seconds the threads of process `pid` have spent runnable but waiting for a CPU (the second field of each
+    /// thread's schedstat).
+    private static func runQueueWait(pid: Int32) -> Double {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        let nanoseconds = tasks.reduce(0) { sum, tid in
+            let fields = ((try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/schedstat", encoding: .utf8)) ?? "").split(separator: " ")
+            return sum + (fields.count > 1 ? Int(fields[1]) ?? 0 : 0)
+        }
+        return Double(nanoseconds) / 1e9
     }
 
     func testABrokerWithAPasswordFile() throws {
@@ -270,15 +314,20 @@ final class FleetMQTTTests: XCTestCase {
 
     func testAnInvalidMQTTConfigStopsKioskdWithLocatedErrors() throws {
         let config = broker.directory + "/bad.yaml"
-        try "url: tcp://127.0.0.1:1\nallow: [ping, nonsense]\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let result = try KioskdProcess.run(["run", "--backend", "headless", "--socket", broker.directory + "/c.sock", "--mqtt-config", config], timeout: 60)
+        try "mqtt:\n  url: tcp://127.0.0.1:1\n  allow: [ping, nonsense]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let result = try KioskdProcess.run(["run", "--backend", "headless", "--socket", broker.directory + "/c.sock", "--config", config], timeout: 60)
         XCTAssertNotEqual(result.status, 0)
-        XCTAssertTrue(result.stderr.contains("\(config):1:6: mqtt.url: 'tcp://127.0.0.1:1' must start with mqtt:// or mqtts://"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("\(config):2:8: mqtt.url: 'tcp://127.0.0.1:1' must start with mqtt:// or mqtts://"), result.stderr)
 
-        try "url: mqtt://127.0.0.1:1\nallow: [ping, nonsense]\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let unknown = try KioskdProcess.run(["run", "--backend", "headless", "--socket", broker.directory + "/c.sock", "--mqtt-config", config], timeout: 60)
+        try "mqtt:\n  url: mqtt://127.0.0.1:1\n  allow: [ping, nonsense]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let unknown = try KioskdProcess.run(["run", "--backend", "headless", "--socket", broker.directory + "/c.sock", "--config", config], timeout: 60)
         XCTAssertNotEqual(unknown.status, 0)
-        XCTAssertTrue(unknown.stderr.contains("mqtt.allow: unknown command 'nonsense'"), unknown.stderr)
+        XCTAssertTrue(unknown.stderr.contains("\(config): mqtt.allow: unknown command 'nonsense'"), unknown.stderr)
+        // check-config finds the same located errors without starting anything.
+        try "mqtt:\n  url: mqtt://127.0.0.1:1\n  grop: [lobby]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let checked = try KioskdProcess.run(["check-config", config])
+        XCTAssertEqual(checked.status, 1)
+        XCTAssertEqual(checked.errorLines, ["\(config):3:3: mqtt.grop: unknown key 'grop'; did you mean 'group'?"])
     }
 
     func testAnMQTT5ResponseTopicGetsTheReplyWithItsCorrelationData() throws {

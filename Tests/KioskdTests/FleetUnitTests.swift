@@ -16,12 +16,12 @@ final class FleetUnitTests: XCTestCase {
                       "the default unit stays network-free")
         let dropIn = try String(contentsOf: units.appendingPathComponent("kioskd-mqtt.conf"), encoding: .utf8)
         let settings = dropIn.split(separator: "\n").filter { !$0.hasPrefix("#") && $0.contains("=") }.map(String.init)
-        XCTAssertEqual(settings, ["PrivateNetwork=no", "RestrictAddressFamilies=AF_INET AF_INET6", "ExecStart=",
-                                  "ExecStart=/usr/local/bin/kioskd run --socket-group kioskd --mqtt-config /etc/kioskd/mqtt.yaml"])
+        // The unit's own command line stays: kioskd finds the mqtt section in /etc/kioskd/kioskd.yaml.
+        XCTAssertEqual(settings, ["PrivateNetwork=no", "RestrictAddressFamilies=AF_INET AF_INET6"])
 
         let dir = try KioskdProcess.scratchDirectory("systemd-mqtt-units")
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("kioskd.service.d"), withIntermediateDirectories: true)
-        let built = { (text: String) in text.replacingOccurrences(of: "/usr/local/bin/kioskd", with: KioskdProcess.kioskdPath) }
+        let built = { (text: String) in text.replacingOccurrences(of: "/usr/bin/kioskd", with: KioskdProcess.kioskdPath) }
         try built(service).write(to: dir.appendingPathComponent("kioskd.service"), atomically: true, encoding: .utf8)
         try String(contentsOf: units.appendingPathComponent("kioskd.socket"), encoding: .utf8)
             .write(to: dir.appendingPathComponent("kioskd.socket"), atomically: true, encoding: .utf8)
@@ -35,6 +35,7 @@ final class FleetUnitTests: XCTestCase {
         // The drop-in is really read: a bad value in it is reported.
         try built(dropIn).replacingOccurrences(of: "PrivateNetwork=no", with: "PrivateNetwork=nope")
             .write(to: dropInPath, atomically: true, encoding: .utf8)
-        XCTAssertTrue(try verify().text.contains("mqtt.conf:6: Failed to parse boolean value"), "the drop-in was not read")
+        let line = try XCTUnwrap(dropIn.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.hasPrefix("PrivateNetwork=") }) + 1
+        XCTAssertTrue(try verify().text.contains("mqtt.conf:\(line): Failed to parse boolean value"), "the drop-in was not read")
     }
 }

@@ -11,7 +11,9 @@ private let logger = Logger(label: "kioskd.render-pool")
 ///
 /// Two strategies behind one type, so they can be benchmarked against each other on a board:
 /// - `.roundRobin` (YYAsyncLayer): N serial queues, each drained by its own worker; a job goes to the next queue
-///   in turn. No ordering beyond FIFO per queue; `drawingPriority` is ignored.
+///   in turn, or to the first idle queue after it when that one is busy. No ordering beyond FIFO per queue;
+///   `drawingPriority` is ignored. (YYAsyncLayer rotates strictly, which puts a clock's render behind a long text
+///   render on one worker while the other has nothing to do: the clock would lag by the text's render time.)
 /// - `.priority` (AsyncDisplayKit): one queue of pending jobs ordered by priority, then submission order, drained
 ///   by N workers; a free worker always takes the most important job.
 /// - `.manual`, for tests: no threads; jobs wait in priority order until `runQueued` runs them on the caller's
@@ -34,6 +36,8 @@ public final class RenderQueuePool: Sendable {
 
     private struct State {
         var serialQueues: [RenderJobFIFO]
+        /// Per serial queue: its worker is running a job.
+        var serialQueueRunning: [Bool]
         var nextSerialQueue = 0
         var heap = RenderJobHeap()
         var nextSequence: UInt64 = 0
@@ -67,7 +71,8 @@ public final class RenderQueuePool: Sendable {
         self.strategy = strategy
         self.workerCount = workers
         let queueCount = strategy == .roundRobin ? workers : 0
-        let state = ConditionLock(State(serialQueues: Array(repeating: RenderJobFIFO(), count: queueCount)))
+        let state = ConditionLock(State(serialQueues: Array(repeating: RenderJobFIFO(), count: queueCount),
+                                        serialQueueRunning: Array(repeating: false, count: queueCount)))
         self.state = state
         let base = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
         threads = (0..<workers).map { index in
@@ -103,8 +108,17 @@ public final class RenderQueuePool: Sendable {
             let job = RenderJob(info: info, sequence: state.nextSequence, work: work)
             switch strategy {
             case .roundRobin:
-                state.serialQueues[state.nextSerialQueue].append(job)
-                state.nextSerialQueue = (state.nextSerialQueue + 1) % state.serialQueues.count
+                let count = state.serialQueues.count
+                var queue = state.nextSerialQueue
+                for step in 0..<count {
+                    let candidate = (state.nextSerialQueue + step) % count
+                    if !state.serialQueueRunning[candidate] && state.serialQueues[candidate].isEmpty {
+                        queue = candidate
+                        break
+                    }
+                }
+                state.serialQueues[queue].append(job)
+                state.nextSerialQueue = (queue + 1) % count
             case .priority, .manual:
                 state.heap.insert(job)
             }
@@ -185,11 +199,15 @@ public final class RenderQueuePool: Sendable {
                     let job = strategy == .roundRobin ? state.serialQueues[index].popFirst() : state.heap.popFirst()
                     guard let job else { return nil }
                     state.running += 1
+                    if strategy == .roundRobin { state.serialQueueRunning[index] = true }
                     return .run(job)
                 }
                 guard case .run(let job) = step else { return }
                 job.work()
-                state.withLock { $0.running -= 1 }
+                state.withLock { state in
+                    state.running -= 1
+                    if strategy == .roundRobin { state.serialQueueRunning[index] = false }
+                }
             }
         }
     }

@@ -1,6 +1,5 @@
 import Foundation
 import KioskCore
-import KioskScene
 import Yams
 
 /// The `mqtt:` section of the configuration: which broker, as whom, under which topics, and what may be done
@@ -70,22 +69,6 @@ public struct MQTTSettings: Sendable, Equatable {
     }
 
     // MARK: Decoding
-
-    /// Decodes a file holding just the `mqtt:` mapping (YAML or JSON).
-    ///
-    /// - Throws: `SceneValidationError` with one located diagnostic per problem.
-    public static func decode(yaml text: String, file: String) throws -> MQTTSettings {
-        let node: Node?
-        do { node = try Yams.compose(yaml: text) } catch {
-            throw SceneValidationError(diagnostics: [SceneDiagnostic(
-                severity: .error, location: SourceLocation(file: file, line: 1, column: 1), path: "mqtt", message: "not valid YAML: \(error)")])
-        }
-        guard let node else {
-            throw SceneValidationError(diagnostics: [SceneDiagnostic(
-                severity: .error, location: SourceLocation(file: file, line: 1, column: 1), path: "mqtt", message: "the file is empty")])
-        }
-        return try decode(node: node, file: file)
-    }
 
     /// Decodes the `mqtt:` mapping from a composed YAML node, reporting every problem with its location.
     public static func decode(node: Node, file: String, path: String = "mqtt") throws -> MQTTSettings {

@@ -1,11 +1,18 @@
-import KioskFleet
+import Foundation
 import KioskScene
 import XCTest
 
-/// The `mqtt:` mapping: what it accepts, its defaults, and a located error for each mistake.
+/// The config file's `mqtt:` section: what it accepts, its defaults, and a located error for each mistake.
 final class MQTTSettingsTests: XCTestCase {
+    /// `text` as the `mqtt:` section of a config file in /etc/kioskd: its lines move one down and two right.
+    private func decode(_ text: String, file: String = "f") throws -> MQTTSettings {
+        let indented = text.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }.joined(separator: "\n")
+        let loaded = try ConfigLoader.parse(data: Data("mqtt:\n\(indented)\n".utf8), file: file, baseDirectory: "/etc/kioskd")
+        return try XCTUnwrap(loaded.config.mqtt)
+    }
+
     func testAFullMappingDecodes() throws {
-        let settings = try MQTTSettings.decode(yaml: """
+        let settings = try decode("""
             url: mqtts://broker.example:8884
             client_id: lobby-3
             topic_prefix: site/lobby-3
@@ -17,7 +24,7 @@ final class MQTTSettingsTests: XCTestCase {
             allow: [ping, stats, scene.load]
             events: [data, scene]
             homeassistant: true
-            """, file: "mqtt.yaml")
+            """)
         XCTAssertEqual(settings.host, "broker.example")
         XCTAssertEqual(settings.port, 8884)
         XCTAssertTrue(settings.useTLS)
@@ -31,7 +38,7 @@ final class MQTTSettingsTests: XCTestCase {
     }
 
     func testDefaults() throws {
-        let settings = try MQTTSettings.decode(yaml: "url: mqtt://127.0.0.1", file: "mqtt.yaml")
+        let settings = try decode("url: mqtt://127.0.0.1")
         XCTAssertEqual(settings.port, 1883)
         XCTAssertFalse(settings.useTLS)
         XCTAssertEqual(settings.resolvedTopicPrefix(deviceID: "pi-7"), "kioskd/pi-7")
@@ -40,8 +47,8 @@ final class MQTTSettingsTests: XCTestCase {
         XCTAssertEqual(settings.allowedCommands, Set(MQTTSettings.defaultAllowed))
         XCTAssertFalse(settings.allowedCommands.contains("scene.load"), "loading a scene by path must be listed explicitly")
         XCTAssertFalse(settings.allowedCommands.contains("screenshot"))
-        XCTAssertEqual(try MQTTSettings.decode(yaml: "url: mqtts://h", file: "f").port, 8883)
-        XCTAssertEqual(try MQTTSettings.decode(yaml: "url: 'mqtt://[::1]:1999'", file: "f").host, "::1")
+        XCTAssertEqual(try decode("url: mqtts://h").port, 8883)
+        XCTAssertEqual(try decode("url: 'mqtt://[::1]:1999'").host, "::1")
     }
 
     func testEveryMistakeIsReportedWithItsLocation() throws {
@@ -53,12 +60,12 @@ final class MQTTSettingsTests: XCTestCase {
             allow: [subscribe]
             password_file: /x
             """
-        XCTAssertThrowsError(try MQTTSettings.decode(yaml: text, file: "m.yaml")) { error in
+        XCTAssertThrowsError(try decode(text, file: "m.yaml")) { error in
             let diagnostics = (error as? SceneValidationError)?.diagnostics ?? []
             let lines = diagnostics.map(\.description)
-            XCTAssertTrue(lines.contains { $0.hasPrefix("m.yaml:1:6: mqtt.url:") && $0.contains("mqtt:// or mqtts://") }, "\(lines)")
-            XCTAssertTrue(lines.contains { $0.hasPrefix("m.yaml:2:12: mqtt.keepalive:") }, "\(lines)")
-            XCTAssertTrue(lines.contains { $0.hasPrefix("m.yaml:3:1: mqtt.grop:") && $0.contains("did you mean 'group'") }, "\(lines)")
+            XCTAssertTrue(lines.contains { $0.hasPrefix("m.yaml:2:8: mqtt.url:") && $0.contains("mqtt:// or mqtts://") }, "\(lines)")
+            XCTAssertTrue(lines.contains { $0.hasPrefix("m.yaml:3:14: mqtt.keepalive:") }, "\(lines)")
+            XCTAssertTrue(lines.contains { $0.hasPrefix("m.yaml:4:3: mqtt.grop:") && $0.contains("did you mean 'group'") }, "\(lines)")
             XCTAssertTrue(lines.contains { $0.contains("unknown event 'flips'") }, "\(lines)")
             XCTAssertTrue(lines.contains { $0.contains("'subscribe' works only on the control socket") }, "\(lines)")
             XCTAssertTrue(lines.contains { $0.contains("a password needs 'username'") }, "\(lines)")
@@ -72,9 +79,23 @@ final class MQTTSettingsTests: XCTestCase {
                                  ("url: mqtt://h\ntopic_prefix: a/#", "must not contain '+' or '#'"),
                                  ("url: mqtt://h\nca_file: /ca.pem", "TLS files need an mqtts:// url"),
                                  ("url: mqtts://h\ncert_file: /c.pem", "'cert_file' and 'key_file' go together")] {
-            XCTAssertThrowsError(try MQTTSettings.decode(yaml: text, file: "f"), text) { error in
+            XCTAssertThrowsError(try decode(text), text) { error in
                 XCTAssertTrue("\(error)".contains(expected), "\(text): \(error)")
             }
+        }
+    }
+
+    /// Files named in the section are relative to the config file's folder; an empty section is none; a
+    /// misspelt section name gets the nearest one.
+    func testPathsAreRelativeToTheConfigFileAndTheSectionIsNamed() throws {
+        let settings = try decode("url: mqtts://h\nusername: k\npassword_file: mqtt.password\nca_file: certs/ca.pem\ncert_file: /abs/c.pem\nkey_file: c.key")
+        XCTAssertEqual(settings.passwordFile, "/etc/kioskd/mqtt.password")
+        XCTAssertEqual(settings.caFile, "/etc/kioskd/certs/ca.pem")
+        XCTAssertEqual(settings.certFile, "/abs/c.pem")
+        XCTAssertEqual(settings.keyFile, "/etc/kioskd/c.key")
+        XCTAssertNil(try ConfigLoader.parse(data: Data("mqtt:\n".utf8), file: "f", baseDirectory: "/").config.mqtt)
+        XCTAssertThrowsError(try ConfigLoader.parse(data: Data("mqt:\n  url: mqtt://h\n".utf8), file: "k.yaml", baseDirectory: "/")) { error in
+            XCTAssertEqual((error as? SceneValidationError)?.diagnostics.map(\.description), ["k.yaml:1:1: mqt: unknown key 'mqt'; did you mean 'mqtt'?"])
         }
     }
 }
