@@ -37,6 +37,9 @@ public final class SceneStage: SceneControlling {
     public var adjustLoadedScene: @Sendable (Scene) -> Scene = { $0 }
     /// Placeholder shown for a bound key with no value yet.
     public static let placeholder = SceneBuilder.placeholder
+    /// What scenes loaded from now on are validated against (`memory.max_image_pixels` among them); images are
+    /// also refused at render time beyond its pixel limit.
+    public let limits: SceneLimits
 
     let builder: SceneBuilder
     private let motion: SceneMotion
@@ -55,10 +58,13 @@ public final class SceneStage: SceneControlling {
 
     /// Shows `scene` on `engine` (its first page), laid out on the calling thread. `clock` gives the wall-clock
     /// time clocks show, in seconds since the epoch (tests pass a fixed one).
-    public init(engine: LayerEngine, scene: Scene, source: String, clock: @escaping () -> Int = WallClock.seconds) {
+    public init(engine: LayerEngine, scene: Scene, source: String, limits: SceneLimits = SceneLimits(),
+                clock: @escaping () -> Int = WallClock.seconds) {
         self.engine = engine
+        self.limits = limits
         animator = Animator(engine: engine)
         builder = SceneBuilder(engine: engine, values: scene.data, clock: clock)
+        builder.maxImagePixels = limits.maximumImagePixels
         motion = SceneMotion(engine: engine, builder: builder)
         self.scene = scene
         self.source = source
@@ -77,10 +83,11 @@ public final class SceneStage: SceneControlling {
 
     /// Loads and shows the scene file at `path` on the calling thread (at start, before the loop runs); throws
     /// the validation errors (`SceneValidationError`).
-    public convenience init(engine: LayerEngine, path: String, clock: @escaping () -> Int = WallClock.seconds) throws {
-        let loaded = try SceneLoader.load(path: path)
+    public convenience init(engine: LayerEngine, path: String, limits: SceneLimits = SceneLimits(),
+                            clock: @escaping () -> Int = WallClock.seconds) throws {
+        let loaded = try SceneLoader.load(path: path, limits: limits)
         for warning in loaded.warnings { logger.warning("\(warning)") }
-        self.init(engine: engine, scene: loaded.scene, source: path, clock: clock)
+        self.init(engine: engine, scene: loaded.scene, source: path, limits: limits, clock: clock)
     }
 
     deinit {
@@ -119,13 +126,14 @@ public final class SceneStage: SceneControlling {
     // MARK: SceneControlling: scenes
 
     public func loadScene(path: String, then completion: @escaping (Result<Void, StageError>) -> Void) {
+        let limits = self.limits
         prepareOffLoop(source: path, then: completion) {
             // A file that cannot be opened is an I/O problem, not an invalid scene.
             let fd = open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { return .failure(StageError(.ioError, "scene file \(path): \(errnoDescription(errno))")) }
             close(fd)
             do throws(SceneValidationError) {
-                return .success(try SceneLoader.load(path: path))
+                return .success(try SceneLoader.load(path: path, limits: limits))
             } catch {
                 return .failure(StageError(.invalidScene, error.description))
             }
@@ -137,9 +145,11 @@ public final class SceneStage: SceneControlling {
     }
 
     public func loadScene(yaml: String, baseDirectory: String, then completion: @escaping (Result<Void, StageError>) -> Void) {
+        let limits = self.limits
         prepareOffLoop(source: "inline", then: completion) {
             do throws(SceneValidationError) {
-                return .success(try SceneLoader.parse(data: Data(yaml.utf8), file: "inline", baseDirectory: baseDirectory))
+                return .success(try SceneLoader.parse(data: Data(yaml.utf8), file: "inline", baseDirectory: baseDirectory,
+                                                      limits: limits))
             } catch {
                 return .failure(StageError(.invalidScene, error.description))
             }
@@ -342,7 +352,8 @@ public final class SceneStage: SceneControlling {
 
     public func setWidget(id: String, properties: [String: PropertyValue]) throws(StageError) {
         guard let node = byID[id] else { throw StageError(.notFound, "no widget with id '\(id)'") }
-        let change = try WidgetProperties.parse(properties, for: node, baseDirectory: baseDirectory)
+        let change = try WidgetProperties.parse(properties, for: node, baseDirectory: baseDirectory,
+                                                maximumImagePixels: limits.maximumImagePixels)
         change.apply(to: node)
         if change.movesWidget, let pageLayer = pageLayers[node.page] {
             let tops = nodes.filter { $0.page == node.page && $0.layer.parent === pageLayer }

@@ -8,8 +8,9 @@ import Yams
 struct ConfigDecoder {
     static let topKeys = ["scene", "board", "backend", "device", "driver", "connector", "mode", "commit", "buffers",
                           "rotation", "frames", "stats_out", "screenshot", "capture", "watch", "keep_going",
-                          "render_strategy", "fps_overlay", "log_level", "control"] + reservedSections
+                          "render_strategy", "fps_overlay", "log_level", "control", "memory"] + reservedSections
     static let controlKeys = ["socket", "socket_group", "allow_uid", "allow_gid", "screenshot_dir"]
+    static let memoryKeys = ["max_image_pixels"]
     /// Sections the file format sets aside for capabilities to come; kioskd accepts them and warns that it does
     /// not use them yet, so a config written for a newer kioskd still starts an older one.
     static let reservedSections = ["input", "outputs", "idle", "mqtt"]
@@ -57,6 +58,7 @@ struct ConfigDecoder {
         config.fpsOverlay = value("fps_overlay").flatMap { scene.bool($0, "fps_overlay") }
         config.logLevel = value("log_level").flatMap { scene.choice($0, "log_level", KioskConfig.LogLevel.self) }
         if let node = value("control") { config.control = control(node) }
+        if let node = value("memory") { config.memory = memory(node) }
         for name in Self.reservedSections {
             guard let entry = f[name] else { continue }
             config.reservedSections.append(name)
@@ -76,6 +78,16 @@ struct ConfigDecoder {
         control.allowGIDs = f["allow_gid"].map { ids($0.value, "control.allow_gid") } ?? []
         control.screenshotDirectory = f["screenshot_dir"].flatMap { nonEmpty($0.value, "control.screenshot_dir") }.map(path)
         return control
+    }
+
+    private func memory(_ node: Node) -> KioskConfig.Memory {
+        var memory = KioskConfig.Memory()
+        if node.scalar != nil, scene.resolves(node, to: .null) { return memory }
+        guard let f = scene.fields(node, "memory", allowed: Self.memoryKeys, expected: "a mapping (max_image_pixels)") else {
+            return memory
+        }
+        memory.maxImagePixels = f["max_image_pixels"].flatMap { scene.integer($0.value, "memory.max_image_pixels", in: 1...(1 << 40)) }
+        return memory
     }
 
     /// A reserved section: a mapping (or empty) whose keys this version does not use yet, each one a warning.

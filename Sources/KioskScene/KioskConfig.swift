@@ -25,6 +25,18 @@ public struct KioskConfig: Sendable, Equatable {
         public init() {}
     }
 
+    /// The `memory:` section: what images may cost.
+    public struct Memory: Sendable, Equatable {
+        /// Images whose header declares more pixels are refused (`kioskd check`, `scene.load`, at render time).
+        public var maxImagePixels: Int?
+        public init() {}
+
+        /// The scene limits these settings imply.
+        public var sceneLimits: SceneLimits {
+            SceneLimits(maximumImagePixels: maxImagePixels ?? ImagePixelLimit.defaultMaximum)
+        }
+    }
+
     public var scene: String?
     public var board: String?
     public var backend: Backend?
@@ -46,6 +58,7 @@ public struct KioskConfig: Sendable, Equatable {
     public var fpsOverlay: Bool?
     public var logLevel: LogLevel?
     public var control = Control()
+    public var memory = Memory()
     /// Sections reserved for later capabilities, present in the file: their keys are accepted and not yet used.
     public var reservedSections: [String] = []
 
@@ -58,7 +71,7 @@ public struct KioskConfig: Sendable, Equatable {
 
     /// Every key the file may hold, section keys as `section.key`: the documentation lists each of these.
     public static var allKeys: [String] {
-        ConfigDecoder.topKeys.filter { $0 != "control" } + ConfigDecoder.controlKeys.map { "control." + $0 }
-            + ConfigDecoder.reservedSections
+        ConfigDecoder.topKeys.filter { $0 != "control" && $0 != "memory" } + ConfigDecoder.controlKeys.map { "control." + $0 }
+            + ConfigDecoder.memoryKeys.map { "memory." + $0 } + ConfigDecoder.reservedSections
     }
 }

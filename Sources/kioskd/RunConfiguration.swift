@@ -15,16 +15,19 @@ extension RunCommand {
         return FileManager.default.fileExists(atPath: KioskConfig.defaultPath) ? KioskConfig.defaultPath : nil
     }
 
-    /// These options over the config file, and the file's warnings (reserved sections).
+    /// These options over the config file, the file's warnings (reserved sections), and its `memory:` section
+    /// (which has no options).
     /// - Throws: `ExitCode(1)` after printing the file's located errors, one a line, on stderr.
-    func withConfigFile() throws -> (RunCommand, [SceneDiagnostic]) {
+    func withConfigFile() throws -> (RunCommand, [SceneDiagnostic], KioskConfig.Memory) {
         var merged = self
         var warnings: [SceneDiagnostic] = []
+        var memory = KioskConfig.Memory()
         if let path = configPath {
             do {
                 let loaded = try ConfigLoader.load(path: path)
                 merged.fill(from: loaded.config)
                 warnings = loaded.warnings
+                memory = loaded.config.memory
             } catch {
                 for diagnostic in error.diagnostics { FileHandle.standardError.write(Data("kioskd: \(diagnostic)\n".utf8)) }
                 throw ExitCode(1)
@@ -34,7 +37,7 @@ extension RunCommand {
         // else (the config file, /etc/kioskd/scene.yaml) kioskd is a kiosk, and a kiosk never goes black.
         if merged.keepGoing == nil { merged.keepGoing = scene == nil }
         try merged.validate()
-        return (merged, warnings)
+        return (merged, warnings, memory)
     }
 
     /// Takes every value the command line left unset from `config`.

@@ -30,7 +30,7 @@ final class ConfigFileCLITests: XCTestCase {
             guard let match else { continue }
             let indented = !match.1.isEmpty
             let key = String(match.2)
-            if !indented && key == "control" { section = "control"; continue }
+            if !indented && (key == "control" || key == "memory") { section = key; continue }
             if !indented { section = nil }
             keys.append(section.map { "\($0).\(key)" } ?? key)
         }
