@@ -10,7 +10,7 @@ struct ConfigDecoder {
                           "rotation", "frames", "stats_out", "screenshot", "capture", "watch", "keep_going",
                           "render_strategy", "fps_overlay", "log_level", "control", "memory"] + reservedSections
     static let controlKeys = ["socket", "socket_group", "allow_uid", "allow_gid", "screenshot_dir"]
-    static let memoryKeys = ["max_image_pixels"]
+    static let memoryKeys = ["max_image_pixels", "preload_pages", "surface_budget_mb"]
     /// Sections the file format sets aside for capabilities to come; kioskd accepts them and warns that it does
     /// not use them yet, so a config written for a newer kioskd still starts an older one.
     static let reservedSections = ["input", "outputs", "idle", "mqtt"]
@@ -83,10 +83,13 @@ struct ConfigDecoder {
     private func memory(_ node: Node) -> KioskConfig.Memory {
         var memory = KioskConfig.Memory()
         if node.scalar != nil, scene.resolves(node, to: .null) { return memory }
-        guard let f = scene.fields(node, "memory", allowed: Self.memoryKeys, expected: "a mapping (max_image_pixels)") else {
+        guard let f = scene.fields(node, "memory", allowed: Self.memoryKeys,
+                                   expected: "a mapping (max_image_pixels, preload_pages, surface_budget_mb)") else {
             return memory
         }
         memory.maxImagePixels = f["max_image_pixels"].flatMap { scene.integer($0.value, "memory.max_image_pixels", in: 1...(1 << 40)) }
+        memory.preloadPages = f["preload_pages"].flatMap { scene.integer($0.value, "memory.preload_pages", in: 0...100) }
+        memory.surfaceBudgetMB = f["surface_budget_mb"].flatMap { scene.integer($0.value, "memory.surface_budget_mb", in: 1...65536) }
         return memory
     }
 

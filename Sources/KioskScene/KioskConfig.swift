@@ -29,7 +29,16 @@ public struct KioskConfig: Sendable, Equatable {
     public struct Memory: Sendable, Equatable {
         /// Images whose header declares more pixels are refused (`kioskd check`, `scene.load`, at render time).
         public var maxImagePixels: Int?
+        /// Pages after the current one in a timed loop that keep rendered surfaces.
+        public var preloadPages: Int?
+        /// What layer surfaces may hold, in MiB; beyond it, surfaces not on screen are purged.
+        public var surfaceBudgetMB: Int?
         public init() {}
+
+        /// The default surface budget: on a 512 MB board, room for the page on screen and the next at 1920x1080 with
+        /// a few layers each, and for a page that waits for its purge.
+        public static let defaultSurfaceBudgetMB = 64
+        public static let defaultPreloadPages = 1
 
         /// The scene limits these settings imply.
         public var sceneLimits: SceneLimits {

@@ -48,6 +48,8 @@ final class SceneRunner {
         }
         stage = SceneStage(engine: engine, scene: shown, source: path, limits: memory.sceneLimits)
         stage.adjustLoadedScene = adjust
+        stage.preloadPages = memory.preloadPages ?? KioskConfig.Memory.defaultPreloadPages
+        engine.surfaceBudgetBytes = (memory.surfaceBudgetMB ?? KioskConfig.Memory.defaultSurfaceBudgetMB) << 20
         if watch {
             do { try stage.watch(path: path) } catch where substitute != nil {
                 // A kiosk keeps showing what it has; scene.load and SIGHUP still replace it.
