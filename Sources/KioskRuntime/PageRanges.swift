@@ -4,9 +4,9 @@ import Logging
 private let logger = Logger(label: "kioskd.pages")
 
 /// Which pages keep rendered surfaces, the way AsyncDisplayKit's ranges decide which nodes are displayed: the
-/// visible page, the pages a timed loop shows next (`memory.preload_pages` of them), both pages of a transition in
-/// progress, and any further page of the loop that comes up sooner than it can be rendered (twice its last
-/// measured render time, or `defaultRenderSeconds` before it was measured, plus a frame), so a timed change never
+/// visible page, the pages a timed loop shows next (`memory.preload_pages` of them, once a transition in progress
+/// has ended), both pages of that transition, and any further page of the loop that comes up sooner than it can be rendered (twice its last
+/// measured render time, or `defaultRenderSeconds` before it was measured, plus 100 ms), so a timed change never
 /// waits for its page. A page outside any timed loop (shown by a button or `page.show`) is kept too: it is purged
 /// only when the surface budget needs the memory. A pure function; any thread.
 enum PageRange {
@@ -16,8 +16,8 @@ enum PageRange {
         var duration: Double?
     }
 
-    /// Margin added to twice a page's render time: one frame at 60 Hz.
-    static let margin = 1.0 / 60
+    /// Margin added to twice a page's render time: a few frames, for renders slowed by what else runs.
+    static let margin = 0.1
     /// What a page that was never measured is assumed to take to render.
     static let defaultRenderSeconds = 0.5
 
@@ -44,7 +44,9 @@ enum PageRange {
             }
             let page = pages[(index + step) % pages.count]
             let lead = 2 * (renderSeconds[page.name] ?? defaultRenderSeconds) + margin
-            if step <= preload || ahead < lead {
+            // While a transition shows two pages, the next ones wait for its end unless they are needed sooner:
+            // three full pages at once would be the peak.
+            if (step <= preload && transition.isEmpty) || ahead <= lead {
                 decision.keep.insert(page.name)
             } else if !decision.keep.contains(page.name) {
                 let after = ahead - lead
@@ -88,7 +90,8 @@ final class PageRangeKeeper {
         let keep = decision.keep
         recheckTimer?.cancel()
         recheckTimer = decision.recheckAfter.map { seconds in
-            engine.loop.addTimer(after: .milliseconds(Int64((max(seconds, 0) * 1000).rounded(.up)))) { recheck() }
+            // At least a millisecond later: by then the page is within its lead and kept, so this never spins.
+            engine.loop.addTimer(after: .milliseconds(max(1, Int64((seconds * 1000).rounded(.up))))) { recheck() }
         }
         for (name, layer) in layers {
             engine.registerRangeRoot(layer, name: name)

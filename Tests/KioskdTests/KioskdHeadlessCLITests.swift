@@ -204,7 +204,7 @@ final class EngineCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
         let scenarios = try XCTUnwrap(report["scenarios"] as? [String: Any])
-        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "update-storm", "startup", "images"])
+        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "update-storm", "startup", "images", "pages"])
 
         let dashboard = try XCTUnwrap(scenarios["dashboard"] as? [String: Any])
         XCTAssertEqual(dashboard["full_frame_bytes"] as? Int, 640 * 360 * 4)
@@ -272,5 +272,15 @@ final class EngineCLITests: XCTestCase {
         let poster = try XCTUnwrap((images["image_12000x12000"] as? [String: Any])?["peak_rss_kib"] as? Int)
         XCTAssertEqual(images["peak_rss_difference_kib"] as? Int, poster - small)
         XCTAssertEqual(images["target_met"] as? Bool, poster - small <= 8 * 1024)
+
+        let pages = try XCTUnwrap(scenarios["pages"] as? [String: Any])
+        let one = try XCTUnwrap((pages["one_page"] as? [String: Any])?["peak_rss_kib"] as? Int)
+        let twenty = try XCTUnwrap((pages["twenty_pages"] as? [String: Any])?["peak_rss_kib"] as? Int)
+        XCTAssertEqual(pages["peak_rss_difference_kib"] as? Int, twenty - one)
+        XCTAssertEqual(pages["target_met"] as? Bool, twenty - one <= 24 * 1024)
+        XCTAssertGreaterThan(pages["twenty_pages_surface_bytes"] as? Int ?? 0, 0)
+        XCTAssertGreaterThanOrEqual(pages["timed_changes"] as? Int ?? 0, 19)
+        XCTAssertNotNil(pages["frames_missed_at_changes"] as? Int)
+        XCTAssertGreaterThan(pages["page_show_to_purged_ms"] as? Double ?? 0, 0)
     }
 }
