@@ -29,11 +29,14 @@ let package = Package(
         systemLibrary("CQREncode", pkgConfig: "libqrencode", apt: "libqrencode-dev"),
         systemLibrary("CRsvg", pkgConfig: "librsvg-2.0", apt: "librsvg2-dev"),
         systemLibrary("CJpeg", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
+        systemLibrary("CPng", pkgConfig: "libpng", apt: "libpng-dev"),
         systemLibrary("CMosquitto", pkgConfig: "libmosquitto", apt: "libmosquitto-dev"),
         .target(name: "CKioskShims", dependencies: ["CDRM"]),
         .target(name: "CKioskSys"),
         // libjpeg reports errors by longjmp, which Swift cannot catch: the decoder and encoder live in C.
         .target(name: "CKioskJpeg", dependencies: ["CJpeg"]),
+        // libpng too; its decoder streams rows and scales them down as they come, so memory follows the size shown.
+        .target(name: "CKioskPng", dependencies: ["CPng"]),
         .target(
             name: "KioskCore",
             dependencies: [
@@ -52,7 +55,7 @@ let package = Package(
         .target(
             name: "KioskRender",
             dependencies: [
-                "KioskCore", "CCairo", "CPango", "CQREncode", "CRsvg", "CJpeg", "CKioskJpeg",
+                "KioskCore", "CCairo", "CPango", "CQREncode", "CRsvg", "CJpeg", "CKioskJpeg", "CPng", "CKioskPng",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -114,7 +117,7 @@ let package = Package(
         .testTarget(name: "KioskBenchTests", dependencies: ["KioskBench", "KioskCore", "KioskRender", "KioskRenderTestSupport"]),
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskRenderTestSupport", "KioskCore", "KioskDisplay", "KioskRender", "KioskTestSupport"]),
         .testTarget(
-            name: "KioskRenderTests", dependencies: ["KioskRenderTestSupport", "KioskCore", "KioskRender", "CKioskJpeg", "CQREncode", "CPango"],
+            name: "KioskRenderTests", dependencies: ["KioskRenderTestSupport", "KioskCore", "KioskRender", "KioskBench", "CKioskJpeg", "CQREncode", "CPango"],
             // Golden PNGs are read from the source tree by path (see GoldenImage.swift), not bundled.
             exclude: ["Golden"]
         ),

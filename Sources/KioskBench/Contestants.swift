@@ -131,7 +131,7 @@ public enum Contestants {
 }
 
 /// The display link's target that keeps frames coming during a measurement. Main thread.
-private final class Ticking {}
+final class Ticking {}
 
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }

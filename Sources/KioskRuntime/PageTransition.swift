@@ -1,8 +1,8 @@
 import KioskCore
 import KioskScene
 
-/// One page change with a transition (fade, slide left, slide right), driven by the display link. It waits until
-/// the incoming page has nothing left to render (its widgets' renders are done and shown), so the page never
+/// One page change with a transition (fade, slide left, slide right, or a cut to a page that must render first),
+/// driven by the display link. It waits until the incoming page has nothing left to render (its widgets' renders are done and shown), so the page never
 /// slides in half drawn, and gives up waiting after `readinessTimeout` so a failing render cannot block the change.
 /// Main thread.
 final class PageTransition {
@@ -11,6 +11,11 @@ final class PageTransition {
     let spec: Transition
     let incoming: Layer
     let outgoing: Layer
+    /// The pages' names, for the stage's page ranges.
+    var incomingPage = ""
+    var outgoingPage = ""
+    /// Called once the incoming page is ready (or the wait gave up), with how long it waited: `page_ready_ms`.
+    var onReady: ((Duration) -> Void)?
     private unowned let engine: LayerEngine
     private let width: Int
     private let onEnd: () -> Void
@@ -45,9 +50,11 @@ final class PageTransition {
         if startedAt == nil {
             guard !engine.isRendering(incoming) || now - first >= Self.readinessTimeout else { return true }
             startedAt = now
+            onReady?(now - first)
         }
         let elapsed = (now - startedAt!).milliseconds / 1000
-        let f = min(elapsed / spec.duration, 1)
+        // A cut (to a page that had to render first) completes at once.
+        let f = spec.duration > 0 && spec.kind != .cut ? min(elapsed / spec.duration, 1) : 1
         apply(progress: StyleMapping.timing(spec.easing).value(at: f))
         if f >= 1 { finish() }
         return f < 1
@@ -58,7 +65,7 @@ final class PageTransition {
         let w = Double(width)
         switch spec.kind {
         case .cut:
-            break
+            incoming.opacity = p >= 1 ? 1 : 0
         case .fade:
             incoming.opacity = p
         case .slideLeft:

@@ -42,6 +42,11 @@ final class SceneBuilder {
     let now: () -> Int
     /// The data values widgets show; the controller changes them (`data.set`).
     var values: [String: String]
+    /// `memory.max_image_pixels`, for image contents.
+    var maxImagePixels = ImagePixelLimit.defaultMaximum
+    /// What an image widget shows until its image lands, and for good when it cannot be shown (a file over the
+    /// pixel limit, a broken file).
+    static let imagePlaceholder = Color(red: 1, green: 1, blue: 1, alpha: 0.08)
 
     init(engine: LayerEngine, values: [String: String], clock: @escaping () -> Int) {
         self.engine = engine
@@ -218,6 +223,7 @@ final class SceneBuilder {
             let body = ensureBody(node)
             body.frame = bodyFrame
             body.content = content(for: node, scene: scene)
+            if case .image = widget.content { body.placeholderColor = Self.imagePlaceholder }
         }
     }
 
@@ -257,7 +263,8 @@ final class SceneBuilder {
                                ellipsize: TextContent.Ellipsize(rawValue: t.ellipsize.rawValue) ?? .end,
                                maxLines: t.maxLines, centersVertically: true, shrinksToFit: t.shrinkToFit)
         case .image(let i):
-            return ImageContent(path: i.path, fit: ImageContent.Fit(rawValue: i.fit.rawValue) ?? .contain)
+            return ImageContent(path: i.path, fit: ImageContent.Fit(rawValue: i.fit.rawValue) ?? .contain,
+                                maxPixels: maxImagePixels)
         case .clock(let c):
             let text = ClockContent.format(time: now(), format: c.format, timeZone: Self.zone(c.timezone))
             node.clockText = text

@@ -37,6 +37,9 @@ public final class SceneStage: SceneControlling {
     public var adjustLoadedScene: @Sendable (Scene) -> Scene = { $0 }
     /// Placeholder shown for a bound key with no value yet.
     public static let placeholder = SceneBuilder.placeholder
+    /// What scenes loaded from now on are validated against (`memory.max_image_pixels` among them); images are
+    /// also refused at render time beyond its pixel limit.
+    public let limits: SceneLimits
 
     let builder: SceneBuilder
     private let motion: SceneMotion
@@ -48,18 +51,31 @@ public final class SceneStage: SceneControlling {
     /// A loaded scene waiting for its first complete render before it replaces `root`.
     private var incoming: BuiltScene?
     private var pageTimer: TimerHandle?
+    /// When `pageTimer` fires.
+    private var pageTimerDue: MonotonicInstant?
     private var watcher: SceneFileWatcher?
     private var transition: PageTransition?
     /// Where scene files are parsed and laid out; made with the first load.
     private var loadQueue: BackgroundJobs?
+    /// Which pages keep rendered surfaces (`PageRanges.swift`).
+    private let ranges: PageRangeKeeper
+    /// `memory.preload_pages`: the pages after the current one in a timed loop that keep rendered surfaces.
+    public var preloadPages: Int {
+        get { ranges.preload }
+        set { ranges.preload = max(0, newValue); updateRanges() }
+    }
 
     /// Shows `scene` on `engine` (its first page), laid out on the calling thread. `clock` gives the wall-clock
     /// time clocks show, in seconds since the epoch (tests pass a fixed one).
-    public init(engine: LayerEngine, scene: Scene, source: String, clock: @escaping () -> Int = WallClock.seconds) {
+    public init(engine: LayerEngine, scene: Scene, source: String, limits: SceneLimits = SceneLimits(),
+                clock: @escaping () -> Int = WallClock.seconds) {
         self.engine = engine
+        self.limits = limits
         animator = Animator(engine: engine)
         builder = SceneBuilder(engine: engine, values: scene.data, clock: clock)
+        builder.maxImagePixels = limits.maximumImagePixels
         motion = SceneMotion(engine: engine, builder: builder)
+        ranges = PageRangeKeeper(engine: engine, preload: 1)
         self.scene = scene
         self.source = source
         currentPage = scene.pages.first?.name ?? ""
@@ -77,10 +93,11 @@ public final class SceneStage: SceneControlling {
 
     /// Loads and shows the scene file at `path` on the calling thread (at start, before the loop runs); throws
     /// the validation errors (`SceneValidationError`).
-    public convenience init(engine: LayerEngine, path: String, clock: @escaping () -> Int = WallClock.seconds) throws {
-        let loaded = try SceneLoader.load(path: path)
+    public convenience init(engine: LayerEngine, path: String, limits: SceneLimits = SceneLimits(),
+                            clock: @escaping () -> Int = WallClock.seconds) throws {
+        let loaded = try SceneLoader.load(path: path, limits: limits)
         for warning in loaded.warnings { logger.warning("\(warning)") }
-        self.init(engine: engine, scene: loaded.scene, source: path, clock: clock)
+        self.init(engine: engine, scene: loaded.scene, source: path, limits: limits, clock: clock)
     }
 
     deinit {
@@ -119,13 +136,14 @@ public final class SceneStage: SceneControlling {
     // MARK: SceneControlling: scenes
 
     public func loadScene(path: String, then completion: @escaping (Result<Void, StageError>) -> Void) {
+        let limits = self.limits
         prepareOffLoop(source: path, then: completion) {
             // A file that cannot be opened is an I/O problem, not an invalid scene.
             let fd = open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { return .failure(StageError(.ioError, "scene file \(path): \(errnoDescription(errno))")) }
             close(fd)
             do throws(SceneValidationError) {
-                return .success(try SceneLoader.load(path: path))
+                return .success(try SceneLoader.load(path: path, limits: limits))
             } catch {
                 return .failure(StageError(.invalidScene, error.description))
             }
@@ -137,9 +155,11 @@ public final class SceneStage: SceneControlling {
     }
 
     public func loadScene(yaml: String, baseDirectory: String, then completion: @escaping (Result<Void, StageError>) -> Void) {
+        let limits = self.limits
         prepareOffLoop(source: "inline", then: completion) {
             do throws(SceneValidationError) {
-                return .success(try SceneLoader.parse(data: Data(yaml.utf8), file: "inline", baseDirectory: baseDirectory))
+                return .success(try SceneLoader.parse(data: Data(yaml.utf8), file: "inline", baseDirectory: baseDirectory,
+                                                      limits: limits))
             } catch {
                 return .failure(StageError(.invalidScene, error.description))
             }
@@ -206,6 +226,7 @@ public final class SceneStage: SceneControlling {
         for (key, value) in prepared.scene.data where builder.values[key] == nil { builder.values[key] = value }
         if let incoming { incoming.root.removeFromParent() }
         let built = builder.build(prepared, currentPage: currentPage)
+        updateRanges(of: built)
         incoming = built
         built.root.didDisplay = { [weak self] layer, finished in
             guard finished, let self, let incoming = self.incoming, incoming.root === layer else { return }
@@ -238,7 +259,26 @@ public final class SceneStage: SceneControlling {
         byKey = built.byKey
         if !scene.pages.contains(where: { $0.name == currentPage }) { currentPage = scene.pages.first?.name ?? "" }
         showOnly(currentPage)
+        updateRanges()
         motion.start(nodes, of: scene)
+    }
+
+    /// Purges the pages out of range and renders ahead those that entered it (see `PageRange`).
+    private func updateRanges() {
+        let remaining = pageTimerDue.map { max(0, ($0 - engine.loop.now).milliseconds / 1000) }
+        ranges.update(pages: scene.pages.map { PageRange.Page(name: $0.name, duration: $0.duration) },
+                      current: currentPage, remaining: remaining,
+                      transition: transition.map { [$0.incomingPage, $0.outgoingPage] } ?? [], layers: pageLayers) { [weak self] in
+            self?.updateRanges()
+        }
+    }
+
+    /// The same for a scene built and not installed yet: its pages out of range never render.
+    private func updateRanges(of built: BuiltScene) {
+        let page = built.pageLayers[currentPage] == nil ? built.scene.pages.first?.name ?? "" : currentPage
+        let duration = built.scene.pages.first { $0.name == page }?.duration
+        ranges.update(pages: built.scene.pages.map { PageRange.Page(name: $0.name, duration: $0.duration) },
+                      current: page, remaining: duration, transition: [], layers: built.pageLayers) {}
     }
 
     /// Re-renders each clock whose text changed (a minutes-only clock re-renders once a minute).
@@ -299,16 +339,27 @@ public final class SceneStage: SceneControlling {
         let outgoing = pageLayers[currentPage]
         let spec = requested ?? page.transition
         self.transition?.finish()
+        let outgoingName = currentPage
         currentPage = name
         onEvent?(.pageShown(name: name))
         schedulePageAdvance()
-        guard spec.kind != .cut, spec.duration > 0, let outgoing else {
+        // A purged page renders first (`updateRanges` restores it), then shows whole: a cut waits like a transition.
+        let purged = engine.isPurged(incomingLayer), waits = purged || engine.isRendering(incomingLayer)
+        guard let outgoing, (spec.kind != .cut && spec.duration > 0) || waits else {
             showOnly(name)
+            updateRanges()
             return
         }
         let transition = PageTransition(spec: spec, incoming: incomingLayer, outgoing: outgoing, engine: engine,
-                                        width: root.frame.width) { [weak self] in self?.transition = nil }
+                                        width: root.frame.width) { [weak self] in
+            self?.transition = nil
+            self?.updateRanges()
+        }
+        transition.incomingPage = name
+        transition.outgoingPage = outgoingName
+        if waits { transition.onReady = { [weak engine] waited in engine?.recordPageReady(waited) } }
         self.transition = transition
+        updateRanges()
         transition.start()
     }
 
@@ -325,12 +376,16 @@ public final class SceneStage: SceneControlling {
     private func schedulePageAdvance() {
         pageTimer?.cancel()
         pageTimer = nil
+        pageTimerDue = nil
         guard let index = scene.pages.firstIndex(where: { $0.name == currentPage }),
               let seconds = scene.pages[index].duration, scene.pages.count > 1 else { return }
         let next = scene.pages[(index + 1) % scene.pages.count].name
+        pageTimerDue = engine.loop.now + .milliseconds(Int64(seconds * 1000))
         pageTimer = engine.loop.addTimer(after: .milliseconds(Int64(seconds * 1000))) { [weak self] in
             try? self?.showPage(next, transition: nil)
         }
+        // The next pages' ranges follow the new deadline.
+        updateRanges()
     }
 
     // MARK: SceneControlling: widgets
@@ -342,7 +397,8 @@ public final class SceneStage: SceneControlling {
 
     public func setWidget(id: String, properties: [String: PropertyValue]) throws(StageError) {
         guard let node = byID[id] else { throw StageError(.notFound, "no widget with id '\(id)'") }
-        let change = try WidgetProperties.parse(properties, for: node, baseDirectory: baseDirectory)
+        let change = try WidgetProperties.parse(properties, for: node, baseDirectory: baseDirectory,
+                                                maximumImagePixels: limits.maximumImagePixels)
         change.apply(to: node)
         if change.movesWidget, let pageLayer = pageLayers[node.page] {
             let tops = nodes.filter { $0.page == node.page && $0.layer.parent === pageLayer }

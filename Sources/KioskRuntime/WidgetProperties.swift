@@ -100,7 +100,8 @@ enum WidgetProperties {
         }.joined()
     }
 
-    static func parse(_ properties: [String: PropertyValue], for node: WidgetNode, baseDirectory: String) throws(StageError) -> Change {
+    static func parse(_ properties: [String: PropertyValue], for node: WidgetNode, baseDirectory: String,
+                      maximumImagePixels: Int = ImagePixelLimit.defaultMaximum) throws(StageError) -> Change {
         let type = node.widget.type
         let allowed = settable(type)
         var change = Change()
@@ -172,7 +173,7 @@ enum WidgetProperties {
             case "path":
                 guard case .string(let s) = value, !s.isEmpty else { throw bad("an image path") }
                 let path = s.hasPrefix("/") ? s : (baseDirectory as NSString).appendingPathComponent(s)
-                if let problem = ImageFileCheck.problem(at: path, named: s) { throw StageError(.invalidArgument, "props.path: \(problem)") }
+                if let problem = ImageFileCheck.problem(at: path, named: s, maximumPixels: maximumImagePixels) { throw StageError(.invalidArgument, "props.path: \(problem)") }
                 change.edits.append { if case .image(var i) = $0.widget.content { i.path = path; $0.widget.content = .image(i) } }
             case "fit":
                 guard case .string(let s) = value, let fit = ImageProperties.Fit(rawValue: s) else { throw bad("contain, cover, fill or none") }

@@ -8,8 +8,9 @@ import Yams
 struct ConfigDecoder {
     static let topKeys = ["scene", "board", "backend", "fbdev", "device", "driver", "connector", "mode", "commit", "buffers",
                           "rotation", "frames", "stats_out", "screenshot", "capture", "watch", "keep_going",
-                          "render_strategy", "fps_overlay", "log_level", "control", "input", "idle", "mqtt"] + reservedSections
+                          "render_strategy", "fps_overlay", "log_level", "control", "input", "idle", "mqtt", "memory"] + reservedSections
     static let controlKeys = ["socket", "socket_group", "allow_uid", "allow_gid", "screenshot_dir"]
+    static let memoryKeys = ["max_image_pixels", "preload_pages", "surface_budget_mb"]
     /// Sections the file format sets aside for capabilities to come; kioskd accepts them and warns that it does
     /// not use them yet, so a config written for a newer kioskd still starts an older one.
     static let reservedSections = ["outputs"]
@@ -61,6 +62,7 @@ struct ConfigDecoder {
         if let node = value("input") { config.input = input(node) }
         if let node = value("idle") { config.idle = idle(node) }
         if let node = value("mqtt") { config.mqtt = mqtt(node) }
+        if let node = value("memory") { config.memory = memory(node) }
         for name in Self.reservedSections {
             guard let entry = f[name] else { continue }
             config.reservedSections.append(name)
@@ -80,6 +82,19 @@ struct ConfigDecoder {
         control.allowGIDs = f["allow_gid"].map { ids($0.value, "control.allow_gid") } ?? []
         control.screenshotDirectory = f["screenshot_dir"].flatMap { nonEmpty($0.value, "control.screenshot_dir") }.map(path)
         return control
+    }
+
+    private func memory(_ node: Node) -> KioskConfig.Memory {
+        var memory = KioskConfig.Memory()
+        if node.scalar != nil, scene.resolves(node, to: .null) { return memory }
+        guard let f = scene.fields(node, "memory", allowed: Self.memoryKeys,
+                                   expected: "a mapping (max_image_pixels, preload_pages, surface_budget_mb)") else {
+            return memory
+        }
+        memory.maxImagePixels = f["max_image_pixels"].flatMap { scene.integer($0.value, "memory.max_image_pixels", in: 1...(1 << 40)) }
+        memory.preloadPages = f["preload_pages"].flatMap { scene.integer($0.value, "memory.preload_pages", in: 0...100) }
+        memory.surfaceBudgetMB = f["surface_budget_mb"].flatMap { scene.integer($0.value, "memory.surface_budget_mb", in: 1...65536) }
+        return memory
     }
 
     /// A reserved section: a mapping (or empty) whose keys this version does not use yet, each one a warning.

@@ -1,15 +1,17 @@
 import Foundation
 import KioskCore
 
-/// Checks that an image a scene names exists, can be read, and starts like a PNG, JPEG or SVG file. Decoding
-/// waits for rendering; this only catches the mistakes a scene author makes (a typo, a wrong file, permissions)
-/// at validation time. Synchronous file I/O: use it off the main loop. Stateless; any thread.
+/// Checks that an image a scene names exists, can be read, starts like a PNG, JPEG or SVG file, and declares no
+/// more pixels than `memory.max_image_pixels` in its header. Decoding waits for rendering; this catches the mistakes
+/// a scene author makes (a typo, a wrong file, permissions, a poster far too large) at validation time, and keeps a
+/// decompression bomb out of `scene.load`. Synchronous file I/O: use it off the main loop. Stateless; any thread.
 public enum ImageFileCheck {
     static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
     static let jpegSignature: [UInt8] = [0xFF, 0xD8, 0xFF]
 
     /// nil when the file looks usable, otherwise why not.
-    public static func problem(at path: String, named name: String) -> String? {
+    public static func problem(at path: String, named name: String,
+                               maximumPixels: Int = ImagePixelLimit.defaultMaximum) -> String? {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             return "image '\(name)' not found (looked for \(path))"
@@ -23,7 +25,13 @@ public enum ImageFileCheck {
         let count = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         guard count >= 0 else { return "cannot read image '\(name)' (\(path)): \(errnoDescription(errno))" }
         head.removeSubrange(count...)
-        if head.starts(with: pngSignature) || head.starts(with: jpegSignature) || looksLikeSVG(head) { return nil }
+        if head.starts(with: pngSignature) || head.starts(with: jpegSignature) {
+            // A header that cannot be read is left to the renderer, which refuses the file naming the problem:
+            // the check looks at signatures, not at whole files.
+            guard let header = try? ImageHeader.read(path: path) else { return nil }
+            return ImagePixelLimit.problem(header, maximum: maximumPixels).map { "image '\(name)': \($0)" }
+        }
+        if looksLikeSVG(head) { return nil }
         return "'\(name)' is not a PNG, JPEG or SVG image (its first bytes match none of their signatures)"
     }
 

@@ -26,6 +26,27 @@ public struct KioskConfig: Sendable, Equatable {
         public init() {}
     }
 
+    /// The `memory:` section: what images may cost.
+    public struct Memory: Sendable, Equatable {
+        /// Images whose header declares more pixels are refused (`kioskd check`, `scene.load`, at render time).
+        public var maxImagePixels: Int?
+        /// Pages after the current one in a timed loop that keep rendered surfaces.
+        public var preloadPages: Int?
+        /// What layer surfaces may hold, in MiB; beyond it, surfaces not on screen are purged.
+        public var surfaceBudgetMB: Int?
+        public init() {}
+
+        /// The default surface budget: on a 512 MB board, room for the page on screen and the next at 1920x1080 with
+        /// a few layers each, and for a page that waits for its purge.
+        public static let defaultSurfaceBudgetMB = 64
+        public static let defaultPreloadPages = 1
+
+        /// The scene limits these settings imply.
+        public var sceneLimits: SceneLimits {
+            SceneLimits(maximumImagePixels: maxImagePixels ?? ImagePixelLimit.defaultMaximum)
+        }
+    }
+
     public var scene: String?
     public var board: String?
     public var backend: Backend?
@@ -53,6 +74,7 @@ public struct KioskConfig: Sendable, Equatable {
     public var idle = Idle()
     /// The `mqtt:` section: the broker to join a fleet through; nil when the file has none (or an empty one).
     public var mqtt: MQTTSettings?
+    public var memory = Memory()
     /// Sections reserved for later capabilities, present in the file: their keys are accepted and not yet used.
     public var reservedSections: [String] = []
 
@@ -65,8 +87,9 @@ public struct KioskConfig: Sendable, Equatable {
 
     /// Every key the file may hold, section keys as `section.key`: the documentation lists each of these.
     public static var allKeys: [String] {
-        ConfigDecoder.topKeys.filter { !["control", "input", "idle", "mqtt"].contains($0) } + ConfigDecoder.controlKeys.map { "control." + $0 }
+        ConfigDecoder.topKeys.filter { !["control", "input", "idle", "mqtt", "memory"].contains($0) } + ConfigDecoder.controlKeys.map { "control." + $0 }
             + ConfigDecoder.inputKeys.map { "input." + $0 } + ConfigDecoder.idleKeys.map { "idle." + $0 }
-            + MQTTSettings.keys.map { "mqtt." + $0 }
+            + MQTTSettings.keys.map { "mqtt." + $0 } + ConfigDecoder.memoryKeys.map { "memory." + $0 }
+            + ConfigDecoder.reservedSections
     }
 }

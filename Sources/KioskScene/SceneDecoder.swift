@@ -421,7 +421,7 @@ final class SceneDecoder: DocumentDecoder {
     func imagePath(_ node: Node, _ path: String) -> String? {
         guard let name = string(node, path) else { return nil }
         let resolved = name.hasPrefix("/") ? name : URL(fileURLWithPath: baseDirectory).appendingPathComponent(name).standardizedFileURL.path
-        if let problem = ImageFileCheck.problem(at: resolved, named: name) {
+        if let problem = ImageFileCheck.problem(at: resolved, named: name, maximumPixels: limits.maximumImagePixels) {
             error(node, path, problem)
             return nil
         }

@@ -1,3 +1,5 @@
+import KioskCore
+
 /// Bounds on what a scene file may hold. They keep a broken or hostile file from exhausting memory or the stack
 /// of whoever validates it (the daemon on live reload), long before a real scene comes near them.
 /// An immutable value; any thread.
@@ -6,11 +8,15 @@ public struct SceneLimits: Sendable, Equatable {
     /// Containers inside containers; a page's own widgets are level 1.
     public var maximumDepth: Int
     public var maximumWidgets: Int
+    /// `memory.max_image_pixels`: an image whose header declares more pixels is an error at its `path`.
+    public var maximumImagePixels: Int
 
-    public init(maximumBytes: Int = 4 * 1024 * 1024, maximumDepth: Int = 32, maximumWidgets: Int = 5000) {
+    public init(maximumBytes: Int = 4 * 1024 * 1024, maximumDepth: Int = 32, maximumWidgets: Int = 5000,
+                maximumImagePixels: Int = ImagePixelLimit.defaultMaximum) {
         self.maximumBytes = maximumBytes
         self.maximumDepth = maximumDepth
         self.maximumWidgets = maximumWidgets
+        self.maximumImagePixels = maximumImagePixels
     }
 
     /// YAML nodes per widget level (a widget mapping, its `children` sequence) plus room for styles: flow

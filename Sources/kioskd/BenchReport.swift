@@ -9,9 +9,11 @@ struct BenchReport: Encodable {
     var pageSlide: PageSlideScenario?
     var updateStorm: UpdateStorm.Figures?
     var startup: StartupScenario?
+    var images: ImageMemoryRun.Figures?
+    var pages: PagesRun.Figures?
 
     enum CodingKeys: String, CodingKey { case frames, scenarios }
-    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", updateStorm = "update-storm", startup }
+    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", updateStorm = "update-storm", startup, images, pages }
 
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -21,6 +23,8 @@ struct BenchReport: Encodable {
         try s.encode(pageSlide, forKey: .pageSlide)
         try s.encode(updateStorm, forKey: .updateStorm)
         try s.encode(startup, forKey: .startup)
+        try s.encode(images, forKey: .images)
+        try s.encode(pages, forKey: .pages)
     }
 
     var table: String {
@@ -29,6 +33,8 @@ struct BenchReport: Encodable {
         if let pageSlide { sections.append(pageSlide.table) }
         if let updateStorm { sections.append(updateStorm.table) }
         if let startup { sections.append(startup.table) }
+        if let images { sections.append(images.table) }
+        if let pages { sections.append(pages.table) }
         return sections.joined(separator: "\n\n")
     }
 }
@@ -155,7 +161,40 @@ struct StartupScenario: Encodable {
 
     var table: String {
         (["startup: kioskd run --backend headless, process start to the first fully rendered flip"]
-            + runs.map { "  \($0.mode): first frame \(show($0.firstFrameMs, "%.1f")) ms, peak RSS \($0.peakRssKib) KiB" })
+            + runs.map { "  \($0.mode): first frame \(show($0.firstFrameMs, "%.1f")) ms, \($0.memoryLine)" })
             .joined(separator: "\n")
+    }
+}
+
+extension StartupRun.Figures {
+    /// Peak RSS, and at exit the private (anonymous), file-backed and private dirty parts, in KiB.
+    var memoryLine: String {
+        "peak RSS \(show(peakRssKib)) KiB; at exit private \(show(rssAnonKib)), file-backed \(show(rssFileKib)), private dirty \(show(privateDirtyKib)) KiB"
+    }
+}
+
+extension ImageMemoryRun.Figures {
+    var table: String {
+        let met = targetMet.map { $0 ? "met" : "NOT met" } ?? "null"
+        return [
+            "images: one PNG in a \(box) box, \(mode), kioskd run --backend headless",
+            "  400x240 file:      \(small.memoryLine)",
+            "  12000x12000 file:  \(poster.memoryLine) (file \(show(posterFileBytes)) bytes)",
+            "  target (issue 16): peak RSS difference \(show(peakRssDifferenceKib)) KiB <= \(targetKib) KiB: \(met)",
+        ].joined(separator: "\n")
+    }
+}
+
+extension PagesRun.Figures {
+    var table: String {
+        let met = targetMet.map { $0 ? "met" : "NOT met" } ?? "null"
+        return [
+            "pages: a signage loop of \(pages) full-screen gradient pages with headlines, \(show(pageSeconds, "%.1f")) s each with fades, \(mode), headless",
+            "  1 page:    \(onePage.memoryLine); surfaces \(show(onePageSurfaceBytes)) bytes at exit",
+            "  \(pages) pages:  \(twentyPages.memoryLine); surfaces \(show(twentyPagesSurfaceBytes)) bytes at exit",
+            "  target (issue 16): peak RSS difference \(show(peakRssDifferenceKib)) KiB <= \(targetDifferenceKib) KiB: \(met)",
+            "  in process: \(show(timedChanges)) timed changes, \(show(framesMissedAtChanges)) frames missed at them, \(show(changesThatWaited)) waited for their page",
+            "  page.show to a purged page: shown whole after \(show(pageShowToPurgedMs, "%.1f")) ms",
+        ].joined(separator: "\n")
     }
 }

@@ -16,17 +16,30 @@ struct CheckCommand: ParsableCommand {
     @Flag(help: "Do not ask fontconfig whether the fonts the scene names are installed.")
     var noFontCheck = false
 
+    @Option(help: "The config file whose memory.max_image_pixels applies (default /etc/kioskd/kioskd.yaml when it exists).")
+    var config: String?
+
     func run() throws {
         let families = noFontCheck ? nil : InstalledFonts.families()
         let fontAvailable: ((String) -> Bool)? = families.map { installed in { installed.contains($0.lowercased()) } }
         do {
-            let loaded = try SceneLoader.load(path: scene, fontAvailable: fontAvailable)
+            let limits = try configLimits()
+            let loaded = try SceneLoader.load(path: scene, limits: limits, fontAvailable: fontAvailable)
             for warning in loaded.warnings { FileHandle.standardError.write(Data("\(warning)\n".utf8)) }
             print("ok")
         } catch {
             for diagnostic in error.diagnostics { FileHandle.standardError.write(Data("\(diagnostic)\n".utf8)) }
             throw ExitCode(1)
         }
+    }
+}
+
+extension CheckCommand {
+    /// The scene limits of the config file (`--config`, else the system's when it exists), else the defaults.
+    func configLimits() throws(SceneValidationError) -> SceneLimits {
+        let path = config ?? (FileManager.default.fileExists(atPath: KioskConfig.defaultPath) ? KioskConfig.defaultPath : nil)
+        guard let path else { return SceneLimits() }
+        return try ConfigLoader.load(path: path).config.memory.sceneLimits
     }
 }
 

@@ -5,6 +5,7 @@ import KioskCore
 import KioskDisplay
 import KioskRender
 import KioskRuntime
+import KioskScene
 import Logging
 
 enum BackendKind: String, ExpressibleByArgument, CaseIterable {
@@ -132,12 +133,12 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
-        let (options, configWarnings, fleet) = try withConfigFile()
+        let (options, configWarnings, fleet, memory) = try withConfigFile()
         ControlWiring.bootstrapLogging(level: options.log.logLevel ?? .info)
         let logger = Logger(label: "kioskd")
         for warning in configWarnings { logger.warning("\(warning)") }
         do {
-            try options.runDisplay(fleet: fleet, logger: logger)
+            try options.runDisplay(fleet: fleet, logger: logger, memory: memory)
         } catch let exit as ExitCode {
             throw exit
         } catch {
@@ -160,7 +161,7 @@ struct RunCommand: ParsableCommand {
 
     /// One path for every scene: resolve options, open the display, build the engine and the stage, wire the
     /// control socket and signals, run, write the outputs.
-    private func runDisplay(fleet: FleetWiring.Configuration?, logger: Logger) throws {
+    private func runDisplay(fleet: FleetWiring.Configuration?, logger: Logger, memory: KioskConfig.Memory) throws {
         let loop = try MainLoop.epoll()
         // Before any other thread starts, so render threads inherit the blocked mask and signals reach signalfd.
         let signals = try SignalRouting(loop: loop, logger: logger)
@@ -176,7 +177,7 @@ struct RunCommand: ParsableCommand {
         let pool = RenderQueuePool(strategy: (renderStrategy ?? .roundRobin).poolStrategy)
         let compositor = try ShadowCompositor(size: display.info.mode.size, rotation: settings.rotation)
         let runner = try SceneRunner(loop: loop, backend: display, compositor: compositor, pool: pool,
-                                     path: settings.scenePath, watch: watch ?? true, fpsOverlay: fpsOverlay ?? false,
+                                     path: settings.scenePath, watch: watch ?? true, fpsOverlay: fpsOverlay ?? false, memory: memory,
                                      substitute: diagnosticPage(scenePath: settings.scenePath, socket: ControlWiring.socketDescription(
                                          options: control, inheritedListenFD: service.controlSocketFD)),
                                      logger: logger)

@@ -15,19 +15,21 @@ extension RunCommand {
         return FileManager.default.fileExists(atPath: KioskConfig.defaultPath) ? KioskConfig.defaultPath : nil
     }
 
-    /// These options over the config file, the file's warnings (reserved sections), and its `mqtt:` section
-    /// (which has no options) with the file it came from.
+    /// These options over the config file, the file's warnings (reserved sections), its `mqtt:` section with the
+    /// file it came from, and its `memory:` section (neither has options).
     /// - Throws: `ExitCode(1)` after printing the file's located errors, one a line, on stderr.
-    func withConfigFile() throws -> (RunCommand, [SceneDiagnostic], FleetWiring.Configuration?) {
+    func withConfigFile() throws -> (RunCommand, [SceneDiagnostic], FleetWiring.Configuration?, KioskConfig.Memory) {
         var merged = self
         var warnings: [SceneDiagnostic] = []
         var fleet: FleetWiring.Configuration?
+        var memory = KioskConfig.Memory()
         if let path = configPath {
             do {
                 let loaded = try ConfigLoader.load(path: path)
                 merged.fill(from: loaded.config)
                 warnings = loaded.warnings
                 fleet = loaded.config.mqtt.map { FleetWiring.Configuration(settings: $0, file: path) }
+                memory = loaded.config.memory
             } catch {
                 for diagnostic in error.diagnostics { FileHandle.standardError.write(Data("kioskd: \(diagnostic)\n".utf8)) }
                 throw ExitCode(1)
@@ -38,7 +40,7 @@ extension RunCommand {
         if merged.keepGoing == nil { merged.keepGoing = scene == nil }
         try merged.validate()
         try merged.input.validate()
-        return (merged, warnings, fleet)
+        return (merged, warnings, fleet, memory)
     }
 
     /// Takes every value the command line left unset from `config`.

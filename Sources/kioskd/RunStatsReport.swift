@@ -24,6 +24,8 @@ struct RunStatsReport: Codable {
     /// Milliseconds from process start to the first flip of a frame with every layer rendered; null when none
     /// flipped.
     var firstFrameMs: Double?
+    /// The process's resident memory when the report is made: peak, private and file-backed.
+    var memory = ProcessMemory.current()
 
     init(flips: FlipStatistics, info: OutputInfo, loop: MainLoop, rotation: OutputRotation = .degrees0, poweredOn: Bool = true,
          firstFrameMs: Double? = nil, pacing: FlipPacing = .vblank) {
@@ -49,7 +51,7 @@ struct RunStatsReport: Codable {
     /// times per kind, fps) are merged in at the top level, the output's own figures taking precedence.
     private enum CodingKeys: String, CodingKey {
         case framesFlipped, missedVblanks, flipIntervalMs, averageFps, mode, connector, device, driver, commitApi, flipPacing, buffers
-        case loopIterations, loopWakeups, rotation, power, firstFrameMs
+        case loopIterations, loopWakeups, rotation, power, firstFrameMs, memory
     }
 
     /// `first_frame_ms` is written as null when unmeasured rather than left out, so readers see it was not measured.
@@ -71,6 +73,7 @@ struct RunStatsReport: Codable {
         try c.encode(rotation, forKey: .rotation)
         try c.encode(power, forKey: .power)
         try c.encode(firstFrameMs, forKey: .firstFrameMs)
+        try c.encode(memory, forKey: .memory)
     }
 
     func write(to path: String, engine: EngineStats? = nil) throws {

@@ -24,7 +24,7 @@ final class SceneRunner {
     ///   page) and the file stays watched; without it, the scene's error is thrown.
     /// - Throws: the scene's validation errors (`SceneValidationError`), or the engine's.
     init(loop: MainLoop, backend: DisplayBackend, compositor: any Compositing, pool: RenderQueuePool, path: String,
-         watch: Bool, fpsOverlay: Bool, substitute: ((any Error) throws -> Scene)? = nil, logger: Logger) throws {
+         watch: Bool, fpsOverlay: Bool, memory: KioskConfig.Memory = KioskConfig.Memory(), substitute: ((any Error) throws -> Scene)? = nil, logger: Logger) throws {
         self.path = path
         engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: pool)
         let adjust: @Sendable (Scene) -> Scene
@@ -35,7 +35,7 @@ final class SceneRunner {
         }
         var shown: Scene
         do {
-            let loaded = try SceneLoader.load(path: path)
+            let loaded = try SceneLoader.load(path: path, limits: memory.sceneLimits)
             for warning in loaded.warnings { logger.warning("\(warning)") }
             shown = adjust(loaded.scene)
             startProblem = nil
@@ -46,8 +46,10 @@ final class SceneRunner {
             startProblem = error
             diagnosticScene = shown
         }
-        stage = SceneStage(engine: engine, scene: shown, source: path)
+        stage = SceneStage(engine: engine, scene: shown, source: path, limits: memory.sceneLimits)
         stage.adjustLoadedScene = adjust
+        stage.preloadPages = memory.preloadPages ?? KioskConfig.Memory.defaultPreloadPages
+        engine.surfaceBudgetBytes = (memory.surfaceBudgetMB ?? KioskConfig.Memory.defaultSurfaceBudgetMB) << 20
         if watch {
             do { try stage.watch(path: path) } catch where substitute != nil {
                 // A kiosk keeps showing what it has; scene.load and SIGHUP still replace it.

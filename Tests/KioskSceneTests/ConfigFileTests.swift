@@ -124,4 +124,19 @@ final class ConfigFileTests: XCTestCase {
             XCTAssertEqual("\(error)", "/nonexistent/kioskd.yaml:1:1: config file not found")
         }
     }
+
+    func testTheMemorySectionSetsLimitsAndRefusesBadValuesAtTheirLocation() throws {
+        let (config, _) = try parse("memory:\n  max_image_pixels: 4000000\n  preload_pages: 2\n  surface_budget_mb: 48\n")
+        XCTAssertEqual(config.memory.maxImagePixels, 4_000_000)
+        XCTAssertEqual(config.memory.preloadPages, 2)
+        XCTAssertEqual(config.memory.surfaceBudgetMB, 48)
+        XCTAssertEqual(config.memory.sceneLimits.maximumImagePixels, 4_000_000)
+        // Left out: the defaults.
+        XCTAssertEqual(try parse("memory:\n").config.memory.sceneLimits.maximumImagePixels, ImagePixelLimit.defaultMaximum)
+        XCTAssertEqual(errors("memory:\n  max_image_pixels: 0\n  preload_pages: -1\n  surface_budget: 8\n"), [
+            "\(file):2:21: memory.max_image_pixels: 0 is out of range 1...1099511627776",
+            "\(file):3:18: memory.preload_pages: -1 is out of range 0...100",
+            "\(file):4:3: memory.surface_budget: unknown key 'surface_budget'; known keys: max_image_pixels, preload_pages, surface_budget_mb",
+        ])
+    }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import KioskCore
+import KioskRender
 import KioskTestSupport
 import XCTest
 
@@ -45,5 +47,24 @@ final class CheckCommandTests: XCTestCase {
         let r = try KioskdProcess.run(["check", "/nonexistent/scene.yaml"], timeout: 60)
         XCTAssertEqual(r.status, 1)
         XCTAssertEqual(r.errorLines, ["/nonexistent/scene.yaml:1:1: scene file not found"])
+    }
+
+    func testImageOverTheConfiguredPixelLimitIsALocatedError() throws {
+        let dir = try KioskdProcess.scratchDirectory("check-pixels")
+        try writePNG(xrgb8888: [UInt8](repeating: 0x40, count: 100 * 50 * 4), size: Size(width: 100, height: 50),
+                     stride: 400, to: dir.appendingPathComponent("poster.png").path)
+        let file = dir.appendingPathComponent("scene.yaml")
+        try Data("pages:\n  - widgets:\n      - type: image\n        path: poster.png\n".utf8).write(to: file)
+        let config = dir.appendingPathComponent("kioskd.yaml")
+        try Data("memory:\n  max_image_pixels: 4999\n".utf8).write(to: config)
+        let refused = try KioskdProcess.run(["check", "--no-font-check", "--config", config.path, file.path], timeout: 60)
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertEqual(refused.errorLines, [
+            "\(file.path):4:15: pages[0].widgets[0].path: image 'poster.png': PNG of 100x50 pixels is over memory.max_image_pixels (4999)",
+        ])
+        try Data("memory:\n  max_image_pixels: 5000\n".utf8).write(to: config)
+        let accepted = try KioskdProcess.run(["check", "--no-font-check", "--config", config.path, file.path], timeout: 60)
+        XCTAssertEqual(accepted.status, 0, accepted.stderr)
+        XCTAssertEqual(accepted.stdout, "ok\n")
     }
 }

@@ -213,6 +213,11 @@ final class EngineCLITests: XCTestCase {
         XCTAssertGreaterThan(s["fps"] as? Double ?? 0, 0)
         let firstFrame = try XCTUnwrap(s["first_frame_ms"] as? Double, "first_frame_ms is measured")
         XCTAssertGreaterThan(firstFrame, 0)
+        let memory = try XCTUnwrap(s["memory"] as? [String: Any], "memory is reported")
+        let peak = try XCTUnwrap(memory["peak_rss_kib"] as? Int)
+        XCTAssertGreaterThanOrEqual(peak, try XCTUnwrap(memory["rss_kib"] as? Int))
+        XCTAssertEqual(memory["rss_kib"] as? Int, (memory["rss_anon_kib"] as? Int ?? 0) + (memory["rss_file_kib"] as? Int ?? 0)
+                       + (memory["rss_shmem_kib"] as? Int ?? 0), "resident = private + file-backed + shared memory")
     }
 
     func testBenchJSONHasEveryScenarioWithMeasuredFiguresAndConsistentRatios() throws {
@@ -220,7 +225,7 @@ final class EngineCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
         let scenarios = try XCTUnwrap(report["scenarios"] as? [String: Any])
-        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "update-storm", "startup"])
+        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "update-storm", "startup", "images", "pages"])
 
         let dashboard = try XCTUnwrap(scenarios["dashboard"] as? [String: Any])
         XCTAssertEqual(dashboard["full_frame_bytes"] as? Int, 640 * 360 * 4)
@@ -274,7 +279,29 @@ final class EngineCLITests: XCTestCase {
         XCTAssertEqual(runs.compactMap { $0["mode"] as? String }, ["800x480", "1920x1080"])
         for run in runs {
             XCTAssertGreaterThan(run["first_frame_ms"] as? Double ?? 0, 0, "\(run)")
-            XCTAssertGreaterThan(run["peak_rss_kib"] as? Int ?? 0, 1024, "\(run)")
+            // The child's own high-water mark, private and file-backed parts each below it.
+            let peak = try XCTUnwrap(run["peak_rss_kib"] as? Int, "\(run)")
+            XCTAssertGreaterThan(peak, 1024, "\(run)")
+            for key in ["rss_anon_kib", "rss_file_kib", "private_dirty_kib"] {
+                let part = try XCTUnwrap(run[key] as? Int, "\(key): \(run)")
+                XCTAssertTrue(part > 0 && part <= peak, "\(key): \(run)")
+            }
         }
+
+        let images = try XCTUnwrap(scenarios["images"] as? [String: Any])
+        let small = try XCTUnwrap((images["image_400x240"] as? [String: Any])?["peak_rss_kib"] as? Int)
+        let poster = try XCTUnwrap((images["image_12000x12000"] as? [String: Any])?["peak_rss_kib"] as? Int)
+        XCTAssertEqual(images["peak_rss_difference_kib"] as? Int, poster - small)
+        XCTAssertEqual(images["target_met"] as? Bool, poster - small <= 8 * 1024)
+
+        let pages = try XCTUnwrap(scenarios["pages"] as? [String: Any])
+        let one = try XCTUnwrap((pages["one_page"] as? [String: Any])?["peak_rss_kib"] as? Int)
+        let twenty = try XCTUnwrap((pages["twenty_pages"] as? [String: Any])?["peak_rss_kib"] as? Int)
+        XCTAssertEqual(pages["peak_rss_difference_kib"] as? Int, twenty - one)
+        XCTAssertEqual(pages["target_met"] as? Bool, twenty - one <= 24 * 1024)
+        XCTAssertGreaterThan(pages["twenty_pages_surface_bytes"] as? Int ?? 0, 0)
+        XCTAssertGreaterThanOrEqual(pages["timed_changes"] as? Int ?? 0, 19)
+        XCTAssertNotNil(pages["frames_missed_at_changes"] as? Int)
+        XCTAssertGreaterThan(pages["page_show_to_purged_ms"] as? Double ?? 0, 0)
     }
 }

@@ -49,6 +49,10 @@ public struct EngineStats: Codable, Sendable, Equatable {
     /// The health signal (`FrameHealth`) when the stats were taken, and why.
     public var healthy = true
     public var healthReason = "ok"
+    /// Layer surface memory: total, by page, the largest, purges and re-renders.
+    public var surfaces = SurfaceStatistics()
+    /// Page changes that had to wait for their page to render (after a purge): how long they waited.
+    public var pageReadyMs = LatencySummary()
 
     public init() {}
 
@@ -77,6 +81,8 @@ public struct EngineStats: Codable, Sendable, Equatable {
         case flipTimeouts = "flip_timeouts"
         case healthy
         case healthReason = "health_reason"
+        case surfaces
+        case pageReadyMs = "page_ready_ms"
     }
 }
 

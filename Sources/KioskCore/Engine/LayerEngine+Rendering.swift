@@ -17,6 +17,8 @@ extension LayerEngine {
             // At most one render per layer in flight; the request waits for it (see `receive`), so the render that
             // follows draws the newest data.
             if layer.renderInFlight != nil { continue }
+            // A purged subtree waits for `restoreSurfaces`, which renders the newest content.
+            if layer.isInPurgedSubtree { continue }
             dispatchRender(for: layer)
         }
     }
@@ -132,6 +134,12 @@ extension LayerEngine {
     private func apply(_ surface: LayerSurface, for request: RenderRequest) {
         guard let layer = request.layer, !request.capture.isCancelled(),
               layer.shownGeneration.map({ request.capture.value >= $0 }) ?? true else {
+            drop(request)
+            return
+        }
+        if layer.isInPurgedSubtree {
+            // Purged while it rendered: drawn again, newest data, when the subtree is restored.
+            layer.needsDisplay = true
             drop(request)
             return
         }

@@ -88,6 +88,8 @@ public final class LayerEngine {
     var fpsCounter = FPSCounter()
     /// `captureScreen` requests waiting for their frame.
     let screenshots = ScreenshotQueue()
+    /// Purgeable subtrees and the surface budget (`SurfaceBudget.swift`).
+    let surfaces = SurfaceBookkeeping()
 
     /// Layout hooks may ask for more layout; this many passes run in one observer before the rest waits for the
     /// next iteration, so a hook that always asks again cannot hang the loop.
@@ -178,6 +180,8 @@ public final class LayerEngine {
         let health = self.health
         stats.healthy = health.isHealthy
         stats.healthReason = health.reason
+        stats.surfaces = surfaceStatistics
+        stats.pageReadyMs = surfaces.pageReady.summary
         return stats
     }
 
@@ -259,6 +263,8 @@ public final class LayerEngine {
         if groups.values.contains(where: { group in group.ready.contains { inside($0.0.layer) } }) { return true }
         var pending = false
         func visit(_ layer: Layer) {
+            // A purged subtree renders nothing until it is restored.
+            if layer.surfacesPurged { return }
             if layer.needsDisplay && layer.isDrawable { pending = true }
             for child in layer.children where !pending { visit(child) }
         }
@@ -338,6 +344,7 @@ public final class LayerEngine {
 
     private func commit() {
         receiveRenders()
+        enforceSurfaceBudget()
         guard state == .running else { return }
         if needsComposite { composeFrame() }
         presentIfPossible(atFlip: false)

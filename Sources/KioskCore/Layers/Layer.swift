@@ -158,6 +158,9 @@ public final class Layer {
     /// The sentinel generation of the render shown (`renderedSurface`): an older result arriving later is dropped.
     var shownGeneration: UInt64?
 
+    /// Set on the root of a subtree whose surfaces were purged (`LayerEngine.purgeSurfaces`), until restored.
+    var surfacesPurged = false
+
     public init(frame: Rect = Rect(x: 0, y: 0, width: 0, height: 0), content: (any LayerContent)? = nil, name: String? = nil) {
         self.frame = frame
         self.content = content

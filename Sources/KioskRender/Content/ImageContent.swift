@@ -3,12 +3,15 @@ import Glibc
 #endif
 import CCairo
 import CKioskJpeg
+import CKioskPng
 import CRsvg
 import KioskCore
 
 /// A PNG, JPEG or SVG file drawn into the layer with a fit mode. The format is read from the file's first bytes,
 /// not its name. PNG and JPEG are decoded to pixels and scaled; SVG is rendered as vectors at the size it is shown,
-/// so it stays sharp at any layer size. Decoding happens in `draw`, on the render worker; results are kept in a small
+/// so it stays sharp at any layer size. A PNG is decoded row by row, only the part the fit shows and scaled down
+/// while decoding (`ImageDecodePlan`); a JPEG with libjpeg's DCT scaling: an image costs what it shows, not what
+/// its file holds. A file whose header declares more than `maxPixels` pixels is refused before it is decoded. Decoding happens in `draw`, on the render worker; results are kept in a small
 /// process-wide cache of fitted images keyed by path, file identity, layer size and fit. A plain `Sendable` value.
 public struct ImageContent: CairoDrawnContent, Hashable {
     /// How the image maps onto the layer, as CSS `object-fit` does. Every mode centres the image.
@@ -33,9 +36,12 @@ public struct ImageContent: CairoDrawnContent, Hashable {
 
     public var path: String
     public var fit: Fit
+    /// `memory.max_image_pixels`: a PNG or JPEG declaring more pixels fails to render (the widget keeps its
+    /// placeholder) without being decoded.
+    public var maxPixels: Int
 
-    public init(path: String, fit: Fit = .contain) {
-        self.path = path; self.fit = fit
+    public init(path: String, fit: Fit = .contain, maxPixels: Int = ImagePixelLimit.defaultMaximum) {
+        self.path = path; self.fit = fit; self.maxPixels = maxPixels
     }
 
     public var kind: String { "image" }
@@ -46,6 +52,13 @@ public struct ImageContent: CairoDrawnContent, Hashable {
     public static func purgeCache() { DecodedImageCache.shared.removeAll() }
 
     public func draw(into surface: LayerSurface, isCancelled: () -> Bool) throws {
+        // The limit first, so a lowered limit also refuses an image decoded before under a higher one.
+        // A header that cannot be read is left to the decoder, which says what is wrong in its own words.
+        let declared: Result<ImageHeader?, ImageHeaderError>
+        do { declared = .success(try ImageHeader.read(path: path)) } catch { declared = .failure(error) }
+        if case .success(let header?) = declared, let problem = ImagePixelLimit.problem(header, maximum: maxPixels) {
+            throw RenderError("image \(path): \(problem)")
+        }
         let key = try cacheKey(layerSize: surface.size)
         let cache = DecodedImageCache.shared
         if let pixels = cache.pixels(for: key), pixels.count == surface.byteCount {
@@ -55,10 +68,19 @@ public struct ImageContent: CairoDrawnContent, Hashable {
 
         switch try ImageFormat(path: path) {
         case .png:
-            let image = try DecodedRaster(pngPath: path)
+            let header: ImageHeader
+            switch declared {
+            case .success(let read?): header = read
+            case .success(nil): throw RenderError("image \(path): cannot decode PNG: no PNG header")
+            case .failure(let error): throw RenderError("image \(path): cannot decode PNG: \(error)")
+            }
+            let imageSize = Size(width: header.width, height: header.height)
+            let plan = ImageDecodePlan(image: imageSize, layer: surface.size, fit: fit)
+            let image = try DecodedRaster(pngPath: path, plan: plan, maxPixels: maxPixels)
             guard !isCancelled() else { return }
-            try drawRaster(image, into: surface)
+            try drawRaster(image, into: surface, plan: plan, imageSize: imageSize)
         case .jpeg:
+            if case .failure(let error) = declared { throw RenderError("image \(path): cannot decode JPEG: \(error)") }
             let image = try DecodedRaster(jpegPath: path, atLeast: decodeSizeHint(for: surface.size))
             guard !isCancelled() else { return }
             try drawRaster(image, into: surface)
@@ -121,10 +143,25 @@ public struct ImageContent: CairoDrawnContent, Hashable {
             modifiedNanoseconds: Int(info.st_mtim.tv_nsec), layerSize: layerSize, fit: fit)
     }
 
-    private func drawRaster(_ image: borrowing DecodedRaster, into surface: LayerSurface) throws {
+    /// Draws `image` fitted into the layer. With a `plan`, `image` holds the plan's `source` rectangle of an image
+    /// of `imageSize`, at the plan's `decoded` size; without one, the whole image (a JPEG, perhaps DCT-reduced).
+    private func drawRaster(_ image: borrowing DecodedRaster, into surface: LayerSurface, plan: ImageDecodePlan? = nil,
+                            imageSize: Size? = nil) throws {
         try LayerCanvas.draw(into: surface, what: "image \(path)") { cr in
-            let width = Double(image.size.width), height = Double(image.size.height)
-            let (scaleX, scaleY) = applyFit(cr, imageWidth: width, imageHeight: height, layer: surface.size)
+            let natural = imageSize ?? image.size
+            var (scaleX, scaleY) = applyFit(cr, imageWidth: Double(natural.width), imageHeight: Double(natural.height),
+                                            layer: surface.size)
+            var width = Double(image.size.width), height = Double(image.size.height)
+            if let plan, imageSize != nil {
+                let reducedX = Double(plan.factorX), reducedY = Double(plan.factorY)
+                cairo_translate(cr, Double(plan.source.x), Double(plan.source.y))
+                cairo_scale(cr, reducedX, reducedY)
+                scaleX *= reducedX
+                scaleY *= reducedY
+                // A partial block at the edge stands for fewer source pixels: cut it where the rectangle ends.
+                width = Double(plan.source.width) / reducedX
+                height = Double(plan.source.height) / reducedY
+            }
             cairo_set_source_surface(cr, image.handle, 0, 0)
             let isExact = scaleX == 1 && scaleY == 1
             cairo_pattern_set_filter(cairo_get_source(cr), isExact ? CAIRO_FILTER_NEAREST : CAIRO_FILTER_GOOD)
@@ -139,12 +176,7 @@ public struct ImageContent: CairoDrawnContent, Hashable {
     private func applyFit(_ cr: OpaquePointer, imageWidth width: Double, imageHeight height: Double,
                           layer: Size) -> (Double, Double) {
         let layerWidth = Double(layer.width), layerHeight = Double(layer.height)
-        let (scaleX, scaleY): (Double, Double) = switch fit {
-        case .contain: (min(layerWidth / width, layerHeight / height), min(layerWidth / width, layerHeight / height))
-        case .cover: (max(layerWidth / width, layerHeight / height), max(layerWidth / width, layerHeight / height))
-        case .fill: (layerWidth / width, layerHeight / height)
-        case .none: (1, 1)
-        }
+        let (scaleX, scaleY) = fit.scale(imageWidth: width, imageHeight: height, layer: layer)
         cairo_translate(cr, (layerWidth - width * scaleX) / 2, (layerHeight - height * scaleY) / 2)
         cairo_scale(cr, scaleX, scaleY)
         return (scaleX, scaleY)
@@ -213,29 +245,29 @@ struct JPEGSizeHint {
     var eitherSide: Bool
 }
 
-/// The single owner of a Cairo image surface decoded from a PNG or JPEG file (and, for a JPEG, of the pixel memory
-/// the surface borrows). Lives inside one draw call on the render worker.
+/// The single owner of a Cairo image surface decoded from a PNG or JPEG file, and of the pixel memory the surface
+/// borrows. Lives inside one draw call on the render worker.
 struct DecodedRaster: ~Copyable {
     let handle: OpaquePointer
     let size: Size
-    private let borrowedPixels: UnsafeMutablePointer<UInt32>?
+    private let borrowedPixels: UnsafeMutablePointer<UInt32>
+    private let freePixels: @convention(c) (UnsafeMutablePointer<UInt32>?) -> Void
 
-    init(pngPath path: String) throws {
-        let surface = cairo_image_surface_create_from_png(path)!
-        let status = cairo_surface_status(surface)
-        guard status == CAIRO_STATUS_SUCCESS else {
-            cairo_surface_destroy(surface)
-            throw RenderError("image \(path): cannot decode PNG: \(cairoStatusString(status))")
+    /// The plan's rectangle of the PNG at `path`, reduced by the plan's factors (row by row, as rows come).
+    init(pngPath path: String, plan: ImageDecodePlan, maxPixels: Int) throws {
+        var message = [CChar](repeating: 0, count: 256)
+        var width: Int32 = 0, height: Int32 = 0
+        let source = plan.source
+        guard let pixels = kiosk_png_decode_file(
+            path, Int64(maxPixels), Int32(clamping: source.x), Int32(clamping: source.y), Int32(clamping: source.width),
+            Int32(clamping: source.height), Int32(clamping: plan.factorX), Int32(clamping: plan.factorY), &width, &height,
+            &message, message.count)
+        else {
+            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw RenderError("image \(path): cannot decode PNG: \(reason)")
         }
-        let size = Size(width: Int(cairo_image_surface_get_width(surface)),
-                        height: Int(cairo_image_surface_get_height(surface)))
-        guard size.width > 0, size.height > 0 else {
-            cairo_surface_destroy(surface)
-            throw RenderError("image \(path): PNG has no pixels (\(size))")
-        }
-        handle = surface
-        self.size = size
-        borrowedPixels = nil
+        try self.init(wrapping: pixels, size: Size(width: Int(width), height: Int(height)), format: CAIRO_FORMAT_ARGB32,
+                      free: kiosk_png_free, what: "PNG", path: path)
     }
 
     init(jpegPath path: String, atLeast hint: JPEGSizeHint?) throws {
@@ -248,24 +280,33 @@ struct DecodedRaster: ~Copyable {
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw RenderError("image \(path): cannot decode JPEG: \(reason)")
         }
-        // RGB24 rows of width * 4 bytes are exactly what the decoder wrote; Cairo borrows them until destroyed.
+        // RGB24 rows of width * 4 bytes are exactly what the decoder wrote.
+        try self.init(wrapping: pixels, size: Size(width: Int(width), height: Int(height)), format: CAIRO_FORMAT_RGB24,
+                      free: kiosk_jpeg_free, what: "JPEG", path: path)
+    }
+
+    /// Cairo borrows `pixels` (rows of `size.width * 4` bytes) until the surface is destroyed; `free` releases them
+    /// then, or at once when wrapping fails.
+    private init(wrapping pixels: UnsafeMutablePointer<UInt32>, size: Size, format: cairo_format_t,
+                 free: @escaping @convention(c) (UnsafeMutablePointer<UInt32>?) -> Void, what: String, path: String) throws {
         let surface = cairo_image_surface_create_for_data(
-            UnsafeMutableRawPointer(pixels).assumingMemoryBound(to: UInt8.self), CAIRO_FORMAT_RGB24, width, height,
-            width * 4)!
+            UnsafeMutableRawPointer(pixels).assumingMemoryBound(to: UInt8.self), format, Int32(size.width),
+            Int32(size.height), Int32(size.width * 4))!
         let status = cairo_surface_status(surface)
         guard status == CAIRO_STATUS_SUCCESS else {
             cairo_surface_destroy(surface)
-            kiosk_jpeg_free(pixels)
-            throw RenderError("image \(path): cannot wrap \(width)x\(height) JPEG pixels: \(cairoStatusString(status))")
+            free(pixels)
+            throw RenderError("image \(path): cannot wrap \(size) \(what) pixels: \(cairoStatusString(status))")
         }
         handle = surface
-        size = Size(width: Int(width), height: Int(height))
+        self.size = size
         borrowedPixels = pixels
+        freePixels = free
     }
 
     deinit {
         cairo_surface_destroy(handle)
-        if let borrowedPixels { kiosk_jpeg_free(borrowedPixels) }
+        freePixels(borrowedPixels)
     }
 }
 
