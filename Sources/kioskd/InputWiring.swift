@@ -69,8 +69,10 @@ struct InputOptions: ParsableArguments {
         schedule = config.idle.schedule
     }
 
-    /// The settings these options give, for a run on `backend`; `backlight` is the board file's device.
-    func settings(backend: BackendKind, backlight: String?) -> InputSettings {
+    /// The settings these options give, for a run on `backend`; `backlight` is the board file's device, `board`
+    /// its `input:` section: its calibration applies where neither the options nor the config file give one, and
+    /// its map entries come after the config file's (the first matching entry decides).
+    func settings(backend: BackendKind, backlight: String?, board: InputDeviceRules = InputDeviceRules()) -> InputSettings {
         let source: InputBackend? = if !inputPaths.isEmpty {
             .paths(inputPaths)
         } else if let seat {
@@ -78,7 +80,8 @@ struct InputOptions: ParsableArguments {
         } else {
             backend == .drm ? .seat("seat0") : nil
         }
-        return InputSettings(source: source, devices: InputDeviceRules(rules: deviceMap, calibration: calibration), idle: idle,
+        let devices = InputDeviceRules(rules: deviceMap + board.rules, calibration: calibration ?? board.calibration)
+        return InputSettings(source: source, devices: devices, idle: idle,
                              backlightDirectory: backlightDir ?? Backlight.systemClassDirectory, backlightName: backlight)
     }
 }
