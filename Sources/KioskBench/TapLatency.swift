@@ -25,6 +25,10 @@ public final class TapLatencyProbe {
         public var handledMsP50: Double?
         public var appliedMsP50: Double?
         public var presentedMsP50: Double?
+        /// kioskd's own part, p50: from the moment it has the touch-down to the commit of the frame showing the
+        /// pressed look, both read on kioskd's clock (the kernel's input queue and the flip that follows the commit
+        /// are not in it).
+        public var kioskdMsP50: Double?
         /// The output's refresh period.
         public var refreshMs: Double
         /// The button's render, drawn alone on this thread (median of five).
@@ -37,6 +41,7 @@ public final class TapLatencyProbe {
         enum CodingKeys: String, CodingKey {
             case taps, shown, latencyMsP50 = "latency_ms_p50", latencyMsP99 = "latency_ms_p99", latencyMsMax = "latency_ms_max"
             case handledMsP50 = "handled_ms_p50", appliedMsP50 = "applied_ms_p50", presentedMsP50 = "presented_ms_p50"
+            case kioskdMsP50 = "kioskd_ms_p50"
             case refreshMs = "refresh_ms", buttonRenderMs = "button_render_ms", targetMs = "target_ms", targetMet = "target_met"
         }
 
@@ -50,6 +55,7 @@ public final class TapLatencyProbe {
             try c.encode(handledMsP50, forKey: .handledMsP50)
             try c.encode(appliedMsP50, forKey: .appliedMsP50)
             try c.encode(presentedMsP50, forKey: .presentedMsP50)
+            try c.encode(kioskdMsP50, forKey: .kioskdMsP50)
             try c.encode(refreshMs, forKey: .refreshMs)
             try c.encode(buttonRenderMs, forKey: .buttonRenderMs)
             try c.encode(targetMs, forKey: .targetMs)
@@ -66,6 +72,9 @@ public final class TapLatencyProbe {
     private var presentedPressed = false
     private var latencies = LatencyRecorder()
     private var handled = LatencyRecorder(), applied = LatencyRecorder(), presented = LatencyRecorder()
+    private var ownPart = LatencyRecorder()
+    /// When kioskd had the current tap's touch-down, on its clock.
+    private var handledAt: MonotonicInstant?
     /// Each tap's latency in milliseconds, in order.
     public private(set) var samplesMs: [Double] = []
 
@@ -90,6 +99,7 @@ public final class TapLatencyProbe {
             guard let self, appliedPressed, !presentedPressed, let down = downMicroseconds else { return }
             presentedPressed = true
             presented.record(Self.since(down))
+            if let handledAt { ownPart.record(MonotonicInstant.now() - handledAt) }
         }
         engine.onFlip = { [weak self] event in
             onFlip?(event)
@@ -111,6 +121,7 @@ public final class TapLatencyProbe {
         dispatchedPressed = false
         appliedPressed = false
         presentedPressed = false
+        handledAt = MonotonicInstant.now()
         handled.record(Self.since(kernelMicroseconds))
     }
 
@@ -140,7 +151,7 @@ public final class TapLatencyProbe {
         func p50(_ recorder: LatencyRecorder) -> Double? { recorder.count > 0 ? recorder.summary.p50 : nil }
         return Figures(taps: taps, shown: samplesMs.count, latencyMsP50: summary?.p50, latencyMsP99: summary?.p99,
                        latencyMsMax: summary?.max, handledMsP50: p50(handled), appliedMsP50: p50(applied),
-                       presentedMsP50: p50(presented), refreshMs: refreshMs, buttonRenderMs: renderMs, targetMs: target,
+                       presentedMsP50: p50(presented), kioskdMsP50: p50(ownPart), refreshMs: refreshMs, buttonRenderMs: renderMs, targetMs: target,
                        targetMet: target.flatMap { t in summary.map { $0.p50 <= t } })
     }
 
