@@ -25,6 +25,14 @@ public final class TapLatencyProbe {
         public var handledMsP50: Double?
         public var appliedMsP50: Double?
         public var presentedMsP50: Double?
+        /// kioskd's own part, p50: from the moment it has the touch-down to the commit of the frame showing the
+        /// pressed look, both read on kioskd's clock (the kernel's input queue and the flip that follows the commit
+        /// are not in it).
+        public var kioskdMsP50: Double?
+        /// p50 from the touch-down's kernel time to the pressed render's dispatch to a worker.
+        public var dispatchedMsP50: Double?
+        /// Taps whose pressed render landed while a flip was still in flight, so its frame waited for that flip.
+        public var flipPendingAtApply: Int
         /// The output's refresh period.
         public var refreshMs: Double
         /// The button's render, drawn alone on this thread (median of five).
@@ -37,6 +45,7 @@ public final class TapLatencyProbe {
         enum CodingKeys: String, CodingKey {
             case taps, shown, latencyMsP50 = "latency_ms_p50", latencyMsP99 = "latency_ms_p99", latencyMsMax = "latency_ms_max"
             case handledMsP50 = "handled_ms_p50", appliedMsP50 = "applied_ms_p50", presentedMsP50 = "presented_ms_p50"
+            case kioskdMsP50 = "kioskd_ms_p50", dispatchedMsP50 = "dispatched_ms_p50", flipPendingAtApply = "flip_pending_at_apply"
             case refreshMs = "refresh_ms", buttonRenderMs = "button_render_ms", targetMs = "target_ms", targetMet = "target_met"
         }
 
@@ -50,6 +59,9 @@ public final class TapLatencyProbe {
             try c.encode(handledMsP50, forKey: .handledMsP50)
             try c.encode(appliedMsP50, forKey: .appliedMsP50)
             try c.encode(presentedMsP50, forKey: .presentedMsP50)
+            try c.encode(kioskdMsP50, forKey: .kioskdMsP50)
+            try c.encode(dispatchedMsP50, forKey: .dispatchedMsP50)
+            try c.encode(flipPendingAtApply, forKey: .flipPendingAtApply)
             try c.encode(refreshMs, forKey: .refreshMs)
             try c.encode(buttonRenderMs, forKey: .buttonRenderMs)
             try c.encode(targetMs, forKey: .targetMs)
@@ -66,6 +78,10 @@ public final class TapLatencyProbe {
     private var presentedPressed = false
     private var latencies = LatencyRecorder()
     private var handled = LatencyRecorder(), applied = LatencyRecorder(), presented = LatencyRecorder()
+    private var ownPart = LatencyRecorder(), dispatched = LatencyRecorder()
+    private var flipPendingAtApply = 0
+    /// When kioskd had the current tap's touch-down, on its clock.
+    private var handledAt: MonotonicInstant?
     /// Each tap's latency in milliseconds, in order.
     public private(set) var samplesMs: [Double] = []
 
@@ -76,13 +92,17 @@ public final class TapLatencyProbe {
         let willDisplay = button.willDisplay, didDisplay = button.didDisplay
         button.willDisplay = { [weak self] layer in
             willDisplay?(layer)
-            self?.dispatchedPressed = (layer.content as? ButtonContent)?.state == .pressed
+            guard let self else { return }
+            let pressed = (layer.content as? ButtonContent)?.state == .pressed
+            if pressed, !dispatchedPressed, let down = downMicroseconds { dispatched.record(Self.since(down)) }
+            dispatchedPressed = pressed
         }
         button.didDisplay = { [weak self] layer, finished in
             didDisplay?(layer, finished)
             guard let self, finished, dispatchedPressed, let down = downMicroseconds, !appliedPressed else { return }
             appliedPressed = true
             applied.record(Self.since(down))
+            if engine.backend.isFlipPending { flipPendingAtApply += 1 }
         }
         let onPresent = engine.onPresent, onFlip = engine.onFlip
         engine.onPresent = { [weak self] damage in
@@ -90,6 +110,7 @@ public final class TapLatencyProbe {
             guard let self, appliedPressed, !presentedPressed, let down = downMicroseconds else { return }
             presentedPressed = true
             presented.record(Self.since(down))
+            if let handledAt { ownPart.record(MonotonicInstant.now() - handledAt) }
         }
         engine.onFlip = { [weak self] event in
             onFlip?(event)
@@ -111,6 +132,7 @@ public final class TapLatencyProbe {
         dispatchedPressed = false
         appliedPressed = false
         presentedPressed = false
+        handledAt = MonotonicInstant.now()
         handled.record(Self.since(kernelMicroseconds))
     }
 
@@ -140,7 +162,8 @@ public final class TapLatencyProbe {
         func p50(_ recorder: LatencyRecorder) -> Double? { recorder.count > 0 ? recorder.summary.p50 : nil }
         return Figures(taps: taps, shown: samplesMs.count, latencyMsP50: summary?.p50, latencyMsP99: summary?.p99,
                        latencyMsMax: summary?.max, handledMsP50: p50(handled), appliedMsP50: p50(applied),
-                       presentedMsP50: p50(presented), refreshMs: refreshMs, buttonRenderMs: renderMs, targetMs: target,
+                       presentedMsP50: p50(presented), kioskdMsP50: p50(ownPart), dispatchedMsP50: p50(dispatched),
+                       flipPendingAtApply: flipPendingAtApply, refreshMs: refreshMs, buttonRenderMs: renderMs, targetMs: target,
                        targetMet: target.flatMap { t in summary.map { $0.p50 <= t } })
     }
 

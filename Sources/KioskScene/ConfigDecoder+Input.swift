@@ -4,7 +4,6 @@ import Yams
 /// The config file's `input:` and `idle:` sections, checked where each value stands like the rest of the file.
 extension ConfigDecoder {
     static let inputKeys = ["seat", "devices", "calibration", "map"]
-    static let inputMapKeys = ["device", "output", "calibration"]
     static let idleKeys = ["dim_after", "dim_level", "blank_after", "schedule"]
     static let scheduleKeys = ["off", "on", "days"]
 
@@ -23,41 +22,9 @@ extension ConfigDecoder {
                 scene.error(seat.key, "input.seat", "give seat or devices, not both (devices use libinput's path backend)")
             }
         }
-        input.calibration = f["calibration"].flatMap { calibrationMatrix($0.value, "input.calibration") }
-        if let entry = f["map"] {
-            input.map = list(entry.value, "input.map").enumerated().compactMap { index, item in rule(item, "input.map[\(index)]") }
-        }
+        input.calibration = f["calibration"].flatMap { scene.inputCalibration($0.value, "input.calibration") }
+        if let entry = f["map"] { input.map = scene.inputDeviceMap(entry.value, "input.map") }
         return input
-    }
-
-    private func rule(_ node: Node, _ path: String) -> InputDeviceRule? {
-        guard let f = scene.fields(node, path, allowed: Self.inputMapKeys,
-                                   expected: "a mapping {device: NAME-GLOB, output: CONNECTOR, calibration: [a, b, c, d, e, f]}") else { return nil }
-        guard let deviceEntry = f["device"] else {
-            scene.error(node, path, "an entry needs 'device', a glob on the device's name (\"*Touch*\")")
-            return nil
-        }
-        guard let device = nonEmptyText(deviceEntry.value, SceneDecoder.child(path, "device")) else { return nil }
-        let output = f["output"].flatMap { nonEmptyText($0.value, SceneDecoder.child(path, "output")) }
-        let calibration = f["calibration"].flatMap { calibrationMatrix($0.value, SceneDecoder.child(path, "calibration")) }
-        if f["output"] == nil, f["calibration"] == nil {
-            scene.error(node, path, "an entry needs 'output' or 'calibration' (or both)")
-            return nil
-        }
-        return InputDeviceRule(device: device, output: output, calibration: calibration)
-    }
-
-    private func calibrationMatrix(_ node: Node, _ path: String) -> CalibrationMatrix? {
-        guard let items = node.sequence.map(Array.init) else {
-            scene.error(node, path, "expected [a, b, c, d, e, f], six numbers as libinput's calibration matrix")
-            return nil
-        }
-        let values = items.enumerated().compactMap { index, item in scene.number(item, "\(path)[\(index)]") }
-        guard values.count == items.count else { return nil }
-        do { return try CalibrationMatrix(values: values) } catch {
-            scene.error(node, path, error.message)
-            return nil
-        }
     }
 
     func idle(_ node: Node) -> KioskConfig.Idle {

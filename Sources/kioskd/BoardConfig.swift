@@ -5,7 +5,8 @@ import KioskScene
 import Yams
 
 /// A board file (`board-configs/*.yaml`): which card (by driver name or path), connector, mode, commit API,
-/// buffer count and output rotation a board or panel uses. Command-line options override it. A plain value.
+/// buffer count and output rotation a board or panel uses, the backlight idle dimming uses, and how its touch
+/// panel is calibrated (`input:`). Command-line options and the config file override it. A plain value.
 struct BoardConfig: Equatable {
     var name: String?
     var device: String?
@@ -17,8 +18,12 @@ struct BoardConfig: Equatable {
     var rotation: OutputRotation?
     /// The backlight idle dimming uses: a device name under /sys/class/backlight (`rpi_backlight`).
     var backlight: String?
+    /// `input: {calibration: [a, b, c, d, e, f], map: [{device: GLOB, output: CONNECTOR, calibration: [...]}]}`:
+    /// the panel's touch calibration, for every device or per device name.
+    var input = InputDeviceRules()
 
-    static let keys = ["board", "device", "driver", "connector", "mode", "commit", "buffers", "rotation", "backlight"]
+    static let keys = ["board", "device", "driver", "connector", "mode", "commit", "buffers", "rotation", "backlight", "input"]
+    static let inputKeys = ["calibration", "map"]
     /// Board files are a few lines; anything larger is not one.
     static let maximumBytes = 64 * 1024
 
@@ -77,6 +82,12 @@ struct BoardConfig: Equatable {
             if config.rotation == nil {
                 decoder.error(node, "rotation", "'\(s)' is not one of \(OutputRotation.allowedValues) (degrees clockwise)")
             }
+        }
+        if let node = fields["input"]?.value,
+           let input = decoder.fields(node, "input", allowed: inputKeys,
+                                      expected: "a mapping (calibration: [a, b, c, d, e, f], map: [{device: GLOB, calibration: [...]}])") {
+            config.input.calibration = input["calibration"].flatMap { decoder.inputCalibration($0.value, "input.calibration") }
+            config.input.rules = input["map"].map { decoder.inputDeviceMap($0.value, "input.map") } ?? []
         }
         if let device = fields["device"], fields["driver"] != nil, config.device != "auto" {
             decoder.error(device.key, "device", "give device or driver, not both")

@@ -69,8 +69,10 @@ struct InputOptions: ParsableArguments {
         schedule = config.idle.schedule
     }
 
-    /// The settings these options give, for a run on `backend`; `backlight` is the board file's device.
-    func settings(backend: BackendKind, backlight: String?) -> InputSettings {
+    /// The settings these options give, for a run on `backend`; `backlight` is the board file's device, `board`
+    /// its `input:` section: its calibration applies where neither the options nor the config file give one, and
+    /// its map entries come after the config file's (the first matching entry decides).
+    func settings(backend: BackendKind, backlight: String?, board: InputDeviceRules = InputDeviceRules()) -> InputSettings {
         let source: InputBackend? = if !inputPaths.isEmpty {
             .paths(inputPaths)
         } else if let seat {
@@ -78,7 +80,8 @@ struct InputOptions: ParsableArguments {
         } else {
             backend == .headless ? nil : .seat("seat0")
         }
-        return InputSettings(source: source, devices: InputDeviceRules(rules: deviceMap, calibration: calibration), idle: idle,
+        let devices = InputDeviceRules(rules: deviceMap + board.rules, calibration: calibration ?? board.calibration)
+        return InputSettings(source: source, devices: devices, idle: idle,
                              backlightDirectory: backlightDir ?? Backlight.systemClassDirectory, backlightName: backlight)
     }
 }
@@ -134,6 +137,7 @@ final class InputWiring {
         router = InputRouter(stage: stage, mapping: mapping, idle: idle)
         router.deviceRules = settings.devices
         router.cursorHideAfter = PointerCursor.defaultHideAfter
+        router.cursorPlane = Self.cursorPlane(for: display, logger: logger)
         var source: LibinputSource?
         if let backend = settings.source {
             do {
@@ -159,12 +163,46 @@ final class InputWiring {
         do { try source?.start() } catch { logger.error("input: \(error); running without input") }
     }
 
+    /// The output's cursor plane where it has one (atomic DRM); nil composites the cursor (headless, legacy
+    /// commits, a driver without a cursor plane), and the log says why.
+    private static func cursorPlane(for display: DisplayBackend, logger: Logger) -> CursorPlane? {
+        guard let drm = display as? DRMBackend else { return nil }
+        do {
+            let plane = try DRMCursorPlane(backend: drm)
+            logger.info("connector \(drm.info.connector): the pointer's cursor goes on cursor \(plane.name)")
+            return plane
+        } catch {
+            logger.info("\(error)")
+            return nil
+        }
+    }
+
+    private static func json(_ matrix: CalibrationMatrix?) -> JSONValue {
+        matrix.map { m in .array([m.a, m.b, m.c, m.d, m.e, m.f].map(JSONValue.double)) } ?? .null
+    }
+
+    /// Which way the pointer's cursor is shown, for `stats` and `display.info`.
+    private var cursorStatus: JSONValue {
+        let plane = router.cursor?.plane ?? (router.cursor == nil ? router.cursorPlane : nil)
+        return [
+            "path": .string(plane == nil ? PointerCursor.Path.composited.rawValue : PointerCursor.Path.plane.rawValue),
+            "plane": plane.map { .string($0.name) } ?? .null,
+            "shown": .bool(router.cursor?.isShown ?? false),
+        ]
+    }
+
     /// `idle` and `input` in `stats` and `display.info`.
     private var status: [String: JSONValue] {
         let input: JSONValue = [
             "source": source.map { .string($0.backend.description) } ?? .null,
             "devices": .array((source?.devices.values.map(\.name) ?? []).sorted().map(JSONValue.string)),
             "swallowed": .int(Int64(router.swallowedCount)),
+            "cursor": cursorStatus,
+            "calibration": Self.json(router.deviceRules.calibration),
+            "map": .array(router.deviceRules.rules.map { rule in
+                ["device": .string(rule.device), "output": rule.output.map(JSONValue.string) ?? .null,
+                 "calibration": Self.json(rule.calibration)]
+            }),
         ]
         guard let idle else { return ["input": input, "idle": ["state": "active", "enabled": false]] }
         return ["input": input, "idle": [

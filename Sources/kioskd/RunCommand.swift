@@ -44,7 +44,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The framebuffer device of --backend fbdev (and of auto without a DRM card); default: /dev/fb0.", valueName: "path"))
     var fbdev: String?
 
-    @Option(help: "Board file (YAML) choosing driver or device, connector, mode, commit, buffers, rotation and backlight; options given here override it.")
+    @Option(help: "Board file (YAML) choosing driver or device, connector, mode, commit, buffers, rotation, backlight and touch calibration (input); options given here override it.")
     var board: String?
 
     @Option(help: "DRM card node, or auto for the first card with a connected display.")
@@ -157,6 +157,8 @@ struct RunCommand: ParsableCommand {
         var rotation: OutputRotation
         var scenePath: String
         var backlight: String?
+        /// The board file's `input:` calibration and device map.
+        var boardInput: InputDeviceRules
     }
 
     /// One path for every scene: resolve options, open the display, build the engine and the stage, wire the
@@ -197,7 +199,7 @@ struct RunCommand: ParsableCommand {
         service.attach(runner: runner, session: session, signals: signals)
         let fleetClient = try FleetWiring.start(fleet, loop: loop, control: controlSocket, stage: runner.stage, logger: logger)
         defer { fleetClient?.stop() }
-        let inputWiring = InputWiring(settings: input.settings(backend: backendKind, backlight: settings.backlight), stage: runner.stage,
+        let inputWiring = InputWiring(settings: input.settings(backend: backendKind, backlight: settings.backlight, board: settings.boardInput), stage: runner.stage,
                                       display: display, rotation: settings.rotation, control: controlSocket, logger: logger)
         FleetWiring.forwardActions(from: inputWiring.router, to: fleetClient)
         inputWiring.start()
@@ -227,7 +229,7 @@ struct RunCommand: ParsableCommand {
             commit: commit ?? boardFile.commit ?? .auto,
             buffers: buffers ?? boardFile.buffers ?? 2,
             rotation: rotation ?? boardFile.rotation ?? .degrees0,
-            scenePath: try scenePath(), backlight: boardFile.backlight)
+            scenePath: try scenePath(), backlight: boardFile.backlight, boardInput: boardFile.input)
         if settings.commit == .legacy && capture != nil {
             throw DisplayError("--capture needs atomic commits, but the commit API is legacy")
         }

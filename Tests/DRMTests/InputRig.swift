@@ -23,7 +23,8 @@ final class InputRig {
     /// Called with each input event before the router handles it.
     var onEvent: ((InputEvent) -> Void)?
 
-    init(scene: String) throws {
+    /// `cursorPlane`: the cursor goes on vkms's cursor plane (as `kioskd run` does) rather than being composited.
+    init(scene: String, cursorPlane: Bool = false) throws {
         loop = try MainLoop.epoll()
         drm = try DRMBackend(options: DRMOptions(commit: .atomic))
         capturer = try WritebackCapturer(backend: drm)
@@ -33,6 +34,7 @@ final class InputRig {
         stage = try SceneStage(engine: engine, path: scene)
         router = InputRouter(stage: stage, mapping: InputMapping(panel: size, rotation: .degrees0, output: drm.info.connector))
         router.cursorHideAfter = PointerCursor.defaultHideAfter
+        if cursorPlane { router.cursorPlane = try DRMCursorPlane(backend: drm) }
         source = try LibinputSource(loop: loop, backend: .seat("seat0"))
         source.onEvent = { [unowned self] event in
             onEvent?(event)

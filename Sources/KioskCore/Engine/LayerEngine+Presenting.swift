@@ -35,7 +35,7 @@ extension LayerEngine {
         guard state == .running, presentsEnabled, !presentsHeldByFault, !backend.isFlipPending else { return }
         if compositionAwaitingPresent {
             present(unchanged: false)
-        } else if !atFlip, displayLink.isActive {
+        } else if !atFlip, displayLink.isActive || presentRequested {
             present(unchanged: true)
         }
     }
@@ -58,6 +58,7 @@ extension LayerEngine {
         }
         armFlipDeadline()
         compositionAwaitingPresent = false
+        presentRequested = false
         screenshots.framePresented(shadow: { compositor.snapshot() })
         counters.framesPresented += 1
         if unchanged { counters.unchangedFramesPresented += 1 }

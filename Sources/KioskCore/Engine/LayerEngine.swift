@@ -76,6 +76,8 @@ public final class LayerEngine {
     var lastFrame = FrameDiff.Record()
     /// A composition is in the shadow buffer that no scanout buffer has received yet.
     var compositionAwaitingPresent = false
+    /// `setNeedsPresent`: the next commit presents even an unchanged frame.
+    var presentRequested = false
     /// The flip the animations observer has not ticked the display link for yet.
     var pendingTick: FlipEvent?
     /// False from `setDisplayPower(false)` until the output is lit again: nothing is presented meanwhile.
@@ -279,8 +281,14 @@ public final class LayerEngine {
     /// nothing until the tree changes.
     public var hasPendingWork: Bool {
         !transaction.isEmpty || !inFlight.isEmpty || !synchronousOutputs.isEmpty || needsComposite
-            || (compositionAwaitingPresent && presentsEnabled && !presentsHeldByFault) || backend.isFlipPending
+            || ((compositionAwaitingPresent || presentRequested) && presentsEnabled && !presentsHeldByFault) || backend.isFlipPending
             || pendingTick != nil
+    }
+
+    /// Presents at the next commit even when nothing in the tree changed, for state that rides on the output's
+    /// commits rather than in the frame (a cursor plane's position). With a flip in flight it goes out after it.
+    public func setNeedsPresent() {
+        presentRequested = true
     }
 
     /// Asks for a composition at the next commit. Layers call it when a property that moves pixels changes.

@@ -60,9 +60,10 @@ public final class DRMBackend: DisplayBackend {
     let saved: DRMResources.CRTC
     let savedConnectorIDs: [UInt32]
     public private(set) var isStarted = false
-    /// Adds to every atomic modeset and page flip and hears whether each flip was committed (see
-    /// `DRMCommitHook`). Held strongly; set before `start` so the first modeset includes it.
-    var commitHook: (any DRMCommitHook)?
+    /// Add to every atomic modeset and page flip, in order, and hear whether each flip was committed (see
+    /// `DRMCommitHook`): writeback capture, the cursor plane. Held strongly; a hook that routes at modeset is
+    /// added before `start`.
+    var commitHooks: [any DRMCommitHook] = []
     /// Paces flip events by vblank, or by a timer where the driver has none (`DRMVblankPacing.swift`); set by `start`.
     var pacer: FlipPacer?
     var loop: MainLoop?
@@ -196,7 +197,12 @@ public final class DRMBackend: DisplayBackend {
         case .atomic:
             let req = try AtomicRequest()
             var flags = UInt32(DRM_MODE_ATOMIC_NONBLOCK) | UInt32(DRM_MODE_PAGE_FLIP_EVENT)
-            if let hook = commitHook { flags |= try hook.flipping(req, backend: self) }
+            do {
+                for hook in commitHooks { flags |= try hook.flipping(req, backend: self) }
+            } catch {
+                for hook in commitHooks { hook.flipCommitted(false) }
+                throw error
+            }
             req.add(plan.primaryPlane.id, planeProps["FB_ID"]?.id, UInt64(fb.framebufferID), what: "plane FB_ID")
             var clipsBlob: UInt32 = 0
             if supportsDamageClips, let damage, !damage.isEmpty {
@@ -208,13 +214,13 @@ public final class DRMBackend: DisplayBackend {
             let result = req.commit(fd: card.fd, flags: flags, userData: userData)
             if clipsBlob != 0 { drmModeDestroyPropertyBlob(card.fd, clipsBlob) }
             if case .failure(let e) = result {
-                commitHook?.flipCommitted(false)
+                for hook in commitHooks { hook.flipCommitted(false) }
                 throw DisplayError("connector \(info.connector): atomic page flip failed: \(e.message)", errno: e.errno)
             }
-            commitHook?.flipCommitted(true)
+            for hook in commitHooks { hook.flipCommitted(true) }
         case .legacy:
             let rc = drmModePageFlip(card.fd, plan.crtc.id, fb.framebufferID, UInt32(DRM_MODE_PAGE_FLIP_EVENT), userData)
-            commitHook?.flipCommitted(rc == 0)
+            for hook in commitHooks { hook.flipCommitted(rc == 0) }
             guard rc == 0 else {
                 throw DisplayError("connector \(info.connector): page flip failed: \(errnoDescription(-rc))", errno: -rc)
             }

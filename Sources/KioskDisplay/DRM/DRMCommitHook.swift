@@ -19,4 +19,12 @@ protocol DRMCommitHook: AnyObject {
 
     /// The CRTC is being turned off at stop (atomic): take off it what the hook routed to it.
     func turningOff(_ request: AtomicRequest)
+
+    /// The CRTC is being given back to what was on it before `start` with a legacy SetCrtc (atomic commits until
+    /// then), which leaves every plane but the primary as it is: add to `request` the planes the hook put on.
+    func restoring(_ request: AtomicRequest)
+}
+
+extension DRMCommitHook {
+    func restoring(_ request: AtomicRequest) {}
 }

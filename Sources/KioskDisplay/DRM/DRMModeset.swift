@@ -38,7 +38,7 @@ extension DRMBackend {
         // Overlay and cursor planes, and another CRTC on the connector, that a previous master left on.
         let stray = strayStateForModeset(buffer: buffer, modeBlobID: modeBlobID)
         if let (state, res) = stray { addTurningOff(state, from: res, to: req) }
-        try commitHook?.modesetting(req, buffer: buffer, modeBlobID: modeBlobID, backend: self)
+        for hook in commitHooks { try hook.modesetting(req, buffer: buffer, modeBlobID: modeBlobID, backend: self) }
         let result = req.commit(fd: card.fd, flags: UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET), userData: nil)
         if case .failure(let e) = result {
             throw DisplayError("connector \(conn.name): atomic modeset \(plan.mode.mode) failed: \(e.message)", errno: e.errno)
@@ -76,6 +76,13 @@ extension DRMBackend {
     func restore() {
         let crtc = plan.crtc.id
         if let mode = saved.mode, let fb = saved.bufferID, !savedConnectorIDs.isEmpty {
+            // SetCrtc leaves other planes as they are: the planes hooks put on the CRTC (a cursor) go first.
+            if commitAPI == .atomic, !commitHooks.isEmpty, let req = try? AtomicRequest() {
+                for hook in commitHooks { hook.restoring(req) }
+                if case .failure(let e) = req.commit(fd: card.fd, flags: 0, userData: nil) {
+                    logger.error("CRTC \(crtc): taking the cursor plane off before the restore failed: \(e.message)")
+                }
+            }
             var raw = mode.raw
             var ids = savedConnectorIDs
             // SetCrtc takes every connector not listed (the writeback one too) off this CRTC.
@@ -87,7 +94,7 @@ extension DRMBackend {
         case .atomic:
             guard let req = try? AtomicRequest() else { return }
             req.add(plan.connector.id, connectorProps["CRTC_ID"]?.id, 0, what: "connector CRTC_ID")
-            commitHook?.turningOff(req)
+            for hook in commitHooks { hook.turningOff(req) }
             req.add(crtc, crtcProps["ACTIVE"]?.id, 0, what: "CRTC ACTIVE")
             req.add(crtc, crtcProps["MODE_ID"]?.id, 0, what: "CRTC MODE_ID")
             req.add(plan.primaryPlane.id, planeProps["FB_ID"]?.id, 0, what: "plane FB_ID")

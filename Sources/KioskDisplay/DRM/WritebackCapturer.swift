@@ -43,7 +43,7 @@ public final class WritebackCapturer: DRMCommitHook {
         guard !backend.isStarted else {
             throw DisplayError("connector \(name): writeback capture must be attached before start (it is routed at modeset)")
         }
-        guard backend.commitHook == nil else {
+        guard !backend.commitHooks.contains(where: { $0 is WritebackCapturer }) else {
             throw DisplayError("connector \(name): a writeback capturer is already attached")
         }
         let res = try DRMResources(card: backend.card)
@@ -51,7 +51,7 @@ public final class WritebackCapturer: DRMCommitHook {
                                                      size: backend.plan.mode.mode.size)
         self.outputName = name
         self.backend = backend
-        backend.commitHook = self
+        backend.commitHooks.append(self)
     }
 
     /// Makes the next `present` (whoever calls it: the layer engine, a test) also capture the frame; the result

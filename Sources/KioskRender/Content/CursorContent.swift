@@ -20,6 +20,15 @@ public struct CursorContent: CairoDrawnContent, Hashable {
 
     package var drawDescription: String { "cursor content" }
 
+    /// The arrow for a cursor plane, turned as the output turns the scene (`rotation`), its hotspot on the tip's
+    /// corner of the box. Drawn off the main thread (a background job), like every other drawing.
+    public static func image(rotation: OutputRotation) throws -> CursorImage {
+        let surface = LayerSurface(size: size)
+        try CursorContent().draw(into: surface, isCancelled: { false })
+        let pixels = (0..<size.height).flatMap { y in (0..<size.width).map { x in surface.pixel(x: x, y: y) } }
+        return CursorImage(size: size, pixels: pixels, hotspot: (0, 0)).rotated(rotation)
+    }
+
     package func draw(on cr: OpaquePointer, size: Size, isCancelled: () -> Bool) throws {
         // The classic arrow, outlined inside the box: tip, down the left edge, the notch, the tail, back to the tip.
         let points: [(Double, Double)] = [(1, 1), (1, 18), (5.5, 14), (8.5, 21), (11, 20), (8, 13), (13.5, 13)]

@@ -31,7 +31,9 @@ public final class InputRouter {
     /// Seconds the cursor stays after the pointer last moved; nil: no cursor. The cursor is made when a pointer
     /// device first moves, so a touch-only kiosk never has one.
     public var cursorHideAfter: Double?
-    /// The composited cursor, once a pointer has moved.
+    /// The output's cursor plane, where it has one: the cursor is shown there rather than composited.
+    public var cursorPlane: CursorPlane?
+    /// The cursor, once a pointer has moved.
     public private(set) var cursor: PointerCursor?
     public var onReport: ((InputReport) -> Void)?
     /// Contacts and keys swallowed because their down woke the screen, until they go up.
@@ -137,7 +139,9 @@ public final class InputRouter {
     }
 
     private func pointerMoved(time: UInt64) {
-        if cursor == nil, let cursorHideAfter { cursor = PointerCursor(engine: stage.engine, hideAfter: cursorHideAfter) }
+        if cursor == nil, let cursorHideAfter {
+            cursor = PointerCursor(engine: stage.engine, hideAfter: cursorHideAfter, plane: cursorPlane, rotation: mapping.rotation)
+        }
         cursor?.show(at: pointerScene)
         contactMoved(.pointer, to: pointerScene, time: time)
     }
