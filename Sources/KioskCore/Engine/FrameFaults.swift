@@ -82,7 +82,7 @@ extension LayerEngine {
     public static let flipTimeoutLimit = 3
 
     /// How long a flip may take: 3 refresh periods, at least 100 ms.
-    public var flipTimeout: Duration { max(backend.info.mode.frameDuration * 3, .milliseconds(100)) }
+    public var flipTimeout: Duration { max(displayLink.frameDuration * 3, .milliseconds(100)) }
 
     /// "Is the frame path healthy?" (see `FrameHealth`).
     public var health: FrameHealth {
@@ -116,6 +116,7 @@ extension LayerEngine {
 
     /// `present` threw; the buffer was given back. Applies the policy of the errno's class.
     func presentFailed(_ error: any Error) {
+        guard let backend, let compositor else { return }
         let failure = PresentFailure(error)
         counters.presentFailures[failure.errnoName, default: 0] += 1
         // Master loss says so in its own line.
@@ -125,7 +126,7 @@ extension LayerEngine {
             counters.presentRetries += 1
             report(FrameFault(code: .presentFailed, message: "\(failure.message); retrying at the next vblank"))
             faults.hold = .retry
-            faults.holdTimer = loop.addTimer(after: backend.info.mode.frameDuration) { [weak self] in
+            faults.holdTimer = loop.addTimer(after: displayLink.frameDuration) { [weak self] in
                 guard let self, case .retry = self.faults.hold else { return }
                 self.faults.hold = nil
                 self.faults.holdTimer = nil
@@ -175,7 +176,7 @@ extension LayerEngine {
     /// Hands the output over on purpose (e.g. on SIGUSR1, before dropping DRM master): presenting stops, all other
     /// state is kept, and nothing tries to take the output back until `takeDisplayBack`.
     public func yieldDisplay() {
-        guard faults.fatal == nil else { return }
+        guard faults.fatal == nil, let backend else { return }
         faults.cancelTimers()
         faults.flipPresentedAt = nil
         faults.hold = .yielded
@@ -199,7 +200,7 @@ extension LayerEngine {
 
     private func attemptRegain() {
         faults.holdTimer = nil
-        guard case .masterLost = faults.hold else { return }
+        guard case .masterLost = faults.hold, let backend else { return }
         do {
             try backend.reacquire()
         } catch {
@@ -217,6 +218,7 @@ extension LayerEngine {
     private func flipTimedOut() {
         faults.flipDeadline = nil
         faults.flipPresentedAt = nil
+        guard let backend else { return }
         counters.flipTimeouts += 1
         faults.consecutiveFlipTimeouts += 1
         let message = "\(backend.info.connector): flip not completed within \(Int(flipTimeout.milliseconds)) ms"
