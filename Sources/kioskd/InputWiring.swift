@@ -77,13 +77,21 @@ final class InputWiring {
     private weak var control: ControlWiring?
     private let logger: Logger
 
-    init(settings: InputSettings, stage: SceneStage, display: DisplayBackend, rotation: OutputRotation,
+    /// - Parameters:
+    ///   - panel: the size of the panel touches map onto, and `output` its connector's name.
+    /// A display was adopted: touches map onto its panel from now on.
+    func follow(_ output: OutputInfo) {
+        router.mapping.panel = output.mode.size
+        router.mapping.output = output.connector
+    }
+
+    init(settings: InputSettings, stage: SceneStage, panel: Size, output: String, rotation: OutputRotation,
          control: ControlWiring?, logger: Logger) {
         self.engine = stage.engine
         self.control = control
         self.logger = logger
-        let mapping = InputMapping(panel: display.info.mode.size, rotation: rotation, calibration: settings.calibration,
-                                   output: display.info.connector)
+        let mapping = InputMapping(panel: panel, rotation: rotation, calibration: settings.calibration,
+                                   output: output)
         idle = settings.idle.isEnabled ? IdleMonitor(loop: stage.engine.loop, settings: settings.idle) : nil
         var backlight: Backlight?
         if settings.idle.dimAfter != nil {
