@@ -9,14 +9,14 @@ import KioskRender
 extension ControlWiring {
     func registerDisplayCommands() {
         let commands = server.commands
-        commands.register("display.info") { [unowned self] _, _ in
-            guard let display else { throw Self.noDisplay("display.info", outputs: outputs) }
-            return displayInfo(display)
+        commands.register("display.info", arguments: ["output"]) { [unowned self] args, _ in
+            displayInfo(try shownDisplay(args))
         }
 
-        commands.register("display.power", arguments: ["on"]) { [unowned self] args, _ in
+        commands.register("display.power", arguments: ["on", "output"]) { [unowned self] args, _ in
             let on = try args.bool("on")
-            guard let engine, let display else { throw Self.noDisplay("display.power", outputs: outputs) }
+            let display = try shownDisplay(args)
+            guard let engine else { throw Self.noDisplay("display.power", outputs: outputs) }
             do {
                 try engine.setDisplayPower(on)
             } catch {
@@ -26,14 +26,15 @@ extension ControlWiring {
             return ["power": .string(display.isPoweredOn ? "on" : "off")]
         }
 
-        commands.registerDeferred("screenshot", arguments: ["path"]) { [unowned self] args, _, reply in
+        commands.registerDeferred("screenshot", arguments: ["path", "output"]) { [unowned self] args, _, reply in
             var path: String?
             if args.has("path") {
                 let given = try args.string("path")
                 guard given.hasPrefix("/") else { throw args.invalid("path", "must be an absolute path, got '\(given)'") }
                 path = try screenshotDirectory.check(given)
             }
-            guard let engine, let display else { throw Self.noDisplay("screenshot", outputs: outputs) }
+            let display = try shownDisplay(args)
+            guard let engine else { throw Self.noDisplay("screenshot", outputs: outputs) }
             // The copy comes from the compositor's shadow buffer (cached RAM), at the flip that shows it; encoding
             // and writing happen off the loop.
             let size = display.info.mode.size, target = path, jobs = self.jobs
@@ -45,6 +46,22 @@ extension ControlWiring {
             }
             engine.captureScreen(then: encode)
         }
+    }
+
+    /// The output a display command acts on: the one shown on, which an `output` argument (a connector name) must
+    /// name when given. `no_display` when none is shown on, or when `output` names a connector that is not (kioskd
+    /// drives one output at a time); `not_found` when no connector has that name.
+    func shownDisplay(_ args: ControlArguments) throws -> any DisplayBackend {
+        let wanted = args.has("output") ? try args.string("output") : nil
+        guard let display else { throw Self.noDisplay(args.command, outputs: outputs) }
+        guard let wanted, wanted.lowercased() != display.info.connector.lowercased() else { return display }
+        let known = outputs?.connectors.map(\.name) ?? []
+        guard known.contains(where: { $0.lowercased() == wanted.lowercased() }) else {
+            throw ControlError(code: "not_found", message: "\(args.command): no output named '\(wanted)'; outputs: "
+                + (known.isEmpty ? display.info.connector : known.joined(separator: ", ")))
+        }
+        throw ControlError(code: "no_display", message: "\(args.command): output \(wanted) is not shown on; "
+            + "kioskd drives one output at a time, now \(display.info.connector)")
     }
 
     /// `no_display`: the command needs a display and none is connected; the message lists the connectors seen.

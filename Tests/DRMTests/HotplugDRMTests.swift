@@ -106,6 +106,7 @@ final class HotplugDRMTests: XCTestCase {
         let off = try events.stats()
         XCTAssertEqual(off["display_connected"] as? Bool, false)
         XCTAssertEqual(try daemon.error("display.power", #"{"on": false}"#).code, "no_display")
+        XCTAssertEqual(try daemon.error("display.info", #"{"output": "Virtual-1"}"#).code, "no_display")
         // Nothing flips while the connector is off, and kioskd sleeps: the loop wakes only for these requests.
         XCTAssertThrowsError(try events.waitFor(1, events: "flip", timeout: 1), "no flip while disconnected")
         let idle = try events.stats()
@@ -124,8 +125,10 @@ final class HotplugDRMTests: XCTestCase {
         XCTAssertGreaterThanOrEqual((after["frames_flipped"] as? Int ?? 0) - flippedOff, 2, "flips counted on from before the unplug")
         let shot = try events.request(#"{"id": 1, "cmd": "screenshot"}"#)
         XCTAssertEqual(shot["ok"] as? Bool, true, "\(shot)")
-        let info = try daemon.result("display.info")
+        let info = try daemon.result("display.info", #"{"output": "Virtual-1"}"#)
         XCTAssertEqual(info["connector"] as? String, "Virtual-1")
+        let outputs = try XCTUnwrap(info["outputs"] as? [[String: Any]])
+        XCTAssertEqual(outputs.first { $0["connector"] as? String == "Virtual-1" }?["active"] as? Bool, true, "\(outputs)")
 
         let r = daemon.stop()
         XCTAssertEqual(r.status, 0, r.stderr)
