@@ -48,7 +48,7 @@ let package = Package(
         .target(
             name: "KioskDisplay",
             dependencies: [
-                "KioskCore", "CDRM", "CKioskShims",
+                "KioskCore", "CDRM", "CKioskShims", "CUdev",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -132,7 +132,7 @@ complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_opti
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl" -eq 1' -fa 'ping' -d 'Check that kioskd answers.'
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl" -eq 1' -fa 'version' -d 'Show kioskd\'s version.'
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl" -eq 1' -fa 'stats' -d 'Show frame counters: flips, missed vblanks, engine statistics.'
-complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl" -eq 1' -fa 'display-info' -d 'Show the display: device, driver, connector, current and available modes, commit API, rotation, power.'
+complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl" -eq 1' -fa 'display-info' -d 'Show the display: device, driver, connector, current and available modes, commit API, rotation, power, and every connector, connected or not.'
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl" -eq 1' -fa 'power' -d 'Blank or light the display (no flips while off; lighting it redraws the whole screen).'
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl" -eq 1' -fa 'screenshot' -d 'Save the frame on screen (read back from the scanout buffer) as PNG.'
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl" -eq 1' -fa 'scene' -d 'Load a scene or show the one on screen.'

@@ -49,7 +49,7 @@ public final class SceneStage: SceneControlling {
     private var byID: [String: WidgetNode] = [:]
     private var byKey: [String: [WidgetNode]] = [:]
     /// A loaded scene waiting for its first complete render before it replaces `root`.
-    private var incoming: BuiltScene?
+    private(set) var incoming: BuiltScene?
     private var pageTimer: TimerHandle?
     /// When `pageTimer` fires.
     private var pageTimerDue: MonotonicInstant?
@@ -89,6 +89,7 @@ public final class SceneStage: SceneControlling {
         engine.onRenderFailed = { [weak self] layer, message in
             self?.onEvent?(.error(code: "render_failed", message: "widget \(layer): \(message)"))
         }
+        engine.onSceneSizeChanged = { [weak self] size in self?.relayout(for: size) }
     }
 
     /// Loads and shows the scene file at `path` on the calling thread (at start, before the loop runs); throws
@@ -171,9 +172,10 @@ public final class SceneStage: SceneControlling {
     }
 
     /// Runs `read` and the layout on the load queue, then, on the main thread, builds the scene (it replaces the
-    /// current one once rendered), runs `install` and completes.
-    private func prepareOffLoop(source: String, then completion: @escaping (Result<Void, StageError>) -> Void,
-                                read: @escaping @Sendable () -> Result<LoadedScene, StageError>, install: @escaping () -> Void) {
+    /// current one once rendered), runs `install` and completes. `adjusted` false: the scene read is shown as it
+    /// is (it is the one on screen, `adjustLoadedScene` already applied).
+    func prepareOffLoop(source: String, adjusted: Bool = true, then completion: @escaping (Result<Void, StageError>) -> Void,
+                        read: @escaping @Sendable () -> Result<LoadedScene, StageError>, install: @escaping () -> Void) {
         let queue: BackgroundJobs
         do {
             queue = try loadQueue ?? BackgroundJobs(loop: engine.loop, label: "kioskd.scene.load")
@@ -183,7 +185,8 @@ public final class SceneStage: SceneControlling {
             return
         }
         let screen = engine.rootLayer.frame.size, values = builder.values, time = builder.now()
-        let adjust = adjustLoadedScene
+        let identity: @Sendable (Scene) -> Scene = { scene in scene }
+        let adjust = adjusted ? adjustLoadedScene : identity
         queue.run({ () -> Result<(PreparedScene, [SceneDiagnostic]), StageError> in
             read().map { loaded in
                 let scene = adjust(loaded.scene)

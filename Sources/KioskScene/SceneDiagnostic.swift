@@ -37,4 +37,9 @@ public struct SceneValidationError: Error, Sendable, CustomStringConvertible {
 public struct LoadedScene: Sendable {
     public var scene: Scene
     public var warnings: [SceneDiagnostic]
+
+    public init(scene: Scene, warnings: [SceneDiagnostic] = []) {
+        self.scene = scene
+        self.warnings = warnings
+    }
 }

@@ -126,7 +126,7 @@ struct Kioskctl: ParsableCommand {
     struct DisplayInfo: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "display-info",
-            abstract: "Show the display: device, driver, connector, current and available modes, commit API, rotation, power.")
+            abstract: "Show the display: device, driver, connector, current and available modes, commit API, rotation, power, and every connector, connected or not.")
         @OptionGroup var connection: ConnectionOptions
         func run() throws {
             let result = try connection.call("display.info")
@@ -165,11 +165,12 @@ struct Kioskctl: ParsableCommand {
               error  something failed with no request to answer: code, message
               input  a touch, click or key on the scene: kind (down, up, press, cancel, key), id, action, x, y, output, key, time_us
               power  the screen's idle state changed: state (active, dimmed, blanked), previous, reason
+              display  the display changed: state (connected, disconnected, mode), connector, mode
             """)
         @OptionGroup var connection: ConnectionOptions
-        @Argument(help: "Event names: frame, flip, scene, data, error, input, power.") var events: [String]
+        @Argument(help: "Event names: frame, flip, scene, data, error, input, power, display.") var events: [String]
 
-        static let eventNames: Set<String> = ["frame", "flip", "scene", "data", "error", "input", "power"]
+        static let eventNames: Set<String> = ["frame", "flip", "scene", "data", "error", "input", "power", "display"]
 
         func validate() throws {
             guard !events.isEmpty else { throw ValidationError("name at least one event") }

@@ -60,8 +60,11 @@ struct AdjustableLogHandler: LogHandler {
 final class ControlWiring {
     let server: ControlServer
     let loop: MainLoop
-    let display: DisplayBackend
     let jobs: BackgroundJobs
+    /// The output shown on now; nil while no display is connected.
+    var display: (any DisplayBackend)? { engine?.backend }
+    /// Keeps the output in step with the connectors (DRM); `display.info` lists them.
+    var outputs: OutputManager?
     /// The flip counters and engine statistics of the scene being shown; set once the scene runs.
     var liveStats: () -> (FlipStatistics, EngineStats?) = { (FlipStatistics(), nil) }
     /// The output rotation the scene is composed with (`--rotation`, board file), for `stats` and `display.info`.
@@ -103,7 +106,7 @@ final class ControlWiring {
     /// Starts the control socket, or returns nil when it is disabled. A socket path given explicitly (option or
     /// KIOSKD_SOCKET) must work or kioskd fails; the default one is best effort, because a kiosk that cannot
     /// offer its socket (another instance, a read-only /run) should still show its display.
-    static func start(options: ControlOptions, inheritedListenFD: Int32? = nil, loop: MainLoop, display: DisplayBackend,
+    static func start(options: ControlOptions, inheritedListenFD: Int32? = nil, loop: MainLoop,
                       scene: any SceneControlling,
                       logger: Logger) throws -> ControlWiring? {
         let explicit = options.socket ?? ProcessInfo.processInfo.environment["KIOSKD_SOCKET"]
@@ -118,7 +121,7 @@ final class ControlWiring {
         }
         do {
             let server = try ControlServer(loop: loop, options: serverOptions)
-            let wiring = try ControlWiring(server: server, loop: loop, display: display, scene: scene)
+            let wiring = try ControlWiring(server: server, loop: loop, scene: scene)
             if let directory = options.screenshotDir { wiring.screenshotDirectory = ScreenshotDirectory(directory) }
             return wiring
         } catch {
@@ -134,10 +137,9 @@ final class ControlWiring {
         return entry.pointee.gr_gid
     }
 
-    private init(server: ControlServer, loop: MainLoop, display: DisplayBackend, scene: any SceneControlling) throws {
+    private init(server: ControlServer, loop: MainLoop, scene: any SceneControlling) throws {
         self.server = server
         self.loop = loop
-        self.display = display
         self.scene = scene
         self.jobs = try BackgroundJobs(loop: loop, label: "kioskd.control.jobs")
         let commands = server.commands
@@ -146,11 +148,14 @@ final class ControlWiring {
         }
         commands.register("stats") { [unowned self] _, _ in
             let (flips, engine) = liveStats()
-            var stats = try ControlWiring.statsValue(flips: flips, engine: engine, info: display.info, loop: loop,
-                                                     rotation: rotation, poweredOn: display.isPoweredOn, pacing: display.flipPacing)
+            var stats = try ControlWiring.statsValue(flips: flips, engine: engine, info: display?.info, loop: loop,
+                                                     rotation: rotation, poweredOn: display?.isPoweredOn ?? false,
+                                                     pacing: display?.flipPacing ?? .vblank)
             // The control socket's own load, beside the `--stats-out` counters.
             if case .object(var members) = stats {
                 members["control_clients"] = .int(Int64(server.connections.count))
+                members["display_connected"] = .bool(display != nil)
+                if let outputs { members["outputs"] = outputsValue(outputs) }
                 members.merge(statusExtras()) { _, extra in extra }
                 stats = .object(members)
             }
@@ -172,7 +177,7 @@ final class ControlWiring {
     }
 
     /// The `--stats-out` counters as a JSON value: the output's figures over the engine's, as the file has them.
-    static func statsValue(flips: FlipStatistics, engine: EngineStats?, info: OutputInfo, loop: MainLoop,
+    static func statsValue(flips: FlipStatistics, engine: EngineStats?, info: OutputInfo?, loop: MainLoop,
                            rotation: OutputRotation, poweredOn: Bool, pacing: FlipPacing) throws -> JSONValue {
         let report = try JSONValue(encoding: RunStatsReport(flips: flips, info: info, loop: loop, rotation: rotation, poweredOn: poweredOn,
                                                             pacing: pacing),

@@ -9,12 +9,16 @@ import KioskRender
 extension ControlWiring {
     func registerDisplayCommands() {
         let commands = server.commands
-        commands.register("display.info") { [unowned self] _, _ in displayInfo() }
+        commands.register("display.info", arguments: ["output"]) { [unowned self] args, _ in
+            displayInfo(try shownDisplay(args))
+        }
 
-        commands.register("display.power", arguments: ["on"]) { [unowned self] args, _ in
+        commands.register("display.power", arguments: ["on", "output"]) { [unowned self] args, _ in
             let on = try args.bool("on")
+            let display = try shownDisplay(args)
+            guard let engine else { throw Self.noDisplay("display.power", outputs: outputs) }
             do {
-                if let engine { try engine.setDisplayPower(on) } else { try display.setPower(on) }
+                try engine.setDisplayPower(on)
             } catch {
                 throw ControlError(code: "display_error", message: "display.power \(on ? "on" : "off"): \(error)")
             }
@@ -22,13 +26,15 @@ extension ControlWiring {
             return ["power": .string(display.isPoweredOn ? "on" : "off")]
         }
 
-        commands.registerDeferred("screenshot", arguments: ["path"]) { [unowned self] args, _, reply in
+        commands.registerDeferred("screenshot", arguments: ["path", "output"]) { [unowned self] args, _, reply in
             var path: String?
             if args.has("path") {
                 let given = try args.string("path")
                 guard given.hasPrefix("/") else { throw args.invalid("path", "must be an absolute path, got '\(given)'") }
                 path = try screenshotDirectory.check(given)
             }
+            let display = try shownDisplay(args)
+            guard let engine else { throw Self.noDisplay("screenshot", outputs: outputs) }
             // The copy comes from the compositor's shadow buffer (cached RAM), at the flip that shows it; encoding
             // and writing happen off the loop.
             let size = display.info.mode.size, target = path, jobs = self.jobs
@@ -38,11 +44,57 @@ extension ControlWiring {
                 }
                 jobs.run({ Self.encodeScreenshot(pixels, size: size, path: target) }, then: reply.complete)
             }
-            if let engine { engine.captureScreen(then: encode) } else { encode(display.frontBufferSnapshot()) }
+            engine.captureScreen(then: encode)
         }
     }
 
-    private func displayInfo() -> JSONValue {
+    /// The output a display command acts on: the one shown on, which an `output` argument (a connector name) must
+    /// name when given. `no_display` when none is shown on, or when `output` names a connector that is not (kioskd
+    /// drives one output at a time); `not_found` when no connector has that name.
+    func shownDisplay(_ args: ControlArguments) throws -> any DisplayBackend {
+        let wanted = args.has("output") ? try args.string("output") : nil
+        guard let display else { throw Self.noDisplay(args.command, outputs: outputs) }
+        guard let wanted, wanted.lowercased() != display.info.connector.lowercased() else { return display }
+        let known = outputs?.connectors.map(\.name) ?? []
+        guard known.contains(where: { $0.lowercased() == wanted.lowercased() }) else {
+            throw ControlError(code: "not_found", message: "\(args.command): no output named '\(wanted)'; outputs: "
+                + (known.isEmpty ? display.info.connector : known.joined(separator: ", ")))
+        }
+        throw ControlError(code: "no_display", message: "\(args.command): output \(wanted) is not shown on; "
+            + "kioskd drives one output at a time, now \(display.info.connector)")
+    }
+
+    /// `no_display`: the command needs a display and none is connected; the message lists the connectors seen.
+    static func noDisplay(_ command: String, outputs: OutputManager?) -> ControlError {
+        let seen = outputs?.connectors.map { "\($0.name) (\($0.isConnected ? "connected" : "disconnected"))" } ?? []
+        return ControlError(code: "no_display", message: "\(command): no display is connected; kioskd waits for one"
+            + (seen.isEmpty ? "" : " (connectors: \(seen.joined(separator: ", ")))"))
+    }
+
+    /// Every connector of the last probe, connected or not, and which one is shown on.
+    func outputsValue(_ outputs: OutputManager) -> JSONValue {
+        .array(outputs.connectors.map { c in
+            var members: [String: JSONValue] = [
+                "device": .string(c.device), "connector": .string(c.name), "connected": .bool(c.isConnected),
+                "active": .bool(outputs.current?.device == c.device && outputs.current?.connector == c.name),
+            ]
+            if let mode = c.preferredMode { members["preferred_mode"] = Self.modeValue(mode) }
+            return .object(members)
+        })
+    }
+
+    /// Tells `display` subscribers that the output changed: `connected`, `disconnected` or `mode`.
+    func outputChanged(_ event: OutputEvent) {
+        let data: [String: JSONValue]
+        switch event {
+        case .connected(let info): data = ["state": "connected", "connector": .string(info.connector), "mode": Self.modeValue(info.mode)]
+        case .disconnected(let connector): data = ["state": "disconnected", "connector": .string(connector)]
+        case .modeChanged(let info): data = ["state": "mode", "connector": .string(info.connector), "mode": Self.modeValue(info.mode)]
+        }
+        server.broadcast(event: "display", data: .object(data))
+    }
+
+    private func displayInfo(_ display: any DisplayBackend) -> JSONValue {
         let info = display.info
         // The connector's own list where the backend has one; a headless output has just the mode it was given.
         let modes = (display as? DRMBackend)?.plan.connector.modes.map(\.mode) ?? [info.mode]
@@ -60,7 +112,9 @@ extension ControlWiring {
             "rotation": .int(Int64(rotation.rawValue)),
             "power": .string(display.isPoweredOn ? "on" : "off"),
         ]
-        return .object(members.merging(statusExtras()) { _, extra in extra })
+        var all = members
+        if let outputs { all["outputs"] = outputsValue(outputs) }
+        return .object(all.merging(statusExtras()) { _, extra in extra })
     }
 
     private static func modeValue(_ mode: DisplayMode) -> JSONValue {

@@ -110,17 +110,28 @@ final class InputWiring {
     private weak var control: ControlWiring?
     private let logger: Logger
 
-    init(settings: InputSettings, stage: SceneStage, display: DisplayBackend, rotation: OutputRotation,
-         control: ControlWiring?, logger: Logger) {
+    /// A display was adopted: touches map onto its panel from now on, and the pointer's cursor goes on its cursor
+    /// plane where it has one (a cursor on the previous output goes with it).
+    func follow(_ output: OutputInfo, display: (any DisplayBackend)?) {
+        router.mapping.panel = output.mode.size
+        router.mapping.output = output.connector
+        router.replaceCursorPlane(display.flatMap { Self.cursorPlane(for: $0, logger: logger) })
+    }
+
+    /// - Parameters:
+    ///   - display: the output shown on, if one is connected (its cursor plane carries the pointer's cursor).
+    ///   - panel: the size of the panel touches map onto, and `output` its connector's name.
+    init(settings: InputSettings, stage: SceneStage, display: (any DisplayBackend)?, panel: Size, output: String,
+         rotation: OutputRotation, control: ControlWiring?, logger: Logger) {
         self.engine = stage.engine
         self.control = control
         self.logger = logger
-        let mapping = InputMapping(panel: display.info.mode.size, rotation: rotation, calibration: settings.devices.calibration,
-                                   output: display.info.connector)
-        // One output for now: a device mapped to another connector still drives this one, and the log says so.
+        let mapping = InputMapping(panel: panel, rotation: rotation, calibration: settings.devices.calibration,
+                                   output: output)
+        // One output at a time for now: a device mapped to another connector still drives this one, and the log says so.
         for rule in settings.devices.rules {
-            if let output = rule.output, output != display.info.connector {
-                logger.warning("input.map: devices '\(rule.device)' belong to \(output), which is not driven here; they drive \(display.info.connector)")
+            if let mapped = rule.output, mapped != output {
+                logger.warning("input.map: devices '\(rule.device)' belong to \(mapped), which is not driven here; they drive \(output)")
             }
         }
         idle = settings.idle.isEnabled ? IdleMonitor(loop: stage.engine.loop, settings: settings.idle) : nil
@@ -137,7 +148,7 @@ final class InputWiring {
         router = InputRouter(stage: stage, mapping: mapping, idle: idle)
         router.deviceRules = settings.devices
         router.cursorHideAfter = PointerCursor.defaultHideAfter
-        router.cursorPlane = Self.cursorPlane(for: display, logger: logger)
+        router.cursorPlane = display.flatMap { Self.cursorPlane(for: $0, logger: logger) }
         var source: LibinputSource?
         if let backend = settings.source {
             do {

@@ -171,20 +171,24 @@ struct RunCommand: ParsableCommand {
         let service = try ServiceWiring(loop: loop)
         let backendKind = BackendKind.resolve(backend, fbdev: fbdev, drmRequested: settings.driver != nil || (settings.device ?? "auto") != "auto",
                                               logger: logger)
-        guard let (display, drm) = try openDisplay(backendKind, settings, logger: logger) else { return }
+        guard var opened = try openDisplay(backendKind, settings, logger: logger) else { return }
+        var display = opened.backend
         // The last frame of --frames N is captured: the N-th present is the frame the N-th flip shows.
-        let capturer = try capture == nil ? nil : drm.map(WritebackCapturer.init(backend:))
+        var capturer = try capture == nil ? nil : (display as? DRMBackend).map(WritebackCapturer.init(backend:))
         if let frames { try capturer?.capturePresent(number: frames) }
 
         let pool = RenderQueuePool(strategy: (renderStrategy ?? .roundRobin).poolStrategy)
-        let compositor = try ShadowCompositor(size: display.info.mode.size, rotation: settings.rotation)
-        let runner = try SceneRunner(loop: loop, backend: display, compositor: compositor, pool: pool,
+        let rotation = settings.rotation
+        var output = try display.map { ($0, try ShadowCompositor(size: $0.info.mode.size, rotation: rotation) as any Compositing) }
+        // With nothing connected, the scene is laid out for the mode asked for (else 1024x768) until a display comes.
+        let waitingPanel = settings.mode.map { Size(width: $0.width, height: $0.height) } ?? Size(width: 1024, height: 768)
+        let runner = try SceneRunner(loop: loop, output: output, waitingSize: rotation.sceneSize(forPanel: waitingPanel), pool: pool,
                                      path: settings.scenePath, watch: watch ?? true, fpsOverlay: fpsOverlay ?? false, memory: memory,
                                      substitute: diagnosticPage(scenePath: settings.scenePath, socket: ControlWiring.socketDescription(
                                          options: control, inheritedListenFD: service.controlSocketFD)),
                                      logger: logger)
         let controlSocket = try ControlWiring.start(options: control, inheritedListenFD: service.controlSocketFD, loop: loop,
-                                                    display: display, scene: runner.stage, logger: logger)
+                                                    scene: runner.stage, logger: logger)
         controlSocket?.rotation = settings.rotation
         defer { controlSocket?.stop() }
         let session = RunSession(engine: runner.engine, frameLimit: frames, controlSocket: controlSocket)
@@ -192,29 +196,49 @@ struct RunCommand: ParsableCommand {
         signals.onStop = { [weak session] in session?.requestStop() }
         signals.onHandover = { [weak engine = runner.engine] signal in
             guard let engine else { return }
-            MasterHandover.handle(signal, engine: engine, drm: drm, logger: logger)
+            MasterHandover.handle(signal, engine: engine, drm: engine.backend as? DRMBackend, logger: logger)
         }
         var failure: String?
         FatalFrameExit.install(on: runner.engine, loop: loop) { failure = $0 }
         service.attach(runner: runner, session: session, signals: signals)
+        let outputs = try opened.source.map { source in
+            try OutputWiring(source: source, engine: runner.engine, attached: display, rotation: rotation,
+                             control: controlSocket, service: service)
+        }
+        // --capture follows the output: a display adopted later is captured at the N-th present on it.
+        if capture != nil, let frames {
+            outputs?.manager.prepareOutput = { backend in
+                guard let drm = backend as? DRMBackend else { return }
+                capturer = try WritebackCapturer(backend: drm)
+                try capturer?.capturePresent(number: frames)
+            }
+        }
         let fleetClient = try FleetWiring.start(fleet, loop: loop, control: controlSocket, stage: runner.stage, logger: logger)
         defer { fleetClient?.stop() }
-        let inputWiring = InputWiring(settings: input.settings(backend: backendKind, backlight: settings.backlight, board: settings.boardInput), stage: runner.stage,
-                                      display: display, rotation: settings.rotation, control: controlSocket, logger: logger)
+        let panel = display?.info.mode.size ?? waitingPanel
+        let inputWiring = InputWiring(settings: input.settings(backend: backendKind, backlight: settings.backlight, board: settings.boardInput),
+                                      stage: runner.stage, display: display, panel: panel, output: display?.info.connector ?? "none",
+                                      rotation: settings.rotation, control: controlSocket, logger: logger)
         FleetWiring.forwardActions(from: inputWiring.router, to: fleetClient)
         inputWiring.start()
+        outputs?.onAdopted = { [weak inputWiring, weak engine = runner.engine] info in inputWiring?.follow(info, display: engine?.backend) }
+        // The engine owns the output from here on: one unplugged must be freed (its card closed, DRM master let
+        // go) before the next display can be opened.
+        (display, output, opened.backend) = (nil, nil, nil)
         try session.run()
 
-        var problems = writePictures(display: display, captured: capturer?.lastCapture)
+        let shown = runner.engine.backend
+        var problems = writePictures(display: shown, captured: capturer?.lastCapture)
         if let failure { problems.insert(failure, at: 0) }
-        display.stop()
-        let report = RunStatsReport(flips: session.flips, info: display.info, loop: loop, rotation: settings.rotation,
-                                    poweredOn: display.isPoweredOn, firstFrameMs: session.firstCompleteFrameMs, pacing: display.flipPacing)
+        let pacing = shown?.flipPacing ?? .vblank
+        runner.engine.stop()
+        let report = RunStatsReport(flips: session.flips, info: shown?.info, loop: loop, rotation: settings.rotation,
+                                    poweredOn: shown?.isPoweredOn ?? false, firstFrameMs: session.firstCompleteFrameMs, pacing: pacing)
         logger.info("\(report.framesFlipped) frames flipped on \(report.connector) \(report.mode) (\(report.commitApi)), missed vblanks \(report.missedVblanks), flip interval p50 \(report.flipIntervalMs.p50) ms p99 \(report.flipIntervalMs.p99) ms")
         if let statsOut {
             do { try report.write(to: statsOut, engine: runner.engine.stats) } catch { problems.append("\(error)") }
         }
-        withExtendedLifetime((pool, runner, service, inputWiring)) {}
+        withExtendedLifetime((pool, runner, service, inputWiring, outputs)) {}
         if !problems.isEmpty { throw DisplayError(problems.joined(separator: "; ")) }
     }
 
@@ -236,30 +260,44 @@ struct RunCommand: ParsableCommand {
         return settings
     }
 
-    /// The output to drive, or nil when a stop signal came while waiting for DRM master.
-    private func openDisplay(_ kind: BackendKind, _ settings: Settings, logger: Logger) throws -> (any DisplayBackend, DRMBackend?)? {
+    /// What `openDisplay` found: the output to drive (nil when nothing is connected), and on DRM the source later
+    /// outputs come from.
+    struct OpenedDisplay {
+        var backend: (any DisplayBackend)?
+        var source: DRMOutputSource?
+    }
+
+    /// The output to drive, or nil when a stop signal came while waiting for DRM master. On DRM with the
+    /// connectors asked for all disconnected, no output: kioskd runs and waits for one. A choice that cannot work
+    /// (no such device, driver or connector, a mode the display lacks) fails at start, as before.
+    private func openDisplay(_ kind: BackendKind, _ settings: Settings, logger: Logger) throws -> OpenedDisplay? {
         switch kind {
         case .fbdev:
-            return (try FbdevBackend(path: fbdev ?? BackendKind.defaultFramebuffer, bufferCount: settings.buffers), nil)
+            return OpenedDisplay(backend: try FbdevBackend(path: fbdev ?? BackendKind.defaultFramebuffer, bufferCount: settings.buffers),
+                                 source: nil)
         case .drm, .auto:
             let options = DRMOptions(device: settings.device == "auto" ? nil : settings.device, driver: settings.driver,
                                      connector: settings.connector, mode: settings.mode, commit: settings.commit,
                                      bufferCount: settings.buffers)
+            let source = DRMOutputSource(options: options)
+            if DRMOutputSource.shouldWait(for: try source.probe(), connector: options.connector) {
+                return OpenedDisplay(backend: nil, source: source)
+            }
             guard let drm = try DRMStartup.open(options, logger: logger) else { return nil }
-            return (drm, drm)
+            return OpenedDisplay(backend: drm, source: source)
         case .headless:
             let m = settings.mode ?? ModeRequest(width: 1024, height: 768, refreshHz: 60)
             let mode = DisplayMode(width: m.width, height: m.height, refreshMilliHz: m.refreshMilliHz ?? 60_000)
-            return (try HeadlessBackend(mode: mode, bufferCount: settings.buffers), nil)
+            return OpenedDisplay(backend: try HeadlessBackend(mode: mode, bufferCount: settings.buffers), source: nil)
         }
     }
 
     /// `--screenshot` and `--capture`, written after the run; returns what went wrong, one line each.
-    private func writePictures(display: any DisplayBackend, captured: WritebackCapture?) -> [String] {
+    private func writePictures(display: (any DisplayBackend)?, captured: WritebackCapture?) -> [String] {
         var problems: [String] = []
-        let size = display.info.mode.size
+        let size = display?.info.mode.size ?? Size(width: 0, height: 0)
         if let screenshot {
-            if let pixels = display.frontBufferSnapshot() {
+            if let pixels = display?.frontBufferSnapshot() {
                 do { try writePNG(xrgb8888: pixels, size: size, stride: size.width * 4, to: screenshot) } catch { problems.append("\(error)") }
             } else {
                 problems.append("screenshot \(screenshot): no frame was shown")

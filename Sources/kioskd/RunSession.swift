@@ -45,7 +45,7 @@ final class RunSession {
     /// SIGTERM/SIGINT: stop at the next flip, a frame boundary; with nothing on the way, now.
     func requestStop() {
         stopping = true
-        if !engine.backend.isFlipPending { engine.loop.stop() }
+        if engine.backend?.isFlipPending != true { engine.loop.stop() }
     }
 
     private func flipped(_ event: FlipEvent) {

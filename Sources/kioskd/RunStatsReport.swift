@@ -27,19 +27,20 @@ struct RunStatsReport: Codable {
     /// The process's resident memory when the report is made: peak, private and file-backed.
     var memory = ProcessMemory.current()
 
-    init(flips: FlipStatistics, info: OutputInfo, loop: MainLoop, rotation: OutputRotation = .degrees0, poweredOn: Bool = true,
+    /// With no `info` (no display connected) the output's fields say `none`.
+    init(flips: FlipStatistics, info: OutputInfo?, loop: MainLoop, rotation: OutputRotation = .degrees0, poweredOn: Bool = true,
          firstFrameMs: Double? = nil, pacing: FlipPacing = .vblank) {
         framesFlipped = flips.framesFlipped
         missedVblanks = flips.missedVblanks
         flipIntervalMs = flips.intervals.summary
         averageFps = (flips.averageFPS * 100).rounded() / 100
-        mode = info.mode.description
-        connector = info.connector
-        device = info.device
-        driver = info.driver
-        commitApi = info.commitAPI.rawValue
-        flipPacing = pacing.isTimer ? "timer" : "vblank"
-        buffers = info.bufferCount
+        mode = info?.mode.description ?? "none"
+        connector = info?.connector ?? "none"
+        device = info?.device ?? "none"
+        driver = info?.driver ?? "none"
+        commitApi = info?.commitAPI.rawValue ?? "none"
+        flipPacing = info == nil ? "none" : (pacing.isTimer ? "timer" : "vblank")
+        buffers = info?.bufferCount ?? 0
         loopIterations = loop.iterations
         loopWakeups = loop.wakeups
         self.rotation = rotation.degrees

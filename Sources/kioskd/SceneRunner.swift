@@ -20,13 +20,21 @@ final class SceneRunner {
     /// True while the diagnostic page is on screen.
     var showsDiagnosticPage: Bool { diagnosticScene != nil && stage.scene == diagnosticScene }
 
-    /// - Parameter substitute: with it, a missing or invalid scene shows the scene it returns (the diagnostic
-    ///   page) and the file stays watched; without it, the scene's error is thrown.
+    /// - Parameters:
+    ///   - output: the display to show on, with its compositor; nil when none is connected yet, and the scene is
+    ///     laid out in `waitingSize` until one is.
+    ///   - substitute: with it, a missing or invalid scene shows the scene it returns (the diagnostic page) and
+    ///     the file stays watched; without it, the scene's error is thrown.
     /// - Throws: the scene's validation errors (`SceneValidationError`), or the engine's.
-    init(loop: MainLoop, backend: DisplayBackend, compositor: any Compositing, pool: RenderQueuePool, path: String,
-         watch: Bool, fpsOverlay: Bool, memory: KioskConfig.Memory = KioskConfig.Memory(), substitute: ((any Error) throws -> Scene)? = nil, logger: Logger) throws {
+    init(loop: MainLoop, output: (backend: any DisplayBackend, compositor: any Compositing)?, waitingSize: Size,
+         pool: RenderQueuePool, path: String, watch: Bool, fpsOverlay: Bool, memory: KioskConfig.Memory = KioskConfig.Memory(),
+         substitute: ((any Error) throws -> Scene)? = nil, logger: Logger) throws {
         self.path = path
-        engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: pool)
+        if let output {
+            engine = try LayerEngine(loop: loop, backend: output.backend, compositor: output.compositor, pool: pool)
+        } else {
+            engine = try LayerEngine(loop: loop, sceneSize: waitingSize, pool: pool)
+        }
         let adjust: @Sendable (Scene) -> Scene
         if fpsOverlay {
             adjust = { scene in scene.addingFPSWidget() }

@@ -32,19 +32,15 @@ final class ServiceWiring {
             let seconds = Double((loop.now - previous.at).nanosecondsClamped) / 1e9
             let fps = seconds > 0 ? Double(flips.framesFlipped - previous.flips) / seconds : 0
             previous = (flips.framesFlipped, loop.now)
-            let what = runner.showsDiagnosticPage
+            let waiting = runner.engine.hasOutput ? "" : "waiting for a display (nothing connected); "
+            let what = waiting + (runner.showsDiagnosticPage
                 ? "diagnostic page: scene \(runner.path) cannot be shown, waiting for it to be fixed"
-                : "scene \(runner.stage.source) page \(runner.stage.currentPage)"
+                : "scene \(runner.stage.source) page \(runner.stage.currentPage)")
             return "\(what), \(String(format: "%.1f", fps)) fps, \(flips.missedVblanks) missed vblanks"
         }
-        session.onFirstCompleteFrame = { [unowned self] in
-            notifier.ready(status: describe())
-            // An idle kiosk wakes only for its own timers: the status line is kept current only for systemd.
-            guard notifier.isSupervised else { return }
-            statusTimer = loop.addTimer(after: .seconds(2), repeating: .seconds(2)) { [unowned self] in
-                notifier.status(describe())
-            }
-        }
+        session.onFirstCompleteFrame = { [unowned self] in announceReady() }
+        // Waiting for a display is a normal state: ready, with a status saying what it waits for.
+        if !engine.hasOutput { announceReady() }
         watchdog = ServiceWatchdog(loop: loop, notifier: notifier, health: health ?? { [unowned engine] in engine.health })
 
         let stop = signals.onStop
@@ -60,5 +56,20 @@ final class ServiceWiring {
                 notifier.ready(status: (accepted ? "" : "reload rejected, previous scene kept; ") + describe())
             }
         }
+    }
+
+    /// READY=1 with the status line; under systemd the status is then kept current every 2 s.
+    private func announceReady() {
+        notifier.ready(status: describe())
+        // An idle kiosk wakes only for its own timers: the status line is kept current only for systemd.
+        guard notifier.isSupervised, statusTimer == nil else { return }
+        statusTimer = loop.addTimer(after: .seconds(2), repeating: .seconds(2)) { [unowned self] in
+            notifier.status(describe())
+        }
+    }
+
+    /// The output changed (adopted, unplugged, another mode): the status line says so at once.
+    func outputChanged() {
+        notifier.status(describe())
     }
 }

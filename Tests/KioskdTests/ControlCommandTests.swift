@@ -35,6 +35,20 @@ final class ControlCommandTests: XCTestCase {
         XCTAssertEqual(info["buffers"] as? Int, 2)
     }
 
+    func testDisplayCommandsTakeTheOutputTheyActOn() throws {
+        XCTAssertEqual(try daemon.result("display.info", #"{"output": "headless-1"}"#)["connector"] as? String, "Headless-1")
+        XCTAssertEqual(try daemon.result("display.power", #"{"on": true, "output": "Headless-1"}"#)["power"] as? String, "on")
+        XCTAssertEqual(try daemon.result("screenshot", #"{"output": "Headless-1"}"#)["width"] as? Int, 320)
+        for command in ["display.info", "screenshot"] {
+            let unknown = try daemon.error(command, #"{"output": "HDMI-A-1"}"#)
+            XCTAssertEqual(unknown.code, "not_found", command)
+            XCTAssertTrue(unknown.message.contains("no output named 'HDMI-A-1'") && unknown.message.contains("Headless-1"), unknown.message)
+        }
+        let wrongType = try daemon.error("display.info", #"{"output": 1}"#)
+        XCTAssertEqual(wrongType.code, "invalid_argument")
+        XCTAssertTrue(wrongType.message.contains("'output' must be a string"), wrongType.message)
+    }
+
     func testDisplayPowerNeedsABooleanOn() throws {
         let missing = try daemon.error("display.power")
         XCTAssertEqual(missing.code, "invalid_argument")
@@ -157,8 +171,8 @@ final class ControlCommandTests: XCTestCase {
     }
 
     func testSubscribeTakesEveryEventNameAndRefusesOthers() throws {
-        let all = try daemon.result("subscribe", #"{"events": ["frame", "flip", "scene", "data", "error"]}"#)
-        XCTAssertEqual(all["events"] as? [String], ["data", "error", "flip", "frame", "scene"])
+        let all = try daemon.result("subscribe", #"{"events": ["frame", "flip", "scene", "data", "error", "display"]}"#)
+        XCTAssertEqual(all["events"] as? [String], ["data", "display", "error", "flip", "frame", "scene"])
         let unknown = try daemon.error("subscribe", #"{"events": ["flip", "vsync"]}"#)
         XCTAssertEqual(unknown.code, "invalid_argument")
         XCTAssertTrue(unknown.message.contains("'vsync'"), unknown.message)

@@ -17,7 +17,8 @@ public final class DisplayLink {
 
     private var entries: [Entry] = []
     private var nextID = 0
-    public let frameDuration: Duration
+    /// The refresh period of the output it ticks for; set again when another output is attached.
+    public var frameDuration: Duration
     /// Ticks delivered so far.
     public private(set) var ticks = 0
 

@@ -84,7 +84,8 @@ extension LayerEngine {
     /// How long a flip may take: 3 refresh periods, at least 100 ms. On an output paced by a timer, 1 s: its flips
     /// complete when the driver's transfer does (an SPI panel, virtio-gpu), not at a vblank.
     public var flipTimeout: Duration {
-        backend.flipPacing.isTimer ? .seconds(1) : max(backend.info.mode.frameDuration * 3, .milliseconds(100))
+        if backend?.flipPacing.isTimer == true { return .seconds(1) }
+        return max(displayLink.frameDuration * 3, .milliseconds(100))
     }
 
     /// "Is the frame path healthy?" (see `FrameHealth`).
@@ -119,6 +120,7 @@ extension LayerEngine {
 
     /// `present` threw; the buffer was given back. Applies the policy of the errno's class.
     func presentFailed(_ error: any Error) {
+        guard let backend, let compositor else { return }
         let failure = PresentFailure(error)
         counters.presentFailures[failure.errnoName, default: 0] += 1
         // Master loss says so in its own line.
@@ -128,7 +130,7 @@ extension LayerEngine {
             counters.presentRetries += 1
             report(FrameFault(code: .presentFailed, message: "\(failure.message); retrying at the next vblank"))
             faults.hold = .retry
-            faults.holdTimer = loop.addTimer(after: backend.info.mode.frameDuration) { [weak self] in
+            faults.holdTimer = loop.addTimer(after: displayLink.frameDuration) { [weak self] in
                 guard let self, case .retry = self.faults.hold else { return }
                 self.faults.hold = nil
                 self.faults.holdTimer = nil
@@ -178,7 +180,7 @@ extension LayerEngine {
     /// Hands the output over on purpose (e.g. on SIGUSR1, before dropping DRM master): presenting stops, all other
     /// state is kept, and nothing tries to take the output back until `takeDisplayBack`.
     public func yieldDisplay() {
-        guard faults.fatal == nil else { return }
+        guard faults.fatal == nil, let backend else { return }
         faults.cancelTimers()
         faults.flipPresentedAt = nil
         faults.hold = .yielded
@@ -202,7 +204,7 @@ extension LayerEngine {
 
     private func attemptRegain() {
         faults.holdTimer = nil
-        guard case .masterLost = faults.hold else { return }
+        guard case .masterLost = faults.hold, let backend else { return }
         do {
             try backend.reacquire()
         } catch {
@@ -220,6 +222,7 @@ extension LayerEngine {
     private func flipTimedOut() {
         faults.flipDeadline = nil
         faults.flipPresentedAt = nil
+        guard let backend else { return }
         counters.flipTimeouts += 1
         faults.consecutiveFlipTimeouts += 1
         let message = "\(backend.info.connector): flip not completed within \(Int(flipTimeout.milliseconds)) ms"

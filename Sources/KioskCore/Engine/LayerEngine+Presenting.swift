@@ -15,7 +15,7 @@ extension LayerEngine {
         let frame = FrameDiff.diff(entries, against: lastFrame, forcedDamage: forcedDamage, screen: screen)
         forcedDamage = []
         lastFrame = frame.record
-        guard !frame.damage.isEmpty else { return }
+        guard !frame.damage.isEmpty, let compositor else { return }
         compositor.compose(frame.items, damage: frame.damage)
         counters.framesComposed += 1
         if compositionAwaitingPresent { counters.compositionsReplaced += 1 }
@@ -32,15 +32,16 @@ extension LayerEngine {
     /// Presents the composition waiting for a buffer, if no flip is pending. Outside a flip callback, also presents
     /// the unchanged frame while something animates, because only flips tick the display link.
     func presentIfPossible(atFlip: Bool) {
-        guard state == .running, presentsEnabled, !presentsHeldByFault, !backend.isFlipPending else { return }
+        guard state == .running, presentsEnabled, !presentsHeldByFault, let backend, !backend.isFlipPending else { return }
         if compositionAwaitingPresent {
-            present(unchanged: false)
+            present(unchanged: false, on: backend)
         } else if !atFlip, displayLink.isActive || presentRequested {
-            present(unchanged: true)
+            present(unchanged: true, on: backend)
         }
     }
 
-    private func present(unchanged: Bool) {
+    private func present(unchanged: Bool, on backend: any DisplayBackend) {
+        guard let compositor else { return }
         guard let buffer = backend.acquireBuffer() else {
             // Every buffer is on screen or queued; the next flip frees one and presents from its callback.
             logger.debug("\(backend.info.connector): no free buffer to present into")
@@ -69,6 +70,7 @@ extension LayerEngine {
     func flipCompleted(_ event: FlipEvent) {
         disarmFlipDeadline()
         counters.framesFlipped += 1
+        framesFlippedOnOutput += 1
         fpsCounter.record(event.timestamp)
         pendingTick = event
         onFlip?(event)

@@ -21,6 +21,11 @@
 /// changed, the engine presents the unchanged frame to keep the ticks coming; with no targets and no changes it
 /// arms no timer and causes no wake-up.
 ///
+/// Outputs come and go (`LayerEngine+Output.swift`): the engine, its layer tree and everything that drives it live
+/// for the whole run, while the output (a backend with its compositor) is attached when a display is adopted and
+/// detached on unplug. Without one, renders still land but nothing is composed or presented and no timer is armed;
+/// an output of another scene size moves the root to that size and says so through `onSceneSizeChanged`.
+///
 /// Output rotation: the tree is laid out in the compositor's `sceneSize` (the mode size turned by its rotation); the
 /// compositor alone maps scene coordinates onto the panel.
 ///
@@ -36,8 +41,10 @@
 /// only immutable values: the content, a size, a sentinel capture, and the inbox they deliver to.
 public final class LayerEngine {
     public let loop: MainLoop
-    public let backend: any DisplayBackend
-    public let compositor: any Compositing
+    /// The output presented on, while one is attached (see `attachOutput`).
+    public internal(set) var backend: (any DisplayBackend)?
+    /// The output's compositor, sized to its mode; attached and detached with `backend`.
+    public internal(set) var compositor: (any Compositing)?
     public let pool: RenderQueuePool
     /// The root of the tree: the size of the scene (the screen, turned by the output rotation), black unless changed.
     public let rootLayer: Layer
@@ -57,13 +64,17 @@ public final class LayerEngine {
     public var onFault: ((FrameFault) -> Void)?
     /// Called once when the frame path cannot go on (see `FatalFrameError`): the caller exits non-zero.
     public var onFatal: ((FatalFrameError) -> Void)?
+    /// Called when an attached output's scene size differs from the root's: the root has the new size by then, and
+    /// whoever laid the tree out lays it out again.
+    public var onSceneSizeChanged: ((Size) -> Void)?
 
     enum RunState { case created, running, stopped }
 
     // State shared with the extensions: rendering (`LayerEngine+Rendering.swift`), composing and presenting
     // (`LayerEngine+Presenting.swift`) and faults (`FrameFaults.swift`).
     var state = RunState.created
-    let screen: Rect
+    /// The root's bounds: the scene size of the output attached last.
+    var screen: Rect
     private var observers: [ObserverHandle] = []
     let inbox: RenderInbox
     let waker: Waker
@@ -82,6 +93,8 @@ public final class LayerEngine {
     var pendingTick: FlipEvent?
     /// False from `setDisplayPower(false)` until the output is lit again: nothing is presented meanwhile.
     var presentsEnabled = true
+    /// Flips completed on the output attached now (`counters.framesFlipped` counts every output's).
+    var framesFlippedOnOutput = 0
     var counters = EngineStats()
     /// Present and flip faults: holds, retry and regain timers, the flip deadline (see `FrameFaults.swift`).
     var faults = FrameFaultState()
@@ -97,18 +110,21 @@ public final class LayerEngine {
     /// next iteration, so a hook that always asks again cannot hang the loop.
     static let layoutPassLimit = 4
 
+    /// An engine presenting on `backend` from the start.
     /// - Throws: `DisplayError` when the compositor's size is not the output's mode size.
-    public init(loop: MainLoop, backend: any DisplayBackend, compositor: any Compositing, pool: RenderQueuePool = RenderQueuePool()) throws {
-        let size = backend.info.mode.size
-        guard compositor.size == size else {
-            throw DisplayError("\(backend.info.connector): compositor is \(compositor.size), the mode is \(size)")
-        }
-        self.loop = loop
+    public convenience init(loop: MainLoop, backend: any DisplayBackend, compositor: any Compositing, pool: RenderQueuePool = RenderQueuePool()) throws {
+        try Self.checkSizes(backend: backend, compositor: compositor)
+        try self.init(loop: loop, sceneSize: compositor.sceneSize, frameDuration: backend.info.mode.frameDuration, pool: pool)
         self.backend = backend
         self.compositor = compositor
+    }
+
+    /// An engine with no output yet: the tree is laid out in `sceneSize` until `attachOutput` brings a display.
+    public init(loop: MainLoop, sceneSize: Size, frameDuration: Duration = .milliseconds(16), pool: RenderQueuePool = RenderQueuePool()) throws {
+        self.loop = loop
         self.pool = pool
-        screen = Rect(size: compositor.sceneSize)
-        displayLink = DisplayLink(frameDuration: backend.info.mode.frameDuration)
+        screen = Rect(size: sceneSize)
+        displayLink = DisplayLink(frameDuration: frameDuration)
         // The waker only has to end the loop's sleep: the commit observer of the next iteration drains the inbox.
         waker = try loop.makeWaker {}
         inbox = RenderInbox(waker: waker)
@@ -124,17 +140,23 @@ public final class LayerEngine {
         ]
     }
 
+    static func checkSizes(backend: any DisplayBackend, compositor: any Compositing) throws {
+        guard compositor.size == backend.info.mode.size else {
+            throw DisplayError("\(backend.info.connector): compositor is \(compositor.size), the mode is \(backend.info.mode.size)")
+        }
+    }
+
     deinit {
         for observer in observers { observer.cancel() }
     }
 
     // MARK: Lifecycle
 
-    /// Starts the backend (modeset, first black buffer); the next commit composes and presents the whole screen.
+    /// Starts the backend, if an output is attached (modeset, first black buffer); the next commit composes and
+    /// presents the whole screen. Without an output the engine runs and waits for `attachOutput`.
     public func start() throws {
         precondition(state == .created, "LayerEngine.start: called twice")
-        backend.onDeviceLost = { [weak self] error in self?.deviceLost(error) }
-        try backend.start(on: loop) { [weak self] event in self?.flipCompleted(event) }
+        if let backend { try startBackend(backend) }
         state = .running
         redrawEverything()
     }
@@ -147,10 +169,10 @@ public final class LayerEngine {
         for observer in observers { observer.cancel() }
         observers = []
         faults.cancelTimers()
-        backend.stop()
+        backend?.stop()
         for request in inFlight.values where request.layer?.renderInFlight == request.id { request.layer?.renderInFlight = nil }
         // Screenshots still waiting get the last frame shown, as the front buffer holds it.
-        screenshots.frameFlipped(frontBuffer: { [backend] in backend.frontBufferSnapshot() })
+        screenshots.frameFlipped(frontBuffer: { [backend] in backend?.frontBufferSnapshot() })
         inFlight.removeAll()
         groups.removeAll()
         synchronousOutputs.removeAll()
@@ -160,7 +182,7 @@ public final class LayerEngine {
     /// Recomposes and copies the whole screen at the next commit: after a modeset or when the scanout buffers were
     /// reallocated.
     public func redrawEverything() {
-        compositor.invalidateBuffers()
+        compositor?.invalidateBuffers()
         forcedDamage = [screen]
         needsComposite = true
     }
@@ -187,8 +209,8 @@ public final class LayerEngine {
         return stats
     }
 
-    /// Whether the output is lit (see `setDisplayPower`).
-    public var isDisplayPoweredOn: Bool { backend.isPoweredOn }
+    /// Whether the output is lit (see `setDisplayPower`); false with no output.
+    public var isDisplayPoweredOn: Bool { backend?.isPoweredOn ?? false }
 
     /// Blanks (`false`) or lights (`true`) the output; setting the state it is already in does nothing.
     ///
@@ -198,8 +220,9 @@ public final class LayerEngine {
     /// the newest composition is presented as a full copy at the next commit; flips and ticks resume with it.
     ///
     /// - Throws: `DisplayError` from the backend (naming the connector and errno); the power state is then
-    ///   unchanged.
+    ///   unchanged. `NoDisplayError` with no output attached.
     public func setDisplayPower(_ on: Bool) throws {
+        guard let backend else { throw NoDisplayError() }
         guard on != backend.isPoweredOn else { return }
         if on {
             try backend.setPower(true)
@@ -225,7 +248,7 @@ public final class LayerEngine {
     /// stride = width * 4. Nil when the shadow buffer does not hold that frame at this moment (nothing flipped
     /// yet, a flip pending, or a newer composition waiting); `captureScreen(then:)` waits for the moment instead.
     public func screenshot() -> [UInt8]? {
-        shadowHoldsScreen ? compositor.snapshot() : nil
+        shadowHoldsScreen ? compositor?.snapshot() : nil
     }
 
     /// Calls `completion` on the main thread with the frame on screen (as `screenshot()`). When the shadow buffer
@@ -235,9 +258,11 @@ public final class LayerEngine {
     /// starve a capture; before the first flip, that is the first frame. Nil when the engine is not running.
     /// While the output is off no flip is coming: the frame is read from the backend's front buffer instead.
     public func captureScreen(then completion: @escaping ([UInt8]?) -> Void) {
-        if state != .running {
+        guard state == .running, let backend, let compositor else {
             completion(nil)
-        } else if shadowHoldsScreen {
+            return
+        }
+        if shadowHoldsScreen {
             completion(compositor.snapshot())
         } else if !presentsEnabled {
             completion(backend.frontBufferSnapshot())
@@ -251,7 +276,7 @@ public final class LayerEngine {
     /// Whether the shadow buffer is exactly what is on screen: a frame has flipped, no flip is pending, and
     /// nothing was composed since the last present.
     private var shadowHoldsScreen: Bool {
-        counters.framesFlipped > 0 && !backend.isFlipPending && !compositionAwaitingPresent
+        framesFlippedOnOutput > 0 && backend?.isFlipPending == false && !compositionAwaitingPresent
     }
 
     /// Whether `subtree` (the layer or a descendant) has a render asked for, in flight, or held by a transaction
@@ -280,9 +305,9 @@ public final class LayerEngine {
     /// Whether anything is under way: requests, renders, a composition or a flip. False means the engine will do
     /// nothing until the tree changes.
     public var hasPendingWork: Bool {
-        !transaction.isEmpty || !inFlight.isEmpty || !synchronousOutputs.isEmpty || needsComposite
-            || ((compositionAwaitingPresent || presentRequested) && presentsEnabled && !presentsHeldByFault) || backend.isFlipPending
-            || pendingTick != nil
+        !transaction.isEmpty || !inFlight.isEmpty || !synchronousOutputs.isEmpty || (needsComposite && backend != nil)
+            || ((compositionAwaitingPresent || presentRequested) && presentsEnabled && !presentsHeldByFault && backend != nil)
+            || backend?.isFlipPending == true || pendingTick != nil
     }
 
     /// Presents at the next commit even when nothing in the tree changed, for state that rides on the output's
@@ -353,7 +378,8 @@ public final class LayerEngine {
     private func commit() {
         receiveRenders()
         enforceSurfaceBudget()
-        guard state == .running else { return }
+        // Without an output nothing is composed; a composition waits for the next one (`attachOutput`).
+        guard state == .running, backend != nil else { return }
         if needsComposite { composeFrame() }
         presentIfPossible(atFlip: false)
         // A callback run by this iteration's observers (`didDisplay`, `willDisplay`) may have asked for more; the

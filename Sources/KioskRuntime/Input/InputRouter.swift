@@ -35,6 +35,13 @@ public final class InputRouter {
     public var cursorPlane: CursorPlane?
     /// The cursor, once a pointer has moved.
     public private(set) var cursor: PointerCursor?
+
+    /// Another output was adopted: its cursor plane (nil: composite) from now on. The cursor of the previous output
+    /// is dropped; the next pointer motion makes one on the new output.
+    public func replaceCursorPlane(_ plane: CursorPlane?) {
+        cursor = nil
+        cursorPlane = plane
+    }
     public var onReport: ((InputReport) -> Void)?
     /// Contacts and keys swallowed because their down woke the screen, until they go up.
     public private(set) var swallowedCount = 0

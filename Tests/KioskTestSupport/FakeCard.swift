@@ -1,0 +1,160 @@
+import KioskCore
+import KioskDisplay
+
+/// A DRM card stand-in for the output lifecycle: the test plugs and unplugs displays on its connectors, and each
+/// output opened is a headless backend whose buffers, presents and stops the card counts, so a test sees every
+/// buffer and framebuffer an output ever had come back. Chooses like `DRMOutputSource`: the first connected
+/// connector, the requested mode when the display offers it, else its preferred one.
+///
+/// Lives on the main thread, like the outputs it opens.
+public final class FakeCard: OutputSource {
+    public struct Connector {
+        public var name: String
+        public var isConnected: Bool
+        /// The display's modes, the preferred one flagged.
+        public var modes: [DisplayMode]
+    }
+
+    public let device: String
+    public var connectors: [Connector]
+    /// The mode asked for (`--mode`, the board file); nil for the preferred one.
+    public var requestedMode: ModeRequest?
+    /// The next probe throws this, once.
+    public var probeFailure: DisplayError?
+
+    /// Outputs opened, and of those the ones stopped and the ones freed.
+    public private(set) var opened = 0
+    public private(set) var stopped = 0
+    public private(set) var freed = 0
+    /// Framebuffers (scanout buffers) of outputs not freed yet.
+    public private(set) var liveFramebuffers = 0
+    /// Buffers handed out to be drawn into and neither presented nor given back, over every output.
+    public private(set) var buffersOut = 0
+    public private(set) var presents = 0
+    public private(set) var probes = 0
+
+    public init(device: String = "/dev/dri/card-fake", connectors: [Connector]) {
+        self.device = device
+        self.connectors = connectors
+    }
+
+    /// One connector `Virtual-1`, connected with `modes` (the first preferred) or disconnected.
+    public convenience init(connected: Bool, modes: [DisplayMode] = [DisplayMode(width: 64, height: 48, refreshMilliHz: 60_000)]) {
+        self.init(connectors: [Connector(name: "Virtual-1", isConnected: connected, modes: Self.preferringFirst(modes))])
+    }
+
+    /// Plugs a display offering `modes` (the first preferred) into `connector`.
+    public func plug(_ connector: String = "Virtual-1", modes: [DisplayMode]? = nil) {
+        guard let i = connectors.firstIndex(where: { $0.name == connector }) else { return }
+        connectors[i].isConnected = true
+        if let modes { connectors[i].modes = Self.preferringFirst(modes) }
+    }
+
+    public func unplug(_ connector: String = "Virtual-1") {
+        guard let i = connectors.firstIndex(where: { $0.name == connector }) else { return }
+        connectors[i].isConnected = false
+    }
+
+    public var liveOutputs: Int { opened - freed }
+
+    public func probe() throws -> OutputProbe {
+        probes += 1
+        if let failure = probeFailure {
+            probeFailure = nil
+            throw failure
+        }
+        let statuses = connectors.map {
+            ConnectorStatus(device: device, name: $0.name, isConnected: $0.isConnected, preferredMode: $0.modes.first { $0.isPreferred })
+        }
+        guard let connector = connectors.first(where: { $0.isConnected }),
+              let mode = connector.modes.select(requestedMode) ?? connector.modes.select(nil) else {
+            return OutputProbe(connectors: statuses, choice: nil)
+        }
+        return OutputProbe(connectors: statuses, choice: OutputCandidate(device: device, connector: connector.name, mode: mode))
+    }
+
+    public func open(_ candidate: OutputCandidate) throws -> any DisplayBackend {
+        guard connectors.contains(where: { $0.name == candidate.connector && $0.isConnected }) else {
+            throw DisplayError("connector \(candidate.connector) on \(device) is disconnected")
+        }
+        let output = try FakeCardOutput(card: self, connector: candidate.connector, mode: candidate.mode)
+        opened += 1
+        liveFramebuffers += output.info.bufferCount
+        return output
+    }
+
+    fileprivate func outputFreed(bufferCount: Int) {
+        freed += 1
+        liveFramebuffers -= bufferCount
+    }
+
+    fileprivate func outputStopped() { stopped += 1 }
+    fileprivate func bufferTaken() { buffersOut += 1 }
+    fileprivate func bufferGivenBack(presented: Bool) {
+        buffersOut -= 1
+        if presented { presents += 1 }
+    }
+
+    private static func preferringFirst(_ modes: [DisplayMode]) -> [DisplayMode] {
+        modes.enumerated().map { i, mode in
+            var mode = mode
+            mode.isPreferred = i == 0
+            return mode
+        }
+    }
+}
+
+/// One output of a `FakeCard`: a headless backend that reports to its card. Main thread.
+final class FakeCardOutput: DisplayBackend {
+    private let headless: HeadlessBackend
+    private unowned let card: FakeCard
+    let connector: String
+    var onDeviceLost: ((DisplayError) -> Void)?
+
+    init(card: FakeCard, connector: String, mode: DisplayMode) throws {
+        headless = try HeadlessBackend(mode: mode)
+        self.card = card
+        self.connector = connector
+    }
+
+    deinit { card.outputFreed(bufferCount: headless.info.bufferCount) }
+
+    var info: OutputInfo {
+        var info = headless.info
+        info.device = card.device
+        info.driver = "fake"
+        info.connector = connector
+        return info
+    }
+    var isFlipPending: Bool { headless.isFlipPending }
+    var isPoweredOn: Bool { headless.isPoweredOn }
+
+    func start(on loop: MainLoop, onFlip: @escaping (FlipEvent) -> Void) throws { try headless.start(on: loop, onFlip: onFlip) }
+
+    func acquireBuffer() -> PixelBuffer? {
+        guard let buffer = headless.acquireBuffer() else { return nil }
+        card.bufferTaken()
+        return buffer
+    }
+
+    func present(_ buffer: PixelBuffer, damage: [Rect]?) throws {
+        try headless.present(buffer, damage: damage)
+        card.bufferGivenBack(presented: true)
+    }
+
+    func releaseBuffer(_ buffer: PixelBuffer) {
+        headless.releaseBuffer(buffer)
+        card.bufferGivenBack(presented: false)
+    }
+
+    func reacquire() throws { try headless.reacquire() }
+    func fallBack(after failure: PresentFailure) throws -> String { try headless.fallBack(after: failure) }
+    func frontBufferSnapshot() -> [UInt8]? { headless.frontBufferSnapshot() }
+
+    func stop() {
+        headless.stop()
+        card.outputStopped()
+    }
+
+    func setPower(_ on: Bool) throws { try headless.setPower(on) }
+}
