@@ -27,8 +27,11 @@ public enum FlipPacing: Equatable, Sendable, CustomStringConvertible {
 /// refresh rate, animations keep their speed, and a completion that takes longer than a frame shows as a sequence
 /// gap, as a missed vblank does on hardware.
 ///
-/// The rule for switching (`vblankMissing`) is a pure function of two consecutive events; a backend may also
-/// choose timer pacing from the start (`useTimer`), when it knows the driver has no vblank.
+/// The rule for switching (`vblankMissing`) is a pure function of two consecutive events, and it must hold for
+/// `evidenceNeeded` flips in a row: a driver without vblank breaks it at every flip, while a real vblank can break
+/// it once, around a modeset (whose event the kernel may send at once with the current count). `forgetHeld`, which
+/// a backend calls when a modeset replaced its pending flip, starts the comparison afresh. A backend may also choose
+/// timer pacing from the start (`useTimer`), when it knows the driver has no vblank.
 ///
 /// Lives on the main thread with its backend; a held completion waits in a loop timer.
 public final class FlipPacer {
@@ -38,6 +41,10 @@ public final class FlipPacer {
     public private(set) var flipsPaced = 0
 
     private var previousRaw: FlipEvent?
+    /// Consecutive flips for which `vblankMissing` held.
+    private var missingInARow = 0
+    /// How many flips in a row must lack a vblank before the timer takes over.
+    public static let evidenceNeeded = 3
     private var lastDelivered: FlipEvent?
     /// Tick 0 of the virtual vblank and the sequence it carries; set when timer pacing begins.
     private var anchor: (time: MonotonicInstant, sequence: UInt64)?
@@ -81,9 +88,16 @@ public final class FlipPacer {
     @discardableResult
     public func flipCompleted(_ raw: FlipEvent, on loop: MainLoop, deliver: @escaping (FlipEvent) -> Void) -> String? {
         var switched: String?
-        if case .vblank = pacing, let reason = Self.vblankMissing(previous: previousRaw, current: raw) {
-            useTimer(reason: reason, now: loop.now)
-            switched = reason
+        if case .vblank = pacing {
+            if let reason = Self.vblankMissing(previous: previousRaw, current: raw) {
+                missingInARow += 1
+                if missingInARow >= Self.evidenceNeeded {
+                    useTimer(reason: reason, now: loop.now)
+                    switched = reason
+                }
+            } else {
+                missingInARow = 0
+            }
         }
         previousRaw = raw
         guard case .timer = pacing, let anchor else {
@@ -116,9 +130,12 @@ public final class FlipPacer {
     }
 
     /// Forgets a held completion without delivering it (the backend forgets its pending flip: a modeset replaced it).
+    /// The next event is not compared with the ones before the modeset.
     public func forgetHeld() {
         held?.timer.cancel()
         held = nil
+        previousRaw = nil
+        missingInARow = 0
     }
 
     private func deliverHeld() {

@@ -18,6 +18,27 @@ final class FlipPacerTests: XCTestCase {
         XCTAssertEqual(FlipPacer.vblankMissing(previous: nil, current: event(3, at: 0)), "the flip event has no vblank timestamp")
     }
 
+    /// Around a modeset a real vblank may report one flip with the count of the flip before: one such pair, or two
+    /// separated by a modeset, is no evidence.
+    func testAStuckSequenceNowAndThenKeepsVblankPacing() {
+        let (loop, _) = MainLoop.manual(startingAt: t0)
+        let pacer = FlipPacer(frameDuration: frame)
+        var delivered = 0
+        for sequence: UInt64 in [10, 11, 11, 12, 12, 13, 14] {
+            pacer.flipCompleted(event(sequence, at: t0.nanoseconds + sequence), on: loop) { _ in delivered += 1 }
+        }
+        pacer.forgetHeld()
+        for sequence: UInt64 in [14, 14] {
+            pacer.flipCompleted(event(sequence, at: t0.nanoseconds + sequence), on: loop) { _ in delivered += 1 }
+        }
+        pacer.forgetHeld()
+        for sequence: UInt64 in [14, 14, 15] {
+            pacer.flipCompleted(event(sequence, at: t0.nanoseconds + sequence), on: loop) { _ in delivered += 1 }
+        }
+        XCTAssertEqual(pacer.pacing, .vblank)
+        XCTAssertEqual(delivered, 12, "every event passed on at once")
+    }
+
     func testVblankPacingPassesEventsOnAtOnce() {
         let (loop, _) = MainLoop.manual(startingAt: t0)
         let pacer = FlipPacer(frameDuration: frame)
@@ -55,11 +76,13 @@ final class FlipPacerTests: XCTestCase {
         presentAndCompleteAtOnce()
         loop.advanceTime(by: .seconds(1))
 
-        XCTAssertEqual(switchReasons, ["the vblank sequence did not advance between two flips (0)"], "switched once, at the second flip")
+        XCTAssertEqual(switchReasons, ["the vblank sequence did not advance between two flips (0)"],
+                       "switched once, at the fourth flip: three in a row without a vblank")
         XCTAssertTrue(pacer.pacing.isTimer)
-        // One flip before the switch, then one per refresh period over the second: 60 ticks at 60 Hz.
-        XCTAssertEqual(delivered.count, 61, "flips in one second at 60 Hz")
-        let paced = delivered.dropFirst(1)
+        // Three flips at once before the switch, then one per refresh period over the second: 60 ticks at 60 Hz.
+        XCTAssertEqual(delivered.count, 63, "flips in one second at 60 Hz")
+        XCTAssertTrue(delivered.prefix(3).allSatisfy { $0.at == t0 })
+        let paced = delivered.dropFirst(3)
         for (previous, next) in zip(paced, paced.dropFirst()) {
             XCTAssertEqual(next.event.sequence, previous.event.sequence + 1, "one flip per tick, no tick skipped")
             XCTAssertEqual((next.event.timestamp - previous.event.timestamp).nanosecondsClamped, frame.nanosecondsClamped, accuracy: 1)
