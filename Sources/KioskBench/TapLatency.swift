@@ -102,7 +102,7 @@ public final class TapLatencyProbe {
             guard let self, finished, dispatchedPressed, let down = downMicroseconds, !appliedPressed else { return }
             appliedPressed = true
             applied.record(Self.since(down))
-            if engine.backend.isFlipPending { flipPendingAtApply += 1 }
+            if engine.backend?.isFlipPending == true { flipPendingAtApply += 1 }
         }
         let onPresent = engine.onPresent, onFlip = engine.onFlip
         engine.onPresent = { [weak self] damage in
