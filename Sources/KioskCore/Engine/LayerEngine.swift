@@ -88,6 +88,8 @@ public final class LayerEngine {
     var fpsCounter = FPSCounter()
     /// `captureScreen` requests waiting for their frame.
     let screenshots = ScreenshotQueue()
+    /// Surfaces shown by `showExternalSurface` that no present has carried yet, by layer.
+    var externalFrames: [ObjectIdentifier: ExternalFrame] = [:]
 
     /// Layout hooks may ask for more layout; this many passes run in one observer before the rest waits for the
     /// next iteration, so a hook that always asks again cannot hang the loop.
@@ -151,6 +153,7 @@ public final class LayerEngine {
         groups.removeAll()
         synchronousOutputs.removeAll()
         _ = inbox.drain()
+        externalFramesDiscarded()
     }
 
     /// Recomposes and copies the whole screen at the next commit: after a modeset or when the scanout buffers were
