@@ -52,6 +52,8 @@ public final class SceneStage: SceneControlling {
     private var transition: PageTransition?
     /// Where scene files are parsed and laid out; made with the first load.
     private var loadQueue: BackgroundJobs?
+    /// The video widgets' playback (`SceneStage+Video.swift`).
+    let videos: SceneVideos
 
     /// Shows `scene` on `engine` (its first page), laid out on the calling thread. `clock` gives the wall-clock
     /// time clocks show, in seconds since the epoch (tests pass a fixed one).
@@ -60,6 +62,7 @@ public final class SceneStage: SceneControlling {
         animator = Animator(engine: engine)
         builder = SceneBuilder(engine: engine, values: scene.data, clock: clock)
         motion = SceneMotion(engine: engine, builder: builder)
+        videos = SceneVideos(engine: engine)
         self.scene = scene
         self.source = source
         currentPage = scene.pages.first?.name ?? ""
@@ -73,6 +76,8 @@ public final class SceneStage: SceneControlling {
         engine.onRenderFailed = { [weak self] layer, message in
             self?.onEvent?(.error(code: "render_failed", message: "widget \(layer): \(message)"))
         }
+        videos.onReport = { [weak self] report in self?.onEvent?(.video(report)) }
+        videos.onPageVideoFinished = { [weak self] page in self?.advance(from: page) }
     }
 
     /// Loads and shows the scene file at `path` on the calling thread (at start, before the loop runs); throws
@@ -239,6 +244,7 @@ public final class SceneStage: SceneControlling {
         if !scene.pages.contains(where: { $0.name == currentPage }) { currentPage = scene.pages.first?.name ?? "" }
         showOnly(currentPage)
         motion.start(nodes, of: scene)
+        videos.adopt(nodes, scene: scene, currentPage: currentPage)
     }
 
     /// Re-renders each clock whose text changed (a minutes-only clock re-renders once a minute).
@@ -300,6 +306,7 @@ public final class SceneStage: SceneControlling {
         let spec = requested ?? page.transition
         self.transition?.finish()
         currentPage = name
+        videos.pageShown(name)
         onEvent?(.pageShown(name: name))
         schedulePageAdvance()
         guard spec.kind != .cut, spec.duration > 0, let outgoing else {
@@ -331,6 +338,12 @@ public final class SceneStage: SceneControlling {
         pageTimer = engine.loop.addTimer(after: .milliseconds(Int64(seconds * 1000))) { [weak self] in
             try? self?.showPage(next, transition: nil)
         }
+    }
+
+    /// A `duration: video` page's video finished: the next page follows, if `page` is still the current one.
+    private func advance(from page: String) {
+        guard page == currentPage, let index = scene.pages.firstIndex(where: { $0.name == page }), scene.pages.count > 1 else { return }
+        try? showPage(scene.pages[(index + 1) % scene.pages.count].name, transition: nil)
     }
 
     // MARK: SceneControlling: widgets

@@ -169,7 +169,7 @@ struct Kioskctl: ParsableCommand {
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Event names: frame, flip, scene, data, error, input, power.") var events: [String]
 
-        static let eventNames: Set<String> = ["frame", "flip", "scene", "data", "error", "input", "power"]
+        static let eventNames: Set<String> = ["frame", "flip", "scene", "data", "error", "input", "power", "video"]
 
         func validate() throws {
             guard !events.isEmpty else { throw ValidationError("name at least one event") }

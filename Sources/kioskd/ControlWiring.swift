@@ -152,6 +152,7 @@ final class ControlWiring {
             if case .object(var members) = stats {
                 members["control_clients"] = .int(Int64(server.connections.count))
                 members.merge(statusExtras()) { _, extra in extra }
+                members.merge(videoStats()) { _, video in video }
                 stats = .object(members)
             }
             return stats
@@ -168,6 +169,7 @@ final class ControlWiring {
         }
         registerDisplayCommands()
         registerSceneCommands()
+        registerVideoCommands()
         hookScene()
     }
 

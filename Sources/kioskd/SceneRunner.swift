@@ -48,6 +48,7 @@ final class SceneRunner {
         }
         stage = SceneStage(engine: engine, scene: shown, source: path)
         stage.adjustLoadedScene = adjust
+        VideoWiring.attach(to: stage, loop: loop, logger: logger)
         if watch {
             do { try stage.watch(path: path) } catch where substitute != nil {
                 // A kiosk keeps showing what it has; scene.load and SIGHUP still replace it.

@@ -1,8 +1,8 @@
 import Foundation
 
 /// Video clips made at test time with `gst-launch-1.0`: a test pattern with the frame number burned in at the top
-/// left (`timecodestamper` and `timeoverlay`: HH:MM:SS:FF, FF the frame within the second), at 30 fps. Each clip is made once per test process and cached in a
-/// temporary folder. Broken files for the failure tests are made from a good one.
+/// left (`timecodestamper` and `timeoverlay`: HH:MM:SS:FF, FF the frame within the second, in a font a ninth of the
+/// height in points), at 30 fps. Each clip is made once per test process and cached in a temporary folder. Broken files for the failure tests are made from a good one.
 public enum TestClips {
     public enum Codec: String, Sendable {
         /// H.264 (x264) in MP4.
@@ -30,7 +30,7 @@ public enum TestClips {
         // The number is large and on a black box, so the region compared in golden tests reads clearly.
         let pipeline = "videotestsrc num-buffers=\(frames) pattern=smpte ! video/x-raw,width=\(width),height=\(height),framerate=30/1 "
             + "! timecodestamper ! timeoverlay time-mode=time-code halignment=left valignment=top shaded-background=true "
-            + "font-desc=\"Sans Bold \(max(height / 12, 10))px\" ! videoconvert ! \(encoder) ! filesink location=\(path).part"
+            + "font-desc=\"Sans Bold \(max(height / 9, 8))\" ! videoconvert ! \(encoder) ! filesink location=\(path).part"
         try run("/usr/bin/gst-launch-1.0", ["-q"] + splitPipeline(pipeline))
         try FileManager.default.moveItem(atPath: path + ".part", toPath: path)
         return path
