@@ -121,7 +121,7 @@ public final class GStreamerPlayer: VideoPlayer {
     public func seek(to position: Duration) {
         guard let pipeline, state != .failed else { return }
         if state == .ended { state = .playing }
-        if state == .paused { mailbox.expectPreroll() }
+        if state == .paused { mailbox.expectPreroll(at: position) }
         let nanoseconds = max(position.components.seconds, 0) * 1_000_000_000 + position.components.attoseconds / 1_000_000_000
         let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_ACCURATE.rawValue)
         let source = request.source

@@ -18,8 +18,9 @@ final class PlayerMailbox: Sendable {
         var notes: [BusNote] = []
         var decoded = 0
         var overtaken = 0
-        /// Set by a seek while paused: the frame prerolled there is shown, though the clip does not play.
-        var wantsPreroll = false
+        /// Set by a seek while paused: the frame prerolled there is shown, though the clip does not play. Only a
+        /// frame near this position counts, since the pause itself may preroll the frame after the one shown.
+        var prerollTarget: Duration?
         /// After `close`: nothing more is taken.
         var isClosed = false
     }
@@ -39,8 +40,8 @@ final class PlayerMailbox: Sendable {
         let delivered = contents.withLock { box -> Bool in
             guard !box.isClosed else { return false }
             if preroll {
-                guard box.wantsPreroll else { return false }
-                box.wantsPreroll = false
+                guard let target = box.prerollTarget, max(frame.timestamp - target, target - frame.timestamp) < .milliseconds(50) else { return false }
+                box.prerollTarget = nil
             } else {
                 box.decoded += 1
             }
@@ -61,8 +62,8 @@ final class PlayerMailbox: Sendable {
         if posted { waker.wake() }
     }
 
-    func expectPreroll() {
-        contents.withLock { $0.wantsPreroll = true }
+    func expectPreroll(at position: Duration) {
+        contents.withLock { $0.prerollTarget = position }
     }
 
     func close() {

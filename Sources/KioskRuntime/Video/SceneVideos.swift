@@ -1,8 +1,8 @@
 import KioskCore
 import KioskScene
 
-/// The video widgets of the scene on screen: one `VideoSlot` each, playing while its page is the current one and
-/// paused otherwise (a paused clip decodes nothing and costs no frames). Players come from `maker`, which
+/// The video widgets of the scene on screen: one `VideoSlot` each, opened when its page is first shown, playing
+/// while its page is the current one and paused otherwise (a paused clip decodes nothing and costs no frames). Players come from `maker`, which
 /// `kioskd` sets to GStreamer; without one, video widgets show their placeholder and report an error. Main
 /// thread, with the stage.
 final class SceneVideos {
@@ -33,7 +33,7 @@ final class SceneVideos {
                 slot.onPlaylistFinished = { [weak self] in self?.onPageVideoFinished?(page) }
             }
             slots.append(slot)
-            slot.start()
+            if node.page == currentPage { slot.start() }
         }
     }
 
@@ -41,8 +41,7 @@ final class SceneVideos {
     func pageShown(_ page: String) {
         for slot in slots {
             if slot.node.page == page {
-                if advancingPages.contains(page) { slot.start() }
-                slot.play()
+                if advancingPages.contains(page) { slot.restart() } else { slot.play() }
             } else {
                 slot.pause()
             }

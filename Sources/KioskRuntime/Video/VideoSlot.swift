@@ -77,6 +77,12 @@ final class VideoSlot {
         open(index)
     }
 
+    /// Plays the playlist from its first item.
+    func restart() {
+        wantsPlaying = true
+        start()
+    }
+
     func play() {
         wantsPlaying = true
         if player == nil || player?.state == .failed {
@@ -114,7 +120,7 @@ final class VideoSlot {
         let source = self.source
         guard let body = node.body else { return }
         guard let maker else {
-            fail(source, message: "video playback is not available (GStreamer could not be initialised)", advance: false)
+            fail(source, message: "video playback is not available (no video decoder was set up)", advance: false)
             return
         }
         let request = VideoPlayerRequest(source: source, size: body.frame.size, fit: properties.fit,
@@ -148,17 +154,16 @@ final class VideoSlot {
             if !last {
                 open(index + 1)
             } else {
-                onPlaylistFinished?()
+                onReport?(VideoEventReport(id: node.id, kind: properties.loop ? .looped : .ended, source: source))
                 if properties.loop {
-                    onReport?(VideoEventReport(id: node.id, kind: .looped, source: source))
                     if properties.sources.count == 1, let player {
                         player.seek(to: .zero)
                     } else {
                         open(0)
                     }
-                } else {
-                    onReport?(VideoEventReport(id: node.id, kind: .ended, source: source))
                 }
+                // After the report: a `duration: video` page advances on it, and its `page_shown` follows `ended`.
+                onPlaylistFinished?()
             }
         case .failed(let message):
             fail(source, message: message, advance: true)
