@@ -16,9 +16,10 @@ public final class GStreamerVideo: VideoPlayerMaking {
     /// - Throws: `VideoError` when GStreamer or the elements kioskd builds on (playbin3, appsink) are missing.
     public init(loop: MainLoop) throws {
         Self.initialise()
-        for element in ["playbin3", "appsink", "videoconvert", "videoscale", "aspectratiocrop"] {
+        // `aspectratiocrop` (fit: cover, in the bad plugins) is not required: without it a cover clip fails alone.
+        for element in ["playbin3", "appsink", "videoconvert", "videoscale"] {
             guard let factory = gst_element_factory_find(element) else {
-                throw VideoError("GStreamer element '\(element)' is missing (install the GStreamer base, good and bad plugins)")
+                throw VideoError("GStreamer element '\(element)' is missing (install gstreamer1.0-plugins-base)")
             }
             gst_object_unref(UnsafeMutableRawPointer(factory))
         }

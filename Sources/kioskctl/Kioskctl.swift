@@ -165,9 +165,10 @@ struct Kioskctl: ParsableCommand {
               error  something failed with no request to answer: code, message
               input  a touch, click or key on the scene: kind (down, up, press, cancel, key), id, action, x, y, output, key, time_us
               power  the screen's idle state changed: state (active, dimmed, blanked), previous, reason
+              video  a video widget started, ended, looped or failed: id, kind, source, message (for error)
             """)
         @OptionGroup var connection: ConnectionOptions
-        @Argument(help: "Event names: frame, flip, scene, data, error, input, power.") var events: [String]
+        @Argument(help: "Event names: frame, flip, scene, data, error, input, power, video.") var events: [String]
 
         static let eventNames: Set<String> = ["frame", "flip", "scene", "data", "error", "input", "power", "video"]
 
