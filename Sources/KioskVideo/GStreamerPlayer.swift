@@ -10,7 +10,8 @@ private let logger = Logger(label: "kioskd.video")
 /// otherwise) and plays audio to the default sink unless muted; its video sink is a bin that scales the frames to
 /// the widget's size (`fit`) and converts them to BGRA for an `appsink`. The appsink syncs on the pipeline clock,
 /// so each frame leaves GStreamer's streaming thread when it is due; it is copied into a `LayerSurface` there and
-/// crosses to the main thread through the mailbox, where `onFrame` gets the newest one.
+/// crosses to the main thread through the mailbox, where `onFrame` gets the newest one. With QoS on, a decoder
+/// that falls behind skips frames; those show as gaps in the timestamps and are counted as dropped.
 ///
 /// Lives on the main thread; state changes and seeks run on the factory's control queue.
 public final class GStreamerPlayer: VideoPlayer {
@@ -20,10 +21,11 @@ public final class GStreamerPlayer: VideoPlayer {
     public let request: VideoPlayerRequest
 
     private let mailbox: PlayerMailbox
-    private weak var video: GStreamerVideo?
+    /// Held strongly: its waker brings this player's frames, and its queue runs the state changes (it holds players
+    /// weakly, so there is no cycle).
+    private let video: GStreamerVideo
     private var pipeline: PipelineHandle?
-    private let sink: UnsafeMutablePointer<GstElement>
-    private var taken = (decoded: 0, overtaken: 0)
+    private var taken = VideoFrameCounts()
     private var started = false
 
     init(request: VideoPlayerRequest, mailbox: PlayerMailbox, video: GStreamerVideo) throws {
@@ -41,10 +43,10 @@ public final class GStreamerPlayer: VideoPlayer {
             throw VideoError("video: cannot build the frame sink: \(message)")
         }
         let binElement = UnsafeMutableRawPointer(bin).assumingMemoryBound(to: GstElement.self)
-        guard let found = gst_bin_get_by_name(UnsafeMutableRawPointer(bin).assumingMemoryBound(to: GstBin.self), "frames") else {
+        guard let sink = gst_bin_get_by_name(UnsafeMutableRawPointer(bin).assumingMemoryBound(to: GstBin.self), "frames") else {
             throw VideoError("video: the frame sink has no appsink")
         }
-        sink = found
+        defer { gst_object_unref(UnsafeMutableRawPointer(sink)) }
         kiosk_gst_set_element(playbin, "video-sink", binElement)
         kiosk_gst_set_string(playbin, "uri", request.source.gstreamerURI)
         // GstPlayFlags: video (0x1), audio (0x2), soft-volume (0x10). A muted clip has no audio branch at all, so a
@@ -67,7 +69,6 @@ public final class GStreamerPlayer: VideoPlayer {
 
     deinit {
         close()
-        gst_object_unref(UnsafeMutableRawPointer(sink))
     }
 
     /// The video sink: scale to the widget's size as `fit` says, convert to BGRA (Cairo's ARGB32 in memory), and
@@ -101,10 +102,7 @@ public final class GStreamerPlayer: VideoPlayer {
         return .nanoseconds(Int64(value))
     }
 
-    public var counts: VideoFrameCounts {
-        let late = pipeline == nil ? 0 : Int(kiosk_gst_sink_dropped(sink))
-        return VideoFrameCounts(decoded: taken.decoded + late, dropped: taken.overtaken + late)
-    }
+    public var counts: VideoFrameCounts { taken }
 
     public func play() {
         guard pipeline != nil, state != .failed else { return }
@@ -121,11 +119,11 @@ public final class GStreamerPlayer: VideoPlayer {
     public func seek(to position: Duration) {
         guard let pipeline, state != .failed else { return }
         if state == .ended { state = .playing }
-        if state == .paused { mailbox.expectPreroll(at: position) }
+        mailbox.seeking(paused: state == .paused, to: position)
         let nanoseconds = max(position.components.seconds, 0) * 1_000_000_000 + position.components.attoseconds / 1_000_000_000
         let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_ACCURATE.rawValue)
         let source = request.source
-        video?.control.async {
+        video.control.async {
             if gst_element_seek_simple(pipeline.element, GST_FORMAT_TIME, flags, gint64(nanoseconds)) == 0 {
                 logger.warning("video \(source): seek to \(position) refused")
             }
@@ -138,19 +136,19 @@ public final class GStreamerPlayer: VideoPlayer {
         onFrame = nil
         onEvent = nil
         mailbox.close()
-        video?.forget(mailbox.id)
+        video.forget(mailbox.id)
         // Going to NULL joins GStreamer's threads: not on the main thread.
         let done = { @Sendable in
             _ = gst_element_set_state(pipeline.element, GST_STATE_NULL)
             _ = pipeline
         }
-        if let video { video.control.async(execute: done) } else { done() }
+        video.control.async(execute: done)
     }
 
     // MARK: Main thread
 
     private func setState(_ target: GstState) {
-        guard let pipeline, let video else { return }
+        guard let pipeline else { return }
         let source = request.source
         video.control.async {
             if gst_element_set_state(pipeline.element, target) == GST_STATE_CHANGE_FAILURE {
@@ -162,8 +160,8 @@ public final class GStreamerPlayer: VideoPlayer {
 
     /// What GStreamer's threads left: bus notes in order, then the newest frame.
     func takeMailbox() {
-        let (frame, notes, decoded, overtaken) = mailbox.take()
-        taken = (decoded, overtaken)
+        let (frame, notes, decoded, dropped) = mailbox.take()
+        taken = VideoFrameCounts(decoded: decoded, dropped: dropped)
         for note in notes {
             switch note {
             case .endOfStream:

@@ -18,6 +18,10 @@ final class PlayerMailbox: Sendable {
         var notes: [BusNote] = []
         var decoded = 0
         var overtaken = 0
+        /// Frames the decoder or the sink skipped as late: gaps in the timestamps of the frames that came.
+        var skipped = 0
+        /// The timestamp and duration of the last frame that came, to see gaps; forgotten at a seek.
+        var last: (timestamp: Duration, duration: Duration)?
         /// Set by a seek while paused: the frame prerolled there is shown, though the clip does not play. Only a
         /// frame near this position counts, since the pause itself may preroll the frame after the one shown.
         var prerollTarget: Duration?
@@ -44,6 +48,11 @@ final class PlayerMailbox: Sendable {
                 box.prerollTarget = nil
             } else {
                 box.decoded += 1
+                if let last = box.last, last.duration > .zero {
+                    let gap = frame.timestamp - last.timestamp
+                    if gap > last.duration * 3 / 2 { box.skipped += Int((gap / last.duration).rounded()) - 1 }
+                }
+                box.last = (frame.timestamp, frame.duration)
             }
             if box.frame != nil { box.overtaken += 1 }
             box.frame = frame
@@ -62,8 +71,12 @@ final class PlayerMailbox: Sendable {
         if posted { waker.wake() }
     }
 
-    func expectPreroll(at position: Duration) {
-        contents.withLock { $0.prerollTarget = position }
+    /// A seek: the next frame's timestamp does not follow the last one.
+    func seeking(paused: Bool, to position: Duration) {
+        contents.withLock { box in
+            box.last = nil
+            if paused { box.prerollTarget = position }
+        }
     }
 
     func close() {
@@ -75,9 +88,9 @@ final class PlayerMailbox: Sendable {
     }
 
     /// On the main thread: the newest frame and the notes since the last take, and the counters so far.
-    func take() -> (frame: VideoFrame?, notes: [BusNote], decoded: Int, overtaken: Int) {
+    func take() -> (frame: VideoFrame?, notes: [BusNote], decoded: Int, dropped: Int) {
         contents.withLock { box in
-            let taken = (box.frame, box.notes, box.decoded, box.overtaken)
+            let taken = (box.frame, box.notes, box.decoded, box.overtaken + box.skipped)
             box.frame = nil
             box.notes = []
             return taken
@@ -154,8 +167,16 @@ enum VideoFrameCopy {
         for row in 0..<height {
             (surface.bytes + row * surface.stride).copyMemory(from: source + offset + row * sourceStride, byteCount: rowBytes)
         }
-        let pts = buffer.pointee.pts
+        let pts = buffer.pointee.pts, length = buffer.pointee.duration
         let timestamp: Duration = pts == UInt64.max ? .zero : .nanoseconds(Int64(clamping: pts))
-        return VideoFrame(surface: surface, timestamp: timestamp)
+        let duration: Duration
+        if length != UInt64.max {
+            duration = .nanoseconds(Int64(clamping: length))
+        } else if info.fps_n > 0 {
+            duration = .nanoseconds(Int64(1_000_000_000) * Int64(info.fps_d) / Int64(info.fps_n))
+        } else {
+            duration = .zero
+        }
+        return VideoFrame(surface: surface, timestamp: timestamp, duration: duration)
     }
 }

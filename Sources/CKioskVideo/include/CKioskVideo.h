@@ -5,14 +5,9 @@
 
 // g_object_set and g_object_get are variadic, which Swift cannot call: one typed setter per value kind kioskd sets.
 void kiosk_gst_set_string(GstElement *element, const char *property, const char *value);
-void kiosk_gst_set_bool(GstElement *element, const char *property, int value);
 void kiosk_gst_set_double(GstElement *element, const char *property, double value);
 void kiosk_gst_set_uint(GstElement *element, const char *property, unsigned int value);
-void kiosk_gst_set_int64(GstElement *element, const char *property, int64_t value);
 void kiosk_gst_set_element(GstElement *element, const char *property, GstElement *value);
-
-// The frames a sink dropped as too late (GstBaseSink's "stats" structure, read through g_object_get).
-uint64_t kiosk_gst_sink_dropped(GstElement *sink);
 
 // GST_MESSAGE_SRC is a macro over a cast; the name of the element that posted a message, or NULL.
 const char *kiosk_gst_message_source_name(GstMessage *message);

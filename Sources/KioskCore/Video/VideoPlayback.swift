@@ -5,10 +5,13 @@ public struct VideoFrame: Sendable {
     public let surface: LayerSurface
     /// The frame's position in the clip (the buffer's presentation timestamp).
     public let timestamp: Duration
+    /// How long the frame is shown in the clip (zero when unknown).
+    public let duration: Duration
 
-    public init(surface: LayerSurface, timestamp: Duration) {
+    public init(surface: LayerSurface, timestamp: Duration, duration: Duration = .zero) {
         self.surface = surface
         self.timestamp = timestamp
+        self.duration = duration
     }
 }
 
@@ -68,8 +71,8 @@ public struct VideoPlayerRequest: Sendable, Equatable {
 public struct VideoFrameCounts: Sendable, Equatable {
     /// Frames the decoder handed over.
     public var decoded: Int = 0
-    /// Frames dropped before they reached the screen: late at the sink, or overtaken by a newer frame before the
-    /// main thread took them.
+    /// Frames dropped before they reached the screen: skipped as late by the decoder or the sink (gaps in the
+    /// timestamps), or overtaken by a newer frame before the main thread took them.
     public var dropped: Int = 0
 
     public init(decoded: Int = 0, dropped: Int = 0) {
