@@ -45,7 +45,7 @@ extension SceneStage: VideoControlling {
             "frames_decoded": .number(Double(counts.decoded)),
             "frames_shown": .number(Double(counts.shown)),
             "frames_dropped": .number(Double(counts.dropped)),
-            "error": slot.lastError.map(PropertyValue.string) ?? .null,
+            "error": slot.problem.map(PropertyValue.string) ?? .null,
         ]
     }
 

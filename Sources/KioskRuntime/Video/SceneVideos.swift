@@ -33,13 +33,15 @@ final class SceneVideos {
                 slot.onPlaylistFinished = { [weak self] in self?.onPageVideoFinished?(page) }
             }
             slots.append(slot)
-            if node.page == currentPage { slot.start() }
+            // Without a maker (none set yet, or GStreamer unavailable, which `kioskd` logs once) the widget shows
+            // its placeholder and `video.state` says why.
+            if node.page == currentPage, maker != nil { slot.start() }
         }
     }
 
     /// Plays the current page's videos and pauses the rest. A `duration: video` page starts its videos over.
     func pageShown(_ page: String) {
-        for slot in slots {
+        for slot in slots where maker != nil {
             if slot.node.page == page {
                 if advancingPages.contains(page) { slot.restart() } else { slot.play() }
             } else {

@@ -44,6 +44,9 @@ final class VideoSlot {
     private(set) var framesShown = 0
     private var framesNotShown = 0
     private(set) var lastError: String?
+    /// Why the widget shows its placeholder, for `video.state`.
+    var problem: String? { lastError ?? (maker == nil ? Self.noDecoder : nil) }
+    static let noDecoder = "video playback is not available (no video decoder was set up)"
     /// Reports for the stage's subscribers.
     var onReport: ((VideoEventReport) -> Void)?
     /// The whole playlist played once (a `duration: video` page advances on it).
@@ -61,7 +64,7 @@ final class VideoSlot {
 
     var state: VideoPlaybackState {
         if let player { return player.state }
-        return lastError != nil ? .failed : .ended
+        return lastError != nil || maker == nil ? .failed : .ended
     }
 
     var counts: (decoded: Int, shown: Int, dropped: Int) {
@@ -120,7 +123,7 @@ final class VideoSlot {
         let source = self.source
         guard let body = node.body else { return }
         guard let maker else {
-            fail(source, message: "video playback is not available (no video decoder was set up)", advance: false)
+            fail(source, message: Self.noDecoder, advance: false)
             return
         }
         let request = VideoPlayerRequest(source: source, size: body.frame.size, fit: properties.fit,
