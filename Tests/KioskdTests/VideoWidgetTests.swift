@@ -191,6 +191,13 @@ final class VideoWidgetTests: XCTestCase {
         let started = try videoEvent(events, "started")
         XCTAssertEqual(started.string("source"), other)
 
+        let ctl = try daemon.kioskctl(["video", "pause", "--id", "clip"])
+        XCTAssertEqual(ctl.status, 0, ctl.stderr)
+        XCTAssertTrue(String(decoding: ctl.stdout, as: UTF8.self).contains("state: paused"), String(decoding: ctl.stdout, as: UTF8.self))
+        let missing = try daemon.kioskctl(["video", "state", "--id", "nope"])
+        XCTAssertEqual(missing.status, 1, "an error reply")
+        XCTAssertTrue(missing.stderr.contains("no video widget with id 'nope'"), missing.stderr)
+
         XCTAssertEqual(try daemon.error("video.state", #"{"id": "nope"}"#).code, "not_found")
         XCTAssertEqual(try daemon.error("video.seek", #"{"position": -1}"#).code, "invalid_argument")
         XCTAssertEqual(try daemon.error("video.load", #"{"source": "relative.mp4"}"#).code, "invalid_argument")
