@@ -362,6 +362,7 @@ public final class SceneStage: SceneControlling {
             builder.relayout(tops, in: pageLayer.frame.size, scene: scene)
         }
         for n in node.flattened { builder.configure(n, scene: scene); motion.startTicker(n) }
+        videos.widgetsChanged()
     }
 
     /// The folder relative image paths of `widget.set` resolve against: the scene file's.

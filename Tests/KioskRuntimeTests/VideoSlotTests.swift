@@ -173,3 +173,26 @@ final class VideoSlotTests: XCTestCase {
         XCTAssertEqual(try h.stage.videoState(id: "v")["source"], .string("/tmp/other.mp4"))
     }
 }
+
+extension VideoSlotTests {
+    func testWidgetSetKeepsThePausedFrameAndReopensAtANewSize() throws {
+        let (h, maker) = try harness("""
+        widgets:
+          - {id: v, type: video, source: a.mp4, x: 0, y: 0, width: 100%, height: 100%, background: "#0000ff"}
+        """)
+        maker.last.frame(0xFF0000)
+        try h.stage.pauseVideo(id: "v")
+        h.settle()
+        try h.stage.setWidget(id: "v", properties: ["opacity": .number(1), "background": .string("#00ff00")])
+        h.settle()
+        XCTAssertEqual(try h.pixel(x: 10, y: 10) & 0xFFFFFF, 0xFF0000, "the paused frame stays over the new placeholder")
+        XCTAssertEqual(maker.players.count, 1)
+
+        maker.last.position = .seconds(3)
+        try h.stage.setWidget(id: "v", properties: ["width": .string("50%")])
+        XCTAssertEqual(maker.players.count, 2, "a new size opens the clip again")
+        XCTAssertEqual(maker.last.request.size, Size(width: 32, height: 48))
+        XCTAssertEqual(maker.last.seeks, [.seconds(3)], "where it was")
+        XCTAssertEqual(maker.last.state, .paused, "and still paused")
+    }
+}

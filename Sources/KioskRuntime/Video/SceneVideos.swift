@@ -50,6 +50,12 @@ final class SceneVideos {
         }
     }
 
+    /// After `widget.set`: a video whose widget changed size opens its clip again at the new size; the others show
+    /// their last frame again over the placeholder the change rendered.
+    func widgetsChanged() {
+        for slot in slots { slot.widgetChanged() }
+    }
+
     func closeAll() {
         for slot in slots { slot.close() }
         slots = []

@@ -36,6 +36,9 @@ final class VideoSlot {
     private unowned let engine: LayerEngine
     private let maker: (any VideoPlayerMaking)?
     private(set) var player: (any VideoPlayer)?
+    /// The frame size the current player was asked for, and the last frame it showed.
+    private var requestedSize: Size?
+    private var lastSurface: LayerSurface?
     private(set) var index = 0
     /// Items that failed one after the other; the playlist stops once all have.
     private var failuresInARow = 0
@@ -115,6 +118,19 @@ final class VideoSlot {
         retirePlayer()
     }
 
+    /// The widget was changed (`widget.set`): its body may have a new size, and its content was set again.
+    func widgetChanged() {
+        guard let body = node.body, let player, lastError == nil else { return }
+        if let requested = requestedSize, requested != body.frame.size {
+            // Frames come scaled to the old size: open the clip again at the new one, where it was.
+            let position = player.position
+            open(index)
+            if let position, position > .zero { self.player?.seek(to: position) }
+        } else if let lastSurface {
+            engine.showExternalSurface(lastSurface, on: body)
+        }
+    }
+
     // MARK: Items
 
     private func open(_ newIndex: Int) {
@@ -136,9 +152,11 @@ final class VideoSlot {
             return
         }
         self.player = player
+        requestedSize = request.size
         if !wantsPlaying { player.pause() }
         player.onFrame = { [weak self, unowned body] frame in
             guard let self else { return }
+            self.lastSurface = frame.surface
             self.engine.showExternalSurface(frame.surface, on: body) { [weak self] shown in
                 if shown { self?.framesShown += 1 } else { self?.framesNotShown += 1 }
             }
@@ -202,6 +220,7 @@ final class VideoSlot {
     }
 
     private func retirePlayer() {
+        lastSurface = nil
         guard let player else { return }
         let counts = player.counts
         closedCounts.decoded += counts.decoded
