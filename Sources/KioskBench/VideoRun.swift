@@ -62,7 +62,8 @@ public enum VideoRun {
         }
     }
 
-    /// Plays `clip` (at least `frames` frames long) with each contestant until `frames` frames were decoded.
+    /// Plays `clip` (at least `frames` frames long) with each contestant until `frames` frames were played through
+    /// (shown, or dropped and counted).
     public static func run(clip: String, mode: DisplayMode, frames: Int,
                            makeVideo: (MainLoop) throws -> any VideoPlayerMaking) throws -> Scenario {
         Scenario(mode: mode.description, clip: clip, frames: frames,
@@ -115,7 +116,8 @@ public enum VideoRun {
             let now = CPUTime.thread()
             perFrame.record(.nanoseconds(Int64((now - lastThread) * 1e6)))
             lastThread = now
-            if player.counts.decoded >= frames { loop.stop() }
+            // Frames played through: shown or not, and those dropped before the main thread saw them.
+            if shown + notShown + player.counts.dropped >= frames { loop.stop() }
         }
         player.onEvent = { event in
             switch event {
@@ -163,7 +165,7 @@ public enum VideoRun {
             for y in 0..<rows { (scanout + y * stride).copyMemory(from: surface.bytes + y * surface.stride, byteCount: rowBytes) }
             copied += 1
             perFrame.record(.nanoseconds(Int64((CPUTime.thread() - t0) * 1e6)))
-            if player.counts.decoded >= frames { loop.stop() }
+            if copied + player.counts.dropped >= frames { loop.stop() }
         }
         player.onEvent = { event in
             switch event {

@@ -22,6 +22,10 @@ final class PlayerMailbox: Sendable {
         var skipped = 0
         /// The timestamp and duration of the last frame that came, to see gaps; forgotten at a seek.
         var last: (timestamp: Duration, duration: Duration)?
+        /// No frame came since the clip was opened: the first one should be at zero.
+        var fromStart = true
+        /// The shortest step between two frames seen: the frame duration where buffers carry none.
+        var shortestStep: Duration?
         /// Set by a seek while paused: the frame prerolled there is shown, though the clip does not play. Only a
         /// frame near this position counts, since the pause itself may preroll the frame after the one shown.
         var prerollTarget: Duration?
@@ -48,10 +52,17 @@ final class PlayerMailbox: Sendable {
                 box.prerollTarget = nil
             } else {
                 box.decoded += 1
-                if let last = box.last, last.duration > .zero {
+                if let last = box.last {
                     let gap = frame.timestamp - last.timestamp
-                    if gap > last.duration * 3 / 2 { box.skipped += Int((gap / last.duration).rounded()) - 1 }
+                    // The frame's own duration, or (WebM often has none) the shortest step seen so far.
+                    let step = last.duration > .zero ? last.duration : box.shortestStep
+                    if let step, step > .zero, gap > step * 3 / 2 { box.skipped += Int((gap / step).rounded()) - 1 }
+                    if gap > .zero { box.shortestStep = min(box.shortestStep ?? gap, gap) }
+                } else if box.fromStart, frame.duration > .zero, frame.timestamp > frame.duration / 2 {
+                    // The clip's first frames never came.
+                    box.skipped += Int((frame.timestamp / frame.duration).rounded())
                 }
+                box.fromStart = false
                 box.last = (frame.timestamp, frame.duration)
             }
             if box.frame != nil { box.overtaken += 1 }
@@ -75,6 +86,7 @@ final class PlayerMailbox: Sendable {
     func seeking(paused: Bool, to position: Duration) {
         contents.withLock { box in
             box.last = nil
+            box.fromStart = false
             if paused { box.prerollTarget = position }
         }
     }
