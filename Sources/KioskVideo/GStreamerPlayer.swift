@@ -13,7 +13,7 @@ private let logger = Logger(label: "kioskd.video")
 /// crosses to the main thread through the mailbox, where `onFrame` gets the newest one. With QoS on, a decoder
 /// that falls behind skips frames; those show as gaps in the timestamps and are counted as dropped.
 ///
-/// Lives on the main thread; state changes and seeks run on the factory's control queue.
+/// Lives on the main thread; state changes and seeks run on its own serial queue.
 public final class GStreamerPlayer: VideoPlayer {
     public var onFrame: ((VideoFrame) -> Void)?
     public var onEvent: ((VideoPlayerEvent) -> Void)?
@@ -25,6 +25,9 @@ public final class GStreamerPlayer: VideoPlayer {
     /// weakly, so there is no cycle).
     private let video: GStreamerVideo
     private var pipeline: PipelineHandle?
+    /// State changes and seeks of this pipeline, in order, off the main thread. One queue per player: a pipeline
+    /// slow to go to NULL after an error never holds up the next item of a playlist.
+    private let control: DispatchQueue
     private var taken = VideoFrameCounts()
     private var started = false
 
@@ -32,6 +35,7 @@ public final class GStreamerPlayer: VideoPlayer {
         self.request = request
         self.mailbox = mailbox
         self.video = video
+        control = DispatchQueue(label: "kioskd.video.\(mailbox.id)", qos: .userInitiated)
         guard let playbin = gst_element_factory_make("playbin3", nil) else { throw VideoError("video: cannot make playbin3") }
         let pipeline = PipelineHandle(playbin)
         gst_object_ref_sink(UnsafeMutableRawPointer(playbin))
@@ -123,7 +127,7 @@ public final class GStreamerPlayer: VideoPlayer {
         let nanoseconds = max(position.components.seconds, 0) * 1_000_000_000 + position.components.attoseconds / 1_000_000_000
         let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_ACCURATE.rawValue)
         let source = request.source
-        video.control.async {
+        control.async {
             if gst_element_seek_simple(pipeline.element, GST_FORMAT_TIME, flags, gint64(nanoseconds)) == 0 {
                 logger.warning("video \(source): seek to \(position) refused")
             }
@@ -142,7 +146,7 @@ public final class GStreamerPlayer: VideoPlayer {
             _ = gst_element_set_state(pipeline.element, GST_STATE_NULL)
             _ = pipeline
         }
-        video.control.async(execute: done)
+        control.async(execute: done)
     }
 
     // MARK: Main thread
@@ -150,7 +154,7 @@ public final class GStreamerPlayer: VideoPlayer {
     private func setState(_ target: GstState) {
         guard let pipeline else { return }
         let source = request.source
-        video.control.async {
+        control.async {
             if gst_element_set_state(pipeline.element, target) == GST_STATE_CHANGE_FAILURE {
                 // The bus says why, as an error message.
                 logger.debug("video \(source): state change refused")

@@ -4,14 +4,13 @@ import Dispatch
 import KioskCore
 /// GStreamer for one main loop: initialises the library once, makes `GStreamerPlayer`s, and hands each player
 /// what GStreamer's threads left in its mailbox when the loop's waker fires. State changes and seeks, which may
-/// wait on GStreamer's threads, run on one serial queue (`control`), never on the main thread.
+/// wait on GStreamer's threads, run on each player's own serial queue, never on the main thread.
 ///
 /// Lives on the main thread.
 public final class GStreamerVideo: VideoPlayerMaking {
     private var waker: Waker?
     private var players: [Int: WeakPlayer] = [:]
     private var nextID = 0
-    let control = DispatchQueue(label: "kioskd.video.control", qos: .userInitiated)
 
     /// - Throws: `VideoError` when GStreamer or the elements kioskd builds on (playbin3, appsink) are missing.
     public init(loop: MainLoop) throws {
@@ -64,9 +63,9 @@ public final class GStreamerVideo: VideoPlayerMaking {
     }
 }
 
-/// A GStreamer pipeline handed between the main thread and the control queue. The object is reference counted
+/// A GStreamer pipeline handed between the main thread and its player's queue. The object is reference counted
 /// by GStreamer and its methods are thread-safe; this box owns one reference, dropped after the pipeline was set
-/// to NULL on the control queue.
+/// to NULL on that queue.
 final class PipelineHandle: @unchecked Sendable {
     let element: UnsafeMutablePointer<GstElement>
 

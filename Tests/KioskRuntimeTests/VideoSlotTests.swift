@@ -196,3 +196,21 @@ extension VideoSlotTests {
         XCTAssertEqual(maker.last.state, .paused, "and still paused")
     }
 }
+
+extension VideoSlotTests {
+    func testAnItemThatNeverStartsFailsAfterTheTimeoutAndTheNextPlays() throws {
+        let (h, maker) = try harness("""
+        widgets:
+          - {id: v, type: video, playlist: [a.mp4, b.mp4], loop: false, x: 0, y: 0, width: 100%, height: 100%}
+        """)
+        h.run(for: .seconds(9))
+        XCTAssertEqual(maker.players.count, 1, "still waiting")
+        h.run(for: .seconds(2))
+        XCTAssertEqual(events.map(\.kind), [.error])
+        XCTAssertTrue(events.first?.message?.hasPrefix("no frame within 10") == true, events.first?.message ?? "")
+        XCTAssertEqual(maker.players.count, 2)
+        maker.last.frame(0x00FF00)
+        h.run(for: .seconds(20))
+        XCTAssertEqual(events.map(\.kind), [.error, .started], "a started item has no deadline")
+    }
+}

@@ -27,8 +27,8 @@ public struct VideoEventReport: Sendable, Equatable {
 }
 
 /// One video widget's playback: its playlist, the player of the current item, the frames it shows on the widget's
-/// body layer, and the counters across items. A failed item shows the placeholder (the body's own content) and the
-/// next one is tried; when every item has failed in a row, the widget stays on its placeholder until told to load
+/// body layer, and the counters across items. A failed item (an error, or no frame within `startTimeout` of opening
+/// while playing) shows the placeholder (the body's own content) and the next one is tried; when every item has failed in a row, the widget stays on its placeholder until told to load
 /// or play. Main thread, with the stage.
 final class VideoSlot {
     let node: WidgetNode
@@ -39,6 +39,11 @@ final class VideoSlot {
     /// The frame size the current player was asked for, and the last frame it showed.
     private var requestedSize: Size?
     private var lastSurface: LayerSurface?
+    /// Whether the current item showed its first frame.
+    private var itemStarted = false
+    /// Fails an item that shows no frame and no error while playing (GStreamer can stall on a truncated file).
+    private var startDeadline: TimerHandle?
+    static let startTimeout: Duration = .seconds(10)
     private(set) var index = 0
     /// Items that failed one after the other; the playlist stops once all have.
     private var failuresInARow = 0
@@ -95,6 +100,16 @@ final class VideoSlot {
             start(at: index)
         } else {
             player?.play()
+            if !itemStarted { armStartDeadline() }
+        }
+    }
+
+    private func armStartDeadline() {
+        startDeadline?.cancel()
+        let source = self.source
+        startDeadline = engine.loop.addTimer(after: Self.startTimeout) { [weak self] in
+            guard let self, !self.itemStarted, self.player != nil, self.wantsPlaying, self.source == source else { return }
+            self.fail(source, message: "no frame within \(Self.startTimeout) of opening the clip", advance: true)
         }
     }
 
@@ -153,7 +168,8 @@ final class VideoSlot {
         }
         self.player = player
         requestedSize = request.size
-        if !wantsPlaying { player.pause() }
+        itemStarted = false
+        if wantsPlaying { armStartDeadline() } else { player.pause() }
         player.onFrame = { [weak self, unowned body] frame in
             guard let self else { return }
             self.lastSurface = frame.surface
@@ -167,6 +183,9 @@ final class VideoSlot {
     private func playerEvent(_ event: VideoPlayerEvent, source: String) {
         switch event {
         case .started:
+            itemStarted = true
+            startDeadline?.cancel()
+            startDeadline = nil
             failuresInARow = 0
             lastError = nil
             onReport?(VideoEventReport(id: node.id, kind: .started, source: source))
@@ -221,6 +240,8 @@ final class VideoSlot {
 
     private func retirePlayer() {
         lastSurface = nil
+        startDeadline?.cancel()
+        startDeadline = nil
         guard let player else { return }
         let counts = player.counts
         closedCounts.decoded += counts.decoded
