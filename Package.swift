@@ -31,8 +31,14 @@ let package = Package(
         systemLibrary("CJpeg", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
         systemLibrary("CPng", pkgConfig: "libpng", apt: "libpng-dev"),
         systemLibrary("CMosquitto", pkgConfig: "libmosquitto", apt: "libmosquitto-dev"),
+        // gstreamer-app-1.0 brings gstreamer-1.0 and the base libraries; the module map links gstvideo-1.0 beside it.
+        systemLibrary("CGStreamer", pkgConfig: "gstreamer-app-1.0", apt: "libgstreamer-plugins-base1.0-dev"),
         .target(name: "CKioskShims", dependencies: ["CDRM"]),
         .target(name: "CKioskSys"),
+        // GObject's variadic property setters and GStreamer's cast macros, which Swift cannot call.
+        .target(name: "CKioskVideo", dependencies: ["CGStreamer"]),
+        // GStreamer pipelines into decoded frames; the only module that imports GStreamer.
+        .target(name: "KioskVideo", dependencies: ["KioskCore", "CGStreamer", "CKioskVideo", .product(name: "Logging", package: "swift-log")]),
         // libjpeg reports errors by longjmp, which Swift cannot catch: the decoder and encoder live in C.
         .target(name: "CKioskJpeg", dependencies: ["CJpeg"]),
         // libpng too; its decoder streams rows and scales them down as they come, so memory follows the size shown.
@@ -79,7 +85,7 @@ let package = Package(
         .executableTarget(
             name: "kioskd",
             dependencies: [
-                "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskBench", "KioskService", "KioskFleet", "KioskInput",
+                "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskBench", "KioskService", "KioskFleet", "KioskInput", "KioskVideo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -121,6 +127,7 @@ let package = Package(
             // Golden PNGs are read from the source tree by path (see GoldenImage.swift), not bundled.
             exclude: ["Golden"]
         ),
+        .testTarget(name: "KioskVideoTests", dependencies: ["KioskVideo", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskEngineTests", dependencies: ["KioskCore", "KioskDisplay", "KioskTestSupport"]),
         .testTarget(name: "DRMTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskCore", "KioskDisplay", "KioskRender", "KioskInput", "KioskBench", "CDRM", "KioskTestSupport"]),
     ]

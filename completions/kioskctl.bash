@@ -173,13 +173,13 @@ _kioskctl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    ping|version|stats|display-info|power|screenshot|scene|widget|data|page|animate|log-level|raw|watch|help)
+    ping|version|stats|display-info|power|screenshot|scene|widget|data|page|animate|video|log-level|raw|watch|help)
         # Offer subcommand argument completions
         "_kioskctl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'ping version stats display-info power screenshot scene widget data page animate log-level raw watch help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'ping version stats display-info power screenshot scene widget data page animate video log-level raw watch help' -- "${cur}"))
         ;;
     esac
 }
@@ -528,6 +528,119 @@ _kioskctl_animate() {
         return
         ;;
     '--deceleration')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_video() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __kioskctl_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    play|pause|seek|state|load)
+        # Offer subcommand argument completions
+        "_kioskctl_video_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'play pause seek state load' -- "${cur}"))
+        ;;
+    esac
+}
+
+_kioskctl_video_play() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --id)
+    __kioskctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--id')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_video_pause() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --id)
+    __kioskctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--id')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_video_seek() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --id)
+    __kioskctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--id')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_video_state() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --id)
+    __kioskctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--id')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_video_load() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --id)
+    __kioskctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--id')
         return
         ;;
     esac

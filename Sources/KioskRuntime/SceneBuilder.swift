@@ -288,6 +288,11 @@ final class SceneBuilder {
                                  cornerRadius: look.cornerRadius ?? 10,
                                  border: look.border.map { RectContent.Border(width: $0.width, color: StyleMapping.color($0.colour)) },
                                  state: ButtonContent.State(rawValue: state.rawValue) ?? .normal)
+        case .video(let v):
+            // The placeholder: shown until the first frame and whenever a clip fails.
+            if let image = v.placeholder { return ImageContent(path: image, fit: .contain) }
+            let background = style.background.flatMap { if case .colour(let c) = $0 { StyleMapping.color(c) } else { nil } }
+            return RectContent(fill: .solid(background ?? .black))
         case .fps:
             let stats = engine.stats
             return FPSContent(framesPerSecond: stats.fps, frameMilliseconds: stats.fps > 0 ? 1000 / stats.fps : 0,

@@ -48,6 +48,8 @@ public enum StageEvent: Sendable, Equatable {
     case pageShown(name: String)
     /// Something failed without a request to answer: an invalid scene on live reload, a failed render.
     case error(code: String, message: String)
+    /// A video widget started, ended, looped or failed.
+    case video(VideoEventReport)
 }
 
 /// How `animate` moves a property: the pop animation kinds. An immutable value; any thread.

@@ -64,6 +64,8 @@ public final class SceneStage: SceneControlling {
         get { ranges.preload }
         set { ranges.preload = max(0, newValue); updateRanges() }
     }
+    /// The video widgets' playback (`SceneStage+Video.swift`).
+    let videos: SceneVideos
 
     /// Shows `scene` on `engine` (its first page), laid out on the calling thread. `clock` gives the wall-clock
     /// time clocks show, in seconds since the epoch (tests pass a fixed one).
@@ -76,6 +78,7 @@ public final class SceneStage: SceneControlling {
         builder.maxImagePixels = limits.maximumImagePixels
         motion = SceneMotion(engine: engine, builder: builder)
         ranges = PageRangeKeeper(engine: engine, preload: 1)
+        videos = SceneVideos(engine: engine)
         self.scene = scene
         self.source = source
         currentPage = scene.pages.first?.name ?? ""
@@ -90,6 +93,8 @@ public final class SceneStage: SceneControlling {
             self?.onEvent?(.error(code: "render_failed", message: "widget \(layer): \(message)"))
         }
         engine.onSceneSizeChanged = { [weak self] size in self?.relayout(for: size) }
+        videos.onReport = { [weak self] report in self?.onEvent?(.video(report)) }
+        videos.onPageVideoFinished = { [weak self] page in self?.advance(from: page) }
     }
 
     /// Loads and shows the scene file at `path` on the calling thread (at start, before the loop runs); throws
@@ -264,6 +269,7 @@ public final class SceneStage: SceneControlling {
         showOnly(currentPage)
         updateRanges()
         motion.start(nodes, of: scene)
+        videos.adopt(nodes, scene: scene, currentPage: currentPage)
     }
 
     /// Purges the pages out of range and renders ahead those that entered it (see `PageRange`).
@@ -344,6 +350,7 @@ public final class SceneStage: SceneControlling {
         self.transition?.finish()
         let outgoingName = currentPage
         currentPage = name
+        videos.pageShown(name)
         onEvent?(.pageShown(name: name))
         schedulePageAdvance()
         // A purged page renders first (`updateRanges` restores it), then shows whole: a cut waits like a transition.
@@ -391,6 +398,12 @@ public final class SceneStage: SceneControlling {
         updateRanges()
     }
 
+    /// A `duration: video` page's video finished: the next page follows, if `page` is still the current one.
+    private func advance(from page: String) {
+        guard page == currentPage, let index = scene.pages.firstIndex(where: { $0.name == page }), scene.pages.count > 1 else { return }
+        try? showPage(scene.pages[(index + 1) % scene.pages.count].name, transition: nil)
+    }
+
     // MARK: SceneControlling: widgets
 
     public func widget(id: String) throws(StageError) -> [String: PropertyValue] {
@@ -408,6 +421,7 @@ public final class SceneStage: SceneControlling {
             builder.relayout(tops, in: pageLayer.frame.size, scene: scene)
         }
         for n in node.flattened { builder.configure(n, scene: scene); motion.startTicker(n) }
+        videos.widgetsChanged()
     }
 
     /// The folder relative image paths of `widget.set` resolve against: the scene file's.

@@ -26,7 +26,7 @@ enum WidgetProperties {
         case .progress: ["value"]
         case .sparkline: ["values"]
         case .row, .column: ["spacing", "padding"]
-        case .rect, .panel, .fps, .stack: []
+        case .rect, .panel, .fps, .stack, .video: []
         }
         return common + own
     }
@@ -84,6 +84,12 @@ enum WidgetProperties {
             p["children"] = .number(Double(c.children.count))
         case .stack(let children):
             p["children"] = .number(Double(children.count))
+        case .video(let v):
+            p["playlist"] = .array(v.sources.map(PropertyValue.string))
+            p["loop"] = .bool(v.loop)
+            p["fit"] = .string(v.fit.rawValue)
+            p["muted"] = .bool(v.muted)
+            p["volume"] = .number(v.volume)
         case .rect, .panel, .fps:
             break
         }

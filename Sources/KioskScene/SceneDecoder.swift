@@ -44,6 +44,7 @@ final class SceneDecoder: DocumentDecoder {
         .qrcode: ["text"],
         .sparkline: ["bind", "capacity"],
         .button: ["label", "states", "disabled", "enabled"],
+        .video: videoKeys,
         .row: ["spacing", "padding", "align", "children"],
         .column: ["spacing", "padding", "align", "children"],
         .stack: ["children"],
@@ -127,11 +128,15 @@ final class SceneDecoder: DocumentDecoder {
                     name = s
                 }
             }
-            let duration = f["duration"].flatMap { number($0.value, Self.child(p, "duration"), in: 0.1...86_400) }
+            let advancesAfterVideo = f["duration"]?.value.scalar?.string == "video"
+            let duration = advancesAfterVideo ? nil : f["duration"].flatMap { pageDuration($0.value, Self.child(p, "duration")) }
             let transition = f["transition"].flatMap { self.transition($0.value, Self.child(p, "transition")) } ?? .cut
             var widgets: [Widget] = []
             if let w = f["widgets"] { widgets = self.widgets(w.value, Self.child(p, "widgets"), depth: 1) } else { error(pageNode, p, "a page needs 'widgets'") }
-            pages.append(Page(name: name, duration: duration, transition: transition, widgets: widgets, location: location(pageNode)))
+            var page = Page(name: name, duration: duration, transition: transition, widgets: widgets, location: location(pageNode))
+            page.advancesAfterVideo = advancesAfterVideo
+            if advancesAfterVideo { checkHasVideo(page, node: f["duration"]!.value, path: Self.child(p, "duration")) }
+            pages.append(page)
         }
         return pages
     }
@@ -270,6 +275,8 @@ final class SceneDecoder: DocumentDecoder {
             let enabled = buttonEnabled(f, key)
             let states = f["states"].map { buttonStates($0.value, key("states")) } ?? [:]
             if let label, let enabled, let states { content = .button(ButtonProperties(label: label, states: states, enabled: enabled)) } else { content = nil }
+        case .video:
+            content = video(f, node: node, path: path).map(WidgetContent.video)
         case .row, .column:
             let spacing = f["spacing"].map { number($0.value, key("spacing"), in: 0...10_000) } ?? 0
             let padding = f["padding"].map { number($0.value, key("padding"), in: 0...10_000) } ?? 0

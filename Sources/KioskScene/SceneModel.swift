@@ -1,3 +1,5 @@
+import KioskCore
+
 /// A validated scene: what the screen shows, page by page. Produced only by `SceneLoader`, so every value in it
 /// has passed validation. An immutable value: safe to use and share from any thread.
 public struct Scene: Sendable, Equatable {
@@ -31,6 +33,8 @@ public struct Page: Sendable, Equatable {
     public var transition: Transition
     public var widgets: [Widget]
     public var location: SourceLocation
+    /// `duration: video`: the page advances when its first video widget ends (its whole playlist, once).
+    public var advancesAfterVideo = false
 }
 
 /// How a page replaces the previous one. An immutable value; any thread.
@@ -75,7 +79,7 @@ public struct SourceLocation: Sendable, Equatable, CustomStringConvertible {
 
 /// The widget type names a scene may use. An immutable value; any thread.
 public enum WidgetType: String, Sendable, CaseIterable {
-    case rect, panel, text, image, clock, ticker, progress, qrcode, sparkline, button, fps, row, column, stack
+    case rect, panel, text, image, clock, ticker, progress, qrcode, sparkline, button, fps, video, row, column, stack
 
     public var isContainer: Bool { self == .row || self == .column || self == .stack }
 }
@@ -112,6 +116,7 @@ public enum WidgetContent: Sendable, Equatable {
     case qrcode(QRCodeProperties)
     case sparkline(SparklineProperties)
     case button(ButtonProperties)
+    case video(VideoProperties)
     case row(ContainerProperties)
     case column(ContainerProperties)
     case stack(children: [Widget])
@@ -129,6 +134,7 @@ public enum WidgetContent: Sendable, Equatable {
         case .qrcode: .qrcode
         case .sparkline: .sparkline
         case .button: .button
+        case .video: .video
         case .row: .row
         case .column: .column
         case .stack: .stack
@@ -293,6 +299,31 @@ public struct ButtonProperties: Sendable, Equatable {
     /// Style overrides per state, applied over the widget's own style.
     public var states: [State: Style]
     public var enabled: Bool
+}
+
+/// A clip or a playlist of clips, decoded by GStreamer. An immutable value; any thread.
+public struct VideoProperties: Sendable, Equatable {
+    /// Played in order: `source` alone, or the `playlist`. Files are absolute paths (resolved against the scene
+    /// file's folder); URIs (`scheme://...`) are kept as written.
+    public var sources: [String]
+    /// Starts again after the last item (`looped` event); otherwise the widget keeps the last frame.
+    public var loop: Bool
+    public var fit: VideoFit
+    /// No audio at all; otherwise audio goes to the default sink.
+    public var muted: Bool
+    /// 0...1.
+    public var volume: Double
+    /// An image shown until the first frame and when a clip fails; nil shows the widget's background (or black).
+    public var placeholder: String?
+
+    public init(sources: [String], loop: Bool, fit: VideoFit, muted: Bool, volume: Double, placeholder: String?) {
+        self.sources = sources
+        self.loop = loop
+        self.fit = fit
+        self.muted = muted
+        self.volume = volume
+        self.placeholder = placeholder
+    }
 }
 
 /// An immutable value; any thread.

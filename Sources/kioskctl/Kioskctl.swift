@@ -94,7 +94,7 @@ struct Kioskctl: ParsableCommand {
         version: KioskVersion.string,
         subcommands: [Ping.self, Version.self, Stats.self, DisplayInfo.self, Power.self, Screenshot.self,
                       SceneGroup.self, WidgetGroup.self, DataGroup.self, PageGroup.self, Animate.self,
-                      LogLevel.self, Raw.self, Watch.self])
+                      VideoGroup.self, LogLevel.self, Raw.self, Watch.self])
 
     struct Ping: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Check that kioskd answers.")
@@ -166,11 +166,12 @@ struct Kioskctl: ParsableCommand {
               input  a touch, click or key on the scene: kind (down, up, press, cancel, key), id, action, x, y, output, key, time_us
               power  the screen's idle state changed: state (active, dimmed, blanked), previous, reason
               display  the display changed: state (connected, disconnected, mode), connector, mode
+              video  a video widget started, ended, looped or failed: id, kind, source, message (for error)
             """)
         @OptionGroup var connection: ConnectionOptions
-        @Argument(help: "Event names: frame, flip, scene, data, error, input, power, display.") var events: [String]
+        @Argument(help: "Event names: frame, flip, scene, data, error, input, power, display, video.") var events: [String]
 
-        static let eventNames: Set<String> = ["frame", "flip", "scene", "data", "error", "input", "power", "display"]
+        static let eventNames: Set<String> = ["frame", "flip", "scene", "data", "error", "input", "power", "display", "video"]
 
         func validate() throws {
             guard !events.isEmpty else { throw ValidationError("name at least one event") }

@@ -3,6 +3,7 @@ import Foundation
 import KioskBench
 import KioskCore
 import KioskRuntime
+import KioskVideo
 
 /// `kioskd bench`: scenarios measured side by side, each contestant's figures as measured (or null), with the
 /// ratios between them. `dashboard`: the default scene, the engine with both render-queue strategies against a
@@ -15,16 +16,24 @@ import KioskRuntime
 /// its memory (peak, private, file-backed, private dirty) as the child read it from procfs. `images`: the same
 /// 800x480 scene with a 400x240 PNG and with a 12000x12000 one in a 400x240 box, peak RSS of each. `pages`: a
 /// 20-page signage loop at 1920x1080 against the same file with one page: peak RSS, surface memory, frames missed at
-/// timed changes, and `page.show` to a purged page.
+/// timed changes, and `page.show` to a purged page. `video` (run only when named): a 1920x1080 30 fps clip decoded by GStreamer, the composited path
+/// against a naive copy of each decoded frame into the scanout buffer (and the plane path, null until planes are
+/// assigned): main-thread CPU per shown frame, frames decoded, shown and dropped, main-thread p99.
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure the engine on scenarios (headless): dashboard, page-slide, update-storm, startup, images, pages.")
+        abstract: "Measure the engine on scenarios (headless): dashboard, page-slide, update-storm, startup, images, pages, video.")
 
+    /// The scenarios run when none is named.
     static let scenarios = ["dashboard", "page-slide", "update-storm", "startup", "images", "pages"]
+    /// Run only when named: `video` first encodes its clip (unless given one) and plays it in real time.
+    static let namedOnly = ["video"]
 
-    @Option(help: ArgumentHelp("Run one scenario: \(BenchCommand.scenarios.joined(separator: ", ")); default: all.", valueName: "NAME"))
+    @Option(help: ArgumentHelp("Run one scenario: \((BenchCommand.scenarios + BenchCommand.namedOnly).joined(separator: ", ")); default: all but video.", valueName: "NAME"))
     var scenario: String?
+
+    @Option(help: ArgumentHelp("The clip of the video scenario (at least --frames frames long); default: a 1920x1080 30 fps H.264 clip made with gst-launch-1.0.", valueName: "FILE"))
+    var clip: String?
 
     @Option(help: "Frames measured per contestant (after the warm-up).")
     var frames = 300
@@ -37,8 +46,8 @@ struct BenchCommand: ParsableCommand {
 
     func validate() throws {
         guard frames >= 10 else { throw ValidationError("--frames \(frames): at least 10") }
-        if let scenario, !Self.scenarios.contains(scenario) {
-            throw ValidationError("--scenario \(scenario): one of \(Self.scenarios.joined(separator: ", "))")
+        if let scenario, !(Self.scenarios + Self.namedOnly).contains(scenario) {
+            throw ValidationError("--scenario \(scenario): one of \((Self.scenarios + Self.namedOnly).joined(separator: ", "))")
         }
     }
 
@@ -55,6 +64,7 @@ struct BenchCommand: ParsableCommand {
             case "update-storm": report.updateStorm = try updateStorm()
             case "images": report.images = try ImageMemoryRun.measure(frames: 30)
             case "pages": report.pages = try PagesRun.measure()
+            case "video": report.video = try video()
             default: report.startup = try startup()
             }
         }
@@ -99,6 +109,12 @@ struct BenchCommand: ParsableCommand {
     private func updateStorm() throws -> UpdateStorm.Figures {
         let m = DisplayMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
         return try UpdateStorm.run(mode: m, seconds: max(3, Double(frames) / 60))
+    }
+
+    private func video() throws -> VideoRun.Scenario {
+        let m = DisplayMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
+        let path = try clip ?? BenchClip.make(width: m.width, height: m.height, frames: frames + 30)
+        return try VideoRun.run(clip: path, mode: m, frames: frames) { loop in try GStreamerVideo(loop: loop) }
     }
 
     private func startup() throws -> StartupScenario {

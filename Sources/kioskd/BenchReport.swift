@@ -11,9 +11,10 @@ struct BenchReport: Encodable {
     var startup: StartupScenario?
     var images: ImageMemoryRun.Figures?
     var pages: PagesRun.Figures?
+    var video: VideoRun.Scenario?
 
     enum CodingKeys: String, CodingKey { case frames, scenarios }
-    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", updateStorm = "update-storm", startup, images, pages }
+    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", updateStorm = "update-storm", startup, images, pages, video }
 
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -25,6 +26,7 @@ struct BenchReport: Encodable {
         try s.encode(startup, forKey: .startup)
         try s.encode(images, forKey: .images)
         try s.encode(pages, forKey: .pages)
+        try s.encode(video, forKey: .video)
     }
 
     var table: String {
@@ -35,6 +37,7 @@ struct BenchReport: Encodable {
         if let startup { sections.append(startup.table) }
         if let images { sections.append(images.table) }
         if let pages { sections.append(pages.table) }
+        if let video { sections.append(video.table) }
         return sections.joined(separator: "\n\n")
     }
 }
@@ -195,6 +198,22 @@ extension PagesRun.Figures {
             "  target (issue 16): peak RSS difference \(show(peakRssDifferenceKib)) KiB <= \(targetDifferenceKib) KiB: \(met)",
             "  in process: \(show(timedChanges)) timed changes, \(show(framesMissedAtChanges)) frames missed at them, \(show(changesThatWaited)) waited for their page",
             "  page.show to a purged page: shown whole after \(show(pageShowToPurgedMs, "%.1f")) ms",
+        ].joined(separator: "\n")
+    }
+}
+
+extension VideoRun.Scenario {
+    var table: String {
+        func row(_ name: String, _ f: VideoRun.Figures) -> String {
+            "  " + name.padding(toLength: 14, withPad: " ", startingAt: 0)
+                + [show(f.mainCPUMsPerShownFrame), show(f.totalCPUMsPerShownFrame), show(f.framesDecoded), show(f.framesShown),
+                   show(f.framesDropped), show(f.mainMsP99), show(f.otherWidgetUpdates)]
+                .map { $0.padding(toLength: 11, withPad: " ", startingAt: 0) }.joined()
+        }
+        return [
+            "video: \(clip) for \(frames) decoded frames, \(mode), headless (decoding on GStreamer's threads)",
+            "                main ms    total ms   decoded    shown      dropped    main p99   other upd.",
+            row("composited", composited), row("naive copy", naiveCopy), row("plane", plane),
         ].joined(separator: "\n")
     }
 }

@@ -157,6 +157,7 @@ final class ControlWiring {
                 members["display_connected"] = .bool(display != nil)
                 if let outputs { members["outputs"] = outputsValue(outputs) }
                 members.merge(statusExtras()) { _, extra in extra }
+                members.merge(videoStats()) { _, video in video }
                 stats = .object(members)
             }
             return stats
@@ -173,6 +174,7 @@ final class ControlWiring {
         }
         registerDisplayCommands()
         registerSceneCommands()
+        registerVideoCommands()
         hookScene()
     }
 

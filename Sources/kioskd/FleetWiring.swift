@@ -58,7 +58,7 @@ enum FleetWiring {
                 fleet.sceneChanged(dataSources: stage.scene.dataSources)
             case .pageShown:
                 fleet.stateMayHaveChanged()
-            case .dataChanged, .error:
+            case .dataChanged, .error, .video:
                 break
             }
         }

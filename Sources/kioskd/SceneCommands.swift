@@ -135,6 +135,8 @@ extension ControlWiring {
             return ("data", ["values": .object(values.mapValues(JSONValue.string))])
         case .error(let code, let message):
             return ("error", ["code": .string(code), "message": .string(message)])
+        case .video(let report):
+            return ("video", videoEventData(report))
         }
     }
 

@@ -58,6 +58,7 @@ final class SceneRunner {
         stage.adjustLoadedScene = adjust
         stage.preloadPages = memory.preloadPages ?? KioskConfig.Memory.defaultPreloadPages
         engine.surfaceBudgetBytes = (memory.surfaceBudgetMB ?? KioskConfig.Memory.defaultSurfaceBudgetMB) << 20
+        VideoWiring.attach(to: stage, loop: loop, logger: logger)
         if watch {
             do { try stage.watch(path: path) } catch where substitute != nil {
                 // A kiosk keeps showing what it has; scene.load and SIGHUP still replace it.

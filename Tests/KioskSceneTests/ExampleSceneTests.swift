@@ -34,12 +34,13 @@ final class ExampleSceneTests: XCTestCase {
 
     func testSignageLoopPagesAndTransitions() throws {
         let scene = try SceneLoader.load(path: SceneFixtures.examples.appendingPathComponent("signage-loop.yaml").path).scene
-        XCTAssertEqual(scene.pages.map(\.name), ["welcome", "offer", "map", "clock"])
-        XCTAssertEqual(scene.pages.map(\.transition.kind), [.cut, .fade, .slideLeft, .slideRight])
+        XCTAssertEqual(scene.pages.map(\.name), ["welcome", "offer", "map", "video", "clock"])
+        XCTAssertEqual(scene.pages.map(\.transition.kind), [.cut, .fade, .slideLeft, .fade, .slideRight])
         XCTAssertEqual(scene.pages[1].transition.duration, 0.8)
         XCTAssertEqual(scene.pages[1].transition.easing, .easeInOut)
         XCTAssertEqual(scene.pages[2].transition.easing, .cubicBezier(0.2, 0.8, 0.2, 1))
-        XCTAssertEqual(scene.pages.map(\.duration), [8, 10, 10, 6])
+        XCTAssertEqual(scene.pages.map(\.duration), [8, 10, 10, nil, 6])
+        XCTAssertEqual(scene.pages.map(\.advancesAfterVideo), [false, false, false, true, false], "the video page advances when its clip ends")
     }
 
     func testHMIPanelBindsSparklineAndButtonStates() throws {

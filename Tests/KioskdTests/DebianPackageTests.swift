@@ -38,7 +38,9 @@ final class DebianPackageTests: XCTestCase {
         XCTAssertEqual(info.status, 0, info.text)
         XCTAssertTrue(info.text.contains(" Package: kioskd\n") && info.text.contains(" Version: \(version)\n"), info.text)
         let depends = try XCTUnwrap(info.text.split(separator: "\n").first { $0.hasPrefix(" Depends: ") }, info.text)
-        for library in ["libdrm2", "libcairo2", "libpango-1.0-0", "libsystemd0", "systemd"] {
+        // GStreamer's libraries come in through the linked libraries, its plugins by name.
+        for library in ["libdrm2", "libcairo2", "libpango-1.0-0", "libsystemd0", "systemd", "libgstreamer1.0-0",
+                        "libgstreamer-plugins-base1.0-0", "gstreamer1.0-plugins-base", "gstreamer1.0-plugins-good"] {
             XCTAssertTrue(depends.contains(library), "\(depends) names \(library)")
         }
         let conffiles = try runTool("/usr/bin/dpkg-deb", ["-I", deb, "conffiles"])

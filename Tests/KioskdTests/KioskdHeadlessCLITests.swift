@@ -225,7 +225,8 @@ final class EngineCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
         let scenarios = try XCTUnwrap(report["scenarios"] as? [String: Any])
-        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "update-storm", "startup", "images", "pages"])
+        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "update-storm", "startup", "images", "pages", "video"])
+        XCTAssertTrue(scenarios["video"] is NSNull, "video runs only when named")
 
         let dashboard = try XCTUnwrap(scenarios["dashboard"] as? [String: Any])
         XCTAssertEqual(dashboard["full_frame_bytes"] as? Int, 640 * 360 * 4)

@@ -63,6 +63,7 @@ extension LayerEngine {
         screenshots.framePresented(shadow: { compositor.snapshot() })
         counters.framesPresented += 1
         if unchanged { counters.unchangedFramesPresented += 1 }
+        externalFramesPresented()
         bytesCopied.record(copied.bytes)
         if !unchanged { onPresent?(copied.rects) }
     }

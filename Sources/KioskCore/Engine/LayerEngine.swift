@@ -105,6 +105,8 @@ public final class LayerEngine {
     let screenshots = ScreenshotQueue()
     /// Purgeable subtrees and the surface budget (`SurfaceBudget.swift`).
     let surfaces = SurfaceBookkeeping()
+    /// Surfaces shown by `showExternalSurface` that no present has carried yet, by layer.
+    var externalFrames: [ObjectIdentifier: ExternalFrame] = [:]
 
     /// Layout hooks may ask for more layout; this many passes run in one observer before the rest waits for the
     /// next iteration, so a hook that always asks again cannot hang the loop.
@@ -177,6 +179,7 @@ public final class LayerEngine {
         groups.removeAll()
         synchronousOutputs.removeAll()
         _ = inbox.drain()
+        externalFramesDiscarded()
     }
 
     /// Recomposes and copies the whole screen at the next commit: after a modeset or when the scanout buffers were

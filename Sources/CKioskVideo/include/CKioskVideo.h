@@ -1,0 +1,15 @@
+#ifndef CKIOSKVIDEO_H
+#define CKIOSKVIDEO_H
+#include <stdint.h>
+#include <gst/gst.h>
+
+// g_object_set and g_object_get are variadic, which Swift cannot call: one typed setter per value kind kioskd sets.
+void kiosk_gst_set_string(GstElement *element, const char *property, const char *value);
+void kiosk_gst_set_double(GstElement *element, const char *property, double value);
+void kiosk_gst_set_uint(GstElement *element, const char *property, unsigned int value);
+void kiosk_gst_set_element(GstElement *element, const char *property, GstElement *value);
+
+// GST_MESSAGE_SRC is a macro over a cast; the name of the element that posted a message, or NULL.
+const char *kiosk_gst_message_source_name(GstMessage *message);
+
+#endif

@@ -1,0 +1,71 @@
+import KioskCore
+import KioskScene
+
+/// The stage's video widgets (`SceneVideos`) for the control socket: play, pause, seek, state and load, by widget id.
+extension SceneStage: VideoControlling {
+    /// Makes the players of video widgets; `kioskd` sets GStreamer here. Setting it restarts the scene's videos.
+    public var videoPlayers: (any VideoPlayerMaking)? {
+        get { videos.maker }
+        set {
+            videos.maker = newValue
+            videos.adopt(nodes, scene: scene, currentPage: currentPage)
+        }
+    }
+
+    public func playVideo(id: String?) throws(StageError) {
+        try videoSlot(id).play()
+    }
+
+    public func pauseVideo(id: String?) throws(StageError) {
+        try videoSlot(id).pause()
+    }
+
+    public func seekVideo(id: String?, to position: Duration) throws(StageError) {
+        let slot = try videoSlot(id)
+        guard slot.player != nil else {
+            throw StageError(.invalidArgument, "video \(slot.node.id ?? "(no id)") is not playing a clip (state \(slot.state.rawValue))")
+        }
+        slot.seek(to: position)
+    }
+
+    public func videoState(id: String?) throws(StageError) -> [String: PropertyValue] {
+        let slot = try videoSlot(id)
+        let counts = slot.counts
+        func seconds(_ d: Duration?) -> PropertyValue {
+            d.map { .number(Double($0.components.seconds) + Double($0.components.attoseconds) * 1e-18) } ?? .null
+        }
+        return [
+            "id": slot.node.id.map(PropertyValue.string) ?? .null,
+            "source": .string(slot.source),
+            "index": .number(Double(slot.index)),
+            "playlist": .array(slot.properties.sources.map(PropertyValue.string)),
+            "state": .string(slot.state.rawValue),
+            "position": seconds(slot.player?.position),
+            "duration": seconds(slot.player?.duration),
+            "frames_decoded": .number(Double(counts.decoded)),
+            "frames_shown": .number(Double(counts.shown)),
+            "frames_dropped": .number(Double(counts.dropped)),
+            "error": slot.problem.map(PropertyValue.string) ?? .null,
+        ]
+    }
+
+    public func loadVideo(id: String?, source: String) throws(StageError) {
+        let slot = try videoSlot(id)
+        slot.load(source: source)
+    }
+
+    public var videoFrameTotals: (decoded: Int, shown: Int, dropped: Int) { videos.totals }
+
+    private func videoSlot(_ id: String?) throws(StageError) -> VideoSlot {
+        if let id {
+            if let slot = videos.slot(id: id) { return slot }
+            let known = videos.slots.compactMap(\.node.id)
+            throw StageError(.notFound, "no video widget with id '\(id)'" + (known.isEmpty ? "" : " (video widgets: \(known.joined(separator: ", ")))"))
+        }
+        switch videos.slots.count {
+        case 1: return videos.slots[0]
+        case 0: throw StageError(.notFound, "the scene has no video widget")
+        default: throw StageError(.invalidArgument, "the scene has \(videos.slots.count) video widgets: give 'id'")
+        }
+    }
+}

@@ -1,0 +1,252 @@
+import KioskCore
+import KioskScene
+import Logging
+
+private let logger = Logger(label: "kioskd.video")
+
+/// What a video widget reports to the stage, for `video` events. An immutable value; any thread.
+public struct VideoEventReport: Sendable, Equatable {
+    public enum Kind: String, Sendable, Equatable {
+        /// An item of the playlist showed its first frame.
+        case started
+        /// The last item ended and the widget does not loop: it keeps the last frame.
+        case ended
+        /// The last item ended and playback starts again from the first.
+        case looped
+        /// An item could not be played: its placeholder is shown and the next item is tried.
+        case error
+    }
+
+    /// The widget's id, when it has one.
+    public var id: String?
+    public var kind: Kind
+    /// The item concerned (a path or a URI).
+    public var source: String
+    /// GStreamer's message, for `error`.
+    public var message: String?
+}
+
+/// One video widget's playback: its playlist, the player of the current item, the frames it shows on the widget's
+/// body layer, and the counters across items. A failed item (an error, or no frame within `startTimeout` of opening
+/// while playing) shows the placeholder (the body's own content) and the next one is tried; when every item has failed in a row, the widget stays on its placeholder until told to load
+/// or play. Main thread, with the stage.
+final class VideoSlot {
+    let node: WidgetNode
+    private(set) var properties: VideoProperties
+    private unowned let engine: LayerEngine
+    private let maker: (any VideoPlayerMaking)?
+    private(set) var player: (any VideoPlayer)?
+    /// The frame size the current player was asked for, and the last frame it showed.
+    private var requestedSize: Size?
+    private var lastSurface: LayerSurface?
+    /// Whether the current item showed its first frame.
+    private var itemStarted = false
+    /// Fails an item that shows no frame and no error while playing (GStreamer can stall on a truncated file).
+    private var startDeadline: TimerHandle?
+    static let startTimeout: Duration = .seconds(10)
+    private(set) var index = 0
+    /// Items that failed one after the other; the playlist stops once all have.
+    private var failuresInARow = 0
+    private var wantsPlaying: Bool
+    private var closedCounts = VideoFrameCounts()
+    private(set) var framesShown = 0
+    private var framesNotShown = 0
+    private(set) var lastError: String?
+    /// Why the widget shows its placeholder, for `video.state`.
+    var problem: String? { lastError ?? (maker == nil ? Self.noDecoder : nil) }
+    static let noDecoder = "video playback is not available (no video decoder was set up)"
+    /// Reports for the stage's subscribers.
+    var onReport: ((VideoEventReport) -> Void)?
+    /// The whole playlist played once (a `duration: video` page advances on it).
+    var onPlaylistFinished: (() -> Void)?
+
+    init(node: WidgetNode, properties: VideoProperties, engine: LayerEngine, maker: (any VideoPlayerMaking)?, playing: Bool) {
+        self.node = node
+        self.properties = properties
+        self.engine = engine
+        self.maker = maker
+        wantsPlaying = playing
+    }
+
+    var source: String { properties.sources[min(index, properties.sources.count - 1)] }
+
+    var state: VideoPlaybackState {
+        if let player { return player.state }
+        return lastError != nil || maker == nil ? .failed : .ended
+    }
+
+    var counts: (decoded: Int, shown: Int, dropped: Int) {
+        let live = player?.counts ?? VideoFrameCounts()
+        return (closedCounts.decoded + live.decoded, framesShown, closedCounts.dropped + live.dropped + framesNotShown)
+    }
+
+    // MARK: Control
+
+    /// Starts the playlist from its first item (or `index`).
+    func start(at index: Int = 0) {
+        failuresInARow = 0
+        open(index)
+    }
+
+    /// Plays the playlist from its first item.
+    func restart() {
+        wantsPlaying = true
+        start()
+    }
+
+    func play() {
+        wantsPlaying = true
+        if player == nil || player?.state == .failed {
+            start(at: index)
+        } else {
+            player?.play()
+            if !itemStarted { armStartDeadline() }
+        }
+    }
+
+    private func armStartDeadline() {
+        startDeadline?.cancel()
+        let source = self.source
+        startDeadline = engine.loop.addTimer(after: Self.startTimeout) { [weak self] in
+            guard let self, !self.itemStarted, self.player != nil, self.wantsPlaying, self.source == source else { return }
+            self.fail(source, message: "no frame within \(Self.startTimeout) of opening the clip", advance: true)
+        }
+    }
+
+    func pause() {
+        wantsPlaying = false
+        player?.pause()
+    }
+
+    func seek(to position: Duration) {
+        player?.seek(to: position)
+    }
+
+    /// Replaces the playlist with one clip and plays it (`video.load`).
+    func load(source: String) {
+        properties.sources = [source]
+        wantsPlaying = true
+        start()
+    }
+
+    func close() {
+        retirePlayer()
+    }
+
+    /// The widget was changed (`widget.set`): its body may have a new size, and its content was set again.
+    func widgetChanged() {
+        guard let body = node.body, let player, lastError == nil else { return }
+        if let requested = requestedSize, requested != body.frame.size {
+            // Frames come scaled to the old size: open the clip again at the new one, where it was.
+            let position = player.position
+            open(index)
+            if let position, position > .zero { self.player?.seek(to: position) }
+        } else if let lastSurface {
+            engine.showExternalSurface(lastSurface, on: body)
+        }
+    }
+
+    // MARK: Items
+
+    private func open(_ newIndex: Int) {
+        retirePlayer()
+        index = newIndex
+        let source = self.source
+        guard let body = node.body else { return }
+        guard let maker else {
+            fail(source, message: Self.noDecoder, advance: false)
+            return
+        }
+        let request = VideoPlayerRequest(source: source, size: body.frame.size, fit: properties.fit,
+                                         muted: properties.muted, volume: properties.volume)
+        let player: any VideoPlayer
+        do {
+            player = try maker.makePlayer(request)
+        } catch {
+            fail(source, message: "\(error)", advance: false)
+            return
+        }
+        self.player = player
+        requestedSize = request.size
+        itemStarted = false
+        if wantsPlaying { armStartDeadline() } else { player.pause() }
+        player.onFrame = { [weak self, unowned body] frame in
+            guard let self else { return }
+            self.lastSurface = frame.surface
+            self.engine.showExternalSurface(frame.surface, on: body) { [weak self] shown in
+                if shown { self?.framesShown += 1 } else { self?.framesNotShown += 1 }
+            }
+        }
+        player.onEvent = { [weak self] event in self?.playerEvent(event, source: source) }
+    }
+
+    private func playerEvent(_ event: VideoPlayerEvent, source: String) {
+        switch event {
+        case .started:
+            itemStarted = true
+            startDeadline?.cancel()
+            startDeadline = nil
+            failuresInARow = 0
+            lastError = nil
+            onReport?(VideoEventReport(id: node.id, kind: .started, source: source))
+        case .ended:
+            let last = index + 1 >= properties.sources.count
+            if !last {
+                open(index + 1)
+            } else {
+                onReport?(VideoEventReport(id: node.id, kind: properties.loop ? .looped : .ended, source: source))
+                if properties.loop {
+                    if properties.sources.count == 1, let player {
+                        player.seek(to: .zero)
+                    } else {
+                        open(0)
+                    }
+                }
+                // After the report: a `duration: video` page advances on it, and its `page_shown` follows `ended`.
+                onPlaylistFinished?()
+            }
+        case .failed(let message):
+            fail(source, message: message, advance: true)
+        }
+    }
+
+    /// Shows the placeholder, reports the failure, and moves on to the next item unless every item failed.
+    private func fail(_ source: String, message: String, advance: Bool) {
+        lastError = message
+        failuresInARow += 1
+        logger.error("video widget \(node.id ?? "(no id)"): \(source): \(message)")
+        showPlaceholder()
+        onReport?(VideoEventReport(id: node.id, kind: .error, source: source, message: message))
+        guard advance, failuresInARow < properties.sources.count else {
+            retirePlayer()
+            return
+        }
+        let next = index + 1
+        if next < properties.sources.count {
+            open(next)
+        } else if properties.loop {
+            open(0)
+        } else {
+            retirePlayer()
+            onPlaylistFinished?()
+        }
+    }
+
+    private func showPlaceholder() {
+        guard let body = node.body, let content = body.content else { return }
+        // Setting the content again renders it over the last frame.
+        body.content = content
+    }
+
+    private func retirePlayer() {
+        lastSurface = nil
+        startDeadline?.cancel()
+        startDeadline = nil
+        guard let player else { return }
+        let counts = player.counts
+        closedCounts.decoded += counts.decoded
+        closedCounts.dropped += counts.dropped
+        player.close()
+        self.player = nil
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import KioskCore
+import Yams
+
+/// The `video` widget and `duration: video` pages. A clip GStreamer cannot open is an error only at run time;
+/// here a file must exist and be readable, and a URI must have a scheme.
+extension SceneDecoder {
+    static let videoKeys = ["source", "playlist", "loop", "fit", "muted", "volume", "placeholder"]
+
+    func video(_ f: [String: (key: Node, value: Node)], node: Node, path: String) -> VideoProperties? {
+        func key(_ k: String) -> String { Self.child(path, k) }
+        var sources: [String]?
+        switch (f["source"], f["playlist"]) {
+        case let (s?, p?):
+            error(p.key, key("playlist"), "give 'source' (one clip) or 'playlist' (clips in turn), not both")
+            sources = videoSource(s.value, key("source")).map { [$0] }
+        case let (s?, nil):
+            sources = videoSource(s.value, key("source")).map { [$0] }
+        case let (nil, p?):
+            if let list = p.value.sequence, !list.isEmpty {
+                let items = list.enumerated().map { videoSource($0.element, "\(key("playlist"))[\($0.offset)]") }
+                sources = items.allSatisfy { $0 != nil } ? items.compactMap { $0 } : nil
+            } else {
+                error(p.value, key("playlist"), "expected a list of at least one clip (file or URI)")
+            }
+        case (nil, nil):
+            error(node, path, "a video widget needs 'source' (a file or URI) or 'playlist'")
+        }
+        let loop = f["loop"].map { bool($0.value, key("loop")) } ?? true
+        let fit = f["fit"].map { choice($0.value, key("fit"), VideoFit.self) } ?? .contain
+        let muted = f["muted"].map { bool($0.value, key("muted")) } ?? true
+        let volume = f["volume"].map { number($0.value, key("volume"), in: 0...1) } ?? 1
+        var placeholder: String?? = .some(nil)
+        if let p = f["placeholder"] { placeholder = imagePath(p.value, key("placeholder")).map { .some($0) } }
+        guard let sources, let loop, let fit, let muted, let volume, let placeholder else { return nil }
+        return VideoProperties(sources: sources, loop: loop, fit: fit, muted: muted, volume: volume, placeholder: placeholder)
+    }
+
+    /// A URI as written, or a file resolved against the scene's folder that exists and can be read.
+    func videoSource(_ node: Node, _ path: String) -> String? {
+        guard let name = string(node, path) else { return nil }
+        if let scheme = name.range(of: "://") {
+            guard !name[..<scheme.lowerBound].isEmpty else { error(node, path, "'\(name)' is not a URI (no scheme before '://')"); return nil }
+            if name.hasPrefix("file://") { return videoFileProblem(String(name.dropFirst("file://".count)), named: name, node, path) ? nil : name }
+            return name
+        }
+        let resolved = name.hasPrefix("/") ? name : URL(fileURLWithPath: baseDirectory).appendingPathComponent(name).standardizedFileURL.path
+        return videoFileProblem(resolved, named: name, node, path) ? nil : resolved
+    }
+
+    /// Records a diagnostic and returns true when the clip file is missing, a folder, or unreadable.
+    private func videoFileProblem(_ file: String, named name: String, _ node: Node, _ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else {
+            error(node, path, "video '\(name)' not found (looked for \(file))")
+            return true
+        }
+        if isDirectory.boolValue {
+            error(node, path, "video '\(name)' is a directory (\(file))")
+            return true
+        }
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            error(node, path, "cannot read video '\(name)' (\(file)): \(errnoDescription(errno))")
+            return true
+        }
+        close(fd)
+        return false
+    }
+
+    /// A page's `duration`: seconds, or `video` (handled by the caller).
+    func pageDuration(_ node: Node, _ path: String) -> Double? {
+        if isNumber(node) { return number(node, path, in: 0.1...86_400) }
+        error(node, path, "expected seconds (0.1...86400) or 'video' (advance when the page's video ends)")
+        return nil
+    }
+
+    /// `duration: video` on a page without a video would never advance.
+    func checkHasVideo(_ page: Page, node: Node, path: String) {
+        let hasVideo = page.widgets.flatMap(\.flattened).contains { $0.type == .video }
+        if !hasVideo { error(node, path, "'duration: video' needs a video widget on the page") }
+    }
+}

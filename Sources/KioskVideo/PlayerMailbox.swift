@@ -1,0 +1,194 @@
+import CGStreamer
+import CKioskVideo
+import KioskCore
+
+/// What GStreamer's threads leave for the main thread, one player's worth: the newest decoded frame (an older one
+/// not yet taken is overtaken and counted), and what the bus said. Written by the appsink's streaming thread and
+/// the bus's posting threads, read by the main thread; everything behind one lock, and the loop woken after each
+/// write. Shared across threads, immutable apart from the locked state, hence `Sendable`.
+final class PlayerMailbox: Sendable {
+    /// A bus message worth the main thread's attention, as a value.
+    enum BusNote: Sendable, Equatable {
+        case endOfStream
+        case error(String)
+    }
+
+    struct Contents {
+        var frame: VideoFrame?
+        var notes: [BusNote] = []
+        var decoded = 0
+        var overtaken = 0
+        /// Frames the decoder or the sink skipped as late: gaps in the timestamps of the frames that came.
+        var skipped = 0
+        /// The timestamp and duration of the last frame that came, to see gaps; forgotten at a seek.
+        var last: (timestamp: Duration, duration: Duration)?
+        /// No frame came since the clip was opened: the first one should be at zero.
+        var fromStart = true
+        /// The shortest step between two frames seen: the frame duration where buffers carry none.
+        var shortestStep: Duration?
+        /// Set by a seek while paused: the frame prerolled there is shown, though the clip does not play. Only a
+        /// frame near this position counts, since the pause itself may preroll the frame after the one shown.
+        var prerollTarget: Duration?
+        /// After `close`: nothing more is taken.
+        var isClosed = false
+    }
+
+    private let contents = Lock(Contents())
+    private let waker: Waker
+    /// Which player the factory's drain hands the contents to.
+    let id: Int
+
+    init(id: Int, waker: Waker) {
+        self.id = id
+        self.waker = waker
+    }
+
+    /// From the streaming thread: a frame became due. `preroll` frames are taken only when a paused seek asked.
+    func deliver(_ frame: VideoFrame, preroll: Bool) {
+        let delivered = contents.withLock { box -> Bool in
+            guard !box.isClosed else { return false }
+            if preroll {
+                guard let target = box.prerollTarget, max(frame.timestamp - target, target - frame.timestamp) < .milliseconds(50) else { return false }
+                box.prerollTarget = nil
+            } else {
+                box.decoded += 1
+                if let last = box.last {
+                    let gap = frame.timestamp - last.timestamp
+                    // The frame's own duration, or (WebM often has none) the shortest step seen so far.
+                    let step = last.duration > .zero ? last.duration : box.shortestStep
+                    if let step, step > .zero, gap > step * 3 / 2 { box.skipped += Int((gap / step).rounded()) - 1 }
+                    if gap > .zero { box.shortestStep = min(box.shortestStep ?? gap, gap) }
+                } else if box.fromStart, frame.duration > .zero, frame.timestamp > frame.duration / 2 {
+                    // The clip's first frames never came.
+                    box.skipped += Int((frame.timestamp / frame.duration).rounded())
+                }
+                box.fromStart = false
+                box.last = (frame.timestamp, frame.duration)
+            }
+            if box.frame != nil { box.overtaken += 1 }
+            box.frame = frame
+            return true
+        }
+        if delivered { waker.wake() }
+    }
+
+    /// From a bus posting thread.
+    func post(_ note: BusNote) {
+        let posted = contents.withLock { box -> Bool in
+            guard !box.isClosed else { return false }
+            box.notes.append(note)
+            return true
+        }
+        if posted { waker.wake() }
+    }
+
+    /// A seek: the next frame's timestamp does not follow the last one.
+    func seeking(paused: Bool, to position: Duration) {
+        contents.withLock { box in
+            box.last = nil
+            box.fromStart = false
+            if paused { box.prerollTarget = position }
+        }
+    }
+
+    func close() {
+        contents.withLock { box in
+            box.isClosed = true
+            box.frame = nil
+            box.notes = []
+        }
+    }
+
+    /// On the main thread: the newest frame and the notes since the last take, and the counters so far.
+    func take() -> (frame: VideoFrame?, notes: [BusNote], decoded: Int, dropped: Int) {
+        contents.withLock { box in
+            let taken = (box.frame, box.notes, box.decoded, box.overtaken + box.skipped)
+            box.frame = nil
+            box.notes = []
+            return taken
+        }
+    }
+}
+
+// MARK: Callbacks on GStreamer's threads
+
+/// The appsink's `new-sample`: runs on the streaming thread when the sink's clock says the frame is due.
+let newSampleCallback: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpointer?) -> GstFlowReturn = { sink, data in
+    guard let sink, let data else { return GST_FLOW_ERROR }
+    let mailbox = Unmanaged<PlayerMailbox>.fromOpaque(data).takeUnretainedValue()
+    guard let sample = gst_app_sink_pull_sample(sink) else { return GST_FLOW_EOS }
+    defer { gst_sample_unref(sample) }
+    if let frame = VideoFrameCopy.frame(from: sample) { mailbox.deliver(frame, preroll: false) }
+    return GST_FLOW_OK
+}
+
+/// The appsink's `new-preroll`: the first frame after a seek or a pause; shown only when a paused seek asked.
+let newPrerollCallback: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpointer?) -> GstFlowReturn = { sink, data in
+    guard let sink, let data else { return GST_FLOW_ERROR }
+    let mailbox = Unmanaged<PlayerMailbox>.fromOpaque(data).takeUnretainedValue()
+    guard let sample = gst_app_sink_pull_preroll(sink) else { return GST_FLOW_OK }
+    defer { gst_sample_unref(sample) }
+    if let frame = VideoFrameCopy.frame(from: sample) { mailbox.deliver(frame, preroll: true) }
+    return GST_FLOW_OK
+}
+
+/// The bus's sync handler: runs on whichever thread posts a message. Without a GLib main loop, this is how the
+/// bus is watched: each message that matters becomes a value in the mailbox, and every message is dropped here.
+let busSyncHandler: @convention(c) (UnsafeMutablePointer<GstBus>?, UnsafeMutablePointer<GstMessage>?, gpointer?) -> GstBusSyncReply = { _, message, data in
+    guard let message, let data else { return GST_BUS_DROP }
+    let mailbox = Unmanaged<PlayerMailbox>.fromOpaque(data).takeUnretainedValue()
+    switch message.pointee.type {
+    case GST_MESSAGE_EOS:
+        mailbox.post(.endOfStream)
+    case GST_MESSAGE_ERROR:
+        var error: UnsafeMutablePointer<GError>?
+        var debug: UnsafeMutablePointer<gchar>?
+        gst_message_parse_error(message, &error, &debug)
+        let text = error.flatMap { $0.pointee.message.map { String(cString: $0) } } ?? "unknown error"
+        let element = kiosk_gst_message_source_name(message).map { String(cString: $0) }
+        mailbox.post(.error(element.map { "\($0): \(text)" } ?? text))
+        if let error { g_error_free(error) }
+        g_free(debug)
+    default:
+        break
+    }
+    return GST_BUS_DROP
+}
+
+/// Releases the reference a callback table or sync handler held on its mailbox, when GStreamer lets go of it.
+let releaseMailbox: @convention(c) (gpointer?) -> Void = { data in
+    guard let data else { return }
+    Unmanaged<PlayerMailbox>.fromOpaque(data).release()
+}
+
+/// Copies a BGRA sample into a `LayerSurface`. Runs on the streaming thread.
+enum VideoFrameCopy {
+    static func frame(from sample: OpaquePointer) -> VideoFrame? {
+        guard let buffer = gst_sample_get_buffer(sample), let caps = gst_sample_get_caps(sample) else { return nil }
+        var info = GstVideoInfo()
+        guard gst_video_info_from_caps(&info, caps) != 0 else { return nil }
+        let width = Int(info.width), height = Int(info.height)
+        let sourceStride = Int(info.stride.0), offset = Int(info.offset.0)
+        guard width > 0, height > 0 else { return nil }
+        var map = GstMapInfo()
+        guard gst_buffer_map(buffer, &map, GST_MAP_READ) != 0 else { return nil }
+        defer { gst_buffer_unmap(buffer, &map) }
+        guard let source = map.data, Int(map.size) >= offset + sourceStride * (height - 1) + width * 4 else { return nil }
+        let surface = LayerSurface(size: Size(width: width, height: height), isOpaque: true)
+        let rowBytes = min(width * 4, surface.stride)
+        for row in 0..<height {
+            (surface.bytes + row * surface.stride).copyMemory(from: source + offset + row * sourceStride, byteCount: rowBytes)
+        }
+        let pts = buffer.pointee.pts, length = buffer.pointee.duration
+        let timestamp: Duration = pts == UInt64.max ? .zero : .nanoseconds(Int64(clamping: pts))
+        let duration: Duration
+        if length != UInt64.max {
+            duration = .nanoseconds(Int64(clamping: length))
+        } else if info.fps_n > 0 {
+            duration = .nanoseconds(Int64(1_000_000_000) * Int64(info.fps_d) / Int64(info.fps_n))
+        } else {
+            duration = .zero
+        }
+        return VideoFrame(surface: surface, timestamp: timestamp, duration: duration)
+    }
+}

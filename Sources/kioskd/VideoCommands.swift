@@ -1,0 +1,87 @@
+import Foundation
+import KioskControl
+import KioskCore
+import KioskRuntime
+
+/// The video commands (`video.play`, `video.pause`, `video.seek`, `video.state`, `video.load`), the `video` event
+/// and the video counters in `stats`, through the scene runtime's video widgets. `id` names the widget; without
+/// it, the scene's only video widget is meant.
+extension ControlWiring {
+    func registerVideoCommands() {
+        let commands = server.commands
+        commands.register("video.play", arguments: ["id"]) { [unowned self] args, _ in
+            let videos = try videoRuntime(args)
+            let id = try videoID(args)
+            try videoCall(args) { () throws(StageError) in try videos.playVideo(id: id) }
+            return try videoState(videos, id: id, args)
+        }
+        commands.register("video.pause", arguments: ["id"]) { [unowned self] args, _ in
+            let videos = try videoRuntime(args)
+            let id = try videoID(args)
+            try videoCall(args) { () throws(StageError) in try videos.pauseVideo(id: id) }
+            return try videoState(videos, id: id, args)
+        }
+        commands.register("video.seek", arguments: ["id", "position"]) { [unowned self] args, _ in
+            let videos = try videoRuntime(args)
+            let id = try videoID(args)
+            let seconds = try args.number("position")
+            guard seconds.isFinite, seconds >= 0 else { throw args.invalid("position", "must be seconds from the start (0 or more), got \(seconds)") }
+            try videoCall(args) { () throws(StageError) in try videos.seekVideo(id: id, to: .milliseconds(Int64(seconds * 1000))) }
+            return try videoState(videos, id: id, args)
+        }
+        commands.register("video.state", arguments: ["id"]) { [unowned self] args, _ in
+            let videos = try videoRuntime(args)
+            return try videoState(videos, id: try videoID(args), args)
+        }
+        commands.register("video.load", arguments: ["id", "source"]) { [unowned self] args, _ in
+            let videos = try videoRuntime(args)
+            let id = try videoID(args)
+            let source = try args.string("source")
+            if !source.contains("://") {
+                guard source.hasPrefix("/") else { throw args.invalid("source", "must be an absolute path or a URI, got '\(source)'") }
+                guard FileManager.default.isReadableFile(atPath: source) else { throw args.invalid("source", "no readable file at '\(source)'") }
+            }
+            try videoCall(args) { () throws(StageError) in try videos.loadVideo(id: id, source: source) }
+            return try videoState(videos, id: id, args)
+        }
+    }
+
+    /// `video_frames_decoded`, `video_frames_shown`, `video_frames_dropped` over every video widget, for `stats`.
+    func videoStats() -> [String: JSONValue] {
+        guard let videos = scene as? VideoControlling else { return [:] }
+        let totals = videos.videoFrameTotals
+        return ["video_frames_decoded": .int(Int64(totals.decoded)), "video_frames_shown": .int(Int64(totals.shown)),
+                "video_frames_dropped": .int(Int64(totals.dropped))]
+    }
+
+    /// The `video` event's data: `{id, kind, source}` and, for `error`, GStreamer's `message`.
+    static func videoEventData(_ report: VideoEventReport) -> JSONValue {
+        var data: [String: JSONValue] = ["kind": .string(report.kind.rawValue), "source": .string(report.source),
+                                         "id": report.id.map(JSONValue.string) ?? .null]
+        if let message = report.message { data["message"] = .string(message) }
+        return .object(data)
+    }
+
+    private func videoRuntime(_ args: ControlArguments) throws(ControlError) -> any VideoControlling {
+        guard let videos = scene as? VideoControlling else { throw ControlError(code: "not_found", message: "\(args.command): the scene has no video widgets") }
+        return videos
+    }
+
+    private func videoID(_ args: ControlArguments) throws(ControlError) -> String? {
+        args.has("id") ? try args.string("id") : nil
+    }
+
+    private func videoState(_ videos: any VideoControlling, id: String?, _ args: ControlArguments) throws(ControlError) -> JSONValue {
+        var state: [String: PropertyValue] = [:]
+        try videoCall(args) { () throws(StageError) in state = try videos.videoState(id: id) }
+        return .object(state.mapValues(Self.json))
+    }
+
+    private func videoCall(_ args: ControlArguments, _ body: () throws(StageError) -> Void) throws(ControlError) {
+        do {
+            try body()
+        } catch {
+            throw ControlError(code: error.code.rawValue, message: "\(args.command): \(error.message)")
+        }
+    }
+}

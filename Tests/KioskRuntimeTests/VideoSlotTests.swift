@@ -1,0 +1,216 @@
+import Foundation
+import KioskCore
+import KioskRuntime
+import KioskScene
+import XCTest
+
+/// The stage's video widgets with a fake player on the manual clock: frames reach the screen, a playlist moves on
+/// past failures and loops, a video on a hidden page is paused, `duration: video` advances the page, and the
+/// counters add up.
+final class VideoSlotTests: XCTestCase {
+    /// Plays what the test says: `emit` a frame or an event from the "decoder".
+    final class FakePlayer: VideoPlayer {
+        let request: VideoPlayerRequest
+        var onFrame: ((VideoFrame) -> Void)?
+        var onEvent: ((VideoPlayerEvent) -> Void)?
+        var state = VideoPlaybackState.loading
+        var position: Duration? = .zero
+        var duration: Duration? = .seconds(1)
+        var counts = VideoFrameCounts()
+        var closed = false
+        var seeks: [Duration] = []
+
+        init(_ request: VideoPlayerRequest) { self.request = request }
+
+        func play() { state = .playing }
+        func pause() { state = .paused }
+        func seek(to position: Duration) { seeks.append(position); if state == .ended { state = .playing } }
+        func close() { closed = true; onFrame = nil; onEvent = nil }
+
+        func frame(_ rgb: UInt32) {
+            let surface = LayerSurface(size: request.size, isOpaque: true)
+            for i in 0..<(surface.byteCount / 4) { surface.bytes.storeBytes(of: 0xFF00_0000 | rgb, toByteOffset: i * 4, as: UInt32.self) }
+            counts.decoded += 1
+            if state == .loading { state = .playing; onEvent?(.started) }
+            onFrame?(VideoFrame(surface: surface, timestamp: .zero))
+        }
+
+        func end() { state = .ended; onEvent?(.ended) }
+        func fail(_ message: String) { state = .failed; onEvent?(.failed(message: message)) }
+    }
+
+    final class FakeMaker: VideoPlayerMaking {
+        var players: [FakePlayer] = []
+        func makePlayer(_ request: VideoPlayerRequest) throws -> any VideoPlayer {
+            let player = FakePlayer(request)
+            players.append(player)
+            return player
+        }
+        var last: FakePlayer { players.last! }
+    }
+
+    private var events: [VideoEventReport] = []
+    private var pages: [String] = []
+
+    private func harness(_ yaml: String) throws -> (StageHarness, FakeMaker) {
+        let files = ["a.mp4": Data("a".utf8), "b.mp4": Data("b".utf8), "c.mp4": Data("c".utf8)]
+        let h = try StageHarness(yaml: yaml, size: Size(width: 64, height: 48), files: files)
+        let maker = FakeMaker()
+        h.stage.onEvent = { [unowned self] event in
+            switch event {
+            case .video(let report): events.append(report)
+            case .pageShown(let name): pages.append(name)
+            default: break
+            }
+        }
+        h.stage.videoPlayers = maker
+        h.settle()
+        return (h, maker)
+    }
+
+    func testFramesReachTheScreenAndAreCountedAsShown() throws {
+        let (h, maker) = try harness("""
+        widgets:
+          - {id: v, type: video, source: a.mp4, x: 0, y: 0, width: 100%, height: 100%, background: "#0000ff"}
+        """)
+        XCTAssertEqual(maker.players.count, 1)
+        XCTAssertEqual(maker.last.request.size, Size(width: 64, height: 48))
+        XCTAssertEqual(try h.pixel(x: 10, y: 10) & 0xFFFFFF, 0x0000FF, "the placeholder until the first frame")
+        maker.last.frame(0xFF0000)
+        h.settle()
+        XCTAssertEqual(try h.pixel(x: 10, y: 10) & 0xFFFFFF, 0xFF0000)
+        maker.last.frame(0x00FF00)
+        maker.last.frame(0x00FFFF)
+        h.settle()
+        XCTAssertEqual(try h.pixel(x: 10, y: 10) & 0xFFFFFF, 0x00FFFF, "the newest frame wins")
+        XCTAssertEqual(events.map(\.kind), [.started])
+        let totals = h.stage.videoFrameTotals
+        XCTAssertEqual(totals.decoded, 3)
+        XCTAssertEqual(totals.shown, 2)
+        XCTAssertEqual(totals.dropped, 1, "the frame overtaken before any present")
+        let state = try h.stage.videoState(id: "v")
+        XCTAssertEqual(state["state"], .string("playing"))
+        XCTAssertEqual(state["frames_shown"], .number(2))
+    }
+
+    func testAPlaylistSkipsAFailureShowsThePlaceholderAndLoops() throws {
+        let (h, maker) = try harness("""
+        widgets:
+          - {id: v, type: video, playlist: [a.mp4, b.mp4, c.mp4], loop: true, x: 0, y: 0, width: 100%, height: 100%, background: "#0000ff"}
+        """)
+        maker.last.frame(0xFF0000)
+        h.settle()
+        maker.last.end()
+        XCTAssertTrue(maker.players[0].closed)
+        XCTAssertTrue(maker.last.request.source.hasSuffix("b.mp4"))
+        maker.last.fail("qtdemux0: no moov atom")
+        h.settle()
+        XCTAssertEqual(try h.pixel(x: 10, y: 10) & 0xFFFFFF, 0x0000FF, "the placeholder replaces the last frame")
+        XCTAssertTrue(maker.last.request.source.hasSuffix("c.mp4"), "the next item plays")
+        maker.last.frame(0x00FF00)
+        maker.last.end()
+        XCTAssertTrue(maker.last.request.source.hasSuffix("a.mp4"), "back to the first item")
+        XCTAssertEqual(events.map(\.kind), [.started, .error, .started, .looped])
+        XCTAssertEqual(events[1].message, "qtdemux0: no moov atom")
+        XCTAssertTrue(events[1].source.hasSuffix("b.mp4"))
+    }
+
+    func testEveryItemFailingStopsOnThePlaceholder() throws {
+        let (h, maker) = try harness("""
+        widgets:
+          - {id: v, type: video, playlist: [a.mp4, b.mp4], loop: true, x: 0, y: 0, width: 100%, height: 100%}
+        """)
+        defer { withExtendedLifetime(h) {} }
+        maker.last.fail("one")
+        maker.last.fail("two")
+        XCTAssertEqual(maker.players.count, 2, "no endless retry once every item failed in a row")
+        XCTAssertEqual(events.map(\.kind), [.error, .error])
+        XCTAssertEqual(try h.stage.videoState(id: "v")["state"], .string("failed"))
+        XCTAssertEqual(try h.stage.videoState(id: "v")["error"], .string("two"))
+    }
+
+    func testAVideoOnAHiddenPageIsPausedAndDurationVideoAdvances() throws {
+        let (h, maker) = try harness("""
+        pages:
+          - name: film
+            duration: video
+            widgets:
+              - {id: v, type: video, source: a.mp4, loop: false, x: 0, y: 0, width: 100%, height: 100%}
+          - name: other
+            widgets:
+              - {id: w, type: video, source: b.mp4, x: 0, y: 0, width: 100%, height: 100%}
+        """)
+        XCTAssertEqual(maker.players.count, 1, "the other page's video opens only when shown")
+        let film = maker.last
+        film.frame(0xFF0000)
+        film.end()
+        h.settle()
+        XCTAssertEqual(pages, ["other"], "the page advanced when its clip ended")
+        XCTAssertEqual(film.state, .paused, "the hidden page's video is paused")
+        XCTAssertEqual(maker.players.count, 2)
+        XCTAssertTrue(maker.last.request.source.hasSuffix("b.mp4"))
+        try h.stage.showPage("film", transition: nil)
+        XCTAssertEqual(maker.players.count, 3, "the film starts over when its page is shown again")
+        XCTAssertEqual(maker.players[1].state, .paused)
+        XCTAssertEqual(maker.last.state, .loading)
+    }
+
+    func testCommandsNameTheWidget() throws {
+        let (h, maker) = try harness("""
+        widgets:
+          - {id: v, type: video, source: a.mp4, x: 0, y: 0, width: 50%, height: 100%}
+          - {id: w, type: video, source: b.mp4, x: 50%, y: 0, width: 50%, height: 100%}
+        """)
+        XCTAssertThrowsError(try h.stage.playVideo(id: nil)) { XCTAssertEqual(($0 as? StageError)?.code, .invalidArgument) }
+        XCTAssertThrowsError(try h.stage.pauseVideo(id: "x")) { XCTAssertEqual(($0 as? StageError)?.code, .notFound) }
+        try h.stage.pauseVideo(id: "w")
+        XCTAssertEqual(maker.players[1].state, .paused)
+        try h.stage.seekVideo(id: "w", to: .seconds(2))
+        XCTAssertEqual(maker.players[1].seeks, [.seconds(2)])
+        try h.stage.loadVideo(id: "v", source: "/tmp/other.mp4")
+        XCTAssertEqual(maker.last.request.source, "/tmp/other.mp4")
+        XCTAssertTrue(maker.players[0].closed)
+        XCTAssertEqual(try h.stage.videoState(id: "v")["source"], .string("/tmp/other.mp4"))
+    }
+}
+
+extension VideoSlotTests {
+    func testWidgetSetKeepsThePausedFrameAndReopensAtANewSize() throws {
+        let (h, maker) = try harness("""
+        widgets:
+          - {id: v, type: video, source: a.mp4, x: 0, y: 0, width: 100%, height: 100%, background: "#0000ff"}
+        """)
+        maker.last.frame(0xFF0000)
+        try h.stage.pauseVideo(id: "v")
+        h.settle()
+        try h.stage.setWidget(id: "v", properties: ["opacity": .number(1), "background": .string("#00ff00")])
+        h.settle()
+        XCTAssertEqual(try h.pixel(x: 10, y: 10) & 0xFFFFFF, 0xFF0000, "the paused frame stays over the new placeholder")
+        XCTAssertEqual(maker.players.count, 1)
+
+        maker.last.position = .seconds(3)
+        try h.stage.setWidget(id: "v", properties: ["width": .string("50%")])
+        XCTAssertEqual(maker.players.count, 2, "a new size opens the clip again")
+        XCTAssertEqual(maker.last.request.size, Size(width: 32, height: 48))
+        XCTAssertEqual(maker.last.seeks, [.seconds(3)], "where it was")
+        XCTAssertEqual(maker.last.state, .paused, "and still paused")
+    }
+}
+
+extension VideoSlotTests {
+    func testAnItemThatNeverStartsFailsAfterTheTimeoutAndTheNextPlays() throws {
+        let (h, maker) = try harness("""
+        widgets:
+          - {id: v, type: video, playlist: [a.mp4, b.mp4], loop: false, x: 0, y: 0, width: 100%, height: 100%}
+        """)
+        h.run(for: .seconds(9))
+        XCTAssertEqual(maker.players.count, 1, "still waiting")
+        h.run(for: .seconds(2))
+        XCTAssertEqual(events.map(\.kind), [.error])
+        XCTAssertTrue(events.first?.message?.hasPrefix("no frame within 10") == true, events.first?.message ?? "")
+        XCTAssertEqual(maker.players.count, 2)
+        maker.last.frame(0x00FF00)
+        h.run(for: .seconds(20))
+        XCTAssertEqual(events.map(\.kind), [.error, .started], "a started item has no deadline")
+    }
+}

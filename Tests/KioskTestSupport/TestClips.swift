@@ -1,0 +1,111 @@
+import Foundation
+
+/// Video clips made at test time with `gst-launch-1.0`: a test pattern with the frame number burned in at the top
+/// left (`timecodestamper` and `timeoverlay`: HH:MM:SS:FF, FF the frame within the second, in a font a ninth of the
+/// height in points), at 30 fps. Each clip is made once per test process and cached in a temporary folder. Broken files for the failure tests are made from a good one.
+public enum TestClips {
+    public enum Codec: String, Sendable {
+        /// H.264 (x264) in MP4.
+        case h264 = "mp4"
+        /// VP9 in WebM.
+        case vp9 = "webm"
+    }
+
+    private static let folder: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-clips-\(getpid())")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }()
+    private static let lock = NSLock()
+
+    /// The path of a clip of `frames` frames at 30 fps; made on first use.
+    public static func clip(_ codec: Codec, width: Int, height: Int, frames: Int) throws -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        let path = folder.appendingPathComponent("clip-\(width)x\(height)-\(frames).\(codec.rawValue)").path
+        if FileManager.default.fileExists(atPath: path) { return path }
+        let encoder = codec == .h264
+            ? "x264enc speed-preset=ultrafast tune=zerolatency key-int-max=30 ! video/x-h264,profile=high ! h264parse ! mp4mux"
+            : "vp9enc deadline=1 cpu-used=8 keyframe-max-dist=30 ! webmmux"
+        // The number is large and on a black box, so the region compared in golden tests reads clearly.
+        let pipeline = "videotestsrc num-buffers=\(frames) pattern=smpte ! video/x-raw,width=\(width),height=\(height),framerate=30/1 "
+            + "! timecodestamper ! timeoverlay time-mode=time-code halignment=left valignment=top shaded-background=true "
+            + "font-desc=\"Sans Bold \(max(height / 9, 8))\" ! videoconvert ! \(encoder) ! filesink location=\(path).part"
+        try run("/usr/bin/gst-launch-1.0", ["-q"] + splitPipeline(pipeline))
+        try FileManager.default.moveItem(atPath: path + ".part", toPath: path)
+        return path
+    }
+
+    /// A copy of `clip` cut to its first `keeping` bytes.
+    public static func truncated(_ clip: String, keeping: Int) throws -> String {
+        let data = try Data(contentsOf: URL(fileURLWithPath: clip))
+        let path = folder.appendingPathComponent("truncated-\(keeping)-" + (clip as NSString).lastPathComponent).path
+        try data.prefix(keeping).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// A file with a video name that holds no video.
+    public static func corrupt() throws -> String {
+        let path = folder.appendingPathComponent("corrupt.mp4").path
+        var bytes = [UInt8](repeating: 0, count: 64 * 1024)
+        for i in bytes.indices { bytes[i] = UInt8(truncatingIfNeeded: i &* 2654435761 >> 13) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// The frame of a clip at `frame`, decoded by GStreamer alone and scaled to `width`x`height`, as BGRA rows: what
+    /// a golden comparison holds the screen against.
+    public static func decodedFrame(_ clip: String, frame: Int, width: Int, height: Int) throws -> [UInt8] {
+        let out = folder.appendingPathComponent("frame-\(frame)-\(width)x\(height)-" + (clip as NSString).lastPathComponent + ".raw").path
+        if !FileManager.default.fileExists(atPath: out) {
+            let pipeline = "filesrc location=\(clip) ! decodebin3 ! videoscale add-borders=true ! videoconvert "
+                + "! video/x-raw,format=BGRA,width=\(width),height=\(height),pixel-aspect-ratio=1/1 "
+                + "! multifilesink location=\(out).%d"
+            // Only the wanted frame is kept: decode everything up to it (the clips are short) into numbered files.
+            try run("/usr/bin/gst-launch-1.0", ["-q"] + splitPipeline(pipeline))
+            try FileManager.default.moveItem(atPath: "\(out).\(frame)", toPath: out)
+            let siblings = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            for name in siblings where name.hasPrefix((out as NSString).lastPathComponent + ".") {
+                try? FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+            }
+        }
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
+    }
+
+    private static func splitPipeline(_ text: String) -> [String] {
+        var parts: [String] = []
+        var current = ""
+        var quoted = false
+        for ch in text {
+            if ch == "\"" { quoted.toggle(); continue }
+            if ch == " " && !quoted {
+                if !current.isEmpty { parts.append(current); current = "" }
+            } else {
+                current.append(ch)
+            }
+        }
+        if !current.isEmpty { parts.append(current) }
+        return parts
+    }
+
+    private static func run(_ executable: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ClipError("gst-launch-1.0 \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): "
+                            + (String(data: message, encoding: .utf8) ?? ""))
+        }
+    }
+
+    public struct ClipError: Error, CustomStringConvertible {
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import KioskCore
+import KioskTestSupport
+import KioskVideo
+import XCTest
+
+/// `GStreamerPlayer` on a real epoll loop with clips made by GStreamer at test time: frames arrive on the main
+/// thread, scaled to the requested size, in timestamp order, and the clip's end and failures come as events.
+final class GStreamerPlayerTests: XCTestCase {
+    private final class Recorder {
+        var frames: [VideoFrame] = []
+        var events: [VideoPlayerEvent] = []
+    }
+
+    private func play(_ source: String, size: Size = Size(width: 160, height: 120), fit: VideoFit = .contain,
+                      until done: (Recorder) -> Bool, timeout: Double = 30) throws -> (Recorder, any VideoPlayer) {
+        let loop = try MainLoop.epoll()
+        let video = try GStreamerVideo(loop: loop)
+        let player = try video.makePlayer(VideoPlayerRequest(source: source, size: size, fit: fit, muted: true, volume: 1))
+        let recorder = Recorder()
+        player.onFrame = { recorder.frames.append($0) }
+        player.onEvent = { recorder.events.append($0) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while !done(recorder) {
+            guard Date() < deadline else {
+                XCTFail("waited \(timeout) s; frames \(recorder.frames.count), events \(recorder.events)")
+                break
+            }
+            loop.runOnce(timeout: .milliseconds(50))
+        }
+        return (recorder, player)
+    }
+
+    func testPlaysAClipToItsEndWithFramesInOrder() throws {
+        for codec in [TestClips.Codec.h264, .vp9] {
+            let clip = try TestClips.clip(codec, width: 320, height: 240, frames: 30)
+            let (recorder, player) = try play(clip) { $0.events.contains(.ended) }
+            defer { player.close() }
+            XCTAssertEqual(recorder.events.first, .started, "\(codec)")
+            XCTAssertEqual(player.state, .ended, "\(codec)")
+            XCTAssertGreaterThan(recorder.frames.count, 20, "\(codec): a one-second clip shows most of its 30 frames")
+            let stamps = recorder.frames.map(\.timestamp)
+            XCTAssertEqual(stamps, stamps.sorted(), "\(codec): frames arrive in timestamp order")
+            XCTAssertEqual(recorder.frames.first?.surface.size, Size(width: 160, height: 120))
+            XCTAssertTrue(recorder.frames.first?.surface.isOpaque ?? false)
+            XCTAssertLessThanOrEqual(recorder.frames.count, player.counts.decoded, "\(codec)")
+            XCTAssertGreaterThanOrEqual(recorder.frames.count + player.counts.dropped, 29,
+                                        "\(codec): every frame of the clip was handed over or counted as dropped")
+            if let duration = player.duration {
+                XCTAssertEqual(Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18, 1, accuracy: 0.1)
+            } else {
+                XCTFail("\(codec): no duration")
+            }
+        }
+    }
+
+    func testMissingAndCorruptFilesFailWithTheDecodersMessage() throws {
+        for source in ["/nonexistent/clip.mp4", try TestClips.corrupt()] {
+            let (recorder, player) = try play(source) { recorder in
+                recorder.events.contains { if case .failed = $0 { true } else { false } }
+            }
+            defer { player.close() }
+            XCTAssertTrue(recorder.frames.isEmpty, source)
+            XCTAssertEqual(player.state, .failed)
+            guard case .failed(let message)? = recorder.events.last else { return XCTFail("no failure for \(source)") }
+            XCTAssertFalse(message.isEmpty)
+        }
+    }
+
+    func testPauseStopsFramesAndSeekWhilePausedShowsTheFrameThere() throws {
+        let clip = try TestClips.clip(.h264, width: 320, height: 240, frames: 90)
+        let loop = try MainLoop.epoll()
+        let video = try GStreamerVideo(loop: loop)
+        let player = try video.makePlayer(VideoPlayerRequest(source: clip, size: Size(width: 160, height: 120), fit: .fill, muted: true, volume: 1))
+        defer { player.close() }
+        var frames: [VideoFrame] = []
+        player.onFrame = { frames.append($0) }
+        func run(until done: () -> Bool, _ what: String) {
+            let deadline = Date().addingTimeInterval(20)
+            while !done() {
+                guard Date() < deadline else { return XCTFail("waited 20 s for \(what)") }
+                loop.runOnce(timeout: .milliseconds(20))
+            }
+        }
+        run(until: { frames.count >= 5 }, "five frames")
+        player.pause()
+        XCTAssertEqual(player.state, .paused)
+        // Frames already due may still be in the mailbox; after a short quiet spell nothing more comes.
+        run(until: { player.position != nil }, "a position")
+        let settle = Date().addingTimeInterval(0.3)
+        while Date() < settle { loop.runOnce(timeout: .milliseconds(20)) }
+        let countPaused = frames.count
+        let quiet = Date().addingTimeInterval(0.5)
+        while Date() < quiet { loop.runOnce(timeout: .milliseconds(20)) }
+        XCTAssertEqual(frames.count, countPaused, "a paused clip delivers no frames")
+
+        player.seek(to: .milliseconds(2000))
+        run(until: { frames.count > countPaused }, "the frame at the seek position")
+        XCTAssertEqual(frames.count, countPaused + 1)
+        XCTAssertEqual(frames.last?.timestamp, .milliseconds(2000), "the frame shown is the one at 2 s")
+        XCTAssertEqual(player.state, .paused)
+    }
+}
