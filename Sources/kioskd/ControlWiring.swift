@@ -4,6 +4,7 @@ import Glibc
 import KioskControl
 import KioskCore
 import KioskRuntime
+import KioskService
 import Logging
 
 /// kioskd's version, as `version` over the control socket reports it.
@@ -32,7 +33,7 @@ let runtimeLogLevel = Lock<Logger.Level>(.info)
 
 /// A stderr log handler whose level is `runtimeLogLevel`. A value copied into each logger; any thread.
 struct AdjustableLogHandler: LogHandler {
-    var inner: StreamLogHandler
+    var inner: any LogHandler
 
     var logLevel: Logger.Level {
         get { runtimeLogLevel.withLock { $0 } }
@@ -87,8 +88,10 @@ final class ControlWiring {
 
     static func bootstrapLogging(level: Logger.Level) {
         runtimeLogLevel.withLock { $0 = level }
+        // Under systemd each line carries its syslog priority, so the journal files errors as errors.
+        let journal = JournalLogHandler.isJournalStream()
         LoggingSystem.bootstrap { label in
-            var inner = StreamLogHandler.standardError(label: label)
+            var inner: any LogHandler = journal ? JournalLogHandler(label: label) : StreamLogHandler.standardError(label: label)
             inner.logLevel = .trace  // the wrapper's level decides
             return AdjustableLogHandler(inner: inner)
         }

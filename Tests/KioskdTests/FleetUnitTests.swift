@@ -12,8 +12,9 @@ final class FleetUnitTests: XCTestCase {
     func testTheMQTTDropInVerifiesAndOnlyOpensTheNetwork() throws {
         let units = repository.appendingPathComponent("systemd")
         let service = try String(contentsOf: units.appendingPathComponent("kioskd.service"), encoding: .utf8)
-        XCTAssertTrue(service.contains("\nPrivateNetwork=yes\n") && service.contains("\nRestrictAddressFamilies=AF_UNIX\n"),
-                      "the default unit stays network-free")
+        // udev's netlink reaches the default unit (input and display hotplug), IP does not.
+        XCTAssertTrue(service.contains("\nIPAddressDeny=any\n") && service.contains("\nRestrictAddressFamilies=AF_UNIX AF_NETLINK\n")
+                      && !service.contains("AF_INET"), "the default unit stays network-free")
         let dropIn = try String(contentsOf: units.appendingPathComponent("kioskd-mqtt.conf"), encoding: .utf8)
         let settings = dropIn.split(separator: "\n").filter { !$0.hasPrefix("#") && $0.contains("=") }.map(String.init)
         // The unit's own command line stays: kioskd finds the mqtt section in /etc/kioskd/kioskd.yaml.

@@ -1,0 +1,137 @@
+import Foundation
+import Glibc
+import KioskDisplay
+import KioskRender
+import KioskRenderTestSupport
+import XCTest
+
+/// A check of the service tier that did not hold, with what was seen instead.
+struct ServiceCheckFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The service tier's driver inside the systemd VM: shell commands with deadlines, unit properties, waits on
+/// observable state, and one `service-check: PASS|FAIL name: detail` line per check (scripts/test-all counts
+/// them). Lives on the test's thread.
+struct ServiceTier {
+    /// Where kioskd's config, scene and the package put things.
+    static let scene = "/etc/kioskd/scene.yaml"
+    static let config = "/etc/kioskd/kioskd.yaml"
+    static let dropInDirectory = "/etc/systemd/system/kioskd.service.d"
+    static let socket = "/run/kioskd/control.sock"
+    /// A non-root member of group kioskd that the checks run kioskctl as.
+    static let member = "kioskcheck"
+
+    private(set) var passed = 0
+    private(set) var failed = 0
+
+    /// Runs one check: prints its line, and fails the test with the same text when it does not hold.
+    mutating func check(_ name: String, file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> String) {
+        do {
+            let detail = try body()
+            passed += 1
+            print("service-check: PASS \(name): \(detail)")
+        } catch {
+            failed += 1
+            print("service-check: FAIL \(name): \(error)")
+            XCTFail("\(name): \(error)", file: file, line: line)
+            // What the unit and kioskd said last, for the one reading the failure.
+            if let journal = try? Self.shell("systemctl status kioskd.service --no-pager -n 0 | head -n 4; journalctl -u kioskd.service -n 15 --no-pager -o short-monotonic") {
+                print(journal.text.split(separator: "\n").map { "    | \($0)" }.joined(separator: "\n"))
+            }
+        }
+        fflush(nil)
+    }
+
+    /// `bash -c script` under `timeout`, stdout and stderr together.
+    @discardableResult
+    static func shell(_ script: String, timeout: Double = 60) throws -> (status: Int32, text: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["-k", "5", String(Int(timeout)), "/bin/bash", "-c", script]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// `script` must succeed; its output.
+    @discardableResult
+    static func must(_ script: String, timeout: Double = 60) throws -> String {
+        let r = try shell(script, timeout: timeout)
+        guard r.status == 0 else { throw ServiceCheckFailure("`\(script)` exited \(r.status): \(r.text)") }
+        return r.text
+    }
+
+    /// kioskd.service's properties (`systemctl show`).
+    static func unit(_ name: String = "kioskd.service") throws -> [String: String] {
+        let text = try must("systemctl show \(name) -p ActiveState,SubState,Result,MainPID,NRestarts,StatusText,ExecMainStatus")
+        var properties: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            guard let eq = line.firstIndex(of: "=") else { continue }
+            properties[String(line[..<eq])] = String(line[line.index(after: eq)...])
+        }
+        return properties
+    }
+
+    /// Seconds since boot (CLOCK_MONOTONIC, as the journal's monotonic timestamps).
+    static func uptime() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    static func state(_ p: [String: String]) -> String {
+        "\(p["ActiveState"] ?? "?") (\(p["SubState"] ?? "?")), result \(p["Result"] ?? "?")"
+    }
+
+    /// Polls `condition` every 100 ms until it holds or `timeout` seconds pass; how long it took.
+    @discardableResult
+    static func waitFor(_ what: String, timeout: Double, _ condition: () throws -> Bool) throws -> Double {
+        let start = Date()
+        while true {
+            if try condition() { return Date().timeIntervalSince(start) }
+            if Date().timeIntervalSince(start) > timeout { throw ServiceCheckFailure("\(what): not within \(Int(timeout)) s") }
+            usleep(100_000)
+        }
+    }
+
+    /// Writes `text` to `path` in one rename, so kioskd's watch never reads half a file.
+    static func writeAtomically(_ text: String, to path: String) throws {
+        try text.write(toFile: path + ".tmp", atomically: false, encoding: .utf8)
+        guard rename(path + ".tmp", path) == 0 else { throw ServiceCheckFailure("rename to \(path): errno \(errno)") }
+    }
+
+    /// kioskctl as the non-root member of group kioskd.
+    static func kioskctlAsMember(_ arguments: String, timeout: Double = 60) throws -> (status: Int32, text: String) {
+        try shell("setpriv --reuid=\(member) --regid=\(member) --init-groups /usr/bin/kioskctl \(arguments)", timeout: timeout)
+    }
+
+    /// The framebuffer on the first CRTC of card0, read through `card` (an open fd that is not DRM master, so
+    /// the kernel does not restore the console when another fd closes), or through a short-lived fd.
+    static func crtcBuffer(_ card: DRMCard? = nil) throws -> UInt32? {
+        let card = try card ?? DRMCard(path: DRMCard.cardPaths()[0])
+        return try DRMResources(card: card).crtcs.first?.bufferID
+    }
+
+    /// `a` and `b` (PNG files) are the same picture, pixel for pixel; the comparison as text.
+    static func samePicture(_ a: String, _ b: String) throws -> String {
+        let x = try readPNG(path: a), y = try readPNG(path: b)
+        guard x.size == y.size else { throw ServiceCheckFailure("\(a) is \(x.size), \(b) is \(y.size)") }
+        let diff = compareImages(x.pixels, y.pixels, size: x.size, strideA: x.stride, strideB: y.stride, tolerance: 0)
+        guard diff.differingPixels == 0 else { throw ServiceCheckFailure("\(a) differs from \(b): \(diff)") }
+        return "\(x.size.width)x\(x.size.height), 0 pixels differ"
+    }
+
+    /// How many pixels of two PNG files differ (to show that a comparison can fail).
+    static func differingPixels(_ a: String, _ b: String) throws -> Int {
+        let x = try readPNG(path: a), y = try readPNG(path: b)
+        guard x.size == y.size else { return x.size.width * x.size.height }
+        return compareImages(x.pixels, y.pixels, size: x.size, strideA: x.stride, strideB: y.stride, tolerance: 0).differingPixels
+    }
+}

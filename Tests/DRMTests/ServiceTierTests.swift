@@ -1,0 +1,323 @@
+import Foundation
+import Glibc
+import KioskDisplay
+import KioskRender
+import XCTest
+
+/// The service tier: kioskd installed from its .deb and run by systemd as a board runs it. Runs only inside the
+/// VM flavour that boots systemd as PID 1 on an overlay root with vkms and udev (`scripts/service-vm`, which
+/// builds the package and names it in KIOSKD_SERVICE_DEB); anywhere else it fails, never skips. scripts/test-all
+/// keeps this class out of the vkms tier's list.
+///
+/// One test walks the service's life in order, each step one `service-check:` line: install, a bounded run whose
+/// writeback capture is compared with the headless render, READY=1 and active (running), the user it runs as,
+/// kioskctl as a member of group kioskd (and refused to others), reload, stop, socket activation of a stopped
+/// kioskd, the watchdog, the diagnostic page and its fix, and the journal.
+final class ServiceTierTests: XCTestCase {
+    private typealias T = ServiceTier
+
+    /// What the scene shows: a still picture (no clock), so a capture and a headless render of it agree exactly.
+    private static func scene(_ title: String) -> String {
+        """
+        size: display
+        background: "#102030"
+        font: {family: Sans, size: 40}
+        widgets:
+          - {id: band, type: rect, x: 0, y: 60%, width: 100%, height: 20%, background: "#e0a020"}
+          - {id: title, type: text, text: "\(title)", x: 5%, y: 10%, width: 90%, height: 20%, foreground: white}
+        """ + "\n"
+    }
+
+    /// A scene that cannot be shown: a widget type that does not exist.
+    private static let brokenScene = "size: display\nwidgets:\n  - {id: title, type: txet, text: broken}\n"
+
+    /// The headless renders and captures of this run (the VM's /tmp is a tmpfs; the service writes only to its
+    /// state directory).
+    private let work = "/tmp/service-tier"
+    /// The bounded runs' length: 10 s of vblanks. --frames counts every flip from the start, those before the
+    /// scene's layers have all rendered too, and under emulation on a busy machine the first complete frame (and
+    /// READY=1) has been seen to come more than 2 s of vblanks after the first flip.
+    private static let boundedFrames = 600
+    private let capture = "/var/lib/kioskd/capture.png"
+
+    func testKioskdUnderSystemd() throws {
+        var tier = T()
+        defer { print("service-checks: \(tier.passed) passed, \(tier.failed) failed"); fflush(nil) }
+        tier.check("vm") { try Self.requireServiceVM() }
+        guard tier.failed == 0 else { return }
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let cursor = try T.must("journalctl -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p'")
+
+        tier.check("install") { try install() }
+        let consoleBuffer = try T.crtcBuffer()
+
+        tier.check("writeback") { try boundedRun(scene: Self.scene("service tier v1"), headless: headlessScene) }
+        tier.check("ready") { try startAndReady() }
+        tier.check("user") { try runsAsKioskd() }
+        tier.check("ping") { try pingAsMember() }
+        tier.check("reload") { try reload() }
+        tier.check("stop") { try stop(consoleBuffer: consoleBuffer) }
+        tier.check("socket-activation") { try pingWhileStopped() }
+        tier.check("watchdog") { try watchdog() }
+        tier.check("diagnostic-page") { try boundedRun(scene: Self.brokenScene, headless: headlessDiagnosticPage) }
+        tier.check("diagnostic-fixed") { try diagnosticPageThenFix() }
+        tier.check("journal") { try journalHasNoErrors(after: cursor) }
+    }
+
+    // MARK: - The checks
+
+    /// PID 1 is systemd, the root an overlay, card0 and udevd are there, the package was built.
+    private static func requireServiceVM() throws -> String {
+        let init1 = (try? String(contentsOfFile: "/proc/1/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard init1 == "systemd" else {
+            throw ServiceCheckFailure("PID 1 is \(init1 ?? "unknown"), not systemd: run this class through scripts/service-vm")
+        }
+        let root = try T.must("findmnt -n -o FSTYPE /")
+        guard root == "overlay" else { throw ServiceCheckFailure("/ is \(root), not the overlay over the host's root") }
+        guard let card = DRMCard.cardPaths().first else { throw ServiceCheckFailure("no DRM card: vkms did not load") }
+        let udev = try T.shell("systemctl is-active systemd-udevd.service").text
+        guard udev == "active" else { throw ServiceCheckFailure("systemd-udevd is \(udev)") }
+        guard let deb = ProcessInfo.processInfo.environment["KIOSKD_SERVICE_DEB"], FileManager.default.fileExists(atPath: deb) else {
+            throw ServiceCheckFailure("KIOSKD_SERVICE_DEB names no package: scripts/service-vm builds it")
+        }
+        return "PID 1 systemd, / overlay, \(card), udevd active, package \((deb as NSString).lastPathComponent)"
+    }
+
+    /// dpkg -i on the overlay root: the user, the enabled and listening socket; then the test's own setup (a member
+    /// of group kioskd, a still scene, no file watch so that only `reload` re-reads the scene).
+    private func install() throws -> String {
+        let deb = ProcessInfo.processInfo.environment["KIOSKD_SERVICE_DEB"]!
+        // man-db's trigger rebuilds the whole manual index, minutes under emulation; the pages still install.
+        try T.must("rm -f /var/lib/man-db/auto-update")
+        try T.must("dpkg -i \(deb)", timeout: 180)
+        let user = try T.must("id kioskd")
+        let enabled = try T.shell("systemctl is-enabled kioskd.socket").text
+        let active = try T.shell("systemctl is-active kioskd.socket").text
+        guard enabled == "enabled", active == "active" else { throw ServiceCheckFailure("kioskd.socket is \(enabled), \(active)") }
+        let mode = try T.must("stat -c '%A %U:%G' \(T.socket)")
+        guard mode == "srw-rw---- root:kioskd" else { throw ServiceCheckFailure("\(T.socket) is \(mode)") }
+        try T.must("useradd --system --no-create-home --shell /usr/sbin/nologin --groups kioskd \(T.member)")
+        try T.must("sed -i 's/^watch: true$/watch: false/' \(T.config) && grep -qx 'watch: false' \(T.config)")
+        try T.writeAtomically(Self.scene("service tier v1"), to: T.scene)
+        return "dpkg -i ok; \(user); kioskd.socket enabled and listening on \(T.socket) (\(mode))"
+    }
+
+    /// kioskd.service started with a test drop-in that stops after 10 frames and captures the last through vkms's
+    /// writeback connector (the unit and its sandbox otherwise as shipped): the capture equals `headless`'s
+    /// render of the same state. The drop-in is removed again.
+    private func boundedRun(scene: String, headless: () throws -> String) throws -> String {
+        try T.writeAtomically(scene, to: T.scene)
+        try? FileManager.default.removeItem(atPath: capture)
+        try T.must("mkdir -p \(T.dropInDirectory) && printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/kioskd run --keep-going --frames \(Self.boundedFrames) --capture \(capture)\\n' > \(T.dropInDirectory)/capture.conf && systemctl daemon-reload")
+        defer { _ = try? T.shell("rm -f \(T.dropInDirectory)/capture.conf && systemctl daemon-reload") }
+        try T.must("systemctl stop kioskd.service && systemctl start kioskd.service", timeout: 120)
+        let status = try T.unit()["StatusText"] ?? ""
+        try T.waitFor("the bounded run to end", timeout: 120) { try T.unit()["ActiveState"] == "inactive" }
+        let end = try T.unit()
+        guard end["Result"] == "success" else { throw ServiceCheckFailure("the bounded run ended \(T.state(end))") }
+        let expected = try headless()
+        let same = try T.samePicture(capture, expected)
+        return "READY=1 with STATUS=\(status); writeback capture of frame \(Self.boundedFrames) equals the headless render: \(same)"
+    }
+
+    /// The headless render of the scene file, in the display's mode.
+    private func headlessScene() throws -> String {
+        let out = "\(work)/headless-scene.png"
+        try? FileManager.default.removeItem(atPath: out)
+        try T.must("/usr/bin/kioskd run --backend headless --mode \(try modeOfCapture()) --scene \(T.scene) --frames \(Self.boundedFrames) --screenshot \(out) --socket none", timeout: 120)
+        return out
+    }
+
+    /// The headless render of the diagnostic page for the same broken file, with the same config, and the control
+    /// socket handed over as systemd does (the page names it), through systemd-socket-activate; its first client
+    /// starts kioskd. One shell runs all three, so its deadline covers them.
+    private func headlessDiagnosticPage() throws -> String {
+        let out = "\(work)/headless-diagnostic.png", socket = "\(work)/diagnostic.sock"
+        try T.must("""
+            rm -f \(socket)
+            systemd-socket-activate --listen=\(socket) --fdname=control /usr/bin/kioskd run --backend headless \\
+                --mode \(try modeOfCapture()) --frames \(Self.boundedFrames) --screenshot \(out) & activator=$!
+            until [ -S \(socket) ]; do kill -0 $activator || exit 1; sleep 0.1; done
+            /usr/bin/kioskctl ping --socket \(socket)
+            wait $activator
+            """, timeout: 120)
+        return out
+    }
+
+    /// The display's mode as the capture shows it, for the headless renders.
+    private func modeOfCapture() throws -> String {
+        let size = try readPNG(path: capture).size
+        return "\(size.width)x\(size.height)"
+    }
+
+    /// `systemctl start` returns once kioskd sent READY=1, after the first complete frame of the scene was flipped.
+    private func startAndReady() throws -> String {
+        try T.must("systemctl start kioskd.service", timeout: 120)
+        let p = try T.unit()
+        guard p["ActiveState"] == "active", p["SubState"] == "running" else { throw ServiceCheckFailure("after start: \(T.state(p))") }
+        let status = p["StatusText"] ?? ""
+        guard status.hasPrefix("scene \(T.scene) page ") else { throw ServiceCheckFailure("STATUS=\(status)") }
+        let line = try T.must("systemctl status kioskd.service --no-pager | grep -m1 'Active:'")
+        guard line.contains("active (running)") else { throw ServiceCheckFailure(line) }
+        // The sandbox lets libinput take the udev seat (its netlink monitor) instead of running without input.
+        let input = try T.must("journalctl _PID=\(p["MainPID"] ?? "0") --no-pager -o cat | grep '^kioskd: input' || true")
+        guard input.hasPrefix("kioskd: input: udev seat seat0"), !input.contains("running without input") else {
+            throw ServiceCheckFailure("input under the unit's sandbox: '\(input)'")
+        }
+        return "\(line.trimmingCharacters(in: .whitespaces)); STATUS=\(status); '\(input)'"
+    }
+
+    private func runsAsKioskd() throws -> String {
+        let pid = try T.unit()["MainPID"] ?? "0"
+        let ps = try T.must("ps -o user=,group=,supgrp=,comm= -p \(pid)")
+        let fields = ps.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard fields.first == "kioskd", fields.count >= 4, fields[1] == "kioskd", fields[2].split(separator: ",").contains("video") else {
+            throw ServiceCheckFailure("ps: \(ps)")
+        }
+        return "ps: \(ps)"
+    }
+
+    /// kioskctl works for a member of group kioskd, and the socket refuses a user outside it.
+    private func pingAsMember() throws -> String {
+        let member = try T.kioskctlAsMember("ping")
+        guard member.status == 0 else { throw ServiceCheckFailure("kioskctl ping as \(T.member): exit \(member.status): \(member.text)") }
+        let other = try T.shell("setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/kioskctl ping")
+        guard other.status == 3 else { throw ServiceCheckFailure("kioskctl ping as nobody: exit \(other.status): \(other.text)") }
+        return "as \(T.member) (group kioskd): \(member.text); as nobody: exit 3 (\(other.text))"
+    }
+
+    /// With the file watch off, the new scene shows only after `systemctl reload`.
+    private func reload() throws -> String {
+        let pid = try T.unit()["MainPID"]
+        try T.writeAtomically(Self.scene("service tier v2"), to: T.scene)
+        let before = try T.kioskctlAsMember("widget get title --json").text
+        guard before.contains("service tier v1") else { throw ServiceCheckFailure("before reload: \(before)") }
+        try T.must("systemctl reload kioskd.service", timeout: 120)
+        let took = try T.waitFor("the reloaded scene", timeout: 60) {
+            try T.kioskctlAsMember("widget get title --json").text.contains("service tier v2")
+        }
+        let p = try T.unit()
+        guard p["MainPID"] == pid, p["ActiveState"] == "active" else { throw ServiceCheckFailure("after reload: \(T.state(p)), pid \(p["MainPID"] ?? "?")") }
+        return "title 'service tier v1' -> 'service tier v2' \(String(format: "%.1f", took)) s after systemctl reload, same pid, \(T.state(p))"
+    }
+
+    /// `systemctl stop`: SIGTERM, kioskd restores the console's CRTC and exits 0, the unit ends inactive. The card
+    /// is held open (not as master) across the stop, so the kernel's restore on last close cannot stand in for
+    /// kioskd's.
+    private func stop(consoleBuffer: UInt32?) throws -> String {
+        let card = try DRMCard(path: DRMCard.cardPaths()[0])
+        let running = try T.crtcBuffer(card)
+        guard running != consoleBuffer else { throw ServiceCheckFailure("kioskd's framebuffer is not on the CRTC while it runs (\(String(describing: running)))") }
+        try T.must("systemctl stop kioskd.service", timeout: 60)
+        let p = try T.unit()
+        guard p["ActiveState"] == "inactive", p["Result"] == "success" else { throw ServiceCheckFailure("after stop: \(T.state(p))") }
+        let after = try T.crtcBuffer(card)
+        guard after == consoleBuffer else {
+            throw ServiceCheckFailure("CRTC shows framebuffer \(String(describing: after)), the console's was \(String(describing: consoleBuffer))")
+        }
+        let socket = try T.shell("systemctl is-active kioskd.socket").text
+        guard socket == "active" else { throw ServiceCheckFailure("kioskd.socket is \(socket) after stopping the service") }
+        // The next kioskd (started by the socket) is the one the watchdog check stops: give it a short WatchdogSec.
+        try T.must("printf '[Service]\\nWatchdogSec=\(Int(Self.watchdogSec))s\\n' > \(T.dropInDirectory)/watchdog.conf && systemctl daemon-reload")
+        return "\(T.state(p)); CRTC back on the console's framebuffer \(consoleBuffer.map(String.init) ?? "none") (kioskd's was \(running.map(String.init) ?? "none")); kioskd.socket still listening"
+    }
+
+    /// A client of the socket while kioskd is stopped starts it, and its request is answered.
+    private func pingWhileStopped() throws -> String {
+        let before = try T.unit()
+        guard before["ActiveState"] == "inactive" else { throw ServiceCheckFailure("kioskd is \(T.state(before)) before the ping") }
+        let start = Date()
+        let ping = try T.kioskctlAsMember("ping", timeout: 120)
+        let took = Date().timeIntervalSince(start)
+        guard ping.status == 0 else { throw ServiceCheckFailure("kioskctl ping exited \(ping.status): \(ping.text)") }
+        // The socket answers while the scene is still being drawn: READY=1 (active) follows the first complete frame.
+        try T.waitFor("kioskd active after the ping", timeout: 60) { try T.unit()["ActiveState"] == "active" }
+        let after = try T.unit()
+        return "kioskd was inactive; kioskctl ping as \(T.member) answered (\(ping.text)) after \(String(format: "%.1f", took)) s, kioskd.service \(T.state(after))"
+    }
+
+    /// The watchdog period of the kioskd the watchdog check stops (a drop-in written at `stop`; shipped: 10 s).
+    private static let watchdogSec = 3.0
+
+    /// `kill -STOP` on kioskd: the watchdog fires, systemd kills and restarts it, and flips resume within
+    /// WatchdogSec + RestartSec + 5 s. A test drop-in shortens WatchdogSec from the shipped 10 s to 3 s; RestartSec
+    /// is the shipped 1 s.
+    private func watchdog() throws -> String {
+        let watchdogSec = Self.watchdogSec, restartSec = 1.0
+        defer { _ = try? T.shell("rm -f \(T.dropInDirectory)/watchdog.conf && systemctl daemon-reload") }
+        let set = try T.must("systemctl show -p WatchdogUSec --value kioskd.service")
+        guard set == "\(Int(watchdogSec))s" else { throw ServiceCheckFailure("the running kioskd has WatchdogSec \(set)") }
+        let before = try T.unit()
+        guard let pid = before["MainPID"], pid != "0", before["ActiveState"] == "active" else { throw ServiceCheckFailure("before: \(T.state(before))") }
+        let restarts = Int(before["NRestarts"] ?? "") ?? 0
+        let stopped = T.uptime()
+        try T.must("kill -STOP \(pid)")
+        var newPID = pid
+        try T.waitFor("another kioskd", timeout: 60) {
+            newPID = try T.must("systemctl show -p MainPID --value kioskd.service")
+            return newPID != pid && newPID != "0"
+        }
+        let started = T.uptime() - stopped
+        // The new kioskd flips: its first flip is in its stats (a still scene flips once it has rendered).
+        try T.waitFor("the new kioskd flipping", timeout: 60) {
+            let stats = try T.kioskctlAsMember("stats --json", timeout: 20)
+            return stats.status == 0 && (stats.text.firstMatch(of: /"frames_flipped":([0-9]+)/).flatMap { Int($0.1) } ?? 0) > 0
+        }
+        let took = T.uptime() - stopped, limit = watchdogSec + restartSec + 5
+        let after = try T.unit()
+        let timeout = try T.must("journalctl -u kioskd.service --no-pager -o short-monotonic | grep -m1 'Watchdog timeout' || true")
+        guard let killedAt = timeout.firstMatch(of: /^\[ *([0-9.]+)\]/).flatMap({ Double($0.1) }) else {
+            throw ServiceCheckFailure("no watchdog timeout in the journal")
+        }
+        guard Int(after["NRestarts"] ?? "") == restarts + 1 else { throw ServiceCheckFailure("NRestarts \(after["NRestarts"] ?? "?"), was \(restarts)") }
+        // When systemd started the new kioskd and when its READY=1 came, from the journal.
+        let unitLines = try T.must("journalctl -u kioskd.service --no-pager -o short-monotonic | grep -E 'Starting kioskd|Started kioskd'")
+        let marks = unitLines.split(separator: "\n").compactMap { line -> (Double, Bool)? in
+            guard let t = line.firstMatch(of: /^\[ *([0-9.]+)\]/).flatMap({ Double($0.1) }), t > killedAt else { return nil }
+            return (t, line.contains("Started"))
+        }
+        let exec = marks.first { !$0.1 }?.0, ready = marks.first { $0.1 }?.0
+        var startup = ""
+        if let exec, let ready { startup = String(format: "; systemd's start to READY=1 %.1f s", ready - exec) }
+        let timeline = String(format: "watchdog timeout +%.1f s, new pid %@ +%.1f s, flipping +%.1f s after SIGSTOP", killedAt - stopped, newPID, started, took) + startup
+        guard took <= limit else { throw ServiceCheckFailure("\(timeline): over the limit of \(limit) s") }
+        return "\(timeline) (limit WatchdogSec \(watchdogSec) + RestartSec \(restartSec) + 5 = \(limit) s; WatchdogSec from a test drop-in, shipped 10 s); NRestarts \(restarts) -> \(restarts + 1)"
+    }
+
+    /// A broken scene at boot: READY=1 with the diagnostic page; fixing the file (the watch on again) shows the scene.
+    private func diagnosticPageThenFix() throws -> String {
+        try T.must("sed -i 's/^watch: false$/watch: true/' \(T.config) && systemctl stop kioskd.service")
+        try T.writeAtomically(Self.brokenScene, to: T.scene)
+        try T.must("systemctl start kioskd.service", timeout: 120)
+        let broken = try T.unit()["StatusText"] ?? ""
+        guard broken.hasPrefix("diagnostic page") else { throw ServiceCheckFailure("STATUS=\(broken)") }
+        let page = try T.kioskctlAsMember("widget get problem --json").text
+        guard page.contains("txet") else { throw ServiceCheckFailure("the diagnostic page's problem: \(page)") }
+        // Fixed with the scene of the first writeback check, whose headless render is still there.
+        try T.writeAtomically(Self.scene("service tier v1"), to: T.scene)
+        let took = try T.waitFor("the fixed scene", timeout: 60) {
+            try T.kioskctlAsMember("widget get title --json").text.contains("service tier v1")
+        }
+        try T.waitFor("STATUS naming the scene", timeout: 10) { (try T.unit()["StatusText"] ?? "").hasPrefix("scene \(T.scene) page ") }
+        // What is on screen now is the fixed scene: the screenshot of the flipped frame equals its headless render.
+        let shot = "/var/lib/kioskd/screenshots/fixed.png"
+        try T.must("/usr/bin/kioskctl screenshot --server-path \(shot)", timeout: 60)
+        let same = try T.samePicture(shot, "\(work)/headless-scene.png")
+        return "STATUS=\(broken.prefix(60))...; problem names 'txet'; fixed file shown \(String(format: "%.1f", took)) s after saving; screenshot equals the headless render: \(same)"
+    }
+
+    /// No message at priority err or worse since the package was installed, but those the checks provoked on
+    /// purpose: the watchdog timeout and the broken scene.
+    private func journalHasNoErrors(after cursor: String) throws -> String {
+        let lines = try T.must("journalctl --after-cursor='\(cursor)' -p err --no-pager -o short-monotonic | grep -v '^-- ' || true")
+            .split(separator: "\n").map(String.init)
+        let provoked = lines.filter { $0.contains("Watchdog timeout") || $0.contains("txet") }
+        let unexpected = lines.filter { !provoked.contains($0) }
+        guard unexpected.isEmpty else { throw ServiceCheckFailure("\(unexpected.count) unexpected: \(unexpected.joined(separator: " | "))") }
+        // kioskd's own errors reach the journal as errors (priority prefixes): the filter could have seen one.
+        guard provoked.contains(where: { $0.contains("cannot be shown") }) else {
+            throw ServiceCheckFailure("kioskd's error about the broken scene is not at priority err: the filter would see none of kioskd's")
+        }
+        return "no message at priority err but the \(provoked.count) provoked on purpose (the broken scene\(provoked.contains { $0.contains("Watchdog") } ? ", the watchdog timeout" : ""))"
+    }
+}
