@@ -18,7 +18,7 @@ final class FleetUnitTests: XCTestCase {
         let dropIn = try String(contentsOf: units.appendingPathComponent("kioskd-mqtt.conf"), encoding: .utf8)
         let settings = dropIn.split(separator: "\n").filter { !$0.hasPrefix("#") && $0.contains("=") }.map(String.init)
         // The unit's own command line stays: kioskd finds the mqtt section in /etc/kioskd/kioskd.yaml.
-        XCTAssertEqual(settings, ["PrivateNetwork=no", "RestrictAddressFamilies=AF_INET AF_INET6"])
+        XCTAssertEqual(settings, ["RestrictAddressFamilies=AF_INET AF_INET6", "IPAddressAllow=any"])
 
         let dir = try KioskdProcess.scratchDirectory("systemd-mqtt-units")
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("kioskd.service.d"), withIntermediateDirectories: true)
@@ -34,9 +34,10 @@ final class FleetUnitTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.text)
         XCTAssertEqual(result.text, "", "no warnings")
         // The drop-in is really read: a bad value in it is reported.
-        try built(dropIn).replacingOccurrences(of: "PrivateNetwork=no", with: "PrivateNetwork=nope")
+        try built(dropIn).replacingOccurrences(of: "IPAddressAllow=any", with: "IPAddressAllow=nowhere")
             .write(to: dropInPath, atomically: true, encoding: .utf8)
-        let line = try XCTUnwrap(dropIn.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.hasPrefix("PrivateNetwork=") }) + 1
-        XCTAssertTrue(try verify().text.contains("mqtt.conf:\(line): Failed to parse boolean value"), "the drop-in was not read")
+        let line = try XCTUnwrap(dropIn.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.hasPrefix("IPAddressAllow=") }) + 1
+        let refused = try verify().text
+        XCTAssertTrue(refused.contains("mqtt.conf:\(line):") && refused.contains("nowhere"), "the drop-in was not read: \(refused)")
     }
 }
