@@ -8,12 +8,12 @@ import Yams
 struct ConfigDecoder {
     static let topKeys = ["scene", "board", "backend", "fbdev", "device", "driver", "connector", "mode", "commit", "buffers",
                           "rotation", "frames", "stats_out", "screenshot", "capture", "watch", "keep_going",
-                          "render_strategy", "fps_overlay", "log_level", "control", "input", "idle", "mqtt", "memory"] + reservedSections
+                          "render_strategy", "fps_overlay", "log_level", "control", "input", "idle", "mqtt", "memory", "outputs"] + reservedSections
     static let controlKeys = ["socket", "socket_group", "allow_uid", "allow_gid", "screenshot_dir"]
     static let memoryKeys = ["max_image_pixels", "preload_pages", "surface_budget_mb"]
     /// Sections the file format sets aside for capabilities to come; kioskd accepts them and warns that it does
     /// not use them yet, so a config written for a newer kioskd still starts an older one.
-    static let reservedSections = ["outputs"]
+    static let reservedSections: [String] = []
 
     let scene: SceneDecoder
     let baseDirectory: String
@@ -63,6 +63,13 @@ struct ConfigDecoder {
         if let node = value("idle") { config.idle = idle(node) }
         if let node = value("mqtt") { config.mqtt = mqtt(node) }
         if let node = value("memory") { config.memory = memory(node) }
+        if let entry = f["outputs"] {
+            config.outputs = outputs(entry.value)
+            if !config.outputs.isEmpty {
+                scene.report(.warning, scene.location(entry.key), "outputs",
+                             "this kioskd drives one display (the first connected); the entries are checked but not used yet")
+            }
+        }
         for name in Self.reservedSections {
             guard let entry = f[name] else { continue }
             config.reservedSections.append(name)

@@ -26,11 +26,16 @@ final class ConfigFileCLITests: XCTestCase {
         var keys: [String] = []
         var section: String?
         for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            // `outputs:` is a list: its entries' keys come commented out as `#- key:` and `#  key:`.
+            if section == "outputs", let entry = line.wholeMatch(of: /#(- |  )([a-z_]+):( .*)?/) {
+                keys.append("outputs.\(entry.2)")
+                continue
+            }
             let match = line.wholeMatch(of: /(\s*)#?([a-z_]+):( .*)?/)
             guard let match else { continue }
             let indented = !match.1.isEmpty
             let key = String(match.2)
-            if !indented && ["control", "input", "idle", "mqtt", "memory"].contains(key) { section = key; continue }
+            if !indented && ["control", "input", "idle", "mqtt", "memory", "outputs"].contains(key) { section = key; continue }
             if !indented { section = nil }
             keys.append(section.map { "\($0).\(key)" } ?? key)
         }
