@@ -138,7 +138,7 @@ final class FakeCardConnector: OutputSource {
 /// One output of a `FakeCard`: a headless backend that reports to its card. Main thread.
 final class FakeCardOutput: DisplayBackend {
     private let headless: HeadlessBackend
-    private unowned let card: FakeCard
+    private let card: FakeCard
     let connector: String
     var onDeviceLost: ((DisplayError) -> Void)?
 
