@@ -11,11 +11,13 @@ import KioskScene
 public final class OutputStages {
     /// Each slot's connector and stage, in the slots' order.
     public let stages: [(connector: String, stage: SceneStage)]
+    private let slots: OutputSlots
 
     /// Makes a stage per slot with the scene `scene(slot)` gives it (nil: `defaultScene`, mirrored).
     public init(slots: OutputSlots, defaultScene: Scene, source: String, limits: SceneLimits = SceneLimits(),
                 clock: @escaping () -> Int = WallClock.seconds,
                 scene: (OutputSlots.Slot) -> (scene: Scene, source: String)? = { _ in nil }) {
+        self.slots = slots
         stages = slots.slots.map { slot in
             let chosen = scene(slot) ?? (defaultScene, source)
             return (slot.connector, SceneStage(engine: slot.engine, scene: chosen.scene, source: chosen.source, limits: limits, clock: clock))
@@ -24,13 +26,10 @@ public final class OutputStages {
 
     /// The stage of the output named `connector`, the first one's for nil.
     ///
-    /// - Throws: `DisplayError` naming the outputs when none is `connector`.
+    /// - Throws: `DisplayError` naming the outputs when none is `connector` (`OutputSlots.slot(named:)`).
     public func stage(for connector: String?) throws -> SceneStage {
-        guard let connector else { return stages[0].stage }
-        guard let entry = stages.first(where: { $0.connector == connector }) else {
-            throw DisplayError("no output named '\(connector)'; outputs: \(stages.map(\.connector).joined(separator: ", "))")
-        }
-        return entry.stage
+        let slot = try slots.slot(named: connector)
+        return stages.first { $0.connector == slot.connector }!.stage
     }
 
     /// Sets data on every output's stage.

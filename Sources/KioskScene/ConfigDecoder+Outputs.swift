@@ -25,34 +25,20 @@ extension ConfigDecoder {
                 scene.error(item, at, "missing 'connector' (the connector's name, as `kioskd devices` shows it)")
                 continue
             }
-            guard let connector = outputText(connectorNode, at + ".connector") else { continue }
+            guard let connector = nonEmpty(connectorNode, at + ".connector") else { continue }
             if let first = seen[connector] {
                 scene.error(connectorNode, at + ".connector", "'\(connector)' is named already by outputs[\(first)]")
                 continue
             }
             seen[connector] = index
             var output = KioskConfig.Output(connector: connector)
-            if let node = f["mode"]?.value, let text = outputText(node, at + ".mode") {
-                do { output.mode = try ModeRequest(validating: text) } catch let error as ModeRequestError {
-                    scene.error(node, at + ".mode", error.message)
-                } catch { scene.error(node, at + ".mode", "\(error)") }
-            }
-            if let node = f["rotation"]?.value {
-                if let r = node.scalar.flatMap({ OutputRotation(parsing: $0.string) }) { output.rotation = r } else {
-                    scene.error(node, at + ".rotation", "expected one of \(OutputRotation.allowedValues) (degrees clockwise)")
-                }
-            }
-            if let node = f["scene"]?.value, let text = outputText(node, at + ".scene") {
+            output.mode = f["mode"].flatMap { modeRequest($0.value, at + ".mode") }
+            output.rotation = f["rotation"].flatMap { rotation($0.value, at + ".rotation") }
+            if let node = f["scene"]?.value, let text = nonEmpty(node, at + ".scene") {
                 output.scene = text == "default" ? text : path(text)
             }
             outputs.append(output)
         }
         return outputs
-    }
-
-    private func outputText(_ node: Node, _ at: String) -> String? {
-        guard let s = scene.string(node, at) else { return nil }
-        guard !s.isEmpty else { scene.error(node, at, "expected a non-empty string"); return nil }
-        return s
     }
 }

@@ -37,18 +37,10 @@ struct ConfigDecoder {
         config.fbdev = text("fbdev").map(path)
         config.driver = text("driver")
         config.connector = text("connector")
-        if let node = value("mode"), let s = nonEmpty(node, "mode") {
-            do { config.mode = try ModeRequest(validating: s) } catch let error as ModeRequestError {
-                scene.error(node, "mode", error.message)
-            } catch { scene.error(node, "mode", "\(error)") }
-        }
+        config.mode = value("mode").flatMap { modeRequest($0, "mode") }
         config.commit = value("commit").flatMap { scene.choice($0, "commit", KioskConfig.Commit.self) }
         config.buffers = value("buffers").flatMap { scene.integer($0, "buffers", in: 2...3) }
-        if let node = value("rotation") {
-            if let r = node.scalar.flatMap({ OutputRotation(parsing: $0.string) }) { config.rotation = r } else {
-                scene.error(node, "rotation", "expected one of \(OutputRotation.allowedValues) (degrees clockwise)")
-            }
-        }
+        config.rotation = value("rotation").flatMap { rotation($0, "rotation") }
         config.frames = value("frames").flatMap { scene.integer($0, "frames", in: 1...Int(Int32.max)) }
         config.statsOut = text("stats_out").map(path)
         config.screenshot = text("screenshot").map(path)
@@ -122,10 +114,27 @@ struct ConfigDecoder {
         }
     }
 
-    private func nonEmpty(_ node: Node, _ path: String) -> String? {
+    /// A string that is not empty.
+    func nonEmpty(_ node: Node, _ path: String) -> String? {
         guard let s = scene.string(node, path) else { return nil }
         guard !s.isEmpty else { scene.error(node, path, "expected a non-empty string"); return nil }
         return s
+    }
+
+    /// `WxH`, `WxH@Hz` or `WxH@59.94`; the error says which part is wrong.
+    func modeRequest(_ node: Node, _ path: String) -> ModeRequest? {
+        guard let s = nonEmpty(node, path) else { return nil }
+        do { return try ModeRequest(validating: s) } catch let error as ModeRequestError {
+            scene.error(node, path, error.message)
+        } catch { scene.error(node, path, "\(error)") }
+        return nil
+    }
+
+    /// 0, 90, 180 or 270 degrees clockwise.
+    func rotation(_ node: Node, _ path: String) -> OutputRotation? {
+        if let r = node.scalar.flatMap({ OutputRotation(parsing: $0.string) }) { return r }
+        scene.error(node, path, "expected one of \(OutputRotation.allowedValues) (degrees clockwise)")
+        return nil
     }
 
     /// A path relative to the config file's folder.
