@@ -8,12 +8,12 @@ import Yams
 struct ConfigDecoder {
     static let topKeys = ["scene", "board", "backend", "fbdev", "device", "driver", "connector", "mode", "commit", "buffers",
                           "rotation", "frames", "stats_out", "screenshot", "capture", "watch", "keep_going",
-                          "render_strategy", "fps_overlay", "log_level", "control", "input", "idle", "mqtt", "memory"] + reservedSections
+                          "render_strategy", "fps_overlay", "log_level", "control", "input", "idle", "mqtt", "memory", "outputs"] + reservedSections
     static let controlKeys = ["socket", "socket_group", "allow_uid", "allow_gid", "screenshot_dir"]
     static let memoryKeys = ["max_image_pixels", "preload_pages", "surface_budget_mb"]
     /// Sections the file format sets aside for capabilities to come; kioskd accepts them and warns that it does
     /// not use them yet, so a config written for a newer kioskd still starts an older one.
-    static let reservedSections = ["outputs"]
+    static let reservedSections: [String] = []
 
     let scene: SceneDecoder
     let baseDirectory: String
@@ -37,18 +37,10 @@ struct ConfigDecoder {
         config.fbdev = text("fbdev").map(path)
         config.driver = text("driver")
         config.connector = text("connector")
-        if let node = value("mode"), let s = nonEmpty(node, "mode") {
-            do { config.mode = try ModeRequest(validating: s) } catch let error as ModeRequestError {
-                scene.error(node, "mode", error.message)
-            } catch { scene.error(node, "mode", "\(error)") }
-        }
+        config.mode = value("mode").flatMap { modeRequest($0, "mode") }
         config.commit = value("commit").flatMap { scene.choice($0, "commit", KioskConfig.Commit.self) }
         config.buffers = value("buffers").flatMap { scene.integer($0, "buffers", in: 2...3) }
-        if let node = value("rotation") {
-            if let r = node.scalar.flatMap({ OutputRotation(parsing: $0.string) }) { config.rotation = r } else {
-                scene.error(node, "rotation", "expected one of \(OutputRotation.allowedValues) (degrees clockwise)")
-            }
-        }
+        config.rotation = value("rotation").flatMap { rotation($0, "rotation") }
         config.frames = value("frames").flatMap { scene.integer($0, "frames", in: 1...Int(Int32.max)) }
         config.statsOut = text("stats_out").map(path)
         config.screenshot = text("screenshot").map(path)
@@ -63,6 +55,13 @@ struct ConfigDecoder {
         if let node = value("idle") { config.idle = idle(node) }
         if let node = value("mqtt") { config.mqtt = mqtt(node) }
         if let node = value("memory") { config.memory = memory(node) }
+        if let entry = f["outputs"] {
+            config.outputs = outputs(entry.value)
+            if !config.outputs.isEmpty {
+                scene.report(.warning, scene.location(entry.key), "outputs",
+                             "this kioskd drives one display (the first connected); the entries are checked but not used yet")
+            }
+        }
         for name in Self.reservedSections {
             guard let entry = f[name] else { continue }
             config.reservedSections.append(name)
@@ -115,10 +114,27 @@ struct ConfigDecoder {
         }
     }
 
-    private func nonEmpty(_ node: Node, _ path: String) -> String? {
+    /// A string that is not empty.
+    func nonEmpty(_ node: Node, _ path: String) -> String? {
         guard let s = scene.string(node, path) else { return nil }
         guard !s.isEmpty else { scene.error(node, path, "expected a non-empty string"); return nil }
         return s
+    }
+
+    /// `WxH`, `WxH@Hz` or `WxH@59.94`; the error says which part is wrong.
+    func modeRequest(_ node: Node, _ path: String) -> ModeRequest? {
+        guard let s = nonEmpty(node, path) else { return nil }
+        do { return try ModeRequest(validating: s) } catch let error as ModeRequestError {
+            scene.error(node, path, error.message)
+        } catch { scene.error(node, path, "\(error)") }
+        return nil
+    }
+
+    /// 0, 90, 180 or 270 degrees clockwise.
+    func rotation(_ node: Node, _ path: String) -> OutputRotation? {
+        if let r = node.scalar.flatMap({ OutputRotation(parsing: $0.string) }) { return r }
+        scene.error(node, path, "expected one of \(OutputRotation.allowedValues) (degrees clockwise)")
+        return nil
     }
 
     /// A path relative to the config file's folder.

@@ -1,8 +1,8 @@
 import KioskCore
 
 /// kioskd's configuration file (`/etc/kioskd/kioskd.yaml`): one key per `kioskd run` option, the control socket
-/// in its own section, input devices and screen power in theirs, the MQTT broker in `mqtt:`, and the sections
-/// later capabilities fill in (outputs). Every value is
+/// in its own section, input devices and screen power in theirs, the MQTT broker in `mqtt:`, and the outputs in
+/// `outputs:`. Every value is
 /// optional: a key left out keeps the option's default, and an option given on the command line overrides the
 /// key. Relative paths are already resolved against the file's folder. An immutable value; any thread.
 public struct KioskConfig: Sendable, Equatable {
@@ -47,6 +47,22 @@ public struct KioskConfig: Sendable, Equatable {
         }
     }
 
+    /// One entry of the `outputs:` section: what one connector shows, and in which mode and rotation.
+    public struct Output: Sendable, Equatable {
+        /// The connector's name (`HDMI-A-1`), as `kioskd devices` shows it.
+        public var connector: String
+        public var mode: ModeRequest?
+        public var rotation: OutputRotation?
+        /// The scene file (resolved), `default` for the kiosk's scene mirrored, nil for the same.
+        public var scene: String?
+        public init(connector: String, mode: ModeRequest? = nil, rotation: OutputRotation? = nil, scene: String? = nil) {
+            self.connector = connector
+            self.mode = mode
+            self.rotation = rotation
+            self.scene = scene
+        }
+    }
+
     public var scene: String?
     public var board: String?
     public var backend: Backend?
@@ -75,6 +91,8 @@ public struct KioskConfig: Sendable, Equatable {
     /// The `mqtt:` section: the broker to join a fleet through; nil when the file has none (or an empty one).
     public var mqtt: MQTTSettings?
     public var memory = Memory()
+    /// The `outputs:` section's entries, in file order.
+    public var outputs: [Output] = []
     /// Sections reserved for later capabilities, present in the file: their keys are accepted and not yet used.
     public var reservedSections: [String] = []
 
@@ -87,9 +105,9 @@ public struct KioskConfig: Sendable, Equatable {
 
     /// Every key the file may hold, section keys as `section.key`: the documentation lists each of these.
     public static var allKeys: [String] {
-        ConfigDecoder.topKeys.filter { !["control", "input", "idle", "mqtt", "memory"].contains($0) } + ConfigDecoder.controlKeys.map { "control." + $0 }
+        ConfigDecoder.topKeys.filter { !["control", "input", "idle", "mqtt", "memory", "outputs"].contains($0) } + ConfigDecoder.controlKeys.map { "control." + $0 }
             + ConfigDecoder.inputKeys.map { "input." + $0 } + ConfigDecoder.idleKeys.map { "idle." + $0 }
             + MQTTSettings.keys.map { "mqtt." + $0 } + ConfigDecoder.memoryKeys.map { "memory." + $0 }
-            + ConfigDecoder.reservedSections
+            + ConfigDecoder.outputKeys.map { "outputs." + $0 } + ConfigDecoder.reservedSections
     }
 }

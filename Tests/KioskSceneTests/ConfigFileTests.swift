@@ -110,13 +110,50 @@ final class ConfigFileTests: XCTestCase {
         XCTAssertEqual(errors("- a\n- b\n"), ["\(file):1:1: expected a mapping of settings (scene, board, mode, control, ...)"])
     }
 
-    /// Sections for capabilities to come are accepted, so a newer config still starts this kioskd, with a warning
-    /// per key saying it is not used yet.
-    func testReservedSectionsWarn() throws {
-        let (config, warnings) = try parse("outputs:\n  hdmi: {}\n")
-        XCTAssertEqual(config.reservedSections.sorted(), ["outputs"])
-        XCTAssertEqual(warnings.map(\.description), ["warning: \(file):2:3: outputs.hdmi: the 'outputs' section is reserved for a later kioskd; this version does not use it"])
-        XCTAssertEqual(errors("outputs: 3\n"), ["\(file):1:10: outputs: expected a mapping"])
+    /// The `outputs:` section: per connector a mode, rotation and scene, checked with located errors; while one
+    /// display is driven, a section with entries warns that it is not used yet.
+    func testTheOutputsSectionIsCheckedEntryByEntry() throws {
+        let (config, warnings) = try parse("""
+            outputs:
+              - connector: HDMI-A-1
+                mode: 1920x1080@60
+                rotation: 90
+                scene: default
+              - connector: DSI-1
+                scene: panel.yaml
+
+            """)
+        XCTAssertEqual(config.outputs, [
+            KioskConfig.Output(connector: "HDMI-A-1", mode: ModeRequest(width: 1920, height: 1080, refreshHz: 60),
+                               rotation: .degrees90, scene: "default"),
+            KioskConfig.Output(connector: "DSI-1", scene: "/etc/kioskd/panel.yaml"),
+        ])
+        XCTAssertEqual(warnings.map(\.description), ["warning: \(file):1:1: outputs: this kioskd drives one display (the first connected); the entries are checked but not used yet"])
+        XCTAssertEqual(try parse("outputs:\n").config.outputs, [])
+        XCTAssertEqual(errors("outputs: 3\n"), ["\(file):1:10: outputs: expected a list of outputs ({connector, mode, rotation, scene} each)"])
+        XCTAssertEqual(errors("""
+            outputs:
+              - mode: 800x480
+              - connector: HDMI-A-1
+                rotaton: 90
+              - connector: HDMI-A-1
+              - connector: DSI-1
+                mode: big
+                rotation: 45
+                scene: ""
+
+            """), [
+            "\(file):2:5: outputs[0]: missing 'connector' (the connector's name, as `kioskd devices` shows it)",
+            "\(file):4:5: outputs[1].rotaton: unknown key 'rotaton'; did you mean 'rotation'?",
+            "\(file):5:16: outputs[2].connector: 'HDMI-A-1' is named already by outputs[1]",
+            "\(file):7:11: outputs[3].mode: \(modeError("big"))",
+            "\(file):8:15: outputs[3].rotation: expected one of 0, 90, 180, 270 (degrees clockwise)",
+            "\(file):9:12: outputs[3].scene: expected a non-empty string",
+        ])
+    }
+
+    private func modeError(_ text: String) -> String {
+        do { _ = try ModeRequest(validating: text); return "" } catch { return "\(error)" }
     }
 
     func testAMissingFileIsNamed() {

@@ -13,6 +13,13 @@ public final class FakeCard: OutputSource {
         public var isConnected: Bool
         /// The display's modes, the preferred one flagged.
         public var modes: [DisplayMode]
+
+        /// `modes` with the first one preferred.
+        public init(name: String, isConnected: Bool, modes: [DisplayMode]) {
+            self.name = name
+            self.isConnected = isConnected
+            self.modes = FakeCard.preferringFirst(modes)
+        }
     }
 
     public let device: String
@@ -57,7 +64,15 @@ public final class FakeCard: OutputSource {
 
     public var liveOutputs: Int { opened - freed }
 
-    public func probe() throws -> OutputProbe {
+    public func probe() throws -> OutputProbe { try probe(only: nil, requestedMode: requestedMode) }
+
+    /// The source of one output slot: this card seen through one connector, under its own mode request.
+    public func connectorSource(_ name: String, mode: ModeRequest? = nil) -> any OutputSource {
+        FakeCardConnector(card: self, connector: name, requestedMode: mode)
+    }
+
+    /// Probes as `probe` does, choosing among `connector` alone when one is given.
+    func probe(only name: String?, requestedMode: ModeRequest?) throws -> OutputProbe {
         probes += 1
         if let failure = probeFailure {
             probeFailure = nil
@@ -66,7 +81,7 @@ public final class FakeCard: OutputSource {
         let statuses = connectors.map {
             ConnectorStatus(device: device, name: $0.name, isConnected: $0.isConnected, preferredMode: $0.modes.first { $0.isPreferred })
         }
-        guard let connector = connectors.first(where: { $0.isConnected }),
+        guard let connector = connectors.first(where: { $0.isConnected && (name == nil || $0.name == name) }),
               let mode = connector.modes.select(requestedMode) ?? connector.modes.select(nil) else {
             return OutputProbe(connectors: statuses, choice: nil)
         }
@@ -95,7 +110,7 @@ public final class FakeCard: OutputSource {
         if presented { presents += 1 }
     }
 
-    private static func preferringFirst(_ modes: [DisplayMode]) -> [DisplayMode] {
+    fileprivate static func preferringFirst(_ modes: [DisplayMode]) -> [DisplayMode] {
         modes.enumerated().map { i, mode in
             var mode = mode
             mode.isPreferred = i == 0
@@ -104,10 +119,26 @@ public final class FakeCard: OutputSource {
     }
 }
 
+/// A `FakeCard` seen through one connector, with that output's mode request. Main thread.
+final class FakeCardConnector: OutputSource {
+    private let card: FakeCard
+    let connector: String
+    let requestedMode: ModeRequest?
+
+    init(card: FakeCard, connector: String, requestedMode: ModeRequest?) {
+        self.card = card
+        self.connector = connector
+        self.requestedMode = requestedMode
+    }
+
+    func probe() throws -> OutputProbe { try card.probe(only: connector, requestedMode: requestedMode) }
+    func open(_ candidate: OutputCandidate) throws -> any DisplayBackend { try card.open(candidate) }
+}
+
 /// One output of a `FakeCard`: a headless backend that reports to its card. Main thread.
 final class FakeCardOutput: DisplayBackend {
     private let headless: HeadlessBackend
-    private unowned let card: FakeCard
+    private let card: FakeCard
     let connector: String
     var onDeviceLost: ((DisplayError) -> Void)?
 

@@ -26,11 +26,16 @@ final class ConfigFileCLITests: XCTestCase {
         var keys: [String] = []
         var section: String?
         for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            // `outputs:` is a list: its entries' keys come commented out as `#- key:` and `#  key:`.
+            if section == "outputs", let entry = line.wholeMatch(of: /#(- |  )([a-z_]+):( .*)?/) {
+                keys.append("outputs.\(entry.2)")
+                continue
+            }
             let match = line.wholeMatch(of: /(\s*)#?([a-z_]+):( .*)?/)
             guard let match else { continue }
             let indented = !match.1.isEmpty
             let key = String(match.2)
-            if !indented && ["control", "input", "idle", "mqtt", "memory"].contains(key) { section = key; continue }
+            if !indented && ["control", "input", "idle", "mqtt", "memory", "outputs"].contains(key) { section = key; continue }
             if !indented { section = nil }
             keys.append(section.map { "\($0).\(key)" } ?? key)
         }
@@ -59,6 +64,27 @@ final class ConfigFileCLITests: XCTestCase {
         let board = try KioskdProcess.run(["check-config", file.path])
         XCTAssertEqual(board.status, 1)
         XCTAssertTrue(board.stderr.contains("\(dir.path)/missing-board.yaml") && board.stderr.contains("ENOENT"), board.stderr)
+    }
+
+    /// `outputs:` entries are checked like the rest, each problem at its location; a valid section is a warning
+    /// while one display is driven.
+    func testCheckConfigChecksTheOutputsSection() throws {
+        let dir = try KioskdProcess.scratchDirectory("check-config-outputs")
+        let file = dir.appendingPathComponent("kioskd.yaml")
+        try "outputs:\n  - connector: HDMI-A-1\n    rotation: 45\n  - mode: 800x480\n".write(to: file, atomically: true, encoding: .utf8)
+        let bad = try KioskdProcess.run(["check-config", file.path])
+        XCTAssertEqual(bad.status, 1)
+        XCTAssertEqual(bad.errorLines, [
+            "\(file.path):3:15: outputs[0].rotation: expected one of 0, 90, 180, 270 (degrees clockwise)",
+            "\(file.path):4:5: outputs[1]: missing 'connector' (the connector's name, as `kioskd devices` shows it)",
+            "warning: \(file.path):1:1: outputs: this kioskd drives one display (the first connected); the entries are checked but not used yet",
+        ])
+
+        try "outputs:\n  - {connector: HDMI-A-1, mode: 1920x1080@60, scene: default}\n".write(to: file, atomically: true, encoding: .utf8)
+        let good = try KioskdProcess.run(["check-config", file.path])
+        XCTAssertEqual(good.status, 0, good.stderr)
+        XCTAssertEqual(good.stdout, "ok\n")
+        XCTAssertTrue(good.stderr.contains("outputs: this kioskd drives one display"), good.stderr)
     }
 
     /// Keys fill the options; an option given on the command line wins.

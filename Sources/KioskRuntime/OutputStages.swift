@@ -1,0 +1,39 @@
+import KioskCore
+import KioskScene
+
+/// The scene side of several outputs: one `SceneStage` per output slot, on that slot's engine, laid out for that
+/// slot's mode (and again when its display changes mode). A slot shows the default scene mirrored (the same
+/// scene, each stage laying it out for its own size) or a scene of its own. Data is the kiosk's, not an
+/// output's: `setData` reaches every stage. Commands that name an output reach that slot's stage; without one,
+/// the first slot's (`stage(for:)`).
+///
+/// Lives on the main thread with the slots.
+public final class OutputStages {
+    /// Each slot's connector and stage, in the slots' order.
+    public let stages: [(connector: String, stage: SceneStage)]
+    private let slots: OutputSlots
+
+    /// Makes a stage per slot with the scene `scene(slot)` gives it (nil: `defaultScene`, mirrored).
+    public init(slots: OutputSlots, defaultScene: Scene, source: String, limits: SceneLimits = SceneLimits(),
+                clock: @escaping () -> Int = WallClock.seconds,
+                scene: (OutputSlots.Slot) -> (scene: Scene, source: String)? = { _ in nil }) {
+        self.slots = slots
+        stages = slots.slots.map { slot in
+            let chosen = scene(slot) ?? (defaultScene, source)
+            return (slot.connector, SceneStage(engine: slot.engine, scene: chosen.scene, source: chosen.source, limits: limits, clock: clock))
+        }
+    }
+
+    /// The stage of the output named `connector`, the first one's for nil.
+    ///
+    /// - Throws: `DisplayError` naming the outputs when none is `connector` (`OutputSlots.slot(named:)`).
+    public func stage(for connector: String?) throws -> SceneStage {
+        let slot = try slots.slot(named: connector)
+        return stages.first { $0.connector == slot.connector }!.stage
+    }
+
+    /// Sets data on every output's stage.
+    public func setData(_ values: [String: String]) {
+        for entry in stages { entry.stage.setData(values) }
+    }
+}
