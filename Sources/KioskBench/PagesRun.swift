@@ -26,9 +26,13 @@ public enum PagesRun {
         public var targetDifferenceKib: Int
         public var targetMet: Bool?
         /// In this process: page changes timed by the loop, frames missed (vblanks without a flip) within 100 ms of
-        /// them, and changes that had to wait for their page.
+        /// them, and changes that had to wait for their page. The vblanks in those windows, and the same two figures
+        /// for the rest of the run, tell a miss the change caused from one the host's load caused anywhere.
         public var timedChanges: Int?
         public var framesMissedAtChanges: Int?
+        public var vblanksAtChanges: Int?
+        public var framesMissedElsewhere: Int?
+        public var vblanksElsewhere: Int?
         public var changesThatWaited: Int?
         /// `page.show` to a purged page until it was shown whole.
         public var pageShowToPurgedMs: Double?
@@ -38,6 +42,8 @@ public enum PagesRun {
             case onePageSurfaceBytes = "one_page_surface_bytes", twentyPagesSurfaceBytes = "twenty_pages_surface_bytes"
             case peakRssDifferenceKib = "peak_rss_difference_kib", targetDifferenceKib = "target_difference_kib"
             case targetMet = "target_met", timedChanges = "timed_changes", framesMissedAtChanges = "frames_missed_at_changes"
+            case vblanksAtChanges = "vblanks_at_changes", framesMissedElsewhere = "frames_missed_elsewhere"
+            case vblanksElsewhere = "vblanks_elsewhere"
             case changesThatWaited = "changes_that_waited", pageShowToPurgedMs = "page_show_to_purged_ms"
         }
 
@@ -55,6 +61,9 @@ public enum PagesRun {
             try c.encode(targetMet, forKey: .targetMet)
             try c.encode(timedChanges, forKey: .timedChanges)
             try c.encode(framesMissedAtChanges, forKey: .framesMissedAtChanges)
+            try c.encode(vblanksAtChanges, forKey: .vblanksAtChanges)
+            try c.encode(framesMissedElsewhere, forKey: .framesMissedElsewhere)
+            try c.encode(vblanksElsewhere, forKey: .vblanksElsewhere)
             try c.encode(changesThatWaited, forKey: .changesThatWaited)
             try c.encode(pageShowToPurgedMs, forKey: .pageShowToPurgedMs)
         }
@@ -108,37 +117,47 @@ public enum PagesRun {
                        onePageSurfaceBytes: oneSurfaces, twentyPagesSurfaceBytes: twentySurfaces,
                        peakRssDifferenceKib: difference, targetDifferenceKib: target, targetMet: difference.map { $0 <= target },
                        timedChanges: inProcess.changes, framesMissedAtChanges: inProcess.missed,
+                       vblanksAtChanges: inProcess.vblanks, framesMissedElsewhere: inProcess.missedElsewhere,
+                       vblanksElsewhere: inProcess.vblanksElsewhere,
                        changesThatWaited: inProcess.waited, pageShowToPurgedMs: inProcess.showMs)
     }
 
     /// The loop on the real epoll loop for `seconds` after its first complete frame, then `page.show` to a page
     /// that is purged, until it is shown.
     private static func runLoop(path: String, mode: DisplayMode, seconds: Double)
-        throws -> (changes: Int, missed: Int, waited: Int, showMs: Double?) {
+        throws -> (changes: Int, missed: Int, vblanks: Int, missedElsewhere: Int, vblanksElsewhere: Int, waited: Int,
+                   showMs: Double?) {
         let loop = try MainLoop.epoll()
         let backend = try HeadlessBackend(mode: mode, bufferCount: 2)
         let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: mode.size),
                                      pool: RenderQueuePool(strategy: .roundRobin))
         let stage = try SceneStage(engine: engine, path: path)
         var changes: [MonotonicInstant] = []
-        var missed = 0
+        var missed = 0, vblanks = 0, missedElsewhere = 0, vblanksElsewhere = 0
         var lastSequence: UInt64?
         var started: MonotonicInstant?
+        var phase = 0
         stage.onEvent = { event in
             if case .pageShown = event { changes.append(loop.now) }
         }
         engine.onFlip = { event in
             defer { lastSequence = event.sequence }
-            guard let last = lastSequence, event.sequence > last + 1 else { return }
-            // Missed vblanks count only near a change: within 100 ms after one, or before the change coming.
+            // Counted from the first complete frame, before page.show: near a change (within 100 ms after one) or not.
+            guard started != nil, phase == 1, let last = lastSequence, event.sequence > last else { return }
+            let gap = Int(event.sequence - last - 1)
             let now = loop.now
-            if changes.contains(where: { now >= $0 && now - $0 <= .milliseconds(100) }) { missed += Int(event.sequence - last - 1) }
+            if changes.contains(where: { now >= $0 && now - $0 <= .milliseconds(100) }) {
+                missed += gap
+                vblanks += gap + 1
+            } else {
+                missedElsewhere += gap
+                vblanksElsewhere += gap + 1
+            }
         }
         // Every frame is a flip, so a missed vblank shows as a gap in the sequence.
         let ticking = Ticking()
         engine.addAnimation(target: ticking) { _, _ in true }
         try engine.start()
-        var phase = 0
         var showStart: MonotonicInstant?
         var showMs: Double?
         var waitedBefore = 0
@@ -171,6 +190,6 @@ public enum PagesRun {
         withExtendedLifetime((stage, ticking)) {}
         guard showMs != nil else { throw BenchError("bench pages: page.show to \(target) was not shown within a minute") }
         // The timed changes before page.show are what the target counts.
-        return (max(changes.count - 1, 0), missed, waitedBefore, showMs)
+        return (max(changes.count - 1, 0), missed, vblanks, missedElsewhere, vblanksElsewhere, waitedBefore, showMs)
     }
 }

@@ -62,6 +62,10 @@ public enum StartupRun {
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        // A binary linked moments ago has dirty pages in the page cache, and smaps counts their mappings as private
+        // dirty until they are written back (measured: 15 MB of the text of a fresh release build): write it first.
+        let executable = open("/proc/self/exe", O_RDONLY | O_CLOEXEC)
+        if executable >= 0 { fsync(executable); close(executable) }
         let status = posix_spawn(&pid, "/proc/self/exe", &actions, nil, argv, environ)
         guard status == 0 else { throw BenchError("\(label): cannot spawn /proc/self/exe: \(String(cString: strerror(status)))") }
         var wstatus: Int32 = 0

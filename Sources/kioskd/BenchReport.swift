@@ -197,6 +197,7 @@ extension PagesRun.Figures {
             "  \(pages) pages:  \(twentyPages.memoryLine); surfaces \(show(twentyPagesSurfaceBytes)) bytes at exit",
             "  target (issue 16): peak RSS difference \(show(peakRssDifferenceKib)) KiB <= \(targetDifferenceKib) KiB: \(met)",
             "  in process: \(show(timedChanges)) timed changes, \(show(framesMissedAtChanges)) frames missed at them, \(show(changesThatWaited)) waited for their page",
+            "  vblanks missed: \(show(framesMissedAtChanges)) of \(show(vblanksAtChanges)) within 100 ms of a change, \(show(framesMissedElsewhere)) of \(show(vblanksElsewhere)) elsewhere",
             "  page.show to a purged page: shown whole after \(show(pageShowToPurgedMs, "%.1f")) ms",
         ].joined(separator: "\n")
     }

@@ -303,6 +303,12 @@ final class EngineCLITests: XCTestCase {
         XCTAssertGreaterThan(pages["twenty_pages_surface_bytes"] as? Int ?? 0, 0)
         XCTAssertGreaterThanOrEqual(pages["timed_changes"] as? Int ?? 0, 19)
         XCTAssertNotNil(pages["frames_missed_at_changes"] as? Int)
+        let nearChanges = try XCTUnwrap(pages["vblanks_at_changes"] as? Int)
+        let elsewhere = try XCTUnwrap(pages["vblanks_elsewhere"] as? Int)
+        // The windows split the loop's vblanks: some follow the timed changes, most do not.
+        XCTAssertGreaterThan(nearChanges, 0)
+        XCTAssertGreaterThan(elsewhere, nearChanges)
+        XCTAssertLessThanOrEqual(try XCTUnwrap(pages["frames_missed_elsewhere"] as? Int), elsewhere)
         XCTAssertGreaterThan(pages["page_show_to_purged_ms"] as? Double ?? 0, 0)
     }
 }

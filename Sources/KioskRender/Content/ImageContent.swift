@@ -4,7 +4,7 @@ import Glibc
 import CCairo
 import CKioskJpeg
 import CKioskPng
-import CRsvg
+import CKioskSvg
 import KioskCore
 
 /// A PNG, JPEG or SVG file drawn into the layer with a fit mode. The format is read from the file's first bytes,
@@ -311,50 +311,39 @@ struct DecodedRaster: ~Copyable {
 }
 
 /// The single owner of a librsvg handle loaded from a file. Lives inside one draw call on the render worker; a
-/// handle is never shared between threads.
+/// handle is never shared between threads. librsvg itself is loaded the first time (`CKioskSvg`).
 struct SVGDocument: ~Copyable {
-    let handle: UnsafeMutablePointer<RsvgHandle>
+    let handle: OpaquePointer
     let path: String
 
     init(path: String) throws {
-        var error: UnsafeMutablePointer<GError>?
-        guard let handle = rsvg_handle_new_from_file(path, &error) else {
-            throw RenderError("image \(path): cannot load SVG: \(takeMessage(error))")
+        var message = [CChar](repeating: 0, count: 256)
+        guard let handle = kiosk_svg_load(path, &message, message.count) else {
+            throw RenderError("image \(path): \(Self.text(of: message))")
         }
         self.handle = handle
         self.path = path
     }
 
-    deinit { g_object_unref(UnsafeMutableRawPointer(handle)) }
+    deinit { kiosk_svg_free(handle) }
 
     /// The document's size in pixels: its width and height attributes (at 96 dpi for physical units), else its
     /// viewBox's size; nil when it has neither (it then fills whatever it is drawn into).
     var intrinsicSize: (Double, Double)? {
         var width = 0.0, height = 0.0
-        if rsvg_handle_get_intrinsic_size_in_pixels(handle, &width, &height) != 0, width > 0, height > 0 {
-            return (width, height)
-        }
-        var hasWidth: gboolean = 0, hasHeight: gboolean = 0, hasViewBox: gboolean = 0
-        var widthLength = RsvgLength(), heightLength = RsvgLength(), viewBox = RsvgRectangle()
-        rsvg_handle_get_intrinsic_dimensions(handle, &hasWidth, &widthLength, &hasHeight, &heightLength,
-                                             &hasViewBox, &viewBox)
-        guard hasViewBox != 0, viewBox.width > 0, viewBox.height > 0 else { return nil }
-        return (viewBox.width, viewBox.height)
+        guard kiosk_svg_intrinsic_size(handle, &width, &height) != 0 else { return nil }
+        return (width, height)
     }
 
     /// Renders the whole document into the `width` x `height` box at the origin of `cr`'s current transform.
     func render(on cr: OpaquePointer, width: Double, height: Double) throws {
-        var viewport = RsvgRectangle(x: 0, y: 0, width: width, height: height)
-        var error: UnsafeMutablePointer<GError>?
-        guard rsvg_handle_render_document(handle, cr, &viewport, &error) != 0 else {
-            throw RenderError("image \(path): cannot render SVG: \(takeMessage(error))")
+        var message = [CChar](repeating: 0, count: 256)
+        guard kiosk_svg_render(handle, UnsafeMutableRawPointer(cr), width, height, &message, message.count) != 0 else {
+            throw RenderError("image \(path): \(Self.text(of: message))")
         }
     }
-}
 
-/// The message of a GError, which is freed.
-private func takeMessage(_ error: UnsafeMutablePointer<GError>?) -> String {
-    guard let error else { return "unknown error" }
-    defer { g_error_free(error) }
-    return String(cString: error.pointee.message)
+    private static func text(of message: [CChar]) -> String {
+        String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
 }

@@ -1,0 +1,26 @@
+#ifndef CKIOSKSVG_H
+#define CKIOSKSVG_H
+#include <stddef.h>
+
+// librsvg, loaded with dlopen the first time a scene draws an SVG rather than linked: the library and what it
+// brings (libxml2 and ICU's data, gdk-pixbuf, libstdc++) cost about 4 MB of resident memory, 1 MB of it private,
+// in every process that links them, and most scenes have no SVG. Only the few calls kioskd makes are resolved.
+
+/// A librsvg handle for one loaded document; owned by the caller, freed with `kiosk_svg_free`. Used on one thread.
+typedef struct KioskSvg KioskSvg;
+
+/// Loads librsvg once per process (thread-safe) and the SVG file at `path`. On failure returns NULL and writes a
+/// message into `error` (always NUL-terminated): librsvg missing, a symbol missing, or librsvg's own error.
+KioskSvg *kiosk_svg_load(const char *path, char *error, size_t error_size);
+
+/// The document's size in pixels: its width and height (at 96 dpi for physical units), else its viewBox's size.
+/// Returns 0 when it has neither (it then fills whatever it is drawn into).
+int kiosk_svg_intrinsic_size(KioskSvg *svg, double *width, double *height);
+
+/// Renders the whole document into the `width` x `height` box at the origin of the current transform of the Cairo
+/// context `cr` (a `cairo_t *`). Returns 0 and writes a message into `error` on failure.
+int kiosk_svg_render(KioskSvg *svg, void *cr, double width, double height, char *error, size_t error_size);
+
+void kiosk_svg_free(KioskSvg *svg);
+
+#endif
