@@ -15,8 +15,10 @@ final class InputLatencyDRMTests: XCTestCase {
     func testTapToPressedLookLatency() throws {
         let rig = try InputRig(scene: InputTestEnvironment.hmiScene)
         defer { rig.stop() }
-        let body = try XCTUnwrap(TapLatencyProbe.buttonBody("start", in: rig.engine.rootLayer), "the HMI scene's start button")
-        let probe = TapLatencyProbe(engine: rig.engine, button: body)
+        let root = rig.engine.rootLayer
+        let body = try XCTUnwrap(TapLatencyProbe.buttonLayer("start", "body", in: root), "the HMI scene's start button")
+        let pressed = try XCTUnwrap(TapLatencyProbe.buttonLayer("start", "pressed", in: root), "the start button's pressed look")
+        let probe = TapLatencyProbe(engine: rig.engine, pressedLook: pressed, bodies: [body, pressed])
         rig.onEvent = { event in
             if case .touchDown = event.kind { probe.touchDown(kernelMicroseconds: event.timeMicroseconds) }
         }
@@ -47,6 +49,7 @@ final class InputLatencyDRMTests: XCTestCase {
         XCTAssertEqual(figures.shown, taps)
         XCTAssertNotNil(figures.latencyMsP50)
         XCTAssertNotNil(figures.targetMet, "both the latency and the button's render time were measured")
+        XCTAssertEqual(figures.rendersDuringPress, 0, "a press swaps to the pressed look rendered ahead: no render")
         let accel = ProcessInfo.processInfo.environment["KIOSKD_VM_ACCEL"] ?? "unknown"
         if accel == "kvm" {
             XCTAssertEqual(figures.targetMet, true, "p50 \(figures.latencyMsP50 ?? -1) ms within one refresh period plus the button's render time, \(figures.targetMs ?? -1) ms")
