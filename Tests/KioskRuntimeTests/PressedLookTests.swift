@@ -43,13 +43,26 @@ final class PressedLookTests: XCTestCase {
     }
 
     func testAPressIsCommittedInTheSameTurnWithoutARender() throws {
+        // Every scanout buffer is copied whole once, the first time it is used; a few taps use them all.
+        for _ in 0..<3 {
+            touch(true)
+            turnAndFlip()
+            touch(false)
+            turnAndFlip()
+        }
         let normal = try buttonPixels()
         let renders = harness.stats.rendersStarted
         let presented = harness.stats.framesPresented
+        var copied: [[Rect]] = []
+        harness.engine.onPresent = { copied.append($0) }
         touch(true)
         XCTAssertEqual(harness.engine.rendersInFlight, 0, "the press queued no render")
         harness.loop.runOnce(timeout: .zero)
         XCTAssertEqual(harness.stats.framesPresented, presented + 1, "the loop turn that had the touch-down committed a frame")
+        XCTAssertEqual(copied.count, 1)
+        for rect in copied.first ?? [] {
+            XCTAssertEqual(rect.intersection(button), rect, "the commit copies the button's rectangle only, not \(rect)")
+        }
         harness.run(for: harness.backend.info.mode.frameDuration)
         let pressed = try buttonPixels()
         XCTAssertNotEqual(pressed, normal, "the committed frame shows the pressed look")
