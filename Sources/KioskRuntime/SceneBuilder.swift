@@ -219,12 +219,55 @@ final class SceneBuilder {
             body.content = nil
             body.backgroundColor = style.foreground.map(StyleMapping.color) ?? Color(rgb: 0x4CC2FF)
             body.frame = progressFrame(node, value: node.progressShown)
+        case .button:
+            configureButtonBodies(node, frame: bodyFrame, scene: scene)
         default:
             let body = ensureBody(node)
             body.frame = bodyFrame
             body.content = content(for: node, scene: scene)
             if case .image = widget.content { body.placeholderColor = Self.imagePlaceholder }
         }
+    }
+
+    /// A button's resting look in `body` and, while it is enabled, its pressed look in `pressedBody`, both rendered
+    /// whenever the button changes, so a press is a swap of two finished surfaces. A look that did not change keeps
+    /// its surface. Costs one more surface of the button's size per enabled button (4 bytes a pixel).
+    func configureButtonBodies(_ node: WidgetNode, frame: Rect, scene: Scene) {
+        guard case .button(let b) = node.widget.content else { return }
+        let body = ensureBody(node)
+        body.frame = frame
+        setIfChanged(body, content(for: node, scene: scene, state: b.enabled ? node.buttonState : .disabled))
+        guard b.enabled else {
+            node.pressedBody?.removeFromParent()
+            node.pressedBody = nil
+            node.isPressedDown = false
+            body.isHidden = false
+            return
+        }
+        let pressed: Layer
+        if let existing = node.pressedBody {
+            pressed = existing
+        } else {
+            pressed = Layer(name: "\(node.layer.name ?? "widget").pressed")
+            node.layer.insertChild(pressed, at: 1)
+            node.pressedBody = pressed
+        }
+        pressed.frame = frame
+        setIfChanged(pressed, content(for: node, scene: scene, state: .pressed))
+        showPressedLook(node, node.isPressedDown)
+    }
+
+    /// Swaps a button's shown look: no render, only which finished surface is composited.
+    func showPressedLook(_ node: WidgetNode, _ pressed: Bool) {
+        guard let pressedBody = node.pressedBody else { return }
+        node.isPressedDown = pressed
+        pressedBody.isHidden = !pressed
+        node.body?.isHidden = pressed
+    }
+
+    private func setIfChanged(_ layer: Layer, _ content: (any LayerContent)?) {
+        if let new = content as? ButtonContent, let old = layer.content as? ButtonContent, new == old { return }
+        layer.content = content
     }
 
     private func ensureBody(_ node: WidgetNode) -> Layer {
@@ -250,7 +293,8 @@ final class SceneBuilder {
     }
 
     /// What the body of a content widget draws now.
-    func content(for node: WidgetNode, scene: Scene) -> (any LayerContent)? {
+    /// A button draws `state` when given, else its resting look.
+    func content(for node: WidgetNode, scene: Scene, state buttonState: ButtonProperties.State? = nil) -> (any LayerContent)? {
         let widget = node.widget
         let style = widget.style
         let font = StyleMapping.font(style.font, inherited: scene.font)
@@ -279,7 +323,7 @@ final class SceneBuilder {
             return SparklineContent(values: node.series, color: foreground,
                                     fill: Color(red: foreground.red, green: foreground.green, blue: foreground.blue, alpha: 0.2))
         case .button(let b):
-            let state: ButtonProperties.State = b.enabled ? node.buttonState : .disabled
+            let state: ButtonProperties.State = buttonState ?? (b.enabled ? node.buttonState : .disabled)
             let look = b.states[state].map { merged(style, $0) } ?? style
             return ButtonContent(label: b.label.render(values, placeholder: SceneBuilder.placeholder),
                                  font: StyleMapping.font(look.font, inherited: scene.font),

@@ -330,7 +330,7 @@ public final class SceneStage: SceneControlling {
                 if node.series.count > s.capacity { node.series.removeFirst(node.series.count - s.capacity) }
             }
             node.body?.content = builder.content(for: node, scene: scene)
-        case .ticker:
+        case .ticker, .button:
             builder.configure(node, scene: scene)
         default:
             node.body?.content = builder.content(for: node, scene: scene)

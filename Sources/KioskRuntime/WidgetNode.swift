@@ -9,12 +9,16 @@ import KioskScene
 /// border) when it has one; `body` is a child inset by the border that draws what the widget shows (text, image,
 /// clock, ...), so a text change re-renders the text alone. A ticker's body is the moving strip inside a layer
 /// that clips to its bounds; a progress bar's body is a coloured fill whose width follows the value, which moves
-/// pixels without any render.
+/// pixels without any render. An enabled button has a second child, `pressedBody`, that holds its pressed look,
+/// rendered ahead while hidden: a press only swaps which of the two is shown, so it needs no render.
 final class WidgetNode {
     var widget: Widget
     let page: String
     let layer: Layer
     var body: Layer?
+    /// An enabled button's pressed look (`<id>.pressed`), a sibling of `body` with the same frame; shown instead of
+    /// `body` while a contact holds the button down.
+    var pressedBody: Layer?
     var children: [WidgetNode] = []
     /// Whether `widget.set` hid it.
     var isHidden = false
@@ -31,6 +35,8 @@ final class WidgetNode {
     var clockText = ""
     /// Button look, `widget.set {state}`.
     var buttonState: ButtonProperties.State = .normal
+    /// Whether a contact (finger, pointer, key) holds the button down now: `pressedBody` is shown.
+    var isPressedDown = false
 
     init(widget: Widget, page: String) {
         self.widget = widget

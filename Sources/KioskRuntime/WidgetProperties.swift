@@ -59,7 +59,7 @@ enum WidgetProperties {
             p["label"] = .string(source(of: b.label))
             p["enabled"] = .bool(b.enabled)
             p["disabled"] = .bool(!b.enabled)
-            p["state"] = .string(b.enabled ? node.buttonState.rawValue : "disabled")
+            p["state"] = .string(!b.enabled ? "disabled" : node.isPressedDown ? "pressed" : node.buttonState.rawValue)
         case .image(let i):
             p["path"] = .string(i.path)
             p["fit"] = .string(i.fit.rawValue)

@@ -16,6 +16,7 @@ extension SceneStage {
         for node in nodes {
             byLayer[ObjectIdentifier(node.layer)] = node
             if let body = node.body { byLayer[ObjectIdentifier(body)] = node }
+            if let pressed = node.pressedBody { byLayer[ObjectIdentifier(pressed)] = node }
         }
         var chain: [WidgetNode] = []
         for layer in hit.selfAndAncestors {
@@ -50,11 +51,12 @@ extension SceneStage {
         }
     }
 
-    /// Shows a button's pressed look (or its normal one again); other widgets have none.
+    /// Shows a button's pressed look (or its resting one again); other widgets have none. The pressed look is
+    /// rendered ahead (`WidgetNode.pressedBody`), so this renders nothing: the frame committed at the end of this
+    /// loop turn shows it.
     func setPressedLook(_ node: WidgetNode, _ pressed: Bool) {
         guard case .button = node.widget.content else { return }
-        node.buttonState = pressed ? .pressed : .normal
-        redraw(node)
+        builder.showPressedLook(node, pressed)
     }
 
     /// Runs the widget's `on_press`.
