@@ -127,7 +127,7 @@ public final class TapLatencyProbe {
         presentedPressed = false
         handledAt = MonotonicInstant.now()
         handled.record(Self.since(kernelMicroseconds))
-        if engine.backend.isFlipPending { flipPendingAtDown += 1 }
+        if engine.backend?.isFlipPending == true { flipPendingAtDown += 1 }
     }
 
     /// From a kernel time (microseconds, CLOCK_MONOTONIC) to now.
