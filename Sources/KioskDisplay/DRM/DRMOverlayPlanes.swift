@@ -92,7 +92,7 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
                 layout[index] = Shown(surface: candidate.surface, frame: candidate.frame)
                 answers[index] = nil
             } catch {
-                answers[index] = "no plane buffer: \(error)"
+                answers[index] = "\(error)"
             }
         }
         if layout.contains(where: { $0 != nil }) {
@@ -118,8 +118,14 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
         return answers
     }
 
+    /// Gives the plane buffers of `size`. A plane on screen at another size keeps its buffers (removing a
+    /// framebuffer that is scanned out would make the kernel turn the plane off with a blocking commit): the layer
+    /// is composited until the plane is off.
     private func ensureBuffers(_ plane: Plane, size: Size, backend: DRMBackend) throws {
         guard plane.buffers.first?.size != size else { return }
+        guard plane.front == nil else {
+            throw DisplayError("overlay plane \(plane.id) is on screen at \(plane.buffers[0].size)")
+        }
         let argb = kiosk_fourcc_argb8888()
         plane.buffers = try (0..<2).map { _ in try DumbBuffer(card: backend.card, size: size, format: argb) }
         plane.front = nil
