@@ -11,7 +11,8 @@ import KioskRender
 ///   into the shadow buffer and copied into the headless scanout buffer, beside a small layer re-rendered ten times
 ///   a second on the pool (do other widgets keep updating?);
 /// - `naive_copy`: each decoded frame copied straight into a scanout-sized buffer on the main thread, no engine;
-/// - `plane`: a layer scanned out by an overlay plane. kioskd does not assign planes yet: every figure is null.
+/// - `plane`: a layer scanned out by an overlay plane. The bench runs headless, which has no overlay planes
+///   (`DRMOverlayPlanes` needs atomic DRM): every figure is null.
 ///
 /// Decoding runs on GStreamer's threads in every contestant; the main thread's CPU per shown frame is what each
 /// path costs beyond decoding.

@@ -226,6 +226,11 @@ final class SceneBuilder {
             body.frame = bodyFrame
             body.content = content(for: node, scene: scene)
             if case .image = widget.content { body.placeholderColor = Self.imagePlaceholder }
+            body.prefersOverlayPlane = switch widget.content {
+            case .video: true
+            case .image(let image): image.plane
+            default: false
+            }
         }
     }
 

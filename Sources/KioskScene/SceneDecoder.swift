@@ -37,7 +37,7 @@ final class SceneDecoder: DocumentDecoder {
     static let typeKeys: [WidgetType: [String]] = [
         .rect: [], .panel: [], .fps: [],
         .text: ["text", "markup", "wrap", "ellipsize", "align", "max_lines", "shrink_to_fit"],
-        .image: ["path", "fit"],
+        .image: ["path", "fit", "plane"],
         .clock: ["format", "timezone"],
         .ticker: ["text", "speed"],
         .progress: ["value"],
@@ -245,7 +245,10 @@ final class SceneDecoder: DocumentDecoder {
         case .image:
             let fit = f["fit"].map { choice($0.value, key("fit"), ImageProperties.Fit.self) } ?? .contain
             let path = required("path").flatMap { imagePath($0, key("path")) }
-            if let path, let fit { content = .image(ImageProperties(path: path, fit: fit)) } else { content = nil }
+            let plane = f["plane"].map { bool($0.value, key("plane")) } ?? false
+            if let path, let fit, let plane {
+                content = .image(ImageProperties(path: path, fit: fit, plane: plane))
+            } else { content = nil }
         case .clock:
             let format = f["format"].map { string($0.value, key("format")) } ?? "%H:%M"
             var timezone: String?

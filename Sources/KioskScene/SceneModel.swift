@@ -256,6 +256,12 @@ public struct ImageProperties: Sendable, Equatable {
     /// Absolute: resolved against the scene file's folder.
     public var path: String
     public var fit: Fit
+    /// Offered to an overlay plane (`plane: true`): scanned out directly where the output has a free one.
+    public var plane: Bool
+
+    public init(path: String, fit: Fit, plane: Bool = false) {
+        self.path = path; self.fit = fit; self.plane = plane
+    }
 }
 
 /// An immutable value; any thread.

@@ -221,7 +221,11 @@ struct RunCommand: ParsableCommand {
                                       rotation: settings.rotation, control: controlSocket, logger: logger)
         FleetWiring.forwardActions(from: inputWiring.router, to: fleetClient)
         inputWiring.start()
-        outputs?.onAdopted = { [weak inputWiring, weak engine = runner.engine] info in inputWiring?.follow(info, display: engine?.backend) }
+        PlaneWiring.follow(runner.engine, rotation: settings.rotation, logger: logger)
+        outputs?.onAdopted = { [weak inputWiring, weak engine = runner.engine, rotation = settings.rotation] info in
+            inputWiring?.follow(info, display: engine?.backend)
+            if let engine { PlaneWiring.follow(engine, rotation: rotation, logger: logger) }
+        }
         // The engine owns the output from here on: one unplugged must be freed (its card closed, DRM master let
         // go) before the next display can be opened.
         (display, output, opened.backend) = (nil, nil, nil)

@@ -53,6 +53,9 @@ public struct EngineStats: Codable, Sendable, Equatable {
     public var surfaces = SurfaceStatistics()
     /// Page changes that had to wait for their page to render (after a purge): how long they waited.
     public var pageReadyMs = LatencySummary()
+    /// Each plane-eligible layer (a video, `plane: true`) shown at the last composition: on an overlay plane or
+    /// composited, and why.
+    public var layerPaths: [LayerPathReport] = []
 
     public init() {}
 
@@ -83,6 +86,7 @@ public struct EngineStats: Codable, Sendable, Equatable {
         case healthReason = "health_reason"
         case surfaces
         case pageReadyMs = "page_ready_ms"
+        case layerPaths = "layer_paths"
     }
 }
 

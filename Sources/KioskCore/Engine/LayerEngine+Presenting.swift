@@ -11,7 +11,8 @@ private let logger = Logger(label: "kioskd.engine")
 extension LayerEngine {
     func composeFrame() {
         needsComposite = false
-        let entries = LayerFlattener.flatten(rootLayer, screen: screen) { [self] layer in isAwaitingFirstBatch(layer) }
+        let flattened = LayerFlattener.flatten(rootLayer, screen: screen) { [self] layer in isAwaitingFirstBatch(layer) }
+        let entries = leavingOutPlaneLayers(flattened)
         let frame = FrameDiff.diff(entries, against: lastFrame, forcedDamage: forcedDamage, screen: screen)
         forcedDamage = []
         lastFrame = frame.record

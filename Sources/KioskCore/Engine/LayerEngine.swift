@@ -107,6 +107,14 @@ public final class LayerEngine {
     let surfaces = SurfaceBookkeeping()
     /// Surfaces shown by `showExternalSurface` that no present has carried yet, by layer.
     var externalFrames: [ObjectIdentifier: ExternalFrame] = [:]
+    /// The output's overlay planes, nil where there are none (headless, legacy commits): see `LayerEngine+Planes.swift`.
+    public var overlayPlanes: (any OverlayPlanes)? {
+        didSet { if overlayPlanes !== oldValue { planeLayout = []; setNeedsComposite() } }
+    }
+    /// The layers on planes at the last composition, with the surface each plane shows.
+    var planeLayout: [PlanePlacement] = []
+    /// The path of each plane-eligible layer at the last composition, for `stats`.
+    var layerPaths: [LayerPathReport] = []
 
     /// Layout hooks may ask for more layout; this many passes run in one observer before the rest waits for the
     /// next iteration, so a hook that always asks again cannot hang the loop.
@@ -209,6 +217,7 @@ public final class LayerEngine {
         stats.healthReason = health.reason
         stats.surfaces = surfaceStatistics
         stats.pageReadyMs = surfaces.pageReady.summary
+        stats.layerPaths = layerPaths
         return stats
     }
 

@@ -113,6 +113,13 @@ public final class Layer {
         }
     }
 
+    /// Offers the layer to an overlay plane of the output (`LayerEngine.overlayPlanes`): a video, or a large static
+    /// image marked `plane: true`. It goes on a plane only while upright, opaque as a layer (opacity 1), unclipped,
+    /// inside the screen and overlapped by nothing; otherwise it is composited, and `stats` says why.
+    public var prefersOverlayPlane = false {
+        didSet { if prefersOverlayPlane != oldValue { host?.setNeedsComposite() } }
+    }
+
     /// A transaction group (AsyncDisplayKit's `_ASAsyncTransactionGroup`): finished renders of this layer and its
     /// descendants are held until every render of the subtree that was dispatched has finished, and then shown in
     /// one frame. Until its first batch lands the subtree is not composited at all: a page never appears half
