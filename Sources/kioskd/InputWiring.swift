@@ -110,6 +110,12 @@ final class InputWiring {
     private weak var control: ControlWiring?
     private let logger: Logger
 
+    /// The output was let go: its cursor plane goes with it (it keeps the output's card open); the cursor is
+    /// composited until the next output is adopted.
+    func outputDetached() {
+        router.replaceCursorPlane(nil)
+    }
+
     /// A display was adopted: touches map onto its panel from now on, and the pointer's cursor goes on its cursor
     /// plane where it has one (a cursor on the previous output goes with it).
     func follow(_ output: OutputInfo, display: (any DisplayBackend)?) {

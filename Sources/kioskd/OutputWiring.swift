@@ -12,6 +12,8 @@ final class OutputWiring {
     let monitor: DRMHotplugMonitor?
     /// Called with the output adopted (a display connected, or back with another mode): touch mapping follows it.
     var onAdopted: ((OutputInfo) -> Void)?
+    /// Called when the output is let go (unplugged, or replaced by one with another mode), before another opens.
+    var onDetached: (() -> Void)?
 
     init(source: DRMOutputSource, engine: LayerEngine, attached: (any DisplayBackend)?, rotation: OutputRotation,
          control: ControlWiring?, service: ServiceWiring, logger: Logger = Logger(label: "kioskd.outputs")) throws {
@@ -31,6 +33,7 @@ final class OutputWiring {
             manager.rescan()
         }
         control?.outputs = manager
+        manager.onDetached = { [weak self] in self?.onDetached?() }
         manager.onEvent = { [weak self, weak control, weak service] event in
             control?.outputChanged(event)
             service?.outputChanged()

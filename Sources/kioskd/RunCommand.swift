@@ -222,6 +222,7 @@ struct RunCommand: ParsableCommand {
         FleetWiring.forwardActions(from: inputWiring.router, to: fleetClient)
         inputWiring.start()
         PlaneWiring.follow(runner.engine, rotation: settings.rotation, logger: logger)
+        outputs?.onDetached = { [weak inputWiring] in inputWiring?.outputDetached() }
         outputs?.onAdopted = { [weak inputWiring, weak engine = runner.engine, rotation = settings.rotation] info in
             inputWiring?.follow(info, display: engine?.backend)
             if let engine { PlaneWiring.follow(engine, rotation: rotation, logger: logger) }

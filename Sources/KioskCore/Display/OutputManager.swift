@@ -23,6 +23,9 @@ public final class OutputManager {
     public private(set) var current: OutputCandidate?
     /// Called after each change of the output, for `display` events and the service's status.
     public var onEvent: ((OutputEvent) -> Void)?
+    /// Called right after the output is detached, before another is opened: whatever holds on to the old output
+    /// (a cursor plane, overlay plane buffers) lets go of it here, so its card is closed and DRM master released.
+    public var onDetached: (() -> Void)?
     /// Called with each output opened, before it is started: what rides along on its commits (writeback capture)
     /// is set up here. A throw leaves the output unused, as a failed open does.
     public var prepareOutput: ((any DisplayBackend) throws -> Void)?
@@ -64,6 +67,7 @@ public final class OutputManager {
         if let previous {
             engine.detachOutput()
             current = nil
+            onDetached?()
             detaches += 1
             if probe.choice?.connector != previous.connector || probe.choice?.device != previous.device {
                 logger.notice("\(previous.device) connector \(previous.connector): disconnected")

@@ -53,6 +53,8 @@ extension LayerEngine {
         // Cleared first: the pending flip the backend's stop completes must not present another frame.
         self.backend = nil
         self.compositor = nil
+        // The planes belong to the output, and their buffers keep its card open.
+        overlayPlanes = nil
         faults.cancelTimers()
         backend.onDeviceLost = nil
         if state == .running { backend.stop() }
