@@ -46,7 +46,12 @@ final class InputRig {
         XCTAssertTrue(settle(), "the scene never settled: \(engine.stats)")
     }
 
-    func stop() { engine.stop() }
+    /// Stops the engine (the CRTC restored) and gives DRM master up, so the next test's kioskd can take the card
+    /// even while something in this process still holds the rig.
+    func stop() {
+        engine.stop()
+        do { try drm.dropMaster() } catch { XCTFail("\(error)") }
+    }
 
     var size: Size { drm.info.mode.size }
 
