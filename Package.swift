@@ -130,6 +130,6 @@ let package = Package(
         ),
         .testTarget(name: "KioskVideoTests", dependencies: ["KioskVideo", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskEngineTests", dependencies: ["KioskCore", "KioskDisplay", "KioskTestSupport"]),
-        .testTarget(name: "DRMTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskCore", "KioskDisplay", "KioskRender", "KioskInput", "KioskBench", "CDRM", "KioskTestSupport"]),
+        .testTarget(name: "DRMTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskCore", "KioskDisplay", "KioskRender", "KioskInput", "KioskBench", "CDRM", "KioskTestSupport", "KioskVideo"]),
     ]
 )
