@@ -8,10 +8,12 @@ private let logger = Logger(label: "kioskd.video")
 
 /// One clip: `playbin3` picks the demuxer and decoder (a hardware decoder where the board has one, software
 /// otherwise) and plays audio to the default sink unless muted; its video sink is a bin that scales the frames to
-/// the widget's size (`fit`) and converts them to BGRA for an `appsink`. The appsink syncs on the pipeline clock,
-/// so each frame leaves GStreamer's streaming thread when it is due; it is copied into a `LayerSurface` there and
-/// crosses to the main thread through the mailbox, where `onFrame` gets the newest one. With QoS on, a decoder
-/// that falls behind skips frames; those show as gaps in the timestamps and are counted as dropped.
+/// the widget's size (`fit`) and converts them to BGRA for an `appsink`. The appsink syncs on the pipeline clock
+/// with a lead (`lead`), so each frame leaves GStreamer's streaming thread a little before it is due; it is copied
+/// into a `LayerSurface` there, stamped with its due time on CLOCK_MONOTONIC, and crosses to the main thread
+/// through the mailbox, where `onFrame` gets the frames in order and the widget shows each at the vblank nearest
+/// its time. With QoS on, a decoder that falls behind skips frames; those show as gaps in the timestamps and are
+/// counted as dropped.
 ///
 /// Lives on the main thread; state changes and seeks run on its own serial queue.
 public final class GStreamerPlayer: VideoPlayer {
@@ -75,8 +77,13 @@ public final class GStreamerPlayer: VideoPlayer {
         close()
     }
 
+    /// How long before its due time a frame is handed over: enough for the main thread to have it when it picks
+    /// the frame for the vblank nearest that time, whatever the display's refresh.
+    static let lead: Duration = .milliseconds(40)
+
     /// The video sink: scale to the widget's size as `fit` says, convert to BGRA (Cairo's ARGB32 in memory), and
-    /// hand frames over on time (`sync`); a frame more than 40 ms late is dropped by the sink and counted.
+    /// hand frames over `lead` before they are due (`sync`, `ts-offset`); a frame more than 40 ms past its due time
+    /// is dropped by the sink and counted.
     static func sinkDescription(_ request: VideoPlayerRequest) -> String {
         let w = max(request.size.width, 2), h = max(request.size.height, 2)
         let caps = "video/x-raw,format=BGRA,width=\(w),height=\(h),pixel-aspect-ratio=1/1"
@@ -86,8 +93,9 @@ public final class GStreamerPlayer: VideoPlayer {
         case .fill: scale = "videoscale add-borders=false"
         case .cover: scale = "aspectratiocrop aspect-ratio=\(w)/\(h) ! videoscale add-borders=false"
         }
+        let lead = lead.nanosecondsClamped
         return "\(scale) ! videoconvert ! \(caps) ! appsink name=frames sync=true max-buffers=2 qos=true "
-            + "max-lateness=40000000 enable-last-sample=false"
+            + "ts-offset=-\(lead) max-lateness=\(lead + 40_000_000) enable-last-sample=false"
     }
 
     // MARK: VideoPlayer
@@ -162,9 +170,9 @@ public final class GStreamerPlayer: VideoPlayer {
         }
     }
 
-    /// What GStreamer's threads left: bus notes in order, then the newest frame.
+    /// What GStreamer's threads left: bus notes in order, then the frames.
     func takeMailbox() {
-        let (frame, notes, decoded, dropped) = mailbox.take()
+        let (frames, notes, decoded, dropped) = mailbox.take()
         taken = VideoFrameCounts(decoded: decoded, dropped: dropped)
         for note in notes {
             switch note {
@@ -179,12 +187,12 @@ public final class GStreamerPlayer: VideoPlayer {
                 onEvent?(.failed(message: message))
             }
         }
-        guard let frame, state != .failed else { return }
+        guard !frames.isEmpty, state != .failed else { return }
         if !started {
             started = true
             if state == .loading { state = .playing }
             onEvent?(.started)
         }
-        onFrame?(frame)
+        for frame in frames { onFrame?(frame) }
     }
 }

@@ -2,8 +2,8 @@ import CGStreamer
 import CKioskVideo
 import KioskCore
 
-/// What GStreamer's threads leave for the main thread, one player's worth: the newest decoded frame (an older one
-/// not yet taken is overtaken and counted), and what the bus said. Written by the appsink's streaming thread and
+/// What GStreamer's threads leave for the main thread, one player's worth: the decoded frames not yet taken, in
+/// order (at most `capacity`: beyond that the oldest is overtaken and counted), and what the bus said. Written by the appsink's streaming thread and
 /// the bus's posting threads, read by the main thread; everything behind one lock, and the loop woken after each
 /// write. Shared across threads, immutable apart from the locked state, hence `Sendable`.
 final class PlayerMailbox: Sendable {
@@ -13,8 +13,12 @@ final class PlayerMailbox: Sendable {
         case error(String)
     }
 
+    /// More frames than the sink's lead over their due times ever holds at once; more waiting means the main
+    /// thread has stalled, and only the newest matter.
+    static let capacity = 8
+
     struct Contents {
-        var frame: VideoFrame?
+        var frames: [VideoFrame] = []
         var notes: [BusNote] = []
         var decoded = 0
         var overtaken = 0
@@ -65,8 +69,11 @@ final class PlayerMailbox: Sendable {
                 box.fromStart = false
                 box.last = (frame.timestamp, frame.duration)
             }
-            if box.frame != nil { box.overtaken += 1 }
-            box.frame = frame
+            if box.frames.count >= Self.capacity {
+                box.frames.removeFirst()
+                box.overtaken += 1
+            }
+            box.frames.append(frame)
             return true
         }
         if delivered { waker.wake() }
@@ -94,16 +101,16 @@ final class PlayerMailbox: Sendable {
     func close() {
         contents.withLock { box in
             box.isClosed = true
-            box.frame = nil
+            box.frames = []
             box.notes = []
         }
     }
 
-    /// On the main thread: the newest frame and the notes since the last take, and the counters so far.
-    func take() -> (frame: VideoFrame?, notes: [BusNote], decoded: Int, dropped: Int) {
+    /// On the main thread: the frames and the notes since the last take, and the counters so far.
+    func take() -> (frames: [VideoFrame], notes: [BusNote], decoded: Int, dropped: Int) {
         contents.withLock { box in
-            let taken = (box.frame, box.notes, box.decoded, box.overtaken + box.skipped)
-            box.frame = nil
+            let taken = (box.frames, box.notes, box.decoded, box.overtaken + box.skipped)
+            box.frames = []
             box.notes = []
             return taken
         }
@@ -112,13 +119,14 @@ final class PlayerMailbox: Sendable {
 
 // MARK: Callbacks on GStreamer's threads
 
-/// The appsink's `new-sample`: runs on the streaming thread when the sink's clock says the frame is due.
+/// The appsink's `new-sample`: runs on the streaming thread when the sink's clock says the frame is due, less the
+/// sink's lead (`GStreamerPlayer.lead`).
 let newSampleCallback: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpointer?) -> GstFlowReturn = { sink, data in
     guard let sink, let data else { return GST_FLOW_ERROR }
     let mailbox = Unmanaged<PlayerMailbox>.fromOpaque(data).takeUnretainedValue()
     guard let sample = gst_app_sink_pull_sample(sink) else { return GST_FLOW_EOS }
     defer { gst_sample_unref(sample) }
-    if let frame = VideoFrameCopy.frame(from: sample) { mailbox.deliver(frame, preroll: false) }
+    if let frame = VideoFrameCopy.frame(from: sample, dueOn: sink) { mailbox.deliver(frame, preroll: false) }
     return GST_FLOW_OK
 }
 
@@ -163,7 +171,8 @@ let releaseMailbox: @convention(c) (gpointer?) -> Void = { data in
 
 /// Copies a BGRA sample into a `LayerSurface`. Runs on the streaming thread.
 enum VideoFrameCopy {
-    static func frame(from sample: OpaquePointer) -> VideoFrame? {
+    /// The frame of `sample`; with `sink`, due when that sink would show it (see `dueTime`).
+    static func frame(from sample: OpaquePointer, dueOn sink: UnsafeMutablePointer<GstAppSink>? = nil) -> VideoFrame? {
         guard let buffer = gst_sample_get_buffer(sample), let caps = gst_sample_get_caps(sample) else { return nil }
         var info = GstVideoInfo()
         guard gst_video_info_from_caps(&info, caps) != 0 else { return nil }
@@ -189,6 +198,24 @@ enum VideoFrameCopy {
         } else {
             duration = .zero
         }
-        return VideoFrame(surface: surface, timestamp: timestamp, duration: duration)
+        let due = sink.flatMap { dueTime(of: sample, pts: pts, sink: $0) }
+        return VideoFrame(surface: surface, timestamp: timestamp, duration: duration, due: due)
+    }
+
+    /// When `sink` is to show the buffer stamped `pts`, on CLOCK_MONOTONIC: its running time in the segment plus
+    /// the element's base time and the pipeline latency is the time on the pipeline's clock (the system clock, or
+    /// an audio sink's), which is moved onto CLOCK_MONOTONIC by reading both clocks now. Nil when the buffer has no
+    /// running time or the sink no clock.
+    static func dueTime(of sample: OpaquePointer, pts: GstClockTime, sink: UnsafeMutablePointer<GstAppSink>) -> MonotonicInstant? {
+        let element = UnsafeMutableRawPointer(sink).assumingMemoryBound(to: GstElement.self)
+        guard pts != UInt64.max, let segment = gst_sample_get_segment(sample) else { return nil }
+        let running = gst_segment_to_running_time(segment, GST_FORMAT_TIME, pts)
+        guard running != UInt64.max, let clock = gst_element_get_clock(element) else { return nil }
+        defer { gst_object_unref(UnsafeMutableRawPointer(clock)) }
+        let base = gst_element_get_base_time(element)
+        let latency = gst_base_sink_get_latency(UnsafeMutableRawPointer(sink).assumingMemoryBound(to: GstBaseSink.self))
+        let onClock = Int64(clamping: base) &+ Int64(clamping: running) &+ Int64(clamping: latency)
+        let clockNow = Int64(clamping: gst_clock_get_time(clock))
+        return MonotonicInstant.now() + .nanoseconds(onClock &- clockNow)
     }
 }

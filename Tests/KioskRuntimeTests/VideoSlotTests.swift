@@ -27,12 +27,13 @@ final class VideoSlotTests: XCTestCase {
         func seek(to position: Duration) { seeks.append(position); if state == .ended { state = .playing } }
         func close() { closed = true; onFrame = nil; onEvent = nil }
 
-        func frame(_ rgb: UInt32) {
+        /// A frame of one colour; with `due`, shown at the vblank nearest that time, else at once.
+        func frame(_ rgb: UInt32, timestamp: Duration = .zero, due: MonotonicInstant? = nil) {
             let surface = LayerSurface(size: request.size, isOpaque: true)
             for i in 0..<(surface.byteCount / 4) { surface.bytes.storeBytes(of: 0xFF00_0000 | rgb, toByteOffset: i * 4, as: UInt32.self) }
             counts.decoded += 1
             if state == .loading { state = .playing; onEvent?(.started) }
-            onFrame?(VideoFrame(surface: surface, timestamp: .zero))
+            onFrame?(VideoFrame(surface: surface, timestamp: timestamp, duration: .milliseconds(33), due: due))
         }
 
         func end() { state = .ended; onEvent?(.ended) }
@@ -212,5 +213,61 @@ extension VideoSlotTests {
         maker.last.frame(0x00FF00)
         h.run(for: .seconds(20))
         XCTAssertEqual(events.map(\.kind), [.error, .started], "a started item has no deadline")
+    }
+}
+
+extension VideoSlotTests {
+    /// Frames handed over ahead of time are shown at the vblank nearest their due time on the display's timeline
+    /// (the headless backend's vblanks on the manual clock), not when they arrive; one superseded before any vblank
+    /// could show it is counted as dropped; a paused seek's frame is shown at once; and once nothing waits the
+    /// display link stops.
+    func testFramesAreShownAtTheVblankNearestTheirDueTime() throws {
+        let (h, maker) = try harness("""
+        widgets:
+          - {id: v, type: video, source: a.mp4, x: 0, y: 0, width: 100%, height: 100%, background: "#0000ff"}
+        """)
+        let period = h.backend.info.mode.frameDuration
+        let t = h.loop.now
+        let player = maker.last
+        let colours: [UInt32] = [0xFF0000, 0x00FF00, 0xFFFF00]
+        // Handed over together, due 100, 133 and 166 ms from now: the decoder's lead.
+        for (i, colour) in colours.enumerated() {
+            player.frame(colour, timestamp: .milliseconds(Int64(i) * 33), due: t + .milliseconds(100 + Int64(i) * 33))
+        }
+        var firstSeen: [UInt32: MonotonicInstant] = [:]
+        while h.loop.now < t + .milliseconds(300) {
+            h.run(for: period)
+            let shown = try h.pixel(x: 10, y: 10) & 0xFFFFFF
+            if firstSeen[shown] == nil, let flip = h.backend.lastFlip { firstSeen[shown] = flip.timestamp }
+        }
+        for (i, colour) in colours.enumerated() {
+            let due = t + .milliseconds(100 + Int64(i) * 33)
+            let at = try XCTUnwrap(firstSeen[colour], "frame \(i) was shown")
+            let off = at > due ? at - due : due - at
+            XCTAssertLessThanOrEqual(off, period / 2, "frame \(i) due at \(due) reached the screen at the vblank of \(at)")
+        }
+        XCTAssertEqual(h.stage.videoFrameTotals.shown, 3)
+        XCTAssertEqual(h.stage.videoFrameTotals.dropped, 0)
+        XCTAssertFalse(h.engine.isAnimating, "nothing waits: the display link stops")
+
+        // Two frames due within the same refresh: the newer supersedes the older before any vblank shows it.
+        let u = h.loop.now
+        player.frame(0x00FFFF, timestamp: .milliseconds(200), due: u + .milliseconds(50))
+        player.frame(0xFF00FF, timestamp: .milliseconds(233), due: u + .milliseconds(52))
+        h.run(for: .milliseconds(100))
+        XCTAssertEqual(try h.pixel(x: 10, y: 10) & 0xFFFFFF, 0xFF00FF)
+        XCTAssertEqual(h.stage.videoFrameTotals.dropped, 1, "the superseded frame is counted")
+
+        // Paused and sought: the prerolled frame (no due time) is shown at the next present and replaces any
+        // frame still waiting.
+        player.frame(0x808080, timestamp: .milliseconds(266), due: h.loop.now + .seconds(1))
+        try h.stage.pauseVideo(id: "v")
+        player.frame(0x404040, timestamp: .seconds(5))
+        h.settle()
+        XCTAssertEqual(try h.pixel(x: 10, y: 10) & 0xFFFFFF, 0x404040)
+        h.run(for: .seconds(2))
+        XCTAssertEqual(try h.pixel(x: 10, y: 10) & 0xFFFFFF, 0x404040, "the frame that was waiting never comes back")
+        XCTAssertEqual(h.stage.videoFrameTotals.dropped, 2)
+        XCTAssertFalse(h.engine.isAnimating, "a paused video costs no frames")
     }
 }

@@ -2,8 +2,9 @@ import KioskCore
 @testable import KioskVideo
 import XCTest
 
-/// The mailbox between GStreamer's threads and the main thread: the newest frame wins and an overtaken one is
-/// counted, and frames skipped upstream show as gaps in the timestamps, with or without buffer durations.
+/// The mailbox between GStreamer's threads and the main thread: frames are taken in order, beyond its capacity the
+/// oldest is overtaken and counted, and frames skipped upstream show as gaps in the timestamps, with or without
+/// buffer durations.
 final class PlayerMailboxTests: XCTestCase {
     private func frame(_ ms: Int64, duration: Int64 = 0) -> VideoFrame {
         VideoFrame(surface: LayerSurface(size: Size(width: 2, height: 2)), timestamp: .milliseconds(ms), duration: .milliseconds(duration))
@@ -14,14 +15,20 @@ final class PlayerMailboxTests: XCTestCase {
         return PlayerMailbox(id: 1, waker: try loop.makeWaker {})
     }
 
-    func testTheNewestFrameWinsAndOvertakenOnesCount() throws {
+    func testFramesAreTakenInOrderAndOvertakenOnesCount() throws {
         let box = try mailbox()
         box.deliver(frame(0, duration: 40), preroll: false)
         box.deliver(frame(40, duration: 40), preroll: false)
         let taken = box.take()
-        XCTAssertEqual(taken.frame?.timestamp, .milliseconds(40))
+        XCTAssertEqual(taken.frames.map(\.timestamp), [.milliseconds(0), .milliseconds(40)])
         XCTAssertEqual(taken.decoded, 2)
-        XCTAssertEqual(taken.dropped, 1)
+        XCTAssertEqual(taken.dropped, 0)
+        let count = PlayerMailbox.capacity + 2
+        for i in 0..<count { box.deliver(frame(80 + Int64(i) * 40, duration: 40), preroll: false) }
+        let late = box.take()
+        XCTAssertEqual(late.frames.count, PlayerMailbox.capacity)
+        XCTAssertEqual(late.frames.first?.timestamp, .milliseconds(80 + 2 * 40), "the oldest two were overtaken")
+        XCTAssertEqual(late.dropped, 2)
     }
 
     func testGapsCountAsSkippedWithAndWithoutDurations() throws {
@@ -46,12 +53,12 @@ final class PlayerMailboxTests: XCTestCase {
     func testAPausedSeekTakesOnlyThePrerollAtItsPosition() throws {
         let box = try mailbox()
         box.deliver(frame(1000, duration: 40), preroll: true)
-        XCTAssertNil(box.take().frame, "no preroll asked for")
+        XCTAssertEqual(box.take().frames.count, 0, "no preroll asked for")
         box.seeking(paused: true, to: .milliseconds(2000))
         box.deliver(frame(1040, duration: 40), preroll: true)
-        XCTAssertNil(box.take().frame, "the pause's own preroll, not the seek's")
+        XCTAssertEqual(box.take().frames.count, 0, "the pause's own preroll, not the seek's")
         box.deliver(frame(2000, duration: 40), preroll: true)
-        XCTAssertEqual(box.take().frame?.timestamp, .milliseconds(2000))
+        XCTAssertEqual(box.take().frames.map(\.timestamp), [.milliseconds(2000)])
         XCTAssertEqual(box.take().decoded, 0, "prerolled frames are not counted as decoded")
     }
 }

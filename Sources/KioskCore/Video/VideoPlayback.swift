@@ -7,11 +7,15 @@ public struct VideoFrame: Sendable {
     public let timestamp: Duration
     /// How long the frame is shown in the clip (zero when unknown).
     public let duration: Duration
+    /// When the frame should be on screen, on CLOCK_MONOTONIC (the clock of vblank timestamps): the pipeline's
+    /// running time of the frame mapped onto it. Nil for a frame to show at once (one prerolled by a paused seek).
+    public let due: MonotonicInstant?
 
-    public init(surface: LayerSurface, timestamp: Duration, duration: Duration = .zero) {
+    public init(surface: LayerSurface, timestamp: Duration, duration: Duration = .zero, due: MonotonicInstant? = nil) {
         self.surface = surface
         self.timestamp = timestamp
         self.duration = duration
+        self.due = due
     }
 }
 
@@ -82,10 +86,10 @@ public struct VideoFrameCounts: Sendable, Equatable {
 }
 
 /// One clip being decoded: frames come on the decoder's threads and are handed to `onFrame` on the main thread,
-/// at about the moment each is due (the decoder paces them against its clock); the newest one wins when the main
-/// thread is late. Implementations: `GStreamerPlayer` (KioskVideo); fakes in tests. Main thread.
+/// in order, a little before each is due (the decoder paces them against its clock) and carrying its due time; the
+/// widget shows each at the vblank nearest that time (`VideoFrameSchedule`). Implementations: `GStreamerPlayer` (KioskVideo); fakes in tests. Main thread.
 public protocol VideoPlayer: AnyObject {
-    /// Called on the main thread with each frame as it becomes due.
+    /// Called on the main thread with each frame, in order, shortly before it is due.
     var onFrame: ((VideoFrame) -> Void)? { get set }
     /// Called on the main thread with what happened to the clip.
     var onEvent: ((VideoPlayerEvent) -> Void)? { get set }

@@ -27,7 +27,8 @@ public struct VideoEventReport: Sendable, Equatable {
 }
 
 /// One video widget's playback: its playlist, the player of the current item, the frames it shows on the widget's
-/// body layer, and the counters across items. A failed item (an error, or no frame within `startTimeout` of opening
+/// body layer, and the counters across items. Its `VideoFramePacer` shows each frame at the vblank nearest its due
+/// time. A failed item (an error, or no frame within `startTimeout` of opening
 /// while playing) shows the placeholder (the body's own content) and the next one is tried; when every item has failed in a row, the widget stays on its placeholder until told to load
 /// or play. Main thread, with the stage.
 final class VideoSlot {
@@ -39,6 +40,18 @@ final class VideoSlot {
     /// The frame size the current player was asked for, and the last frame it showed.
     private var requestedSize: Size?
     private var lastSurface: LayerSurface?
+    /// Puts the frames on the body layer at their vblanks, across items.
+    private lazy var pacer: VideoFramePacer? = node.body.map { body in
+        VideoFramePacer(engine: engine, layer: body) { [weak self] frame, wasShown in
+            guard let self else { return }
+            if wasShown {
+                framesShown += 1
+                lastSurface = frame.surface
+            } else {
+                framesNotShown += 1
+            }
+        }
+    }
     /// Whether the current item showed its first frame.
     private var itemStarted = false
     /// Fails an item that shows no frame and no error while playing (GStreamer can stall on a truncated file).
@@ -77,7 +90,8 @@ final class VideoSlot {
 
     var counts: (decoded: Int, shown: Int, dropped: Int) {
         let live = player?.counts ?? VideoFrameCounts()
-        return (closedCounts.decoded + live.decoded, framesShown, closedCounts.dropped + live.dropped + framesNotShown)
+        let superseded = pacer?.superseded ?? 0
+        return (closedCounts.decoded + live.decoded, framesShown, closedCounts.dropped + live.dropped + framesNotShown + superseded)
     }
 
     // MARK: Control
@@ -170,13 +184,7 @@ final class VideoSlot {
         requestedSize = request.size
         itemStarted = false
         if wantsPlaying { armStartDeadline() } else { player.pause() }
-        player.onFrame = { [weak self, unowned body] frame in
-            guard let self else { return }
-            self.lastSurface = frame.surface
-            self.engine.showExternalSurface(frame.surface, on: body) { [weak self] shown in
-                if shown { self?.framesShown += 1 } else { self?.framesNotShown += 1 }
-            }
-        }
+        player.onFrame = { [weak self] frame in self?.pacer?.add(frame) }
         player.onEvent = { [weak self] event in self?.playerEvent(event, source: source) }
     }
 
@@ -233,12 +241,16 @@ final class VideoSlot {
     }
 
     private func showPlaceholder() {
+        pacer?.discard()
         guard let body = node.body, let content = body.content else { return }
         // Setting the content again renders it over the last frame.
         body.content = content
     }
 
+    /// Lets go of the current item's player. Its newest waiting frame is shown at once (the last of the item, when
+    /// it ended); the others waiting are dropped.
     private func retirePlayer() {
+        pacer?.flushShowingNewest()
         lastSurface = nil
         startDeadline?.cancel()
         startDeadline = nil
