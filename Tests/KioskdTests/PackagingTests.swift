@@ -35,6 +35,10 @@ final class SystemdUnitTests: XCTestCase {
         XCTAssertTrue(service.contains("ExecStart=/usr/bin/kioskd run --keep-going"), service)
         XCTAssertTrue(service.contains("Sockets=kioskd.socket"), service)
         XCTAssertTrue(service.contains("RuntimeDirectoryPreserve=yes"), "stopping kioskd must not delete the socket unit's file")
+        // DevicePolicy=closed would hide the board's hardware video decoders, and GStreamer's registry must be writable.
+        XCTAssertTrue(service.contains("\nDeviceAllow=char-video4linux rw\n"), "V4L2 decoders reachable")
+        XCTAssertTrue(service.contains("\nEnvironment=GST_REGISTRY_1_0=/var/lib/kioskd/"), "the registry under the state directory")
+        XCTAssertTrue(service.contains("\nStateDirectory=kioskd "), "which is writable")
         try service.replacingOccurrences(of: "/usr/bin/kioskd", with: KioskdProcess.kioskdPath)
             .write(to: dir.appendingPathComponent("kioskd.service"), atomically: true, encoding: .utf8)
         let socket = try String(contentsOf: units.appendingPathComponent("kioskd.socket"), encoding: .utf8)
