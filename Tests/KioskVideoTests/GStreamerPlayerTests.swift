@@ -9,6 +9,8 @@ import XCTest
 final class GStreamerPlayerTests: XCTestCase {
     private final class Recorder {
         var frames: [VideoFrame] = []
+        /// When each frame reached the main thread.
+        var arrivals: [MonotonicInstant] = []
         var events: [VideoPlayerEvent] = []
     }
 
@@ -18,7 +20,7 @@ final class GStreamerPlayerTests: XCTestCase {
         let video = try GStreamerVideo(loop: loop)
         let player = try video.makePlayer(VideoPlayerRequest(source: source, size: size, fit: fit, muted: true, volume: 1))
         let recorder = Recorder()
-        player.onFrame = { recorder.frames.append($0) }
+        player.onFrame = { recorder.frames.append($0); recorder.arrivals.append(.now()) }
         player.onEvent = { recorder.events.append($0) }
         let deadline = Date().addingTimeInterval(timeout)
         while !done(recorder) {
@@ -41,6 +43,17 @@ final class GStreamerPlayerTests: XCTestCase {
             XCTAssertGreaterThan(recorder.frames.count, 20, "\(codec): a one-second clip shows most of its 30 frames")
             let stamps = recorder.frames.map(\.timestamp)
             XCTAssertEqual(stamps, stamps.sorted(), "\(codec): frames arrive in timestamp order")
+            // Each frame is due on CLOCK_MONOTONIC as far after the first as its timestamp is (the pipeline's running
+            // time mapped onto the display's clock), and frames are handed over ahead of their due time.
+            let dues = recorder.frames.compactMap(\.due)
+            XCTAssertEqual(dues.count, recorder.frames.count, "\(codec): every played frame has a due time")
+            if let firstDue = dues.first, let firstStamp = stamps.first {
+                for (due, stamp) in zip(dues, stamps) {
+                    let off = (due - firstDue) - (stamp - firstStamp)
+                    XCTAssertLessThan(abs(off.milliseconds), 5, "\(codec): frame at \(stamp) due \(due - firstDue) after the first")
+                }
+            }
+            XCTAssertTrue(zip(dues, recorder.arrivals).contains { $0 > $1 }, "\(codec): frames come before they are due")
             XCTAssertEqual(recorder.frames.first?.surface.size, Size(width: 160, height: 120))
             XCTAssertTrue(recorder.frames.first?.surface.isOpaque ?? false)
             XCTAssertLessThanOrEqual(recorder.frames.count, player.counts.decoded, "\(codec)")
