@@ -32,9 +32,9 @@ extension ControlWiring {
             } catch {
                 throw ControlError(code: "display_error", message: "display.power \(on ? "on" : "off"): \(error)")
             }
-            // The idle monitor follows a power change of the only output, or of all of them; lighting one of
-            // several also wakes the rest, while blanking one leaves the others lit.
-            if several == nil || !args.has("output") || on { onDisplayPower?(on) }
+            // The idle monitor follows the power of the only output. With several, lighting one wakes it (and so
+            // every output), while turning one off leaves the others lit and the idle state as it was.
+            if several == nil || on { onDisplayPower?(on) }
             return ["power": .string(display.isPoweredOn ? "on" : "off")]
         }
 
