@@ -162,6 +162,25 @@ final class MultiOutputTests: XCTestCase {
         XCTAssertEqual(try daemon.result("display.power", #"{"on": true, "output": "HDMI-A-2"}"#)["power"] as? String, "on")
     }
 
+    func testKioskctlNamesTheOutputWithConnector() throws {
+        let page = try daemon.kioskctl(["page", "show", "second", "--connector", "HDMI-A-2"])
+        XCTAssertEqual(page.status, 0, page.stderr)
+        XCTAssertEqual(try daemon.result("scene.get", #"{"output": "HDMI-A-2"}"#)["current_page"] as? String, "second")
+        let power = try daemon.kioskctl(["power", "off", "--connector", "DP-1"])
+        XCTAssertEqual(power.status, 0, power.stderr)
+        XCTAssertEqual(try daemon.result("display.info", #"{"output": "DP-1"}"#)["power"] as? String, "off")
+        XCTAssertEqual(try daemon.result("display.info")["power"] as? String, "on")
+        let shot = dir.appendingPathComponent("kioskctl-shot.png")
+        let screenshot = try daemon.kioskctl(["screenshot", "-o", shot.path, "--connector", "HDMI-A-2"])
+        XCTAssertEqual(screenshot.status, 0, screenshot.stderr)
+        XCTAssertEqual(try PNGFile(contentsOf: shot).width, 200)
+        let info = try daemon.kioskctl(["display-info", "--connector", "HDMI-A-2", "--json"])
+        XCTAssertTrue(String(decoding: info.stdout, as: UTF8.self).contains(#""name":"200x300@50""#))
+        let unknown = try daemon.kioskctl(["scene", "get", "--connector", "HDMI-A-9"])
+        XCTAssertEqual(unknown.status, 1)
+        XCTAssertTrue(unknown.stderr.contains("no output named 'HDMI-A-9'; outputs: HDMI-A-1, HDMI-A-2, DP-1"), unknown.stderr)
+    }
+
     func testAnUnknownOutputIsAnErrorNamingTheOutputsDriven() throws {
         let requests = [("display.info", "{}"), ("display.power", #"{"on": false}"#), ("screenshot", "{}"), ("scene.get", "{}"),
                         ("page.show", #"{"name": "main"}"#), ("scene.load", #"{"yaml": "pages: []"}"#)]
