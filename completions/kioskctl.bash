@@ -233,12 +233,15 @@ _kioskctl_display-info() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket)
+    non_repeating_options=(--socket --connector)
     __kioskctl_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--connector')
         return
         ;;
     esac
@@ -248,12 +251,15 @@ _kioskctl_power() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket)
+    non_repeating_options=(--socket --connector)
     __kioskctl_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--connector')
         return
         ;;
     esac
@@ -271,7 +277,7 @@ _kioskctl_screenshot() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --output -o --server-path)
+    non_repeating_options=(--socket --output -o --server-path --connector)
     __kioskctl_offer_flags_options 0
 
     # Offer option value completions
@@ -283,6 +289,9 @@ _kioskctl_screenshot() {
         return
         ;;
     '--server-path')
+        return
+        ;;
+    '--connector')
         return
         ;;
     esac
@@ -315,7 +324,7 @@ _kioskctl_scene_load() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --yaml)
+    non_repeating_options=(--socket --yaml --connector)
     __kioskctl_offer_flags_options 1
 
     # Offer option value completions
@@ -326,6 +335,9 @@ _kioskctl_scene_load() {
     '--yaml')
         return
         ;;
+    '--connector')
+        return
+        ;;
     esac
 }
 
@@ -333,12 +345,15 @@ _kioskctl_scene_get() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket)
+    non_repeating_options=(--socket --connector)
     __kioskctl_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    '--connector')
         return
         ;;
     esac
@@ -477,7 +492,7 @@ _kioskctl_page_show() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --transition --duration --easing)
+    non_repeating_options=(--socket --transition --duration --easing --connector)
     __kioskctl_offer_flags_options 1
 
     # Offer option value completions
@@ -492,6 +507,9 @@ _kioskctl_page_show() {
         return
         ;;
     '--easing')
+        return
+        ;;
+    '--connector')
         return
         ;;
     esac

@@ -24,6 +24,13 @@ public final class OutputStages {
         }
     }
 
+    /// Takes a stage per slot made elsewhere (`stage(slot)` on each slot's engine: kioskd's runners, which also
+    /// watch their scene files and show the diagnostic page for one that cannot be shown).
+    public init(slots: OutputSlots, stage: (OutputSlots.Slot) throws -> SceneStage) rethrows {
+        self.slots = slots
+        stages = try slots.slots.map { slot in (slot.connector, try stage(slot)) }
+    }
+
     /// The stage of the output named `connector`, the first one's for nil.
     ///
     /// - Throws: `DisplayError` naming the outputs when none is `connector` (`OutputSlots.slot(named:)`).

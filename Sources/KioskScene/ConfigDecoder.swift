@@ -55,13 +55,7 @@ struct ConfigDecoder {
         if let node = value("idle") { config.idle = idle(node) }
         if let node = value("mqtt") { config.mqtt = mqtt(node) }
         if let node = value("memory") { config.memory = memory(node) }
-        if let entry = f["outputs"] {
-            config.outputs = outputs(entry.value)
-            if !config.outputs.isEmpty {
-                scene.report(.warning, scene.location(entry.key), "outputs",
-                             "this kioskd drives one display (the first connected); the entries are checked but not used yet")
-            }
-        }
+        if let node = value("outputs") { config.outputs = outputs(node) }
         for name in Self.reservedSections {
             guard let entry = f[name] else { continue }
             config.reservedSections.append(name)

@@ -11,9 +11,10 @@ extension Kioskctl {
 
         enum State: String, ExpressibleByArgument, CaseIterable { case on, off }
         @Argument(help: "on or off.") var state: State
+        @OptionGroup var display: OutputChoice
 
         func run() throws {
-            let result = try connection.call("display.power", ["on": .bool(state == .on)])
+            let result = try connection.call("display.power", display.adding(to: ["on": .bool(state == .on)]))
             if !connection.json { print("display power: \(result["power"]?.stringValue ?? state.rawValue)") }
         }
     }
@@ -28,6 +29,7 @@ extension Kioskctl {
         @OptionGroup var connection: ConnectionOptions
         @Option(name: .shortAndLong, help: "Write the PNG to this file.") var output: String?
         @Option(help: "Have kioskd write the PNG to this absolute path.") var serverPath: String?
+        @OptionGroup var display: OutputChoice
 
         func validate() throws {
             if output != nil && serverPath != nil { throw ValidationError("give -o or --server-path, not both") }
@@ -39,11 +41,11 @@ extension Kioskctl {
 
         func run() throws {
             if let serverPath {
-                let result = try connection.call("screenshot", ["path": .string(serverPath)])
+                let result = try connection.call("screenshot", display.adding(to: ["path": .string(serverPath)]))
                 if !connection.json { print("\(serverPath): \(dimensions(result))") }
                 return
             }
-            let result = try connection.call("screenshot")
+            let result = try connection.call("screenshot", display.adding(to: [:]))
             if connection.json { return }
             guard let text = result["png_base64"]?.stringValue, let png = Data(base64Encoded: text) else {
                 throw ClientFailure(message: "screenshot: the reply carries no png_base64", status: ClientFailure.errorReplyStatus)

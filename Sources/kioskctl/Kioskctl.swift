@@ -6,6 +6,20 @@ import Glibc
 import KioskControl
 import KioskCore
 
+/// `--connector NAME`: the output a command acts on when kioskd drives several (an `outputs:` section); without it
+/// the first. Sent as the request's `output`.
+struct OutputChoice: ParsableArguments {
+    @Option(help: ArgumentHelp("The output to act on (its connector, as display-info lists it) when kioskd drives several; default: the first.",
+                               valueName: "name"))
+    var connector: String?
+
+    /// `arguments` with `output` added when a connector was given.
+    func adding(to arguments: [String: JSONValue]) -> [String: JSONValue] {
+        guard let connector else { return arguments }
+        return arguments.merging(["output": .string(connector)]) { $1 }
+    }
+}
+
 struct ConnectionOptions: ParsableArguments {
     @Option(help: "Control socket of kioskd (default: $KIOSKD_SOCKET, else /run/kioskd/control.sock).")
     var socket: String?
@@ -128,8 +142,9 @@ struct Kioskctl: ParsableCommand {
             commandName: "display-info",
             abstract: "Show the display: device, driver, connector, current and available modes, commit API, rotation, power, and every connector, connected or not.")
         @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var output: OutputChoice
         func run() throws {
-            let result = try connection.call("display.info")
+            let result = try connection.call("display.info", output.adding(to: [:]))
             if !connection.json { printHuman(result) }
         }
     }

@@ -36,6 +36,7 @@ extension Kioskctl {
             @OptionGroup var connection: ConnectionOptions
             @Argument(help: "Scene file (YAML or JSON).") var file: String?
             @Option(help: "The scene as inline YAML instead of a file.") var yaml: String?
+            @OptionGroup var output: OutputChoice
 
             func validate() throws {
                 guard (file == nil) != (yaml == nil) else { throw ValidationError("give a scene FILE or --yaml TEXT (one of them)") }
@@ -53,7 +54,7 @@ extension Kioskctl {
                 try client.sendLine(ControlRequest(id: "events", command: "subscribe", arguments: ["events": ["scene", "error"]]).jsonLine())
                 let (subscribedLine, subscribed) = try client.readReply()
                 _ = try handle(line: subscribedLine, reply: subscribed, printRaw: false)
-                try client.sendLine(ControlRequest(id: 1, command: "scene.load", arguments: arguments).jsonLine())
+                try client.sendLine(ControlRequest(id: 1, command: "scene.load", arguments: output.adding(to: arguments)).jsonLine())
                 let (line, reply) = try client.readReply()
                 let result = try handle(line: line, reply: reply, printRaw: connection.json)
                 let source = result["source"]?.stringValue ?? ""
@@ -75,8 +76,9 @@ extension Kioskctl {
         struct Get: ParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Show the scene: source, size, pages, current page, data keys, widgets.")
             @OptionGroup var connection: ConnectionOptions
+            @OptionGroup var output: OutputChoice
             func run() throws {
-                let result = try connection.call("scene.get")
+                let result = try connection.call("scene.get", output.adding(to: [:]))
                 if !connection.json { printHuman(result) }
             }
         }
@@ -166,6 +168,7 @@ extension Kioskctl {
             @Option(help: "Transition seconds (default 0.5).") var duration: Double?
             @Option(help: "linear, ease-in, ease-out, ease-in-out or cubic-bezier(x1, y1, x2, y2) (default ease-in-out).")
             var easing: String?
+            @OptionGroup var output: OutputChoice
 
             func validate() throws {
                 if transition == nil && (duration != nil || easing != nil) {
@@ -181,7 +184,7 @@ extension Kioskctl {
                     if let easing { object["easing"] = .string(easing) }
                     arguments["transition"] = .object(object)
                 }
-                let result = try connection.call("page.show", arguments)
+                let result = try connection.call("page.show", output.adding(to: arguments))
                 if !connection.json { print("page: \(result["page"]?.stringValue ?? name)") }
             }
         }

@@ -66,6 +66,8 @@ final class ControlWiring {
     var display: (any DisplayBackend)? { engine?.backend }
     /// Keeps the output in step with the connectors (DRM); `display.info` lists them.
     var outputs: OutputManager?
+    /// The outputs of an `outputs:` section, when there is one (`ControlWiring+Outputs.swift`).
+    var several: MultiOutputWiring?
     /// The flip counters and engine statistics of the scene being shown; set once the scene runs.
     var liveStats: () -> (FlipStatistics, EngineStats?) = { (FlipStatistics(), nil) }
     /// The output rotation the scene is composed with (`--rotation`, board file), for `stats` and `display.info`.
@@ -159,6 +161,7 @@ final class ControlWiring {
                 members["control_clients"] = .int(Int64(server.connections.count))
                 members["display_connected"] = .bool(display != nil)
                 if let outputs { members["outputs"] = outputsValue(outputs) }
+                if let several { members["outputs"] = outputsListing(several); members["by_output"] = try statsByOutput(several) }
                 members.merge(statusExtras()) { _, extra in extra }
                 members.merge(videoStats()) { _, video in video }
                 stats = .object(members)

@@ -10,19 +10,31 @@ extension ControlWiring {
     func registerDisplayCommands() {
         let commands = server.commands
         commands.register("display.info", arguments: ["output"]) { [unowned self] args, _ in
-            displayInfo(try shownDisplay(args))
+            // Several outputs: every one listed; the top level is the one named, else the first while it is connected.
+            if let several, let output = try drivenOutput(args) {
+                var members: [String: JSONValue] = [:]
+                if let display = output.engine.backend {
+                    members = displayMembers(display, rotation: output.rotation)
+                } else if args.has("output") {
+                    throw Self.noDisplay(args.command, output: output)
+                }
+                members["outputs"] = outputsListing(several)
+                return .object(members.merging(statusExtras()) { _, extra in extra })
+            }
+            return displayInfo(try shownDisplay(args))
         }
 
         commands.register("display.power", arguments: ["on", "output"]) { [unowned self] args, _ in
             let on = try args.bool("on")
-            let display = try shownDisplay(args)
-            guard let engine else { throw Self.noDisplay("display.power", outputs: outputs) }
+            let (display, engine) = try displayTarget(args)
             do {
                 try engine.setDisplayPower(on)
             } catch {
                 throw ControlError(code: "display_error", message: "display.power \(on ? "on" : "off"): \(error)")
             }
-            onDisplayPower?(on)
+            // The idle monitor follows the power of the only output. With several, lighting one wakes it (and so
+            // every output), while turning one off leaves the others lit and the idle state as it was.
+            if several == nil || on { onDisplayPower?(on) }
             return ["power": .string(display.isPoweredOn ? "on" : "off")]
         }
 
@@ -33,8 +45,7 @@ extension ControlWiring {
                 guard given.hasPrefix("/") else { throw args.invalid("path", "must be an absolute path, got '\(given)'") }
                 path = try screenshotDirectory.check(given)
             }
-            let display = try shownDisplay(args)
-            guard let engine else { throw Self.noDisplay("screenshot", outputs: outputs) }
+            let (display, engine) = try displayTarget(args)
             // The copy comes from the compositor's shadow buffer (cached RAM), at the flip that shows it; encoding
             // and writing happen off the loop.
             let size = display.info.mode.size, target = path, jobs = self.jobs
@@ -62,6 +73,18 @@ extension ControlWiring {
         }
         throw ControlError(code: "no_display", message: "\(args.command): output \(wanted) is not shown on; "
             + "kioskd drives one output at a time, now \(display.info.connector)")
+    }
+
+    /// The display and engine a display command acts on: the output `args` names (the first without `output`) with
+    /// several outputs, else the one shown on.
+    func displayTarget(_ args: ControlArguments) throws -> (display: any DisplayBackend, engine: LayerEngine) {
+        if let output = try drivenOutput(args) {
+            guard let display = output.engine.backend else { throw Self.noDisplay(args.command, output: output) }
+            return (display, output.engine)
+        }
+        let display = try shownDisplay(args)
+        guard let engine else { throw Self.noDisplay(args.command, outputs: outputs) }
+        return (display, engine)
     }
 
     /// `no_display`: the command needs a display and none is connected; the message lists the connectors seen.
@@ -95,6 +118,13 @@ extension ControlWiring {
     }
 
     private func displayInfo(_ display: any DisplayBackend) -> JSONValue {
+        var all = displayMembers(display, rotation: rotation)
+        if let outputs { all["outputs"] = outputsValue(outputs) }
+        return .object(all.merging(statusExtras()) { _, extra in extra })
+    }
+
+    /// What `display.info` says of one output's display.
+    func displayMembers(_ display: any DisplayBackend, rotation: OutputRotation) -> [String: JSONValue] {
         let info = display.info
         // The connector's own list where the backend has one; a headless output has just the mode it was given.
         let modes = (display as? DRMBackend)?.plan.connector.modes.map(\.mode) ?? [info.mode]
@@ -112,12 +142,10 @@ extension ControlWiring {
             "rotation": .int(Int64(rotation.rawValue)),
             "power": .string(display.isPoweredOn ? "on" : "off"),
         ]
-        var all = members
-        if let outputs { all["outputs"] = outputsValue(outputs) }
-        return .object(all.merging(statusExtras()) { _, extra in extra })
+        return members
     }
 
-    private static func modeValue(_ mode: DisplayMode) -> JSONValue {
+    static func modeValue(_ mode: DisplayMode) -> JSONValue {
         [
             "name": .string(mode.description),
             "width": .int(Int64(mode.width)),

@@ -98,49 +98,81 @@ struct InputSettings: Equatable {
     var backlightName: String?
 }
 
-/// Input on a running `kioskd run`: libinput's events go through the `InputRouter` to the scene, and out as
-/// `input` events; the idle monitor dims the backlight and blanks the output, and reports `power` events. Lives
-/// on the main thread.
+/// Input on a running `kioskd run`: libinput's events go through `OutputInputRouting` (one `InputRouter` per
+/// output) to the scene of the output each device belongs to, and out as `input` events; the idle monitor dims the
+/// backlight and blanks every output, and reports `power` events. Lives on the main thread.
 final class InputWiring {
-    let router: InputRouter
+    let routing: OutputInputRouting
+    /// The first output's router (the only one with one output).
+    var router: InputRouter { routing.routers[0] }
     let source: LibinputSource?
     let idle: IdleMonitor?
     let backlight: Backlight?
-    private let engine: LayerEngine
+    private let engines: [LayerEngine]
     private weak var control: ControlWiring?
     private let logger: Logger
 
+    /// One output input is routed to: its stage, the panel touches map onto and the connector's name, its rotation,
+    /// and its display if one is connected (whose cursor plane carries the pointer's cursor).
+    struct Target {
+        var stage: SceneStage
+        var panel: Size
+        var output: String
+        var rotation: OutputRotation
+        var display: (any DisplayBackend)?
+    }
+
     /// The output was let go: its cursor plane goes with it (it keeps the output's card open); the cursor is
-    /// composited until the next output is adopted.
-    func outputDetached() {
-        router.replaceCursorPlane(nil)
+    /// composited until the next output is adopted. `connector` nil: the only output.
+    func outputDetached(_ connector: String? = nil) {
+        (connector.flatMap(routing.router(forOutput:)) ?? router).replaceCursorPlane(nil)
     }
 
     /// A display was adopted: touches map onto its panel from now on, and the pointer's cursor goes on its cursor
-    /// plane where it has one (a cursor on the previous output goes with it).
+    /// plane where it has one (a cursor on the previous output goes with it). With one output its router follows
+    /// whichever connector is adopted; with several, the router of that connector does.
     func follow(_ output: OutputInfo, display: (any DisplayBackend)?) {
-        router.mapping.panel = output.mode.size
-        router.mapping.output = output.connector
-        router.replaceCursorPlane(display.flatMap { Self.cursorPlane(for: $0, logger: logger) })
+        let target = routing.routers.count == 1 ? router : routing.router(forOutput: output.connector)
+        guard let target else { return }
+        target.mapping.panel = output.mode.size
+        target.mapping.output = output.connector
+        target.replaceCursorPlane(display.flatMap { Self.cursorPlane(for: $0, logger: logger) })
     }
 
+    /// One output, the one `kioskd run` shows on.
     /// - Parameters:
     ///   - display: the output shown on, if one is connected (its cursor plane carries the pointer's cursor).
     ///   - panel: the size of the panel touches map onto, and `output` its connector's name.
-    init(settings: InputSettings, stage: SceneStage, display: (any DisplayBackend)?, panel: Size, output: String,
-         rotation: OutputRotation, control: ControlWiring?, logger: Logger) {
-        self.engine = stage.engine
+    convenience init(settings: InputSettings, stage: SceneStage, display: (any DisplayBackend)?, panel: Size, output: String,
+                     rotation: OutputRotation, control: ControlWiring?, logger: Logger) {
+        self.init(settings: settings, targets: [Target(stage: stage, panel: panel, output: output, rotation: rotation, display: display)],
+                  control: control, logger: logger)
+    }
+
+    /// Several outputs (`outputs:`): a router per output, devices mapped by `input.map`, else to the first.
+    convenience init(settings: InputSettings, outputs: [DrivenOutput], control: ControlWiring?, logger: Logger) {
+        let targets = outputs.map { output in
+            // Before a display is adopted the panel is the size the scene waits in, turned back by the rotation.
+            let panel = output.engine.backend?.info.mode.size ?? output.rotation.sceneSize(forPanel: output.engine.rootLayer.frame.size)
+            return Target(stage: output.stage, panel: panel, output: output.connector, rotation: output.rotation,
+                          display: output.engine.backend)
+        }
+        self.init(settings: settings, targets: targets, control: control, logger: logger)
+    }
+
+    private init(settings: InputSettings, targets: [Target], control: ControlWiring?, logger: Logger) {
+        let loop = targets[0].stage.engine.loop
+        self.engines = targets.map(\.stage.engine)
         self.control = control
         self.logger = logger
-        let mapping = InputMapping(panel: panel, rotation: rotation, calibration: settings.devices.calibration,
-                                   output: output)
-        // One output at a time for now: a device mapped to another connector still drives this one, and the log says so.
+        // A device mapped to a connector that is not driven drives the first output, and the log says so.
         for rule in settings.devices.rules {
-            if let mapped = rule.output, mapped != output {
-                logger.warning("input.map: devices '\(rule.device)' belong to \(mapped), which is not driven here; they drive \(output)")
+            if let mapped = rule.output, !targets.contains(where: { $0.output.lowercased() == mapped.lowercased() }) {
+                logger.warning("input.map: devices '\(rule.device)' belong to \(mapped), which is not driven here; they drive \(targets[0].output)")
             }
         }
-        idle = settings.idle.isEnabled ? IdleMonitor(loop: stage.engine.loop, settings: settings.idle) : nil
+        let idle = settings.idle.isEnabled ? IdleMonitor(loop: loop, settings: settings.idle) : nil
+        self.idle = idle
         var backlight: Backlight?
         if settings.idle.dimAfter != nil {
             do {
@@ -151,14 +183,20 @@ final class InputWiring {
             }
         }
         self.backlight = backlight
-        router = InputRouter(stage: stage, mapping: mapping, idle: idle)
-        router.deviceRules = settings.devices
-        router.cursorHideAfter = PointerCursor.defaultHideAfter
-        router.cursorPlane = display.flatMap { Self.cursorPlane(for: $0, logger: logger) }
+        let routers = targets.map { target in
+            let mapping = InputMapping(panel: target.panel, rotation: target.rotation, calibration: settings.devices.calibration,
+                                       output: target.output)
+            let router = InputRouter(stage: target.stage, mapping: mapping, idle: idle)
+            router.deviceRules = settings.devices
+            router.cursorHideAfter = PointerCursor.defaultHideAfter
+            router.cursorPlane = target.display.flatMap { Self.cursorPlane(for: $0, logger: logger) }
+            return router
+        }
+        routing = OutputInputRouting(routers: routers, deviceRules: settings.devices)
         var source: LibinputSource?
         if let backend = settings.source {
             do {
-                let opened = try LibinputSource(loop: stage.engine.loop, backend: backend, rules: settings.devices)
+                let opened = try LibinputSource(loop: loop, backend: backend, rules: settings.devices)
                 source = opened
                 logger.info("input: \(backend)\(settings.devices.calibration.map { ", calibration \($0)" } ?? "")")
             } catch {
@@ -166,8 +204,10 @@ final class InputWiring {
             }
         }
         self.source = source
-        source?.onEvent = { [unowned self] event in router.handle(event) }
-        router.onReport = { [unowned self] report in broadcast(report) }
+        source?.onEvent = { [unowned self] event in routing.handle(event) }
+        for router in routers {
+            router.onReport = { [unowned self, unowned router] report in broadcast(report, output: router.mapping.output) }
+        }
         idle?.onChange = { [unowned self] from, to, reason in idleChanged(from: from, to: to, reason: reason) }
         control?.statusExtras = { [weak self] in self?.status ?? [:] }
         control?.onDisplayPower = { [weak self] on in
@@ -213,7 +253,7 @@ final class InputWiring {
         let input: JSONValue = [
             "source": source.map { .string($0.backend.description) } ?? .null,
             "devices": .array((source?.devices.values.map(\.name) ?? []).sorted().map(JSONValue.string)),
-            "swallowed": .int(Int64(router.swallowedCount)),
+            "swallowed": .int(Int64(routing.routers.reduce(0) { $0 + $1.swallowedCount })),
             "cursor": cursorStatus,
             "calibration": Self.json(router.deviceRules.calibration),
             "map": .array(router.deviceRules.rules.map { rule in
@@ -238,9 +278,9 @@ final class InputWiring {
             case .dimmed:
                 try backlight?.dim(to: idle?.settings.dimLevel ?? 1)
             case .blanked:
-                try engine.setDisplayPower(false)
+                try setPower(false)
             case .active:
-                try engine.setDisplayPower(true)
+                try setPower(true)
                 try backlight?.restore()
             }
         } catch {
@@ -251,7 +291,18 @@ final class InputWiring {
         server.broadcast(event: "power", data: ["state": .string(to.rawValue), "previous": .string(from.rawValue), "reason": .string(reason)])
     }
 
-    private func broadcast(_ report: InputReport) {
+    /// Every output's power (one output waiting for a display is left alone); the first failure is thrown after
+    /// all were tried.
+    private func setPower(_ on: Bool) throws {
+        var failure: (any Error)?
+        for engine in engines where engine.hasOutput {
+            do { try engine.setDisplayPower(on) } catch { failure = failure ?? error }
+        }
+        if let failure { throw failure }
+        if engines.count == 1, !engines[0].hasOutput { try engines[0].setDisplayPower(on) }
+    }
+
+    private func broadcast(_ report: InputReport, output: String) {
         guard let server = control?.server, server.hasSubscribers("input") else { return }
         func number(_ value: Double?) -> JSONValue { value.map { .double(($0 * 100).rounded() / 100) } ?? .null }
         server.broadcast(event: "input", data: [
@@ -260,7 +311,7 @@ final class InputWiring {
             "action": report.action.map(JSONValue.string) ?? .null,
             "x": number(report.x),
             "y": number(report.y),
-            "output": .string(router.mapping.output),
+            "output": .string(output),
             "key": report.key.map(JSONValue.string) ?? .null,
             "time_us": .int(Int64(clamping: report.timeMicroseconds)),
         ])

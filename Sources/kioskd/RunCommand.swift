@@ -133,12 +133,12 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
-        let (options, configWarnings, fleet, memory) = try withConfigFile()
+        let (options, configWarnings, fleet, memory, outputs) = try withConfigFile()
         ControlWiring.bootstrapLogging(level: options.log.logLevel ?? .info)
         let logger = Logger(label: "kioskd")
         for warning in configWarnings { logger.warning("\(warning)") }
         do {
-            try options.runDisplay(fleet: fleet, logger: logger, memory: memory)
+            try options.runDisplay(fleet: fleet, logger: logger, memory: memory, outputs: outputs)
         } catch let exit as ExitCode {
             throw exit
         } catch {
@@ -163,7 +163,8 @@ struct RunCommand: ParsableCommand {
 
     /// One path for every scene: resolve options, open the display, build the engine and the stage, wire the
     /// control socket and signals, run, write the outputs.
-    private func runDisplay(fleet: FleetWiring.Configuration?, logger: Logger, memory: KioskConfig.Memory) throws {
+    private func runDisplay(fleet: FleetWiring.Configuration?, logger: Logger, memory: KioskConfig.Memory,
+                            outputs config: [KioskConfig.Output]) throws {
         let loop = try MainLoop.epoll()
         // Before any other thread starts, so render threads inherit the blocked mask and signals reach signalfd.
         let signals = try SignalRouting(loop: loop, logger: logger)
@@ -171,6 +172,10 @@ struct RunCommand: ParsableCommand {
         let service = try ServiceWiring(loop: loop)
         let backendKind = BackendKind.resolve(backend, fbdev: fbdev, drmRequested: settings.driver != nil || (settings.device ?? "auto") != "auto",
                                               logger: logger)
+        if !config.isEmpty {
+            return try runOutputs(config, loop: loop, signals: signals, settings: settings, service: service, backendKind: backendKind,
+                                  fleet: fleet, memory: memory, logger: logger)
+        }
         guard var opened = try openDisplay(backendKind, settings, logger: logger) else { return }
         var display = opened.backend
         // The last frame of --frames N is captured: the N-th present is the frame the N-th flip shows.
@@ -298,7 +303,7 @@ struct RunCommand: ParsableCommand {
     }
 
     /// `--screenshot` and `--capture`, written after the run; returns what went wrong, one line each.
-    private func writePictures(display: (any DisplayBackend)?, captured: WritebackCapture?) -> [String] {
+    func writePictures(display: (any DisplayBackend)?, captured: WritebackCapture?) -> [String] {
         var problems: [String] = []
         let size = display?.info.mode.size ?? Size(width: 0, height: 0)
         if let screenshot {

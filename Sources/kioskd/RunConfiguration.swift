@@ -16,13 +16,14 @@ extension RunCommand {
     }
 
     /// These options over the config file, the file's warnings (reserved sections), its `mqtt:` section with the
-    /// file it came from, and its `memory:` section (neither has options).
+    /// file it came from, its `memory:` section and its `outputs:` entries (none of them has options).
     /// - Throws: `ExitCode(1)` after printing the file's located errors, one a line, on stderr.
-    func withConfigFile() throws -> (RunCommand, [SceneDiagnostic], FleetWiring.Configuration?, KioskConfig.Memory) {
+    func withConfigFile() throws -> (RunCommand, [SceneDiagnostic], FleetWiring.Configuration?, KioskConfig.Memory, [KioskConfig.Output]) {
         var merged = self
         var warnings: [SceneDiagnostic] = []
         var fleet: FleetWiring.Configuration?
         var memory = KioskConfig.Memory()
+        var outputs: [KioskConfig.Output] = []
         if let path = configPath {
             do {
                 let loaded = try ConfigLoader.load(path: path)
@@ -30,6 +31,7 @@ extension RunCommand {
                 warnings = loaded.warnings
                 fleet = loaded.config.mqtt.map { FleetWiring.Configuration(settings: $0, file: path) }
                 memory = loaded.config.memory
+                outputs = loaded.config.outputs
             } catch {
                 for diagnostic in error.diagnostics { FileHandle.standardError.write(Data("kioskd: \(diagnostic)\n".utf8)) }
                 throw ExitCode(1)
@@ -40,7 +42,7 @@ extension RunCommand {
         if merged.keepGoing == nil { merged.keepGoing = scene == nil }
         try merged.validate()
         try merged.input.validate()
-        return (merged, warnings, fleet, memory)
+        return (merged, warnings, fleet, memory, outputs)
     }
 
     /// Takes every value the command line left unset from `config`.
@@ -83,7 +85,8 @@ extension RunCommand {
     }
 }
 
-/// `kioskd check-config [FILE]`: validates a config file (and the board file it names) without touching the
+/// `kioskd check-config [FILE]`: validates a config file (and the board file and outputs' scene files it names)
+/// without touching the
 /// display. Prints `ok` after any warnings and exits 0, or every error one a line on stderr and exits 1. Runs on
 /// the main thread of a short-lived process.
 struct CheckConfigCommand: ParsableCommand {
@@ -104,6 +107,12 @@ struct CheckConfigCommand: ParsableCommand {
                     standardError.write(Data("\(error)\n".utf8))
                     throw ExitCode(1)
                 }
+            }
+            // Each output's own scene file; which connectors exist only a run can tell.
+            for output in loaded.config.outputs {
+                guard let scene = output.scene, scene != "default" else { continue }
+                let checked = try SceneLoader.load(path: scene, limits: loaded.config.memory.sceneLimits)
+                for warning in checked.warnings { standardError.write(Data("\(warning)\n".utf8)) }
             }
             print("ok")
         } catch let error as SceneValidationError {

@@ -27,8 +27,9 @@ final class RunSession {
         self.controlSocket = controlSocket
     }
 
-    /// Starts the engine and turns the loop until the run ends.
-    func run() throws {
+    /// Starts the engine (unless it runs already: an output slot's engine starts with its slot) and turns the loop
+    /// until the run ends.
+    func run(startingEngine: Bool = true) throws {
         engine.onPresent = { [unowned self] _ in
             if !completeFrameQueued, !engine.isRendering(engine.rootLayer) { completeFrameQueued = true }
         }
@@ -38,7 +39,7 @@ final class RunSession {
         // --frames N counts flips, and a still scene causes none: keep the display link ticking (unchanged
         // frames are presented) until the count is reached.
         if frameLimit != nil { engine.addAnimation(target: self) { session, _ in !session.finished } }
-        try engine.start()
+        if startingEngine { try engine.start() }
         engine.loop.run()
     }
 

@@ -5,13 +5,15 @@ import KioskRuntime
 import KioskScene
 
 /// The scene commands (`scene.load`, `scene.get`, `widget.get`, `widget.set`, `data.set`, `data.get`,
-/// `page.show`, `animate`) and the `scene`, `data` and `error` events, all through the run's scene runtime.
+/// `page.show`, `animate`) and the `scene`, `data` and `error` events, all through the run's scene runtime. With
+/// several outputs, each but `data.set` takes `output` (the first output's scene without it); data is the kiosk's
+/// and `data.set` reaches every output.
 extension ControlWiring {
     func registerSceneCommands() {
         let commands = server.commands
 
-        commands.registerDeferred("scene.load", arguments: ["path", "yaml", "base_directory"]) { [unowned self] args, _, reply in
-            let stage = scene
+        commands.registerDeferred("scene.load", arguments: ["path", "yaml", "base_directory", "output"]) { [unowned self] args, _, reply in
+            let stage = try self.stage(args)
             // Read, validated and laid out off the loop; the reply comes once the scene is being built. It replaces
             // the current one once completely rendered, which the `scene` event (kind loaded) announces.
             let answer = { (source: String) in { (result: Result<Void, StageError>) in
@@ -40,18 +42,18 @@ extension ControlWiring {
             }
         }
 
-        commands.register("scene.get") { [unowned self] args, _ in
-            Self.json(scene.sceneDescription)
+        commands.register("scene.get", arguments: ["output"]) { [unowned self] args, _ in
+            Self.json(try stage(args).sceneDescription)
         }
 
-        commands.register("widget.get", arguments: ["id"]) { [unowned self] args, _ in
-            let stage = scene
+        commands.register("widget.get", arguments: ["id", "output"]) { [unowned self] args, _ in
+            let stage = try self.stage(args)
             let id = try args.string("id")
             return try widgetValue(stage, id: id, args)
         }
 
-        commands.register("widget.set", arguments: ["id", "props"]) { [unowned self] args, _ in
-            let stage = scene
+        commands.register("widget.set", arguments: ["id", "props", "output"]) { [unowned self] args, _ in
+            let stage = try self.stage(args)
             let id = try args.string("id")
             let props = try args.object("props")
             guard !props.isEmpty else { throw args.invalid("props", "must name at least one property") }
@@ -61,7 +63,6 @@ extension ControlWiring {
         }
 
         commands.register("data.set", arguments: ["values"]) { [unowned self] args, _ in
-            let stage = scene
             let given = try args.object("values")
             var values: [String: String] = [:]
             for (key, value) in given {
@@ -71,18 +72,18 @@ extension ControlWiring {
                 values[key] = text
             }
             // One call: the runtime shows every key's change in the same composed frame.
-            if !values.isEmpty { stage.setData(values) }
+            if !values.isEmpty { setDataEverywhere(values) }
             return ["set": .int(Int64(values.count))]
         }
 
-        commands.register("data.get", arguments: ["keys"]) { [unowned self] args, _ in
-            let stage = scene
+        commands.register("data.get", arguments: ["keys", "output"]) { [unowned self] args, _ in
+            let stage = try self.stage(args)
             let keys = args.has("keys") ? try args.stringArray("keys") : nil
             return ["values": .object(stage.data(keys: keys).mapValues(JSONValue.string))]
         }
 
-        commands.register("page.show", arguments: ["name", "transition"]) { [unowned self] args, _ in
-            let stage = scene
+        commands.register("page.show", arguments: ["name", "transition", "output"]) { [unowned self] args, _ in
+            let stage = try self.stage(args)
             let name = try args.string("name")
             let transition = args.has("transition") ? try Self.transition(try args.nested("transition", known: ["kind", "duration", "easing"])) : nil
             try stageCall(args) { () throws(StageError) in try stage.showPage(name, transition: transition) }
@@ -90,9 +91,9 @@ extension ControlWiring {
         }
 
         let animateArguments: Set<String> = ["id", "property", "to", "kind", "duration", "easing", "stiffness", "damping", "mass",
-                                             "velocity", "deceleration"]
+                                             "velocity", "deceleration", "output"]
         commands.register("animate", arguments: animateArguments) { [unowned self] args, _ in
-            let stage = scene
+            let stage = try self.stage(args)
             let id = try args.string("id")
             let property = try args.string("property")
             let request = try Self.animation(args)

@@ -26,15 +26,25 @@ final class SceneRunner {
     ///   - substitute: with it, a missing or invalid scene shows the scene it returns (the diagnostic page) and
     ///     the file stays watched; without it, the scene's error is thrown.
     /// - Throws: the scene's validation errors (`SceneValidationError`), or the engine's.
-    init(loop: MainLoop, output: (backend: any DisplayBackend, compositor: any Compositing)?, waitingSize: Size,
-         pool: RenderQueuePool, path: String, watch: Bool, fpsOverlay: Bool, memory: KioskConfig.Memory = KioskConfig.Memory(),
-         substitute: ((any Error) throws -> Scene)? = nil, logger: Logger) throws {
-        self.path = path
+    convenience init(loop: MainLoop, output: (backend: any DisplayBackend, compositor: any Compositing)?, waitingSize: Size,
+                     pool: RenderQueuePool, path: String, watch: Bool, fpsOverlay: Bool, memory: KioskConfig.Memory = KioskConfig.Memory(),
+                     substitute: ((any Error) throws -> Scene)? = nil, logger: Logger) throws {
+        let engine: LayerEngine
         if let output {
             engine = try LayerEngine(loop: loop, backend: output.backend, compositor: output.compositor, pool: pool)
         } else {
             engine = try LayerEngine(loop: loop, sceneSize: waitingSize, pool: pool)
         }
+        try self.init(engine: engine, path: path, watch: watch, fpsOverlay: fpsOverlay, memory: memory, substitute: substitute,
+                      logger: logger)
+    }
+
+    /// Shows the scene on an engine made elsewhere (one output slot's, when several outputs are driven).
+    init(engine: LayerEngine, path: String, watch: Bool, fpsOverlay: Bool, memory: KioskConfig.Memory = KioskConfig.Memory(),
+         substitute: ((any Error) throws -> Scene)? = nil, logger: Logger) throws {
+        self.path = path
+        self.engine = engine
+        let loop = engine.loop
         let adjust: @Sendable (Scene) -> Scene
         if fpsOverlay {
             adjust = { scene in scene.addingFPSWidget() }

@@ -43,12 +43,13 @@ public final class HeadlessBackend: DisplayBackend {
 
     private var name: String { info.connector }
 
-    /// `bufferCount` is 2 (double buffering) or 3 (triple buffering).
+    /// `bufferCount` is 2 (double buffering) or 3 (triple buffering); `connector` is the name the output goes by
+    /// (one per `outputs:` entry when several are simulated).
     public init(
         mode: DisplayMode = DisplayMode(width: 1024, height: 768, refreshMilliHz: 60_000),
-        bufferCount: Int = 2
+        bufferCount: Int = 2,
+        connector: String = "Headless-1"
     ) throws {
-        let connector = "Headless-1"
         guard bufferCount == 2 || bufferCount == 3 else {
             throw DisplayError("\(connector): buffer count must be 2 or 3, not \(bufferCount)")
         }
