@@ -15,32 +15,32 @@ final class SharedCardDRMTests: XCTestCase {
         let source = DRMOutputSource(options: DRMOptions(device: path, commit: .atomic))
         let choice = try XCTUnwrap(try source.probe().choice, "vkms's connector is connected")
         var backend: (any DisplayBackend)? = try source.open(choice)
-        let drm = try XCTUnwrap(backend as? DRMBackend)
-        weak let card = drm.card
-        XCTAssertTrue(try DRMCard.shared(path: path) === drm.card, "a second open of the card in this process is the same card")
-        XCTAssertEqual(drm.card.session.backendCount, 1)
+        weak var card: DRMCard?
+        do {
+            let drm = try XCTUnwrap(backend as? DRMBackend)
+            card = drm.card
+            XCTAssertTrue(try DRMCard.shared(path: path) === drm.card, "a second open of the card in this process is the same card")
+            XCTAssertEqual(drm.card.session.backendCount, 1)
 
-        // The source's own output stays its choice: a rescan must not take it for another output's.
-        XCTAssertEqual(try source.probe().choice, choice)
-        // Another source finds vkms's one connector driven; nothing to choose, and no CRTC shortage to report.
-        let other = try DRMOutputSource(options: DRMOptions(device: path)).probe()
-        XCTAssertNil(other.choice)
-        XCTAssertEqual(other.connectors.first { $0.name == choice.connector }?.isConnected, true)
-        XCTAssertNil(other.connectors.first { $0.name == choice.connector }?.unavailableReason)
-        XCTAssertThrowsError(try DRMBackend(options: DRMOptions(device: path, connector: choice.connector))) { error in
-            XCTAssertEqual("\(error)", "connector \(choice.connector) on \(path): is driven by another output (connector \(choice.connector))")
+            // The source's own output stays its choice: a rescan must not take it for another output's.
+            XCTAssertEqual(try source.probe().choice, choice)
+            // Another source finds vkms's one connector driven; nothing to choose, and no CRTC shortage to report.
+            let other = try DRMOutputSource(options: DRMOptions(device: path)).probe()
+            XCTAssertNil(other.choice)
+            XCTAssertEqual(other.connectors.first { $0.name == choice.connector }?.isConnected, true)
+            XCTAssertNil(other.connectors.first { $0.name == choice.connector }?.unavailableReason)
+            XCTAssertThrowsError(try DRMBackend(options: DRMOptions(device: path, connector: choice.connector))) { error in
+                XCTAssertEqual("\(error)", "connector \(choice.connector) on \(path): is driven by another output (connector \(choice.connector))")
+            }
+
+            // A cursor plane one output holds is not another's (the backend holds its hooks until it goes).
+            let loop = try MainLoop.epoll()
+            try drm.start(on: loop) { _ in }
+            let cursor = try DRMCursorPlane(backend: drm)
+            XCTAssertEqual(drm.card.session.taken().planes[cursor.planeID], "connector \(choice.connector) (cursor)")
+            XCTAssertThrowsError(try DRMCursorPlane(backend: drm), "vkms has one cursor plane, and it is held")
+            drm.stop()
         }
-
-        // A cursor plane one output holds is not another's.
-        let loop = try MainLoop.epoll()
-        try drm.start(on: loop) { _ in }
-        var cursor: DRMCursorPlane? = try DRMCursorPlane(backend: drm)
-        XCTAssertEqual(drm.card.session.taken().planes[cursor!.planeID], "connector \(choice.connector) (cursor)")
-        XCTAssertThrowsError(try DRMCursorPlane(backend: drm), "vkms has one cursor plane, and it is held")
-        cursor = nil
-        XCTAssertNil(drm.card.session.taken().planes.first { $0.value.hasSuffix("(cursor)") }, "released with its holder")
-
-        drm.stop()
         backend = nil
         XCTAssertNil(card, "the card closes with its last output")
         let next = try DRMCard(path: path)
