@@ -310,15 +310,16 @@ public final class DRMBackend: DisplayBackend {
     /// loop never waits like this while running.
     @discardableResult
     public func waitForPendingFlip(timeoutMs: Int32 = 1000) -> Bool {
-        var deadline = timeoutMs
-        while pendingIndex != nil && deadline > 0 {
+        // An absolute deadline: the card's other outputs' events wake the poll too, as often as they come.
+        let deadline = MonotonicInstant.now() + .milliseconds(Int64(timeoutMs))
+        while pendingIndex != nil {
             // The kernel's event came and waits for its timer tick: deliver it now.
             if pacer?.deliverHeldNow() == true { continue }
+            let left = (deadline - MonotonicInstant.now()).milliseconds
+            guard left > 0 else { break }
             var pfd = pollfd(fd: card.fd, events: Int16(POLLIN), revents: 0)
-            let start = MonotonicInstant.now()
-            let n = poll(&pfd, 1, deadline)
+            let n = poll(&pfd, 1, Int32(left.rounded(.up)))
             if n > 0 { dispatchEvents() } else if n == 0 { break } else if errno != EINTR { break }
-            deadline -= Int32((MonotonicInstant.now() - start).milliseconds)
         }
         return pendingIndex == nil
     }
