@@ -18,6 +18,8 @@ final class OutputWiring {
     init(source: DRMOutputSource, engine: LayerEngine, attached: (any DisplayBackend)?, rotation: OutputRotation,
          control: ControlWiring?, service: ServiceWiring, logger: Logger = Logger(label: "kioskd.outputs")) throws {
         let candidate = attached.map { OutputCandidate(device: $0.info.device, connector: $0.info.connector, mode: $0.info.mode) }
+        // Opened before the source existed: what it holds on its card is the source's own output's, at a rescan.
+        if let drm = attached as? DRMBackend { source.adopt(drm) }
         manager = OutputManager(engine: engine, source: source, attached: candidate) { mode in
             try ShadowCompositor(size: mode.size, rotation: rotation)
         }

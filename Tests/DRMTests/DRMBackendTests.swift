@@ -153,9 +153,18 @@ final class DRMBackendTests: XCTestCase {
     }
 
     func testSecondMasterIsRefusedWithAClearError() throws {
-        let first = try DRMBackend(options: DRMOptions())
+        // Another open of the card holding master, as another process would.
+        let other = try DRMCard(path: try XCTUnwrap(DRMCard.cardPaths().first))
+        try other.becomeMaster()
         let message = openError(DRMOptions())
         XCTAssertTrue(message.contains("cannot become DRM master"), message)
+        XCTAssertEqual(drmDropMaster(other.fd), 0)
+    }
+
+    func testASecondOutputOnTheSameConnectorInThisProcessIsRefusedWithAClearError() throws {
+        let first = try DRMBackend(options: DRMOptions())
+        let message = openError(DRMOptions())
+        XCTAssertTrue(message.hasSuffix("is driven by another output (connector \(first.info.connector))"), message)
         withExtendedLifetime(first) {}
     }
 

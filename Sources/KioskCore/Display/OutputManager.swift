@@ -62,6 +62,7 @@ public final class OutputManager {
             return
         }
         connectors = probe.connectors
+        if probe.choice == nil, let reason = probe.connectors.lazy.compactMap(\.unavailableReason).first { note(reason) }
         guard probe.choice != current else { return }
         let previous = current
         if let previous {

@@ -7,9 +7,14 @@ public struct ConnectorStatus: Sendable, Equatable {
     public var isConnected: Bool
     /// The connector's preferred mode (else its first), nil when it reports none.
     public var preferredMode: DisplayMode?
+    /// Why a connected connector cannot be driven now (another output on the card holds every CRTC it can use),
+    /// nil when it can.
+    public var unavailableReason: String?
 
-    public init(device: String, name: String, isConnected: Bool, preferredMode: DisplayMode? = nil) {
+    public init(device: String, name: String, isConnected: Bool, preferredMode: DisplayMode? = nil,
+                unavailableReason: String? = nil) {
         self.device = device; self.name = name; self.isConnected = isConnected; self.preferredMode = preferredMode
+        self.unavailableReason = unavailableReason
     }
 }
 

@@ -31,7 +31,10 @@ public struct DRMOptions: Sendable {
 /// are in `DRMModeset.swift`, power in `DRMPower.swift`, master and device faults in `DRMSession.swift`; a
 /// `DRMCommitHook` (writeback capture, `WritebackCapturer`) rides along on its atomic modesets and page flips.
 ///
-/// Lives on the main thread: it owns the card, all KMS state and the buffers. Pending-flip state lives between a
+/// Several backends may drive one card, one connector each: they share the open card and its `DRMCardSession`
+/// (events, master), and each holds its connector, CRTC and primary plane (`claim`) so the others choose around them.
+///
+/// Lives on the main thread: it owns its KMS state and the buffers. Pending-flip state lives between a
 /// successful `present` and the page-flip event for it.
 public final class DRMBackend: DisplayBackend {
     private enum BufferState { case free, acquired, pending, front }
@@ -56,7 +59,10 @@ public final class DRMBackend: DisplayBackend {
     private var frontIndex: Int?
     var modeBlobID: UInt32 = 0
     private var onFlip: ((FlipEvent) -> Void)?
-    var source: SourceHandle?
+    /// This backend among the card's outputs; its page flips carry it as user data (`DRMCardSession`).
+    private var token: UInt64 = 0
+    /// The connector, CRTC and primary plane this output holds on its card.
+    private(set) var claim: DRMClaim?
     let saved: DRMResources.CRTC
     let savedConnectorIDs: [UInt32]
     public private(set) var isStarted = false
@@ -82,7 +88,7 @@ public final class DRMBackend: DisplayBackend {
         guard (2...3).contains(options.bufferCount) else {
             throw DisplayError("buffers \(options.bufferCount): must be 2 or 3")
         }
-        let card = try Self.openCard(options.device, driver: options.driver)
+        let card = try Self.openCard(options.device, driver: options.driver, choosing: options.connector)
         try card.becomeMaster()
         card.setClientCap(Int32(DRM_CLIENT_CAP_UNIVERSAL_PLANES), 1)
         let api: CommitAPI
@@ -97,7 +103,8 @@ public final class DRMBackend: DisplayBackend {
         }
         if api == .atomic { card.setClientCap(Int32(DRM_CLIENT_CAP_WRITEBACK_CONNECTORS), 1) }
         let res = try DRMResources(card: card)
-        let plan = try DRMOutputPlan.choose(in: res, device: card.path, connector: options.connector, mode: options.mode)
+        let plan = try DRMOutputPlan.choose(in: res, device: card.path, connector: options.connector, mode: options.mode,
+                                            taken: card.session.taken())
 
         self.card = card
         self.plan = plan
@@ -118,33 +125,47 @@ public final class DRMBackend: DisplayBackend {
             buffers.append(b)
             states.append(.free)
         }
+        claim = card.session.claim(DRMTakenObjects(connectors: [plan.connector.id: "connector \(plan.connector.name)"],
+                                                   crtcs: [plan.crtc.id: "connector \(plan.connector.name)"],
+                                                   planes: [plan.primaryPlane.id: "connector \(plan.connector.name)"]))
+        token = card.session.join(self)
         logger.info("\(card.path) (\(card.driver)): connector \(plan.connector.name), mode \(plan.mode.mode), CRTC \(plan.crtc.id), plane \(plan.primaryPlane.id), \(api.rawValue) commits, \(options.bufferCount) buffers")
     }
 
     deinit {
         if isStarted { stop() }
         if modeBlobID != 0 { drmModeDestroyPropertyBlob(card.fd, modeBlobID) }
+        card.session.leave(token)
     }
 
-    /// Resolves `--device`: a path, or the first card with a connected connector. Errors list what exists.
-    static func openCard(_ path: String?, driver: String? = nil) throws -> DRMCard {
+    /// Resolves `--device`: a path, or the first card with a connected connector (one `connector` names, when it
+    /// names one) that no other output on it drives. Cards are opened shared (`DRMCard.shared`). Errors list what
+    /// exists.
+    static func openCard(_ path: String?, driver: String? = nil, choosing connector: String? = nil) throws -> DRMCard {
         let paths = DRMCard.cardPaths()
         if let path {
-            do { return try DRMCard(path: path) } catch let error as DisplayError {
+            do { return try DRMCard.shared(path: path) } catch let error as DisplayError {
                 throw DisplayError("\(error.message); available: \(paths.isEmpty ? "none (no /dev/dri/card*)" : paths.joined(separator: ", "))")
             }
         }
         var tried: [String] = []
+        // A card with a connected display only other outputs drive, or none named `connector`: the choice on it
+        // says why, when no card has one free.
+        var busy: DRMCard?
         for p in paths {
-            guard let card = try? DRMCard(path: p) else { tried.append("\(p) (cannot open)"); continue }
+            guard let card = try? DRMCard.shared(path: p) else { tried.append("\(p) (cannot open)"); continue }
             if let driver, card.driver != driver { tried.append("\(p) (driver \(card.driver))"); continue }
             card.setClientCap(Int32(DRM_CLIENT_CAP_UNIVERSAL_PLANES), 1)
-            if let res = try? DRMResources(card: card),
-               res.connectors.contains(where: { !$0.isWriteback && $0.status == .connected }) {
+            let taken = card.session.taken()
+            let connected = (try? DRMResources(card: card))?.connectors.filter { !$0.isWriteback && $0.status == .connected } ?? []
+            if connected.contains(where: {
+                taken.connectors[$0.id] == nil && (connector == nil || $0.name.lowercased() == connector!.lowercased())
+            }) {
                 return card
             }
-            tried.append("\(p) (\(card.driver): nothing connected)")
+            if connected.isEmpty { tried.append("\(p) (\(card.driver): nothing connected)") } else { busy = busy ?? card }
         }
+        if let busy { return busy }
         let wanted = driver.map { "no DRM device with driver \($0) and a connected display" } ?? "no DRM device with a connected display"
         throw DisplayError(paths.isEmpty ? "no DRM device: /dev/dri has no card nodes"
                                          : "\(wanted); checked: \(tried.joined(separator: ", "))")
@@ -166,7 +187,7 @@ public final class DRMBackend: DisplayBackend {
         isStarted = true
         self.loop = loop
         pacer = choosePacing(now: loop.now)
-        source = try loop.addSource(fd: card.fd, events: .readable) { [weak self] events in self?.cardReady(events) }
+        try card.session.started(token, on: loop)
     }
 
     // MARK: - Buffers and flips
@@ -192,7 +213,7 @@ public final class DRMBackend: DisplayBackend {
             throw DisplayError("connector \(info.connector): buffer \(buffer.index) was not acquired")
         }
         let fb = buffers[buffer.index]
-        let userData = Unmanaged.passUnretained(self).toOpaque()
+        let userData = DRMCardSession.userData(for: token)
         switch commitAPI {
         case .atomic:
             let req = try AtomicRequest()
@@ -249,25 +270,18 @@ public final class DRMBackend: DisplayBackend {
         return rc == 0 ? id : 0
     }
 
+    /// Reads the card's events: this output's page flips, and those of the card's other outputs, each to its own.
     func dispatchEvents() {
-        var ctx = drmEventContext()
-        // Version 3 is the first with page_flip_handler2, which adds the CRTC id.
-        ctx.version = 3
-        ctx.page_flip_handler2 = { _, sequence, sec, usec, crtcID, userData in
-            guard let userData else { return }
-            let backend = Unmanaged<DRMBackend>.fromOpaque(userData).takeUnretainedValue()
-            let ns = UInt64(sec) * 1_000_000_000 + UInt64(usec) * 1000
-            backend.flipCompleted(sequence: sequence, timestamp: MonotonicInstant(nanoseconds: ns), crtcID: crtcID)
-        }
-        if drmHandleEvent(card.fd, &ctx) != 0 {
-            logger.error("connector \(info.connector): reading DRM events failed: \(errnoDescription(errno))")
-        }
+        card.session.dispatchEvents()
     }
 
     private var sequenceHigh: UInt64 = 0
     private var lastSequence32: UInt32?
 
-    private func flipCompleted(sequence: UInt32, timestamp: MonotonicInstant, crtcID: UInt32) {
+    func flipCompleted(sequence: UInt32, timestamp: MonotonicInstant, crtcID: UInt32) {
+        if crtcID != 0, crtcID != plan.crtc.id {
+            logger.warning("connector \(info.connector): page-flip event names CRTC \(crtcID), not this output's CRTC \(plan.crtc.id)")
+        }
         guard let index = pendingIndex, pacer?.isHolding != true else {
             logger.warning("connector \(info.connector): page-flip event with no flip pending (CRTC \(crtcID))")
             return
@@ -296,15 +310,16 @@ public final class DRMBackend: DisplayBackend {
     /// loop never waits like this while running.
     @discardableResult
     public func waitForPendingFlip(timeoutMs: Int32 = 1000) -> Bool {
-        var deadline = timeoutMs
-        while pendingIndex != nil && deadline > 0 {
+        // An absolute deadline: the card's other outputs' events wake the poll too, as often as they come.
+        let deadline = MonotonicInstant.now() + .milliseconds(Int64(timeoutMs))
+        while pendingIndex != nil {
             // The kernel's event came and waits for its timer tick: deliver it now.
             if pacer?.deliverHeldNow() == true { continue }
+            let left = (deadline - MonotonicInstant.now()).milliseconds
+            guard left > 0 else { break }
             var pfd = pollfd(fd: card.fd, events: Int16(POLLIN), revents: 0)
-            let start = MonotonicInstant.now()
-            let n = poll(&pfd, 1, deadline)
+            let n = poll(&pfd, 1, Int32(left.rounded(.up)))
             if n > 0 { dispatchEvents() } else if n == 0 { break } else if errno != EINTR { break }
-            deadline -= Int32((MonotonicInstant.now() - start).milliseconds)
         }
         return pendingIndex == nil
     }
@@ -320,8 +335,7 @@ public final class DRMBackend: DisplayBackend {
             // Restoring sets the CRTC's configuration but, under legacy, not the connector's DPMS state.
             do { try setPower(true) } catch { logger.error("\(error)") }
         }
-        source?.cancel()
-        source = nil
+        card.session.stopped(token)
         restore()
         isStarted = false
         onFlip = nil

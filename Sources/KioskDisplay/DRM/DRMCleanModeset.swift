@@ -2,8 +2,10 @@ import CDRM
 import KioskCore
 
 /// What a previous DRM master left on that kioskd's output must not show: overlay and cursor planes on the chosen
-/// CRTC, and another CRTC still driving the chosen connector (with its planes). Chosen from a resources snapshot
-/// only, so the rule is testable with fabricated resources. A plain value.
+/// CRTC, and another CRTC still driving the chosen connector (with its planes). What another output on the card
+/// holds (`taken`: its CRTC, its planes) is never turned off: the connector is routed away from such a CRTC by the
+/// modeset itself. Chosen from a resources snapshot only, so the rule is testable with fabricated resources. A
+/// plain value.
 public struct DRMStrayState: Sendable, Equatable {
     /// Planes to turn off (FB_ID = 0, CRTC_ID = 0).
     public var planeIDs: [UInt32] = []
@@ -12,15 +14,16 @@ public struct DRMStrayState: Sendable, Equatable {
 
     public var isEmpty: Bool { planeIDs.isEmpty && crtcIDs.isEmpty }
 
-    public static func find(in res: DRMResources, plan: DRMOutputPlan) -> DRMStrayState {
+    public static func find(in res: DRMResources, plan: DRMOutputPlan,
+                            taken: DRMTakenObjects = DRMTakenObjects()) -> DRMStrayState {
         var stray = DRMStrayState()
         let routedCRTC = plan.connector.currentEncoderID.flatMap { res.encoder(id: $0)?.crtcID }
-        if let other = routedCRTC, other != plan.crtc.id {
+        if let other = routedCRTC, other != plan.crtc.id, taken.crtcs[other] == nil {
             stray.crtcIDs.append(other)
         }
         let crtcs = Set([plan.crtc.id] + stray.crtcIDs)
         stray.planeIDs = res.planes.filter { plane in
-            guard plane.id != plan.primaryPlane.id, let crtc = plane.crtcID else { return false }
+            guard plane.id != plan.primaryPlane.id, taken.planes[plane.id] == nil, let crtc = plane.crtcID else { return false }
             return crtcs.contains(crtc)
         }.map(\.id)
         return stray
@@ -38,7 +41,7 @@ extension DRMBackend {
     /// the log says what stays on).
     func strayStateForModeset(buffer: DumbBuffer, modeBlobID: UInt32) -> (DRMStrayState, DRMResources)? {
         guard let res = try? DRMResources(card: card) else { return nil }
-        let stray = DRMStrayState.find(in: res, plan: plan)
+        let stray = DRMStrayState.find(in: res, plan: plan, taken: card.session.taken(except: claim))
         guard !stray.isEmpty, let probe = try? modesetRequest(buffer: buffer, modeBlobID: modeBlobID) else { return nil }
         let conn = plan.connector
         addTurningOff(stray, from: res, to: probe)

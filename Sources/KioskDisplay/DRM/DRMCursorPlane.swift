@@ -22,6 +22,8 @@ public final class DRMCursorPlane: DRMCommitHook, CursorPlane {
     private weak var backend: DRMBackend?
     private let props: DRMPropertyTable
     private let buffer: DumbBuffer
+    /// Holds the plane against the card's other outputs while this object lives.
+    private let claim: DRMClaim
     private let logger = Logger(label: "kioskd.drm")
     /// Where the image should be, nil: hidden.
     private var wanted: (x: Int, y: Int)?
@@ -45,8 +47,10 @@ public final class DRMCursorPlane: DRMCommitHook, CursorPlane {
         let res = try DRMResources(card: backend.card)
         let crtcBit = UInt32(1) << UInt32(backend.plan.crtc.index)
         let argb = kiosk_fourcc_argb8888()
+        // A cursor plane another output on the card holds is not used.
+        let taken = backend.card.session.taken()
         guard let plane = res.planes.first(where: {
-            $0.type == .cursor && $0.possibleCRTCs & crtcBit != 0 && $0.formats.contains(argb)
+            $0.type == .cursor && $0.possibleCRTCs & crtcBit != 0 && $0.formats.contains(argb) && taken.planes[$0.id] == nil
         }) else {
             throw DisplayError("connector \(name): CRTC \(backend.plan.crtc.id) has no cursor plane taking ARGB8888")
         }
@@ -59,6 +63,7 @@ public final class DRMCursorPlane: DRMCommitHook, CursorPlane {
         memset(buffer.base, 0, buffer.byteCount)
         planeID = plane.id
         props = plane.properties
+        claim = backend.card.session.claim(DRMTakenObjects(planes: [plane.id: "connector \(name) (cursor)"]))
         self.backend = backend
         backend.commitHooks.append(self)
     }

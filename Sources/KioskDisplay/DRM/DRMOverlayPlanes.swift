@@ -33,6 +33,8 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
     public var planeIDs: [UInt32] { planes.map(\.id) }
     private weak var backend: DRMBackend?
     private let planes: [Plane]
+    /// Holds the planes against the card's other outputs while this object lives.
+    private let claim: DRMClaim
     private let rotation: OutputRotation
     private let logger = Logger(label: "kioskd.drm")
     /// Per plane (by index), what the next page flip should show; nil: off.
@@ -54,8 +56,11 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
         let crtcBit = UInt32(1) << UInt32(backend.plan.crtc.index)
         let argb = kiosk_fourcc_argb8888()
         let primaryZ = res.planes.first { $0.id == backend.plan.primaryPlane.id }?.properties["zpos"]?.value
+        // Planes another output on the card holds are not used.
+        let taken = backend.card.session.taken()
         let found = res.planes.filter { plane in
-            guard plane.type == .overlay, plane.possibleCRTCs & crtcBit != 0, plane.formats.contains(argb) else {
+            guard plane.type == .overlay, plane.possibleCRTCs & crtcBit != 0, plane.formats.contains(argb),
+                  taken.planes[plane.id] == nil else {
                 return false
             }
             // Below the primary, the plane would need the primary transparent over it; those are not used.
@@ -66,6 +71,9 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
             throw DisplayError("connector \(name): CRTC \(backend.plan.crtc.id) has no overlay plane above the primary taking ARGB8888")
         }
         planes = found.map { Plane(id: $0.id, props: $0.properties) }
+        claim = backend.card.session.claim(DRMTakenObjects(planes: Dictionary(uniqueKeysWithValues: found.map {
+            ($0.id, "connector \(name) (overlay)")
+        })))
         wanted = Array(repeating: nil, count: found.count)
         committed = wanted
         self.rotation = rotation

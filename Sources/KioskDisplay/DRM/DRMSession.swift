@@ -5,33 +5,25 @@ import KioskCore
 /// The DRM backend's session with the device: DRM master lost and regained, the device gone, and the fallback
 /// (atomic to legacy commits, the requested mode to the preferred one) when the kernel refuses a configuration. Main thread, like the backend.
 extension DRMBackend {
-    /// The card's fd is ready. A hang-up or error means the device is gone (unplugged, driver unbound): under
-    /// level-triggered epoll it would be reported again at every turn of the loop, so the fd is unwatched at once
-    /// and the engine told, which exits for the service manager to restart kioskd.
-    func cardReady(_ events: IOEvents) {
-        guard events.isDisjoint(with: [.hangup, .error]) else {
-            source?.cancel()
-            source = nil
-            let what = events.contains(.hangup) ? "EPOLLHUP" : "EPOLLERR"
-            let error = DisplayError("device \(card.path): \(what) on the DRM fd")
-            logger.error("\(error.message)")
-            forgetPendingFlip()
-            onDeviceLost?(error)
-            return
-        }
-        dispatchEvents()
+    /// The card is gone (a hang-up or error on its fd, which its session no longer watches): the engine is told,
+    /// which exits for the service manager to restart kioskd.
+    func deviceLost(_ error: DisplayError) {
+        forgetPendingFlip()
+        onDeviceLost?(error)
     }
 
-    /// Gives DRM master up on purpose (for another process to take the display, e.g. on SIGUSR1): a pending flip
-    /// completes first; nothing is presented until `reacquire`.
+    /// Gives DRM master up on purpose (for another process to take the display, e.g. on SIGUSR1): pending flips
+    /// complete first; nothing is presented until `reacquire`. Master belongs to the card, so this hands over every
+    /// output on it (`DRMCardSession.dropMaster`); for the card's other outputs it is then already dropped.
     public func dropMaster() throws {
+        settleBeforeDroppingMaster()
+        try card.session.dropMaster()
+    }
+
+    /// The pending flip completes (or is given up after 1 s) and is forgotten.
+    func settleBeforeDroppingMaster() {
         waitForPendingFlip()
         forgetPendingFlip()
-        if drmDropMaster(card.fd) != 0 {
-            let e = errno
-            throw DisplayError("device \(card.path): dropping DRM master failed: \(errnoDescription(e))", errno: e)
-        }
-        logger.notice("device \(card.path): DRM master dropped")
     }
 
     /// Takes DRM master (back) and sets the mode again showing the front buffer, so a display another master left
