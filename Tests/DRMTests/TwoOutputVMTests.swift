@@ -14,8 +14,15 @@ final class TwoOutputVMTests: XCTestCase {
     private var path = ""
 
     override func setUpWithError() throws {
+        path = try Self.requireTwoConnectedOutputs()
+    }
+
+    /// The virtio-gpu card with two outputs, its second forced on: fails (never skips) when the VM has no such card.
+    /// Returns the card's path.
+    @discardableResult
+    static func requireTwoConnectedOutputs() throws -> String {
         try requireDRMDevice()
-        path = try XCTUnwrap(DRMCard.cardPaths().first)
+        let path = try XCTUnwrap(DRMCard.cardPaths().first)
         let status = "/sys/class/drm/\((path as NSString).lastPathComponent)-Virtual-2/status"
         do {
             // A card of its own for the check, closed before the outputs open theirs.
@@ -38,6 +45,7 @@ final class TwoOutputVMTests: XCTestCase {
             XCTFail("\(path): \(connected.count) connected connector(s) after forcing Virtual-2 on; two are needed")
             throw XCTSkip("unreachable after failure")
         }
+        return path
     }
 
     private func open(_ connector: String, _ mode: String) throws -> DRMBackend {
