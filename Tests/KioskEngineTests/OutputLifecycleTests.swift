@@ -171,6 +171,53 @@ final class OutputLifecycleTests: XCTestCase {
     }
 }
 
+extension OutputLifecycleTests {
+    /// A display whose open finds DRM master held by another process (plugged in while a compositor still runs,
+    /// or an `outputs:` slot opened while another process holds the card) is opened again on a short timer, with
+    /// no hotplug needed, and taken as soon as it is free; the timer is the only wake-up while it waits.
+    func testABusyDisplayIsOpenedAgainOnATimerAndTakenWhenFree() throws {
+        let h = try OutputHarness(connected: false)
+        h.addLayer(color: OutputLifecycleTests.red)
+        h.settleNow()
+        h.card.busyOpens = 5
+        h.card.plug()
+        h.manager.rescan()
+        XCTAssertEqual(h.card.busyRefusals, 1)
+        XCTAssertTrue(h.manager.isWaiting)
+        XCTAssertEqual(h.events, [], "nothing is connected while busy")
+        let start = h.loop.now
+        var deadlines: [MonotonicInstant] = []
+        while h.manager.isWaiting {
+            let next = try XCTUnwrap(h.loop.nextTimerDeadline, "a retry is armed while the display is busy")
+            deadlines.append(next)
+            XCTAssertLessThan(deadlines.count, 10, "taken once free")
+            h.poller.advance(to: next)
+            h.settleNow()
+        }
+        XCTAssertEqual(h.card.busyRefusals, 5)
+        XCTAssertEqual(deadlines.count, 5, "one attempt per interval: four more refusals, then the open that works")
+        XCTAssertEqual(deadlines.first.map { $0 - start }, OutputManager.busyRetryInterval)
+        h.settle()
+        let info = try XCTUnwrap(h.engine.backend?.info)
+        XCTAssertEqual(h.events, [.connected(info)])
+        XCTAssertEqual(h.frontPixel(x: 5, y: 5), xrgb(OutputLifecycleTests.red), "the scene is shown once it is free")
+        XCTAssertNil(h.loop.nextTimerDeadline, "no retry is left armed")
+    }
+
+    /// A busy display unplugged before it is free: the next rescan stops the retries.
+    func testABusyDisplayUnpluggedStopsTheRetries() throws {
+        let h = try OutputHarness(connected: false)
+        h.card.busyOpens = 1000
+        h.card.plug()
+        h.manager.rescan()
+        XCTAssertNotNil(h.loop.nextTimerDeadline)
+        h.card.unplug()
+        h.manager.rescan()
+        XCTAssertNil(h.loop.nextTimerDeadline, "nothing to retry with nothing connected")
+        XCTAssertEqual(h.card.busyRefusals, 1)
+    }
+}
+
 /// A started engine with no output of its own, an `OutputManager` over a `FakeCard`, recording compositors and the
 /// manual clock. Main thread.
 final class OutputHarness {

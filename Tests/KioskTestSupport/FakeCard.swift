@@ -88,7 +88,17 @@ public final class FakeCard: OutputSource {
         return OutputProbe(connectors: statuses, choice: OutputCandidate(device: device, connector: connector.name, mode: mode))
     }
 
+    /// Opens still to fail with `FakeCardBusyError`, as while another process holds DRM master.
+    public var busyOpens = 0
+    /// Opens that failed busy so far.
+    public private(set) var busyRefusals = 0
+
     public func open(_ candidate: OutputCandidate) throws -> any DisplayBackend {
+        if busyOpens > 0 {
+            busyOpens -= 1
+            busyRefusals += 1
+            throw FakeCardBusyError(device: device)
+        }
         guard connectors.contains(where: { $0.name == candidate.connector && $0.isConnected }) else {
             throw DisplayError("connector \(candidate.connector) on \(device) is disconnected")
         }
@@ -120,6 +130,12 @@ public final class FakeCard: OutputSource {
 }
 
 /// A `FakeCard` seen through one connector, with that output's mode request. Main thread.
+/// The fake card's open refused for now, as `DRMMasterHeldError` is: busy, not broken. A plain value.
+public struct FakeCardBusyError: OutputBusyError, CustomStringConvertible {
+    public let device: String
+    public var description: String { "device \(device): another process holds DRM master" }
+}
+
 final class FakeCardConnector: OutputSource {
     private let card: FakeCard
     let connector: String

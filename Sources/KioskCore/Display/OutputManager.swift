@@ -36,6 +36,11 @@ public final class OutputManager {
     /// The last probe or open failure logged: the same one again is logged at debug, so a device stuck in a bad
     /// state cannot fill the journal one hotplug at a time.
     private var lastFailure: String?
+    /// How often an output whose open found it busy (`OutputBusyError`: DRM master held elsewhere) is opened again.
+    public static let busyRetryInterval = Duration.milliseconds(200)
+    /// While the chosen output is busy: the timer that probes and opens again, and since when it has been busy.
+    private var busyRetry: TimerHandle?
+    private var busySince: MonotonicInstant?
 
     /// - Parameters:
     ///   - attached: the output the engine was made with, as the first probe chose it (nil: none yet).
@@ -54,6 +59,8 @@ public final class OutputManager {
     /// Probes and brings the output in line with what is connected (see the type's documentation).
     public func rescan() {
         probes += 1
+        busyRetry?.cancel()
+        busyRetry = nil
         let probe: OutputProbe
         do {
             probe = try source.probe()
@@ -76,7 +83,8 @@ public final class OutputManager {
             }
         }
         if let choice = probe.choice { adopt(choice, replacing: previous) }
-        if current == nil { logger.notice("no display connected; waiting for one (the control socket is served)") }
+        // Said once as the display goes; a display that cannot be opened has said why in `note` already.
+        if current == nil, probe.choice == nil { logger.notice("no display connected; waiting for one (the control socket is served)") }
     }
 
     /// Called once at start when nothing is connected: the one line that says kioskd waits.
@@ -90,9 +98,24 @@ public final class OutputManager {
             backend = try source.open(choice)
             try prepareOutput?(backend)
             try engine.attachOutput(backend: backend, compositor: makeCompositor(backend.info.mode))
+        } catch let error as any OutputBusyError {
+            // Not broken, just not ours yet: one line, then quiet attempts until it is free.
+            if busySince == nil {
+                busySince = engine.loop.now
+                logger.warning("\(choice): \(error); trying again every \(Int(Self.busyRetryInterval.milliseconds)) ms until it is free")
+            }
+            busyRetry = engine.loop.addTimer(after: Self.busyRetryInterval) { [weak self] in
+                self?.busyRetry = nil
+                self?.rescan()
+            }
+            return
         } catch {
             note("\(choice): cannot drive it: \(error)")
             return
+        }
+        if let since = busySince {
+            logger.notice("\(choice): free now; taking the display after \(Int((engine.loop.now - since).milliseconds)) ms")
+            busySince = nil
         }
         current = choice
         attaches += 1

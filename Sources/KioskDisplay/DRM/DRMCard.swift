@@ -100,7 +100,7 @@ public final class DRMCard {
 
 /// DRM master is held by another process (SET_MASTER failed: EBUSY from kernels that say so, EACCES or EINVAL
 /// from older ones): the device is fine, it is just not ours yet. A plain value.
-public struct DRMMasterHeldError: Error, CustomStringConvertible, Sendable {
+public struct DRMMasterHeldError: OutputBusyError, CustomStringConvertible, Sendable {
     public let device: String
     public let errno: Int32
 
