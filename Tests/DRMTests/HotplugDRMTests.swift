@@ -57,9 +57,10 @@ final class HotplugDRMTests: XCTestCase {
         try events.waitFor("the first frame", timeout: 20) { $0.name == "frame" }
         let firstFrame = Date().timeIntervalSince(on)
         print("connector on → display event and first frame presented: \(String(format: "%.0f", firstFrame * 1000)) ms")
-        // The target is 1 s; an emulated (TCG) VM on a loaded host is several times slower than any board, so the
-        // test holds a generous bound and prints the figure, like the other timings of this tier.
-        XCTAssertLessThan(firstFrame, 10, "the scene is shown within seconds of the hotplug event")
+        // The target is 1 s from the event, and it holds even here: the whole chain (sysfs write, the connector poll,
+        // the uevent through udev, kioskd's probe, open and modeset, the composed frame, the event read back by the
+        // test) took 0.2–0.6 s in this emulated VM on a loaded host. The scene was rendered while kioskd waited.
+        XCTAssertLessThan(firstFrame, 1, "the scene is shown within 1 s of the hotplug event")
 
         let status = try notify.waitFor("a STATUS without waiting") { $0.contains("STATUS=scene") }
         XCTAssertFalse(status.contains("waiting for a display"), status)
@@ -115,10 +116,13 @@ final class HotplugDRMTests: XCTestCase {
         let wakeups = (idle["loop_wakeups"] as? Int ?? 0) - (off["loop_wakeups"] as? Int ?? 0)
         XCTAssertLessThanOrEqual(wakeups, 10, "no busy wake-ups while waiting for a display")
 
+        let replug = Date()
         try Self.setConnector("on")
         let back = try events.waitFor("display connected", timeout: 20) { $0.name == "display" && $0.string("state") == "connected" }
         XCTAssertEqual(back.string("connector"), "Virtual-1")
-        try events.waitFor(2, events: "flip", timeout: 20)
+        try events.waitFor(1, events: "flip", timeout: 20)
+        print("connector off and on again → first flip: \(String(format: "%.0f", Date().timeIntervalSince(replug) * 1000)) ms")
+        try events.waitFor(1, events: "flip", timeout: 20)
         let after = try events.stats()
         XCTAssertEqual(after["display_connected"] as? Bool, true)
         XCTAssertEqual(after["connector"] as? String, "Virtual-1")
