@@ -29,7 +29,9 @@ let package = Package(
         systemLibrary("CQREncode", pkgConfig: "libqrencode", apt: "libqrencode-dev"),
         systemLibrary("CJpeg", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
         systemLibrary("CPng", pkgConfig: "libpng", apt: "libpng-dev"),
-        systemLibrary("CMosquitto", pkgConfig: "libmosquitto", apt: "libmosquitto-dev"),
+        // Headers only: libmosquitto, and OpenSSL with it, is loaded with dlopen by CKioskMosquitto when the first
+        // MQTT client is made, so a kiosk without `mqtt:` never maps them.
+        .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // gstreamer-app-1.0 brings gstreamer-1.0 and the base libraries; the module map links gstvideo-1.0 beside it.
         systemLibrary("CGStreamer", pkgConfig: "gstreamer-app-1.0", apt: "libgstreamer-plugins-base1.0-dev"),
         .target(name: "CKioskShims", dependencies: ["CDRM"]),
@@ -44,6 +46,7 @@ let package = Package(
         .target(name: "CKioskPng", dependencies: ["CPng"]),
         // librsvg is loaded with dlopen when a scene first draws an SVG: linked, it costs every process 4 MB.
         .target(name: "CKioskSvg"),
+        .target(name: "CKioskMosquitto"),
         .target(
             name: "KioskCore",
             dependencies: [
@@ -101,7 +104,7 @@ let package = Package(
         // MQTT: libmosquitto driven by the main loop, answering through the control socket's command registry.
         .target(
             name: "KioskFleet",
-            dependencies: ["KioskCore", "KioskControl", "KioskScene", "CMosquitto",
+            dependencies: ["KioskCore", "KioskControl", "KioskScene", "CMosquitto", "CKioskMosquitto",
                            .product(name: "Yams", package: "Yams"), .product(name: "Logging", package: "swift-log")]
         ),
         .executableTarget(

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CKioskMosquitto
 import CMosquitto
 import KioskCore
 import Logging
@@ -106,7 +107,13 @@ public final class MQTTConnection {
     private var stopped = false
     private let logger = Logger(label: "kioskd.mqtt")
 
-    private static let libraryReady: Bool = { mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue }()
+    /// libmosquitto is loaded when the first client is made (see CKioskMosquitto): nil once it is loaded and
+    /// initialised, else why not.
+    private static let libraryFailure: String? = {
+        if let failure = kiosk_mosquitto_load_failure() { return String(cString: failure) }
+        let rc = mosquitto_lib_init()
+        return rc == MOSQ_ERR_SUCCESS.rawValue ? nil : "mosquitto_lib_init failed: \(String(cString: mosquitto_strerror(rc)))"
+    }()
 
     /// Sets the client up (credentials, TLS files, last will); nothing is sent until `start`.
     ///
@@ -115,7 +122,8 @@ public final class MQTTConnection {
         self.loop = loop
         self.endpoint = endpoint
         let object = "MQTT broker \(endpoint.host):\(endpoint.port)"
-        guard Self.libraryReady, let handle = mosquitto_new(endpoint.clientID, true, nil) else {
+        if let failure = Self.libraryFailure { throw SystemError("\(object): \(failure)") }
+        guard let handle = mosquitto_new(endpoint.clientID, true, nil) else {
             throw SystemError("\(object): mosquitto_new for client id '\(endpoint.clientID)' failed", errno: errno)
         }
         self.handle = MosquittoHandle(handle)

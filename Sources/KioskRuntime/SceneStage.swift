@@ -32,6 +32,13 @@ public final class SceneStage: SceneControlling {
     public private(set) var source: String
     public private(set) var currentPage: String
     public var onEvent: ((StageEvent) -> Void)?
+    /// Called with a page's name once a change to it has completed: its transition has ended (or it was shown at
+    /// once), so the next composition shows it alone and whole. `--capture-pages` captures that frame.
+    public var onPageSettled: ((String) -> Void)?
+    /// Whether the scene on screen has appeared (its first complete render landed). A page change completed before
+    /// then (a timed one while the first render is slow, or `page.show` at start) is reported once it has.
+    private var sceneAppeared = false
+    private var settledBeforeAppearing: String?
     /// Applied to every scene loaded after this stage was made (reloads, `scene.load`): `--fps-overlay` adds its
     /// `fps` widget here so the overlay survives a reload.
     public var adjustLoadedScene: @Sendable (Scene) -> Scene = { $0 }
@@ -87,6 +94,15 @@ public final class SceneStage: SceneControlling {
                                             values: builder.values, time: clock())
         let built = builder.build(prepared, currentPage: currentPage)
         adopt(built)
+        built.root.didDisplay = { [weak self] layer, finished in
+            guard finished, let self, layer === self.root, !self.sceneAppeared else { return }
+            layer.didDisplay = nil
+            self.sceneAppeared = true
+            if let page = self.settledBeforeAppearing {
+                self.settledBeforeAppearing = nil
+                self.onPageSettled?(page)
+            }
+        }
         engine.rootLayer.addChild(built.root)
         schedulePageAdvance()
         engine.onRenderFailed = { [weak self] layer, message in
@@ -248,6 +264,8 @@ public final class SceneStage: SceneControlling {
         guard let built = incoming else { return }
         incoming = nil
         built.root.didDisplay = nil
+        sceneAppeared = true
+        settledBeforeAppearing = nil
         transition?.cancel()
         transition = nil
         let old = root
@@ -358,12 +376,14 @@ public final class SceneStage: SceneControlling {
         guard let outgoing, (spec.kind != .cut && spec.duration > 0) || waits else {
             showOnly(name)
             updateRanges()
+            pageSettled(name)
             return
         }
         let transition = PageTransition(spec: spec, incoming: incomingLayer, outgoing: outgoing, engine: engine,
                                         width: root.frame.width) { [weak self] in
             self?.transition = nil
             self?.updateRanges()
+            self?.pageSettled(name)
         }
         transition.incomingPage = name
         transition.outgoingPage = outgoingName
@@ -371,6 +391,10 @@ public final class SceneStage: SceneControlling {
         self.transition = transition
         updateRanges()
         transition.start()
+    }
+
+    private func pageSettled(_ name: String) {
+        if sceneAppeared { onPageSettled?(name) } else { settledBeforeAppearing = name }
     }
 
     private func showOnly(_ name: String) {

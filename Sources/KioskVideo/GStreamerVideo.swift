@@ -2,7 +2,8 @@ import CGStreamer
 import CKioskVideo
 import Dispatch
 import KioskCore
-/// GStreamer for one main loop: initialises the library once, makes `GStreamerPlayer`s, and hands each player
+/// GStreamer for one main loop: initialises the library once, when the first player is made (a kiosk whose scenes
+/// have no video never loads GStreamer's registry and plugins), makes `GStreamerPlayer`s, and hands each player
 /// what GStreamer's threads left in its mailbox when the loop's waker fires. State changes and seeks, which may
 /// wait on GStreamer's threads, run on each player's own serial queue, never on the main thread.
 ///
@@ -12,31 +13,34 @@ public final class GStreamerVideo: VideoPlayerMaking {
     private var players: [Int: WeakPlayer] = [:]
     private var nextID = 0
 
-    /// - Throws: `VideoError` when GStreamer or the elements kioskd builds on (playbin3, appsink) are missing.
     public init(loop: MainLoop) throws {
-        Self.initialise()
-        // `aspectratiocrop` (fit: cover, in the bad plugins) is not required: without it a cover clip fails alone.
-        for element in ["playbin3", "appsink", "videoconvert", "videoscale"] {
-            guard let factory = gst_element_factory_find(element) else {
-                throw VideoError("GStreamer element '\(element)' is missing (install gstreamer1.0-plugins-base)")
-            }
-            gst_object_unref(UnsafeMutableRawPointer(factory))
-        }
         waker = try loop.makeWaker { [weak self] in self?.drain() }
     }
 
-    private static let initialised: Bool = {
+    /// GStreamer initialised, and the elements kioskd builds on found, once per process; or why not.
+    private static let initialised: Result<Void, VideoError> = {
         gst_init(nil, nil)
-        return true
+        // `aspectratiocrop` (fit: cover, in the bad plugins) is not required: without it a cover clip fails alone.
+        for element in ["playbin3", "appsink", "videoconvert", "videoscale"] {
+            guard let factory = gst_element_factory_find(element) else {
+                return .failure(VideoError("GStreamer element '\(element)' is missing (install gstreamer1.0-plugins-base)"))
+            }
+            gst_object_unref(UnsafeMutableRawPointer(factory))
+        }
+        return .success(())
     }()
 
     /// Initialises GStreamer once per process.
-    static func initialise() {
-        _ = initialised
+    /// - Throws: `VideoError` when GStreamer or the elements kioskd builds on (playbin3, appsink) are missing.
+    static func initialise() throws(VideoError) {
+        try initialised.get()
     }
 
+    /// - Throws: `VideoError` when GStreamer or the elements kioskd builds on are missing (found out at the first
+    ///   player), or the player cannot be built.
     public func makePlayer(_ request: VideoPlayerRequest) throws -> any VideoPlayer {
         guard let waker else { throw VideoError("video: no main loop") }
+        try Self.initialise()
         nextID += 1
         let mailbox = PlayerMailbox(id: nextID, waker: waker)
         let player = try GStreamerPlayer(request: request, mailbox: mailbox, video: self)

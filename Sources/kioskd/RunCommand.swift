@@ -88,6 +88,9 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Save the last frame as the CRTC produced it, read back through a writeback connector, as PNG (DRM, atomic, needs --frames).")
     var capture: String?
 
+    @Option(help: ArgumentHelp("At every page change, once its transition has ended, save the frame as the CRTC produced it, read back through a writeback connector, as DIR/NNNN-PAGE.png (DRM, atomic).", valueName: "DIR"))
+    var capturePages: String?
+
     @Option(help: ArgumentHelp("The scene file to show (YAML or JSON), or default for the bundled dashboard scene; without it /etc/kioskd/scene.yaml when it exists, else the bundled scene.", valueName: "FILE|default"))
     var scene: String?
 
@@ -129,6 +132,10 @@ struct RunCommand: ParsableCommand {
             guard backend != .headless, backend != .fbdev else { throw ValidationError("--capture needs --backend drm (writeback is a DRM feature)") }
             guard commit != .legacy else { throw ValidationError("--capture needs atomic commits; drop --commit legacy") }
             guard frames != nil else { throw ValidationError("--capture captures the last of --frames N; give --frames") }
+        }
+        if capturePages != nil {
+            guard backend != .headless, backend != .fbdev else { throw ValidationError("--capture-pages needs --backend drm (writeback is a DRM feature)") }
+            guard commit != .legacy else { throw ValidationError("--capture-pages needs atomic commits; drop --commit legacy") }
         }
     }
 
@@ -179,8 +186,9 @@ struct RunCommand: ParsableCommand {
         guard var opened = try openDisplay(backendKind, settings, logger: logger) else { return }
         var display = opened.backend
         // The last frame of --frames N is captured: the N-th present is the frame the N-th flip shows.
-        var capturer = try capture == nil ? nil : (display as? DRMBackend).map(WritebackCapturer.init(backend:))
-        if let frames { try capturer?.capturePresent(number: frames) }
+        let capturing = capture != nil || capturePages != nil
+        var capturer = try !capturing ? nil : (display as? DRMBackend).map(WritebackCapturer.init(backend:))
+        if let frames, capture != nil { try capturer?.capturePresent(number: frames) }
 
         let pool = RenderQueuePool(strategy: (renderStrategy ?? .roundRobin).poolStrategy)
         let rotation = settings.rotation
@@ -210,12 +218,15 @@ struct RunCommand: ParsableCommand {
             try OutputWiring(source: source, engine: runner.engine, attached: display, rotation: rotation,
                              control: controlSocket, service: service)
         }
+        let pageCaptures = try capturePages.map { try PageCaptures(directory: $0, engine: runner.engine, stage: runner.stage, logger: logger) }
+        pageCaptures?.capturer = capturer
         // --capture follows the output: a display adopted later is captured at the N-th present on it.
-        if capture != nil, let frames {
-            outputs?.manager.prepareOutput = { backend in
+        if capturing {
+            outputs?.manager.prepareOutput = { [capture, frames] backend in
                 guard let drm = backend as? DRMBackend else { return }
                 capturer = try WritebackCapturer(backend: drm)
-                try capturer?.capturePresent(number: frames)
+                if let frames, capture != nil { try capturer?.capturePresent(number: frames) }
+                pageCaptures?.capturer = capturer
             }
         }
         let fleetClient = try FleetWiring.start(fleet, loop: loop, control: controlSocket, stage: runner.stage, logger: logger)
@@ -248,7 +259,7 @@ struct RunCommand: ParsableCommand {
         if let statsOut {
             do { try report.write(to: statsOut, engine: runner.engine.stats) } catch { problems.append("\(error)") }
         }
-        withExtendedLifetime((pool, runner, service, inputWiring, outputs)) {}
+        withExtendedLifetime((pool, runner, service, inputWiring, outputs, pageCaptures)) {}
         if !problems.isEmpty { throw DisplayError(problems.joined(separator: "; ")) }
     }
 
@@ -264,8 +275,8 @@ struct RunCommand: ParsableCommand {
             buffers: buffers ?? boardFile.buffers ?? 2,
             rotation: rotation ?? boardFile.rotation ?? .degrees0,
             scenePath: try scenePath(), backlight: boardFile.backlight, boardInput: boardFile.input)
-        if settings.commit == .legacy && capture != nil {
-            throw DisplayError("--capture needs atomic commits, but the commit API is legacy")
+        if settings.commit == .legacy && (capture != nil || capturePages != nil) {
+            throw DisplayError("\(capture != nil ? "--capture" : "--capture-pages") needs atomic commits, but the commit API is legacy")
         }
         return settings
     }

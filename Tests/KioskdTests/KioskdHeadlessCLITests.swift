@@ -76,6 +76,12 @@ final class KioskdHeadlessCLITests: XCTestCase {
         let capture = try KioskdProcess.run(["run", "--backend", "fbdev", "--capture", "/tmp/x.png", "--frames", "1"])
         XCTAssertNotEqual(capture.status, 0)
         XCTAssertTrue(capture.stderr.contains("--capture needs --backend drm"), capture.stderr)
+        for (args, needle) in [(["--backend", "headless"], "--capture-pages needs --backend drm"),
+                               (["--commit", "legacy"], "--capture-pages needs atomic commits")] {
+            let pages = try KioskdProcess.run(["run", "--capture-pages", "/tmp/kioskd-pages"] + args + ["--frames", "1"])
+            XCTAssertNotEqual(pages.status, 0)
+            XCTAssertTrue(pages.stderr.contains(needle), pages.stderr)
+        }
     }
 
     func testDevicesWithoutCardsSaysSo() throws {

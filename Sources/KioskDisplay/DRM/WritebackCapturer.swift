@@ -29,6 +29,9 @@ public final class WritebackCapturer: DRMCommitHook {
     public private(set) var presentCount = 0
     /// The capture made by the last capturing present.
     public private(set) var lastCapture: WritebackCapture?
+    /// Called with each capture once the flip carrying it has been committed (its out-fence signals when the
+    /// frame has been written).
+    public var onCapture: ((WritebackCapture) -> Void)?
 
     /// Finds a writeback connector that can reach the backend's CRTC and attaches to the backend's commits. Before
     /// `start`, since the connector is routed at modeset.
@@ -147,11 +150,28 @@ public final class WritebackCapturer: DRMCommitHook {
         defer { building = nil }
         guard committed else { return }
         presentCount += 1
-        if let building { lastCapture = building }
         if !cloned { displayDetached = building != nil }
+        if let building {
+            lastCapture = building
+            onCapture?(building)
+        }
     }
 
     func turningOff(_ request: AtomicRequest) {
+        waitForPendingCapture()
         connector.detach(from: request)
+    }
+
+    func restoring(_ request: AtomicRequest) {
+        waitForPendingCapture()
+    }
+
+    /// A capture whose frame is still being written when the CRTC is turned off or given back is dropped, and vkms
+    /// (6.1) then leaves its job at the head of the writeback queue: every later capture on the card would complete
+    /// the stale job instead of its own. So stopping waits for it (normally already done).
+    private func waitForPendingCapture() {
+        if let pending = lastCapture, !pending.waitForFence(timeoutMs: 250) {
+            logger.warning("connector \(connector.name): writeback capture still running at stop; turning off anyway")
+        }
     }
 }
