@@ -81,11 +81,15 @@ final class PageLoopWritebackDRMTests: XCTestCase {
         // The first change is asked for: a cut to the last page, which is outside the range and so purged; it renders
         // first, then shows whole. The loop goes on from there.
         _ = try daemon.result("page.show", #"{"name": "\#(Self.pageName(Self.pageCount))", "transition": {"kind": "cut"}}"#)
+        // Under load the loop may change page once or twice before the request lands: the sequence checked starts
+        // at the first capture of the last page (a timed change reaches it only after a whole cycle), and every
+        // capture, those before it too, must be its page whole.
         var files: [String] = []
-        try waitByPolling(for: "\(changes) page captures in \(captures.path)", timeout: Double(changes) * Self.pageSeconds * 4 + 60,
-                          interval: 0.2) {
+        func firstLast() -> Int? { files.firstIndex { Self.pageIndex(inFileName: $0) == Self.pageCount } }
+        try waitByPolling(for: "\(changes) page captures from the requested change on in \(captures.path)",
+                          timeout: Double(changes) * Self.pageSeconds * 4 + 60, interval: 0.2) {
             files = ((try? FileManager.default.contentsOfDirectory(atPath: captures.path)) ?? []).filter { $0.hasSuffix(".png") }.sorted()
-            return files.count >= changes || !daemon.isRunning
+            return firstLast().map { files.count - $0 >= changes } ?? false || !daemon.isRunning
         }
         let stats = try daemon.result("stats")
         let run = daemon.stop()
@@ -95,11 +99,15 @@ final class PageLoopWritebackDRMTests: XCTestCase {
         XCTAssertFalse(run.stderr.contains("render failed"), run.stderr)
         XCTAssertEqual(stats["renders_failed"] as? Int, 0)
         print("page loop: \(files.count) captures in \(String(format: "%.1f", Date().timeIntervalSince(started))) s; surfaces \(stats["surfaces"] ?? "-"), page_ready_ms \(stats["page_ready_ms"] ?? "-"), stale_renders_dropped \(stats["stale_renders_dropped"] ?? "-"), missed_vblanks \(stats["missed_vblanks"] ?? "-")")
-        XCTAssertGreaterThanOrEqual(files.count, changes)
-        // Changes are numbered from 1: the first shows p20, and the loop goes on with p01, so change n shows page
-        // (n - 2) mod 20 + 1.
-        let expected = (1...changes).map { captureFileName(number: $0, page: Self.pageName(($0 + Self.pageCount - 2) % Self.pageCount + 1)) }
-        XCTAssertEqual(Array(files.prefix(changes)), expected)
+        let start = try XCTUnwrap(firstLast(), "no capture of \(Self.pageName(Self.pageCount)): \(files)")
+        XCTAssertLessThanOrEqual(start, 3, "the request came within a few timed changes: \(files)")
+        XCTAssertGreaterThanOrEqual(files.count - start, changes)
+        XCTAssertEqual(files.map { Int($0.prefix(4)) }, files.indices.map { $0 + 1 }, "every change captured, numbered in order")
+        // From the requested change on: the last page, then the loop from the first page on, three cycles.
+        let sequence = Array(files.dropFirst(start).prefix(changes)).map(Self.pageIndex(inFileName:))
+        XCTAssertEqual(sequence, (0..<changes).map { ($0 + Self.pageCount - 1) % Self.pageCount + 1 })
+        XCTAssertEqual(Array(files.prefix(start)).map(Self.pageIndex(inFileName:)), Array((1...Self.pageCount).prefix(start)),
+                       "before the request, the loop from the first page")
         // The range purged pages that had left it and rendered them again ahead of their turn.
         let surfaces = try XCTUnwrap(stats["surfaces"] as? [String: Any])
         XCTAssertGreaterThan(surfaces["purges"] as? Int ?? 0, Self.pageCount, "\(surfaces)")
@@ -109,7 +117,8 @@ final class PageLoopWritebackDRMTests: XCTestCase {
         // files: comparing the files is quick even in an emulated debug build, and only a mismatch is decoded.
         let references = try headlessPages(scene: stillScene, into: captures)
         var matched = 0
-        for name in files.prefix(changes) where expected.contains(name) {
+        let compared = Array(files.prefix(start + changes))
+        for name in compared {
             let page = Self.pageIndex(inFileName: name)
             let capturePath = captures.appendingPathComponent(name).path, referencePath = try XCTUnwrap(references[page])
             if FileManager.default.contentsEqual(atPath: capturePath, andPath: referencePath) {
@@ -127,8 +136,8 @@ final class PageLoopWritebackDRMTests: XCTestCase {
                 try? FileManager.default.copyItem(atPath: referencePath, toPath: dir.appendingPathComponent("expected-\(name)").path)
             }
         }
-        print("page loop: \(matched) of \(changes) captures equal their page's headless render")
-        XCTAssertEqual(matched, changes)
+        print("page loop: \(matched) of \(compared.count) captures equal their page's headless render")
+        XCTAssertEqual(matched, compared.count)
         // The comparison can fail: neighbouring pages differ almost everywhere.
         let one = try readPNG(path: try XCTUnwrap(references[1])), two = try readPNG(path: try XCTUnwrap(references[2]))
         XCTAssertGreaterThan(compareImages(one.pixels, two.pixels, size: one.size, strideA: one.stride, strideB: two.stride,
@@ -165,10 +174,4 @@ final class PageLoopWritebackDRMTests: XCTestCase {
         }
         return pages
     }
-}
-
-/// `PageCaptures.fileName` lives in the kioskd executable, which tests cannot import: the same rule, for the
-/// names this test's pages have (letters and digits only).
-private func captureFileName(number: Int, page: String) -> String {
-    String(format: "%04d-", number) + page + ".png"
 }
