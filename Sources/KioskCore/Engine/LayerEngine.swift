@@ -67,6 +67,11 @@ public final class LayerEngine {
     /// Called when an attached output's scene size differs from the root's: the root has the new size by then, and
     /// whoever laid the tree out lays it out again.
     public var onSceneSizeChanged: ((Size) -> Void)?
+    /// Called when the kernel refused every configuration of the attached output's mode size (EINVAL or ENOSPC at
+    /// commit, the backend's fallbacks exhausted). Returns true when the caller opens the output again in another
+    /// mode (`OutputManager` does, in the connector's preferred mode); presents are held until that output is
+    /// attached. Unset or false: the fault is fatal.
+    public var onFallbackExhausted: ((PresentFailure) -> Bool)?
 
     enum RunState { case created, running, stopped }
 
