@@ -5,9 +5,6 @@ import XCTest
 final class ObserverOrderTests: XCTestCase {
     func testOneIterationRunsAnimationsThenLayoutThenDisplayThenCommit() throws {
         let h = try EngineHarness()
-        // Each commit presents at once, so the copy shows in the iteration's trace; while something animates it
-        // would otherwise wait for the repaint window before the next vblank (`RepaintWindowTests`).
-        h.engine.repaintWindow = .zero
         let layer = h.addSolidLayer("probe", frame: Rect(x: 0, y: 0, width: 8, height: 8), color: red, async: false)
         h.settle()
 

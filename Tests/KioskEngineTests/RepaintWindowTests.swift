@@ -4,7 +4,8 @@ import XCTest
 
 /// The repaint window on the manual clock: while something animates, a frame is presented `repaintWindow` before
 /// the predicted vblank rather than as soon as it is composed, so a render that lands before the window is shown at
-/// that vblank; one that lands inside it goes out at the next. An idle output still presents at once.
+/// that vblank; one that lands inside it goes out at the next. An idle output still presents at once. The window is
+/// off unless set (`LayerEngine.repaintWindow`), so each test sets it.
 final class RepaintWindowTests: XCTestCase {
     private let frame = EngineHarness.mode.frameDuration
     private let vblank = MonotonicInstant(nanoseconds: 1_000_000_000)
@@ -63,7 +64,7 @@ final class RepaintWindowTests: XCTestCase {
 
         init(window: Duration? = nil) throws {
             h = try EngineHarness()
-            if let window { h.engine.repaintWindow = window }
+            h.engine.repaintWindow = window ?? RepaintWindow.lead(for: EngineHarness.mode.frameDuration)
             tile = h.addSolidLayer("tile", frame: Rect(x: 0, y: 0, width: 8, height: 8), color: red, async: false)
             h.engine.addAnimation(target: ticking) { _, _ in true }
             h.run(for: .milliseconds(100))
@@ -82,6 +83,16 @@ final class RepaintWindowTests: XCTestCase {
 
         /// The first flip that showed `color`.
         func firstShown(_ color: Color) -> MonotonicInstant? { flips.first { $0.pixel == xrgb(color) }?.time }
+    }
+
+    func testTheWindowIsOffUnlessSet() throws {
+        let h = try EngineHarness()
+        XCTAssertEqual(h.engine.repaintWindow, .zero)
+        let ticking = Ticking()
+        h.engine.addAnimation(target: ticking) { _, _ in true }
+        h.run(for: .milliseconds(100))
+        h.run(for: .milliseconds(1))
+        XCTAssertTrue(h.backend.isFlipPending, "presented as soon as composed")
     }
 
     func testWhileAnimatingAResultLandingBeforeTheWindowIsShownAtTheNextVblank() throws {
@@ -147,6 +158,7 @@ final class RepaintWindowTests: XCTestCase {
 
     func testAnIdleOutputPresentsAtOnce() throws {
         let h = try EngineHarness()
+        h.engine.repaintWindow = RepaintWindow.lead(for: frame)
         let tile = h.addSolidLayer("tile", frame: Rect(x: 0, y: 0, width: 8, height: 8), color: red, async: false)
         h.settle()
         h.run(for: .milliseconds(3))

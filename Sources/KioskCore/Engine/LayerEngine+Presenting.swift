@@ -32,7 +32,7 @@ extension LayerEngine {
 
     /// Presents the composition waiting for a buffer, if no flip is pending. Outside a flip callback, also presents
     /// the unchanged frame while something animates, because only flips tick the display link. While something
-    /// animates, the present waits for the repaint window before the next vblank (`RepaintWindow.swift`).
+    /// animates and a repaint window is set, the present waits for it before the next vblank (`RepaintWindow.swift`).
     func presentIfPossible(atFlip: Bool) {
         guard state == .running, presentsEnabled, !presentsHeldByFault, let backend, !backend.isFlipPending else { return }
         let unchanged: Bool

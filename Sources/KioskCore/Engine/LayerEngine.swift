@@ -19,8 +19,9 @@
 /// is presented from its completion; a newer composition before then replaces it (`compositions_replaced`), so
 /// the newest state wins. Flips come only from presents, so while the display link has live targets and nothing
 /// changed, the engine presents the unchanged frame to keep the ticks coming; with no targets and no changes it
-/// arms no timer and causes no wake-up. While the display link has live targets, each present waits for the repaint
-/// window shortly before the next vblank (`RepaintWindow.swift`), so renders that land meanwhile still make it.
+/// arms no timer and causes no wake-up. With a repaint window set (`repaintWindow`, off by default), while the display
+/// link has live targets each present waits until shortly before the next vblank (`RepaintWindow.swift`), so renders
+/// that land meanwhile still make it.
 ///
 /// Outputs come and go (`LayerEngine+Output.swift`): the engine, its layer tree and everything that drives it live
 /// for the whole run, while the output (a backend with its compositor) is attached when a display is adopted and
