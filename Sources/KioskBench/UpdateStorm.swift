@@ -55,6 +55,9 @@ public enum UpdateStorm {
         public var frameMs: Double
         public var framesComposedPerSecond: Double?
         public var framesFlippedPerSecond: Double?
+        /// Vblanks without a flip while the storm ran (gaps in the flip sequence): what presenting late in the frame
+        /// (the repaint window) may cost when a present misses its vblank.
+        public var missedVblanks: Int?
         public var storm: WidgetLag
         public var clock: WidgetLag
         public var label: WidgetLag
@@ -70,7 +73,7 @@ public enum UpdateStorm {
             case stormPendingDispatchWaitMsP99 = "storm_pending_dispatch_wait_ms_p99"
             case stormAppliedToShownMsP50 = "storm_applied_to_shown_ms_p50", stormAppliedToShownMsP99 = "storm_applied_to_shown_ms_p99"
             case framesComposedPerSecond = "frames_composed_per_second"
-            case framesFlippedPerSecond = "frames_flipped_per_second", storm, clock, label
+            case framesFlippedPerSecond = "frames_flipped_per_second", missedVblanks = "missed_vblanks", storm, clock, label
             case targetLagMs = "target_lag_ms", targetMet = "target_met"
         }
 
@@ -88,6 +91,7 @@ public enum UpdateStorm {
             try c.encode(frameMs, forKey: .frameMs)
             try c.encode(framesComposedPerSecond, forKey: .framesComposedPerSecond)
             try c.encode(framesFlippedPerSecond, forKey: .framesFlippedPerSecond)
+            try c.encode(missedVblanks, forKey: .missedVblanks)
             try c.encode(storm, forKey: .storm)
             try c.encode(clock, forKey: .clock)
             try c.encode(label, forKey: .label)
@@ -144,13 +148,15 @@ public enum UpdateStorm {
             MonotonicInstant(nanoseconds: UInt64(second) * 1_000_000_000 - realtimeNs + monotonicNow.nanoseconds)
         }
         var lastSecond = WallClock.seconds()
+        var flips = FlipStatistics()
 
         engine.onPresent = { _ in
             if !engine.isRendering(engine.rootLayer) { completeQueued = true }
             for track in [storm, label, clock] { track.presented = track.applied }
         }
-        engine.onFlip = { _ in
+        engine.onFlip = { event in
             let now = MonotonicInstant.now()
+            if measuring, !stopping { flips.record(event) }
             guard measuring else {
                 guard completeQueued, !stopping else { return }
                 measuring = true
@@ -211,6 +217,7 @@ public enum UpdateStorm {
             frameMs: frameMs,
             framesComposedPerSecond: Double(endStats.framesComposed - startStats.framesComposed) / window,
             framesFlippedPerSecond: Double(endStats.framesFlipped - startStats.framesFlipped) / window,
+            missedVblanks: flips.framesFlipped > 1 ? Int(flips.missedVblanks) : nil,
             storm: stormLag, clock: clock.lag, label: label.lag,
             targetLagMs: target,
             targetMet: target.flatMap { t in stormLag.lagMsP99.map { $0 <= t } })

@@ -152,7 +152,7 @@ extension UpdateStorm.Figures {
             "update-storm: a large wrapped text updated at \(show(stormUpdatesPerSecond, "%.1f")) Hz beside a seconds clock and a label at \(show(labelUpdatesPerSecond, "%.1f")) Hz, \(mode), headless, \(show(seconds, "%.1f")) s",
             "  widget   updates  lag p50   lag p99   lag max (ms)",
             row("storm", storm), row("clock", clock), row("label", label),
-            "  storm render \(show(stormRenderMs, "%.1f")) ms alone, \(show(stormDispatchToAppliedMsP50, "%.1f")) ms dispatch to applied (p50); frames composed \(show(framesComposedPerSecond, "%.1f"))/s, flipped \(show(framesFlippedPerSecond, "%.1f"))/s",
+            "  storm render \(show(stormRenderMs, "%.1f")) ms alone, \(show(stormDispatchToAppliedMsP50, "%.1f")) ms dispatch to applied (p50); frames composed \(show(framesComposedPerSecond, "%.1f"))/s, flipped \(show(framesFlippedPerSecond, "%.1f"))/s, \(show(missedVblanks)) vblanks missed",
             "  storm pending render waited \(show(stormPendingDispatchWaitMsP99, "%.1f")) ms to dispatch (p99); applied to shown \(show(stormAppliedToShownMsP50, "%.1f")) ms p50, \(show(stormAppliedToShownMsP99, "%.1f")) ms p99",
             "  target (issue 10): storm lag p99 <= 2 x render + 1 frame = \(show(targetLagMs, "%.1f")) ms: \(met)",
         ].joined(separator: "\n")

@@ -40,6 +40,7 @@ final class UpdateStormScenarioTests: XCTestCase {
         // may never do that, and the figure is then null (measured or null, never made up).
         if let wait = f.stormPendingDispatchWaitMsP99 { XCTAssertGreaterThanOrEqual(wait, 0) }
         XCTAssertGreaterThan(try XCTUnwrap(f.framesFlippedPerSecond), 0)
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(f.missedVblanks, "flips were counted during the storm"), 0)
     }
 
     func testTheVersionIsReadFromTheTextItsUpdateSet() {

@@ -1,3 +1,4 @@
+import Glibc
 import KioskCore
 import KioskDisplay
 
@@ -28,6 +29,11 @@ public final class FakeCard: OutputSource {
     public var requestedMode: ModeRequest?
     /// The next probe throws this, once.
     public var probeFailure: DisplayError?
+    /// Modes the simulated kernel refuses with EINVAL: every present of an output in one of them fails, and so does
+    /// every fallback step (`fallBack`) to one of them.
+    public var refusedModes: Set<DisplayMode> = []
+    /// The configurations the outputs' `fallBack` tried, in order, refused or not.
+    public private(set) var fallbackAttempts: [OutputConfiguration] = []
 
     /// Outputs opened, and of those the ones stopped and the ones freed.
     public private(set) var opened = 0
@@ -102,7 +108,8 @@ public final class FakeCard: OutputSource {
         guard connectors.contains(where: { $0.name == candidate.connector && $0.isConnected }) else {
             throw DisplayError("connector \(candidate.connector) on \(device) is disconnected")
         }
-        let output = try FakeCardOutput(card: self, connector: candidate.connector, mode: candidate.mode)
+        let modes = connectors.first { $0.name == candidate.connector }?.modes ?? [candidate.mode]
+        let output = try FakeCardOutput(card: self, connector: candidate.connector, mode: candidate.mode, modes: modes)
         opened += 1
         liveFramebuffers += output.info.bufferCount
         return output
@@ -114,6 +121,7 @@ public final class FakeCard: OutputSource {
     }
 
     fileprivate func outputStopped() { stopped += 1 }
+    fileprivate func fallbackTried(_ step: OutputConfiguration) { fallbackAttempts.append(step) }
     fileprivate func bufferTaken() { buffersOut += 1 }
     fileprivate func bufferGivenBack(presented: Bool) {
         buffersOut -= 1
@@ -151,17 +159,24 @@ final class FakeCardConnector: OutputSource {
     func open(_ candidate: OutputCandidate) throws -> any DisplayBackend { try card.open(candidate) }
 }
 
-/// One output of a `FakeCard`: a headless backend that reports to its card. Main thread.
+/// One output of a `FakeCard`: a headless backend that reports to its card, with atomic commits and the card's
+/// refused modes standing in for the kernel's answers. Main thread.
 final class FakeCardOutput: DisplayBackend {
     private let headless: HeadlessBackend
     private let card: FakeCard
     let connector: String
+    /// The connector's modes when the output was opened, the preferred one flagged.
+    private let modes: [DisplayMode]
+    private var configuration: OutputConfiguration
+    private var fallbackSteps: [OutputConfiguration]?
     var onDeviceLost: ((DisplayError) -> Void)?
 
-    init(card: FakeCard, connector: String, mode: DisplayMode) throws {
+    init(card: FakeCard, connector: String, mode: DisplayMode, modes: [DisplayMode]) throws {
         headless = try HeadlessBackend(mode: mode)
         self.card = card
         self.connector = connector
+        self.modes = modes
+        configuration = OutputConfiguration(.atomic, mode)
     }
 
     deinit { card.outputFreed(bufferCount: headless.info.bufferCount) }
@@ -171,6 +186,8 @@ final class FakeCardOutput: DisplayBackend {
         info.device = card.device
         info.driver = "fake"
         info.connector = connector
+        info.commitAPI = configuration.commitAPI
+        info.mode = configuration.mode
         return info
     }
     var isFlipPending: Bool { headless.isFlipPending }
@@ -185,6 +202,9 @@ final class FakeCardOutput: DisplayBackend {
     }
 
     func present(_ buffer: PixelBuffer, damage: [Rect]?) throws {
+        if card.refusedModes.contains(configuration.mode) {
+            throw DisplayError("connector \(connector): \(configuration.commitAPI.rawValue) page flip failed: \(errnoDescription(EINVAL))", errno: EINVAL)
+        }
         try headless.present(buffer, damage: damage)
         card.bufferGivenBack(presented: true)
     }
@@ -195,7 +215,21 @@ final class FakeCardOutput: DisplayBackend {
     }
 
     func reacquire() throws { try headless.reacquire() }
-    func fallBack(after failure: PresentFailure) throws -> String { try headless.fallBack(after: failure) }
+    /// Walks `ConfigurationFallback` as the DRM backend does; a step in a refused mode is refused. The size stays.
+    func fallBack(after failure: PresentFailure) throws -> String {
+        if fallbackSteps == nil {
+            fallbackSteps = ConfigurationFallback(from: configuration, modes: modes, atomicAvailable: true).steps
+        }
+        while let step = fallbackSteps?.first {
+            fallbackSteps?.removeFirst()
+            card.fallbackTried(step)
+            if card.refusedModes.contains(step.mode) || step.mode.size != configuration.mode.size { continue }
+            configuration = step
+            return step.description
+        }
+        throw DisplayError("connector \(connector): \(failure.errnoName) at commit with \(configuration); nothing left to fall back to",
+                           errno: failure.errno)
+    }
     func frontBufferSnapshot() -> [UInt8]? { headless.frontBufferSnapshot() }
 
     func stop() {

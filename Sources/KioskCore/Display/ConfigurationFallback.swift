@@ -18,15 +18,15 @@ public struct OutputConfiguration: Hashable, Sendable, CustomStringConvertible {
 /// connector's preferred one), so the mode the user asked for is kept as long as one API takes it. A pure
 /// function of the output's configuration and its connector's modes.
 ///
-/// The mode fallback keeps the size: the shadow compositor, the scanout buffers and the scene's layout are all
-/// sized to the mode, so a preferred mode of another size is not a fallback at run time (kioskd says so, and a
-/// restart with that mode is the way to it).
+/// These steps keep the size: the shadow compositor, the scanout buffers and the scene's layout are all sized to
+/// the mode, so an output never changes size under them. A preferred mode of another size comes last, as another
+/// output: once these steps are exhausted, `OutputManager` opens the output again in it and the scene is laid out
+/// for it (`LayerEngine.onFallbackExhausted`).
 public struct ConfigurationFallback: Sendable, Equatable {
     /// The configurations to try, in order, after the one in use was refused. Atomic ones are probed with a
     /// TEST_ONLY commit before they are used; legacy has no such probe, its modeset is the probe.
     public let steps: [OutputConfiguration]
-    /// Why the preferred mode is not among the steps, when the connector has one that differs from the mode in use
-    /// and it was left out; nil otherwise.
+    /// Why the preferred mode is not among the steps, when the connector has one of another size; nil otherwise.
     public let note: String?
 
     /// - current: the configuration in use (the first one refused);
@@ -41,7 +41,7 @@ public struct ConfigurationFallback: Sendable, Equatable {
             if preferred.size == current.mode.size {
                 steps += apis.map { OutputConfiguration($0, preferred) }
             } else {
-                note = "the preferred mode \(preferred.exactDescription) is not a fallback: its size differs from \(current.mode.exactDescription) (restart with --mode \(preferred) to use it)"
+                note = "the preferred mode \(preferred.exactDescription) is not a fallback of this output: its size differs from \(current.mode.exactDescription), so the output is opened again in it only once nothing of this size is taken"
             }
         }
         // What comes before the configuration in use was given up already, or never chosen.

@@ -9,6 +9,12 @@ private let logger = Logger(label: "kioskd.outputs")
 /// that mode and drawn in full. With nothing connected, kioskd waits: one line says so when waiting starts, and
 /// nothing is logged or armed while it lasts.
 ///
+/// A configuration the kernel refuses in every form of the output's mode size (EINVAL or ENOSPC at commit, the
+/// backend's same-size fallbacks exhausted) falls back to the connector's preferred mode of another size: the engine
+/// asks (`LayerEngine.onFallbackExhausted`), and at the next loop turn the output is opened again in that mode,
+/// with new scanout buffers and a compositor of its size, and the scene is laid out for it. The display keeps that
+/// mode while it stays connected, so later hotplug events do not try the refused mode again.
+///
 /// The model holds several outputs' worth of state per output (backend, compositor, mode); the engine drives one
 /// output, the first connected, so `OutputManager` manages one.
 ///
@@ -29,6 +35,8 @@ public final class OutputManager {
     /// Called with each output opened, before it is started: what rides along on its commits (writeback capture)
     /// is set up here. A throw leaves the output unused, as a failed open does.
     public var prepareOutput: ((any DisplayBackend) throws -> Void)?
+    /// The output whose mode the kernel refused, and the mode it is driven in instead while it stays connected.
+    public private(set) var modeFallback: (refused: OutputCandidate, mode: DisplayMode)?
     /// Probes so far, and the outputs attached and detached (telemetry, and what lifecycle tests count).
     public private(set) var probes = 0
     public private(set) var attaches = 0
@@ -51,6 +59,7 @@ public final class OutputManager {
         self.source = source
         self.makeCompositor = makeCompositor
         current = engine.hasOutput ? attached : nil
+        engine.onFallbackExhausted = { [weak self] failure in self?.fallBackToPreferredMode(after: failure) ?? false }
     }
 
     /// True while no display is attached.
@@ -70,21 +79,25 @@ public final class OutputManager {
         }
         connectors = probe.connectors
         if probe.choice == nil, let reason = probe.connectors.lazy.compactMap(\.unavailableReason).first { note(reason) }
-        guard probe.choice != current else { return }
+        var choice = probe.choice
+        if let fallback = modeFallback {
+            if choice == fallback.refused { choice?.mode = fallback.mode } else { modeFallback = nil }
+        }
+        guard choice != current else { return }
         let previous = current
         if let previous {
             engine.detachOutput()
             current = nil
             onDetached?()
             detaches += 1
-            if probe.choice?.connector != previous.connector || probe.choice?.device != previous.device {
+            if choice?.connector != previous.connector || choice?.device != previous.device {
                 logger.notice("\(previous.device) connector \(previous.connector): disconnected")
                 onEvent?(.disconnected(connector: previous.connector))
             }
         }
-        if let choice = probe.choice { adopt(choice, replacing: previous) }
+        if let choice { adopt(choice, replacing: previous) }
         // Said once as the display goes; a display that cannot be opened has said why in `note` already.
-        if current == nil, probe.choice == nil { logger.notice("no display connected; waiting for one (the control socket is served)") }
+        if current == nil, choice == nil { logger.notice("no display connected; waiting for one (the control socket is served)") }
     }
 
     /// Called once at start when nothing is connected: the one line that says kioskd waits.
@@ -126,6 +139,33 @@ public final class OutputManager {
         } else {
             logger.notice("\(choice.device) connector \(choice.connector): connected, mode \(backend.info.mode); showing the scene")
             onEvent?(.connected(backend.info))
+        }
+    }
+
+    /// The engine's answer to a configuration refused in every form of the mode's size: the connector's preferred
+    /// mode, when it has another size, is used instead. Returns false (the fault stays fatal) when there is none, or
+    /// when the output is in it already, so a refused preferred mode is never tried again.
+    private func fallBackToPreferredMode(after failure: PresentFailure) -> Bool {
+        guard let current,
+              let status = connectors.first(where: { $0.device == current.device && $0.name == current.connector }),
+              let preferred = status.preferredMode, preferred.size != current.mode.size else { return false }
+        logger.warning("\(current.device) connector \(current.connector): \(failure.errnoName) at commit in every configuration of mode \(current.mode.exactDescription); falling back to the preferred mode \(preferred.exactDescription), another size: opening the output again and laying the scene out for it")
+        modeFallback = (current, preferred)
+        // Not from inside the present that failed: the output is let go at the next turn of the loop.
+        _ = engine.loop.addTimer(after: .zero) { [weak self] in self?.reopen(in: preferred, after: failure) }
+        return true
+    }
+
+    private func reopen(in mode: DisplayMode, after failure: PresentFailure) {
+        // Unplugged or replaced meanwhile: the hotplug's rescan decided already.
+        guard let previous = current, modeFallback?.refused == previous else { return }
+        engine.detachOutput()
+        current = nil
+        onDetached?()
+        detaches += 1
+        adopt(OutputCandidate(device: previous.device, connector: previous.connector, mode: mode), replacing: previous)
+        if current == nil {
+            engine.fail(FatalFrameError(code: .presentFailed, message: "\(failure.message); nothing of size \(previous.mode.size) is taken, and opening the output again in its preferred mode \(mode.exactDescription) failed"))
         }
     }
 

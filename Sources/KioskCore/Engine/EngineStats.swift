@@ -46,6 +46,9 @@ public struct EngineStats: Codable, Sendable, Equatable {
     public var masterLost = 0
     /// Flips not completed within `LayerEngine.flipTimeout`.
     public var flipTimeouts = 0
+    /// Fallbacks after the kernel refused a configuration (EINVAL, ENOSPC at commit): to legacy commits, to the
+    /// preferred mode, and to the preferred mode of another size (the output opened again).
+    public var configurationFallbacks = 0
     /// The health signal (`FrameHealth`) when the stats were taken, and why.
     public var healthy = true
     public var healthReason = "ok"
@@ -82,6 +85,7 @@ public struct EngineStats: Codable, Sendable, Equatable {
         case presentRetries = "present_retries"
         case masterLost = "master_lost"
         case flipTimeouts = "flip_timeouts"
+        case configurationFallbacks = "configuration_fallbacks"
         case healthy
         case healthReason = "health_reason"
         case surfaces

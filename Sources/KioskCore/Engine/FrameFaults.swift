@@ -46,6 +46,9 @@ struct FrameFaultState {
         case masterLost
         /// The output was handed over on purpose (`yieldDisplay`); nothing is attempted until `takeDisplayBack`.
         case yielded
+        /// Every configuration of the output's mode size was refused; the output is being opened again in another
+        /// mode (`onFallbackExhausted`), which attaches a new output and ends the hold.
+        case reopening
         /// Nothing more is presented.
         case fatal(FatalFrameError)
     }
@@ -143,14 +146,24 @@ extension LayerEngine {
             report(FrameFault(code: .presentFailed, message: failure.message))
             do {
                 let chosen = try backend.fallBack(after: failure)
-                // The compositor, the buffers and the scene are sized to the mode: a fallback never changes it.
+                // The compositor, the buffers and the scene are sized to the mode: a backend's fallback never
+                // changes it. Another size is another output (below).
                 guard backend.info.mode.size == compositor.size else {
                     fail(FatalFrameError(code: .presentFailed, message: "\(failure.message); the fallback (\(chosen)) changed the mode's size to \(backend.info.mode.size)"))
                     return
                 }
+                counters.configurationFallbacks += 1
                 logger.warning("\(backend.info.connector): \(failure.errnoName) at commit; fell back to \(chosen)")
                 redrawEverything()
             } catch {
+                // Nothing of this size is left. A mode of another size needs new scanout buffers, a compositor and
+                // a layout of that size: whoever attached the output opens it again in that mode, at the next turn.
+                if onFallbackExhausted?(failure) == true {
+                    counters.configurationFallbacks += 1
+                    faults.cancelTimers()
+                    faults.hold = .reopening
+                    return
+                }
                 fail(FatalFrameError(code: .presentFailed, message: "\(failure.message); no fallback left: \(error)"))
             }
         }

@@ -72,6 +72,7 @@ extension LayerEngine {
     private func resetOutputState() {
         faults.cancelTimers()
         faults = FrameFaultState()
+        repaint.reset()
         lastFrame = FrameDiff.Record()
         forcedDamage = []
         compositionAwaitingPresent = false

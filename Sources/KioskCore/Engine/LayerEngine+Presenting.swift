@@ -31,14 +31,20 @@ extension LayerEngine {
     }
 
     /// Presents the composition waiting for a buffer, if no flip is pending. Outside a flip callback, also presents
-    /// the unchanged frame while something animates, because only flips tick the display link.
+    /// the unchanged frame while something animates, because only flips tick the display link. While something
+    /// animates and a repaint window is set, the present waits for it before the next vblank (`RepaintWindow.swift`).
     func presentIfPossible(atFlip: Bool) {
         guard state == .running, presentsEnabled, !presentsHeldByFault, let backend, !backend.isFlipPending else { return }
+        let unchanged: Bool
         if compositionAwaitingPresent {
-            present(unchanged: false, on: backend)
+            unchanged = false
         } else if !atFlip, displayLink.isActive || presentRequested {
-            present(unchanged: true, on: backend)
+            unchanged = true
+        } else {
+            return
         }
+        if presentWaitsForRepaintWindow() { return }
+        present(unchanged: unchanged, on: backend)
     }
 
     private func present(unchanged: Bool, on backend: any DisplayBackend) {
@@ -59,6 +65,7 @@ extension LayerEngine {
             return
         }
         armFlipDeadline()
+        repaintPresented()
         compositionAwaitingPresent = false
         presentRequested = false
         screenshots.framePresented(shadow: { compositor.snapshot() })
@@ -74,6 +81,10 @@ extension LayerEngine {
         counters.framesFlipped += 1
         framesFlippedOnOutput += 1
         fpsCounter.record(event.timestamp)
+        // Only a flip made while something animates starts a repaint window: from an idle output a present goes
+        // out at once, as no flip of its own can be holding back what lands before the vblank.
+        repaint.flipped(at: event.timestamp, frame: displayLink.frameDuration)
+        repaint.lastVblank = displayLink.isActive ? event.timestamp : nil
         pendingTick = event
         onFlip?(event)
         screenshots.frameFlipped()

@@ -8,19 +8,22 @@ private let logger = Logger(label: "kioskd.engine")
 /// and releases a group's results together once its first batch is complete. Main thread, like the engine.
 extension LayerEngine {
     func dispatchRenders() {
-        for layer in transaction.takeDisplayRequests() where layer.host === self && layer.needsDisplay {
-            if layer.outermostRasterizingAncestor != nil {
-                // Its pixels belong to the ancestor's surface, which was asked to render when the layer changed.
-                layer.needsDisplay = false
-                continue
-            }
-            // At most one render per layer in flight; the request waits for it (see `receive`), so the render that
-            // follows draws the newest data.
-            if layer.renderInFlight != nil { continue }
-            // A purged subtree waits for `restoreSurfaces`, which renders the newest content.
-            if layer.isInPurgedSubtree { continue }
-            dispatchRender(for: layer)
+        for layer in transaction.takeDisplayRequests() { dispatchIfAsked(layer) }
+    }
+
+    private func dispatchIfAsked(_ layer: Layer) {
+        guard layer.host === self, layer.needsDisplay else { return }
+        if layer.outermostRasterizingAncestor != nil {
+            // Its pixels belong to the ancestor's surface, which was asked to render when the layer changed.
+            layer.needsDisplay = false
+            return
         }
+        // At most one render per layer in flight; the request waits for it (see `receive`), so the render that
+        // follows draws the newest data.
+        if layer.renderInFlight != nil { return }
+        // A purged subtree waits for `restoreSurfaces`, which renders the newest content.
+        if layer.isInPurgedSubtree { return }
+        dispatchRender(for: layer)
     }
 
     private func dispatchRender(for layer: Layer) {
@@ -84,20 +87,35 @@ extension LayerEngine {
     func receiveRenders() {
         let outputs = synchronousOutputs + inbox.drain()
         synchronousOutputs.removeAll()
-        for output in outputs { receive(output) }
+        var waited: [Layer] = []
+        for output in outputs {
+            if let layer = receive(output) { waited.append(layer) }
+        }
         for (id, group) in groups where group.canRelease {
             groups[id] = nil
             release(group)
         }
+        // A request that waited for the render just received is dispatched now, before this turn composes and
+        // presents, rather than at the next turn's display observer: the newest data is drawn that much sooner.
+        // With a layout pending (it may resize the layer) it stays queued for the next turn, which lays out first.
+        if transaction.pendingLayoutCount == 0 {
+            for layer in waited { dispatchIfAsked(layer) }
+        }
     }
 
-    private func receive(_ output: RenderOutput) {
-        guard let request = inFlight.removeValue(forKey: output.renderID) else { return }
+    /// Takes one finished render; returns its layer when a request made while it was in flight waits to be
+    /// dispatched (it is queued in the transaction too).
+    private func receive(_ output: RenderOutput) -> Layer? {
+        guard let request = inFlight.removeValue(forKey: output.renderID) else { return nil }
         counters.rendersCompleted += 1
+        var waiting: Layer?
         if let layer = request.layer, layer.renderInFlight == request.id {
             layer.renderInFlight = nil
-            // A request made while this render was in flight is dispatched at the next display observer.
-            if layer.needsDisplay, layer.host === self { transaction.requestDisplay(layer) }
+            // A request made while this render was in flight is dispatched once this turn's renders are received.
+            if layer.needsDisplay, layer.host === self {
+                transaction.requestDisplay(layer)
+                waiting = layer
+            }
         }
         var group = request.groupID.flatMap { groups[$0] }
         if group?.pending.remove(request.id) == nil { group = nil }
@@ -118,6 +136,7 @@ extension LayerEngine {
                 apply(surface, for: request)
             }
         }
+        return waiting
     }
 
     /// Shows every result the group held, in one frame.

@@ -19,7 +19,9 @@
 /// is presented from its completion; a newer composition before then replaces it (`compositions_replaced`), so
 /// the newest state wins. Flips come only from presents, so while the display link has live targets and nothing
 /// changed, the engine presents the unchanged frame to keep the ticks coming; with no targets and no changes it
-/// arms no timer and causes no wake-up.
+/// arms no timer and causes no wake-up. With a repaint window set (`repaintWindow`, off by default), while the display
+/// link has live targets each present waits until shortly before the next vblank (`RepaintWindow.swift`), so renders
+/// that land meanwhile still make it.
 ///
 /// Outputs come and go (`LayerEngine+Output.swift`): the engine, its layer tree and everything that drives it live
 /// for the whole run, while the output (a backend with its compositor) is attached when a display is adopted and
@@ -67,6 +69,11 @@ public final class LayerEngine {
     /// Called when an attached output's scene size differs from the root's: the root has the new size by then, and
     /// whoever laid the tree out lays it out again.
     public var onSceneSizeChanged: ((Size) -> Void)?
+    /// Called when the kernel refused every configuration of the attached output's mode size (EINVAL or ENOSPC at
+    /// commit, the backend's fallbacks exhausted). Returns true when the caller opens the output again in another
+    /// mode (`OutputManager` does, in the connector's preferred mode); presents are held until that output is
+    /// attached. Unset or false: the fault is fatal.
+    public var onFallbackExhausted: ((PresentFailure) -> Bool)?
 
     enum RunState { case created, running, stopped }
 
@@ -98,6 +105,8 @@ public final class LayerEngine {
     var counters = EngineStats()
     /// Present and flip faults: holds, retry and regain timers, the flip deadline (see `FrameFaults.swift`).
     var faults = FrameFaultState()
+    /// The repaint window while something animates: the last vblank and the timer of a deferred present.
+    var repaint = RepaintSchedule()
     var renderTimes: [String: LatencyRecorder] = [:]
     var bytesCopied = ByteCountRecorder()
     var fpsCounter = FPSCounter()
@@ -179,6 +188,7 @@ public final class LayerEngine {
         for observer in observers { observer.cancel() }
         observers = []
         faults.cancelTimers()
+        repaint.cancel()
         backend?.stop()
         for request in inFlight.values where request.layer?.renderInFlight == request.id { request.layer?.renderInFlight = nil }
         // Screenshots still waiting get the last frame shown, as the front buffer holds it.
@@ -191,8 +201,9 @@ public final class LayerEngine {
     }
 
     /// Recomposes and copies the whole screen at the next commit: after a modeset or when the scanout buffers were
-    /// reallocated.
+    /// reallocated. The vblank timeline starts afresh with the next flip.
     public func redrawEverything() {
+        repaint.reset()
         compositor?.invalidateBuffers()
         forcedDamage = [screen]
         needsComposite = true
@@ -319,7 +330,7 @@ public final class LayerEngine {
     public var hasPendingWork: Bool {
         !transaction.isEmpty || !inFlight.isEmpty || !synchronousOutputs.isEmpty || (needsComposite && backend != nil)
             || ((compositionAwaitingPresent || presentRequested) && presentsEnabled && !presentsHeldByFault && backend != nil)
-            || backend?.isFlipPending == true || pendingTick != nil
+            || backend?.isFlipPending == true || pendingTick != nil || repaint.timer != nil
     }
 
     /// Presents at the next commit even when nothing in the tree changed, for state that rides on the output's
