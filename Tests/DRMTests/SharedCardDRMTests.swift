@@ -48,6 +48,28 @@ final class SharedCardDRMTests: XCTestCase {
         XCTAssertEqual(drmDropMaster(next.fd), 0)
     }
 
+    /// An output that has stopped (its CRTC restored) but that something still holds on to, as a test rig or a
+    /// detached slot may be: what it and its planes held is free for the next output, whose first modeset also
+    /// treats its cursor plane as a stray to turn off.
+    func testAStoppedOutputStillHeldKeepsNothingFromTheNext() throws {
+        let path = try XCTUnwrap(DRMCard.cardPaths().first)
+        let loop = try MainLoop.epoll()
+        let first = try DRMBackend(options: DRMOptions(device: path, commit: .atomic))
+        try first.start(on: loop) { _ in }
+        let cursor = try DRMCursorPlane(backend: first)
+        XCTAssertFalse(first.card.session.taken().isEmpty, "a running output holds its objects")
+        first.stop()
+        XCTAssertTrue(first.card.session.taken().isEmpty, "a stopped one holds nothing: \(first.card.session.taken())")
+        let second = try DRMBackend(options: DRMOptions(device: path, connector: first.info.connector, commit: .atomic))
+        try second.start(on: loop) { _ in }
+        XCTAssertEqual(second.info.connector, first.info.connector)
+        XCTAssertNil(try DRMResources(card: second.card).planes.first { $0.id == cursor.planeID }?.crtcID)
+        let secondCursor = try DRMCursorPlane(backend: second)
+        XCTAssertEqual(secondCursor.planeID, cursor.planeID, "the stopped output's cursor plane is the next one's")
+        second.stop()
+        withExtendedLifetime((first, cursor, secondCursor)) {}
+    }
+
     /// A flip whose output goes before its event is read: the event, read later on the same card, reaches no one.
     func testAFlipEventForAnOutputThatHasGoneIsDropped() throws {
         let path = try XCTUnwrap(DRMCard.cardPaths().first)

@@ -60,7 +60,8 @@ public final class DRMBackend: DisplayBackend {
     var modeBlobID: UInt32 = 0
     private var onFlip: ((FlipEvent) -> Void)?
     /// This backend among the card's outputs; its page flips carry it as user data (`DRMCardSession`).
-    private var token: UInt64 = 0
+    /// Its member token in the card's session (page-flip user data, the owner of its claims).
+    private(set) var token: UInt64 = 0
     /// The connector, CRTC and primary plane this output holds on its card.
     private(set) var claim: DRMClaim?
     let saved: DRMResources.CRTC
@@ -125,10 +126,11 @@ public final class DRMBackend: DisplayBackend {
             buffers.append(b)
             states.append(.free)
         }
+        token = card.session.join(self)
         claim = card.session.claim(DRMTakenObjects(connectors: [plan.connector.id: "connector \(plan.connector.name)"],
                                                    crtcs: [plan.crtc.id: "connector \(plan.connector.name)"],
-                                                   planes: [plan.primaryPlane.id: "connector \(plan.connector.name)"]))
-        token = card.session.join(self)
+                                                   planes: [plan.primaryPlane.id: "connector \(plan.connector.name)"]),
+                                   owner: token)
         logger.info("\(card.path) (\(card.driver)): connector \(plan.connector.name), mode \(plan.mode.mode), CRTC \(plan.crtc.id), plane \(plan.primaryPlane.id), \(api.rawValue) commits, \(options.bufferCount) buffers")
     }
 

@@ -24,12 +24,17 @@ public final class DRMCardSession {
     private struct Member {
         weak var backend: DRMBackend?
         var isStarted = false
+        /// Stopped (its CRTC restored) and not started again: what it holds no longer counts as taken.
+        var hasStopped = false
     }
 
     private var members: [UInt64: Member] = [:]
     /// Never reused while the card is open, so a late event can never be taken for a newer backend's.
     private var nextToken: UInt64 = 1
     private var claims: [UInt64: DRMTakenObjects] = [:]
+    /// Each claim's backend (its member token): the claims of a backend that has stopped, its planes' too, no
+    /// longer count, so a stopped output that something still holds on to keeps no other output off its objects.
+    private var claimOwners: [UInt64: UInt64] = [:]
     private var source: SourceHandle?
     private weak var loop: MainLoop?
     /// Page-flip events that arrived after their output had gone, dropped.
@@ -70,11 +75,13 @@ public final class DRMCardSession {
             self.loop = loop
         }
         members[token]?.isStarted = true
+        members[token]?.hasStopped = false
     }
 
     /// The backend stopped: once no backend on the card runs, the fd is no longer watched.
     func stopped(_ token: UInt64) {
         members[token]?.isStarted = false
+        members[token]?.hasStopped = true
         if !members.values.contains(where: { $0.isStarted && $0.backend != nil }) {
             source?.cancel()
             source = nil
@@ -151,19 +158,32 @@ public final class DRMCardSession {
     // MARK: Claims
 
     /// Records the KMS objects an output holds until the returned claim goes away.
-    func claim(_ objects: DRMTakenObjects) -> DRMClaim {
+    /// Records the KMS objects the backend `owner` (its member token) holds, for itself or its planes, until the
+    /// returned claim goes away or the backend stops. A claim with no owner holds until it goes away.
+    func claim(_ objects: DRMTakenObjects, owner: UInt64? = nil) -> DRMClaim {
         let token = nextToken
         nextToken += 1
         claims[token] = objects
+        claimOwners[token] = owner
         return DRMClaim(token: token, session: self)
     }
 
-    func release(_ token: UInt64) { claims[token] = nil }
+    func release(_ token: UInt64) {
+        claims[token] = nil
+        claimOwners[token] = nil
+    }
+
+    /// Whether a claim counts: its backend is still there and has not stopped.
+    private func isLive(claim token: UInt64) -> Bool {
+        guard let owner = claimOwners[token] else { return true }
+        guard let member = members[owner], member.backend != nil else { return false }
+        return !member.hasStopped
+    }
 
     /// The connectors, CRTCs and planes other outputs on the card hold (all but `own`'s).
     public func taken(except own: DRMClaim? = nil) -> DRMTakenObjects {
         claims.sorted { $0.key < $1.key }.reduce(into: DRMTakenObjects()) { all, entry in
-            if entry.key != own?.token { all.merge(entry.value) }
+            if entry.key != own?.token, isLive(claim: entry.key) { all.merge(entry.value) }
         }
     }
 }

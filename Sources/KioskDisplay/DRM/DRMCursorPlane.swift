@@ -63,7 +63,7 @@ public final class DRMCursorPlane: DRMCommitHook, CursorPlane {
         memset(buffer.base, 0, buffer.byteCount)
         planeID = plane.id
         props = plane.properties
-        claim = backend.card.session.claim(DRMTakenObjects(planes: [plane.id: "connector \(name) (cursor)"]))
+        claim = backend.card.session.claim(DRMTakenObjects(planes: [plane.id: "connector \(name) (cursor)"]), owner: backend.token)
         self.backend = backend
         backend.commitHooks.append(self)
     }

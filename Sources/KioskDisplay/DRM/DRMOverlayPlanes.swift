@@ -73,7 +73,7 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
         planes = found.map { Plane(id: $0.id, props: $0.properties) }
         claim = backend.card.session.claim(DRMTakenObjects(planes: Dictionary(uniqueKeysWithValues: found.map {
             ($0.id, "connector \(name) (overlay)")
-        })))
+        })), owner: backend.token)
         wanted = Array(repeating: nil, count: found.count)
         committed = wanted
         self.rotation = rotation
