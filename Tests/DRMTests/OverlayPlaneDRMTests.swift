@@ -37,31 +37,11 @@ final class OverlayPlaneDRMTests: XCTestCase {
         return yaml
     }
 
-    struct Run {
-        var shown: [UInt8]
-        var captured: [UInt8]?
-        var paths: [LayerPathReport]
-        /// The overlay plane's CRTC_ID and FB_ID as KMS reads them back while the frame is on screen.
-        var planeState: (crtc: UInt32?, framebuffer: UInt32?)?
-        var planeFramebuffer: UInt32?
-        var crtc: UInt32?
-        var width = 0
-    }
-
     /// Shows the scene on `backend` until every layer rendered and the frame flipped, then presents once more
     /// (capturing on DRM) and reads back what it needs.
-    private func run(_ yaml: String, on backend: DisplayBackend, name: String) throws -> Run {
-        let loop = try MainLoop.epoll()
-        let size = backend.info.mode.size
-        let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: size),
-                                     pool: RenderQueuePool(strategy: .roundRobin))
-        var capturer: WritebackCapturer?
-        var planes: DRMOverlayPlanes?
-        if let drm = backend as? DRMBackend {
-            capturer = try WritebackCapturer(backend: drm)
-            planes = try DRMOverlayPlanes(backend: drm, rotation: .degrees0)
-            engine.overlayPlanes = planes
-        }
+    private func run(_ yaml: String, on backend: DisplayBackend, name: String) throws -> PlaneRun {
+        let rig = try PlaneRunRig(backend: backend)
+        let loop = rig.loop, engine = rig.engine
         let dir = try KioskdProcess.scratchDirectory("drm-overlay-\(name)")
         try Self.poster.write(to: dir.appendingPathComponent("poster.svg"), atomically: true, encoding: .utf8)
         let path = dir.appendingPathComponent("scene.yaml")
@@ -75,25 +55,10 @@ final class OverlayPlaneDRMTests: XCTestCase {
                 && !engine.hasPendingWork && engine.stats.framesFlipped > 0
         }
         XCTAssertTrue(settled, "the scene never settled: \(engine.stats)")
-        var result = Run(shown: [], captured: nil, paths: engine.stats.layerPaths)
-        result.width = size.width
-        if let capturer, let drm = backend as? DRMBackend, let planes {
-            try capturer.captureNextPresent()
-            let flipped = engine.stats.framesFlipped
-            engine.redrawEverything()
-            XCTAssertTrue(loop.spin(seconds: 30) { engine.stats.framesFlipped > flipped && !backend.isFlipPending })
-            result.captured = try XCTUnwrap(capturer.lastCapture).waitForPixels()
-            let id = try XCTUnwrap(planes.planeIDs.first)
-            let read = try XCTUnwrap(try DRMResources(card: drm.card).planes.first { $0.id == id })
-            result.planeState = (read.crtcID, read.bufferID)
-            result.planeFramebuffer = planes.frontFramebufferIDs.first.flatMap { $0 == 0 ? nil : $0 }
-            result.crtc = drm.plan.crtc.id
-        }
-        result.shown = try XCTUnwrap(backend.frontBufferSnapshot())
-        return result
+        return try rig.finish()
     }
 
-    private func assertCaptureEqualsHeadless(overlapped: Bool, file: StaticString = #filePath, line: UInt = #line) throws -> (Run, Run) {
+    private func assertCaptureEqualsHeadless(overlapped: Bool, file: StaticString = #filePath, line: UInt = #line) throws -> (PlaneRun, PlaneRun) {
         let yaml = Self.scene(overlapped: overlapped)
         let drm = try DRMBackend(options: DRMOptions(commit: .atomic))
         let onDevice = try run(yaml, on: drm, name: overlapped ? "overlapped-drm" : "drm")
@@ -108,11 +73,6 @@ final class OverlayPlaneDRMTests: XCTestCase {
         return (onDevice, headless)
     }
 
-    private func pixel(_ bytes: [UInt8], x: Int, y: Int, width: Int) -> UInt32 {
-        let offset = (y * width + x) * 4
-        return bytes[offset..<offset + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) } & 0xFFFFFF
-    }
-
     func testAPlaneImageGoesOnAnOverlayPlaneAndTheCaptureEqualsTheHeadlessComposite() throws {
         let (onDevice, _) = try assertCaptureEqualsHeadless(overlapped: false)
         XCTAssertEqual(onDevice.paths, [LayerPathReport(layer: "poster.body", path: .plane)])
@@ -121,9 +81,9 @@ final class OverlayPlaneDRMTests: XCTestCase {
         XCTAssertNotNil(onDevice.planeFramebuffer)
         XCTAssertEqual(state.framebuffer, onDevice.planeFramebuffer, "KMS shows the plane's buffer")
         let captured = try XCTUnwrap(onDevice.captured)
-        XCTAssertEqual(pixel(captured, x: 60, y: 50, width: onDevice.width), 0xff8000, "the plane's left half, on the CRTC")
-        XCTAssertEqual(pixel(captured, x: 220, y: 50, width: onDevice.width), 0x008080, "and its right half")
-        XCTAssertEqual(pixel(onDevice.shown, x: 60, y: 50, width: onDevice.width), 0x203040,
+        XCTAssertEqual(PlaneRun.pixel(captured, x: 60, y: 50, width: onDevice.width), 0xff8000, "the plane's left half, on the CRTC")
+        XCTAssertEqual(PlaneRun.pixel(captured, x: 220, y: 50, width: onDevice.width), 0x008080, "and its right half")
+        XCTAssertEqual(PlaneRun.pixel(onDevice.shown, x: 60, y: 50, width: onDevice.width), 0x203040,
                        "the primary plane's buffer has the background there: the compositor left the image out")
     }
 

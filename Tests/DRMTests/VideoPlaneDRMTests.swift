@@ -34,16 +34,6 @@ final class VideoPlaneDRMTests: XCTestCase {
         return yaml
     }
 
-    struct Run {
-        var shown: [UInt8]
-        var captured: [UInt8]?
-        var paths: [LayerPathReport]
-        var planeState: (crtc: UInt32?, framebuffer: UInt32?)?
-        var planeFramebuffer: UInt32?
-        var crtc: UInt32?
-        var width = 0
-    }
-
     private func number(_ state: [String: PropertyValue], _ key: String) -> Double? {
         if case .number(let value)? = state[key] { return value }
         return nil
@@ -51,18 +41,9 @@ final class VideoPlaneDRMTests: XCTestCase {
 
     /// Plays the clip on `backend` until its first frame is shown, pauses it, seeks to `at` and waits until that
     /// frame is on screen; then presents once more (capturing on DRM) and reads back what it needs.
-    private func run(_ yaml: String, on backend: DisplayBackend, name: String, at position: Duration) throws -> Run {
-        let loop = try MainLoop.epoll()
-        let size = backend.info.mode.size
-        let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: size),
-                                     pool: RenderQueuePool(strategy: .roundRobin))
-        var capturer: WritebackCapturer?
-        var planes: DRMOverlayPlanes?
-        if let drm = backend as? DRMBackend {
-            capturer = try WritebackCapturer(backend: drm)
-            planes = try DRMOverlayPlanes(backend: drm, rotation: .degrees0)
-            engine.overlayPlanes = planes
-        }
+    private func run(_ yaml: String, on backend: DisplayBackend, name: String, at position: Duration) throws -> PlaneRun {
+        let rig = try PlaneRunRig(backend: backend)
+        let loop = rig.loop, engine = rig.engine
         let dir = try KioskdProcess.scratchDirectory("drm-video-plane-\(name)")
         let path = dir.appendingPathComponent("scene.yaml")
         try yaml.write(to: path, atomically: true, encoding: .utf8)
@@ -86,26 +67,12 @@ final class VideoPlaneDRMTests: XCTestCase {
         XCTAssertTrue(loop.spin(seconds: 120) {
             shown() > before && abs((number(state(), "position") ?? -1) - target) < 0.02 && settled()
         }, "the frame at \(position) was never shown: \(state())")
-        var result = Run(shown: [], captured: nil, paths: engine.stats.layerPaths)
-        result.width = size.width
-        if let capturer, let drm = backend as? DRMBackend, let planes {
-            try capturer.captureNextPresent()
-            let flipped = engine.stats.framesFlipped
-            engine.redrawEverything()
-            XCTAssertTrue(loop.spin(seconds: 30) { engine.stats.framesFlipped > flipped && !backend.isFlipPending })
-            result.captured = try XCTUnwrap(capturer.lastCapture).waitForPixels()
-            let id = try XCTUnwrap(planes.planeIDs.first)
-            let read = try XCTUnwrap(try DRMResources(card: drm.card).planes.first { $0.id == id })
-            result.planeState = (read.crtcID, read.bufferID)
-            result.planeFramebuffer = planes.frontFramebufferIDs.first.flatMap { $0 == 0 ? nil : $0 }
-            result.crtc = drm.plan.crtc.id
-        }
-        result.shown = try XCTUnwrap(backend.frontBufferSnapshot())
+        let result = try rig.finish()
         if case .string(let error)? = state()["error"] { XCTFail("video error: \(error)") }
         return result
     }
 
-    private func assertCaptureEqualsHeadless(overlapped: Bool, file: StaticString = #filePath, line: UInt = #line) throws -> Run {
+    private func assertCaptureEqualsHeadless(overlapped: Bool, file: StaticString = #filePath, line: UInt = #line) throws -> PlaneRun {
         let clip = try TestClips.clip(.h264, width: 320, height: 240, frames: 30)
         let yaml = Self.scene(clip: clip, overlapped: overlapped)
         let at = Duration.milliseconds(500)
@@ -122,15 +89,10 @@ final class VideoPlaneDRMTests: XCTestCase {
         // The capture shows the clip (its colour bars) in the widget's rectangle, not the placeholder.
         var colours = Set<UInt32>()
         for y in stride(from: 40, to: 380, by: 12) {
-            for x in stride(from: 50, to: 510, by: 12) { colours.insert(pixel(captured, x: x, y: y, width: size.width)) }
+            for x in stride(from: 50, to: 510, by: 12) { colours.insert(PlaneRun.pixel(captured, x: x, y: y, width: size.width)) }
         }
         XCTAssertGreaterThan(colours.count, 6, "the capture shows the clip's colour bars", file: file, line: line)
         return onDevice
-    }
-
-    private func pixel(_ bytes: [UInt8], x: Int, y: Int, width: Int) -> UInt32 {
-        let offset = (y * width + x) * 4
-        return bytes[offset..<offset + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) } & 0xFFFFFF
     }
 
     func testAVideoGoesOnAnOverlayPlaneAndTheCaptureEqualsTheHeadlessComposite() throws {
@@ -140,7 +102,7 @@ final class VideoPlaneDRMTests: XCTestCase {
         XCTAssertEqual(state.crtc, onDevice.crtc, "the overlay plane is on the CRTC")
         XCTAssertNotNil(onDevice.planeFramebuffer)
         XCTAssertEqual(state.framebuffer, onDevice.planeFramebuffer, "KMS shows the plane's buffer")
-        XCTAssertEqual(pixel(onDevice.shown, x: 200, y: 200, width: onDevice.width), 0x203040,
+        XCTAssertEqual(PlaneRun.pixel(onDevice.shown, x: 200, y: 200, width: onDevice.width), 0x203040,
                        "the primary plane's buffer has the background there: the compositor left the video out")
     }
 
@@ -149,7 +111,7 @@ final class VideoPlaneDRMTests: XCTestCase {
         XCTAssertEqual(onDevice.paths.map(\.path), [.composited])
         XCTAssertEqual(onDevice.paths.first?.reason.map { $0.hasPrefix("overlapped by badge") }, true, "\(onDevice.paths)")
         XCTAssertNil(onDevice.planeState?.crtc ?? nil, "the overlay plane is off")
-        XCTAssertNotEqual(pixel(onDevice.shown, x: 200, y: 200, width: onDevice.width), 0x203040,
+        XCTAssertNotEqual(PlaneRun.pixel(onDevice.shown, x: 200, y: 200, width: onDevice.width), 0x203040,
                           "the primary plane's buffer has the video composited into it")
     }
 }

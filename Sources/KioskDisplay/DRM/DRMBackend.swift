@@ -337,8 +337,9 @@ public final class DRMBackend: DisplayBackend {
             // Restoring sets the CRTC's configuration but, under legacy, not the connector's DPMS state.
             do { try setPower(true) } catch { logger.error("\(error)") }
         }
-        card.session.stopped(token)
+        // Restored while master is held; the session gives master up once no output on the card runs.
         restore()
+        card.session.stopped(token)
         isStarted = false
         onFlip = nil
         // The pacer stays: what it found out about the driver is still reported after the run (`flipPacing`).

@@ -78,13 +78,23 @@ public final class DRMCardSession {
         members[token]?.hasStopped = false
     }
 
-    /// The backend stopped: once no backend on the card runs, the fd is no longer watched.
+    /// The backend stopped (its CRTC restored) or went: once no backend on the card runs, the fd is no longer
+    /// watched; once none is left that may still run, DRM master is given up, as closing the card would, so a
+    /// stopped output that something in the process still holds never keeps another process off the card.
     func stopped(_ token: UInt64) {
         members[token]?.isStarted = false
         members[token]?.hasStopped = true
         if !members.values.contains(where: { $0.isStarted && $0.backend != nil }) {
             source?.cancel()
             source = nil
+        }
+        if !members.contains(where: { $0.key != token && $0.value.backend != nil && !$0.value.hasStopped }),
+           drmIsMaster(fd) != 0 {
+            if drmDropMaster(fd) == 0 {
+                logger.debug("device \(path): no output left running; DRM master given up")
+            } else {
+                logger.warning("device \(path): giving DRM master up failed: \(errnoDescription(errno))")
+            }
         }
     }
 
