@@ -102,7 +102,8 @@ public final class TapLatencyProbe {
         let onPresent = engine.onPresent, onFlip = engine.onFlip
         engine.onPresent = { [weak self] damage in
             onPresent?(damage)
-            guard let self, !presentedPressed, let down = downMicroseconds, engine.isOnScreen(pressedLook) else { return }
+            // The probe's own reference to the engine: capturing the parameter would make the engine hold itself.
+            guard let self, !presentedPressed, let down = downMicroseconds, self.engine.isOnScreen(pressedLook) else { return }
             presentedPressed = true
             presented.record(Self.since(down))
             if let handledAt { ownPart.record(MonotonicInstant.now() - handledAt) }

@@ -50,6 +50,8 @@ final class InputRig {
     /// even while something in this process still holds the rig.
     func stop() {
         engine.stop()
+        // The output goes with the rig even if something a test hooked onto the engine keeps the engine alive.
+        engine.detachOutput()
         do { try drm.dropMaster() } catch { XCTFail("\(error)") }
     }
 
