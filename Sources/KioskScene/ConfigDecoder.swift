@@ -8,7 +8,7 @@ import Yams
 struct ConfigDecoder {
     static let topKeys = ["scene", "board", "backend", "fbdev", "device", "driver", "connector", "mode", "commit", "buffers",
                           "rotation", "frames", "stats_out", "screenshot", "capture", "watch", "keep_going",
-                          "render_strategy", "fps_overlay", "log_level", "control", "input", "idle", "mqtt", "memory", "outputs"] + reservedSections
+                          "render_strategy", "fps_overlay", "repaint_window", "log_level", "control", "input", "idle", "mqtt", "memory", "outputs"] + reservedSections
     static let controlKeys = ["socket", "socket_group", "allow_uid", "allow_gid", "screenshot_dir"]
     static let memoryKeys = ["max_image_pixels", "preload_pages", "surface_budget_mb"]
     /// Sections the file format sets aside for capabilities to come; kioskd accepts them and warns that it does
@@ -49,6 +49,7 @@ struct ConfigDecoder {
         config.keepGoing = value("keep_going").flatMap { scene.bool($0, "keep_going") }
         config.renderStrategy = value("render_strategy").flatMap { scene.choice($0, "render_strategy", KioskConfig.RenderStrategy.self) }
         config.fpsOverlay = value("fps_overlay").flatMap { scene.bool($0, "fps_overlay") }
+        config.repaintWindow = value("repaint_window").flatMap { repaintWindow($0, "repaint_window") }
         config.logLevel = value("log_level").flatMap { scene.choice($0, "log_level", KioskConfig.LogLevel.self) }
         if let node = value("control") { config.control = control(node) }
         if let node = value("input") { config.input = input(node) }
@@ -128,6 +129,13 @@ struct ConfigDecoder {
     func rotation(_ node: Node, _ path: String) -> OutputRotation? {
         if let r = node.scalar.flatMap({ OutputRotation(parsing: $0.string) }) { return r }
         scene.error(node, path, "expected one of \(OutputRotation.allowedValues) (degrees clockwise)")
+        return nil
+    }
+
+    /// `auto`, `off`, or a lead in milliseconds (0 is `off`).
+    func repaintWindow(_ node: Node, _ path: String) -> RepaintWindow.Mode? {
+        if let mode = node.scalar.flatMap({ RepaintWindow.Mode($0.string) }) { return mode }
+        scene.error(node, path, "expected auto, off, or the lead before the vblank in milliseconds (0 to 999)")
         return nil
     }
 

@@ -84,6 +84,8 @@ public struct KioskConfig: Sendable, Equatable {
     public var keepGoing: Bool?
     public var renderStrategy: RenderStrategy?
     public var fpsOverlay: Bool?
+    /// `repaint_window`: when frames are presented while something animates (`RepaintWindow.Mode`); nil is auto.
+    public var repaintWindow: RepaintWindow.Mode?
     public var logLevel: LogLevel?
     public var control = Control()
     public var input = Input()

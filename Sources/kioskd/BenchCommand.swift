@@ -106,9 +106,9 @@ struct BenchCommand: ParsableCommand {
     }
 
     /// At 1920x1080: updates for --frames refreshes (at least three seconds), then until every update is shown.
-    private func updateStorm() throws -> UpdateStorm.Figures {
+    private func updateStorm() throws -> UpdateStorm.Scenario {
         let m = DisplayMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
-        return try UpdateStorm.run(mode: m, seconds: max(3, Double(frames) / 60))
+        return try UpdateStorm.scenario(mode: m, seconds: max(3, Double(frames) / 60))
     }
 
     private func video() throws -> VideoRun.Scenario {

@@ -7,7 +7,7 @@ struct BenchReport: Encodable {
     var frames: Int
     var dashboard: DashboardScenario?
     var pageSlide: PageSlideScenario?
-    var updateStorm: UpdateStorm.Figures?
+    var updateStorm: UpdateStorm.Scenario?
     var startup: StartupScenario?
     var images: ImageMemoryRun.Figures?
     var pages: PagesRun.Figures?
@@ -140,6 +140,14 @@ struct PageSlideScenario: Encodable {
     }
 }
 
+extension UpdateStorm.Scenario {
+    var table: String {
+        let met = targetMet.map { $0 ? "met" : "NOT met" } ?? "null"
+        return [windowOff.table, windowAuto.table,
+                "  target (issue 10) as kioskd ships (repaint window auto): \(met)"].joined(separator: "\n")
+    }
+}
+
 extension UpdateStorm.Figures {
     var table: String {
         func row(_ name: String, _ lag: UpdateStorm.WidgetLag) -> String {
@@ -149,12 +157,13 @@ extension UpdateStorm.Figures {
         }
         let met = targetMet.map { $0 ? "met" : "NOT met" } ?? "null"
         return [
-            "update-storm: a large wrapped text updated at \(show(stormUpdatesPerSecond, "%.1f")) Hz beside a seconds clock and a label at \(show(labelUpdatesPerSecond, "%.1f")) Hz, \(mode), headless, \(show(seconds, "%.1f")) s",
+            "update-storm, repaint window \(repaintWindow): a large wrapped text updated at \(show(stormUpdatesPerSecond, "%.1f")) Hz beside a seconds clock and a label at \(show(labelUpdatesPerSecond, "%.1f")) Hz, \(mode), headless, \(show(seconds, "%.1f")) s",
             "  widget   updates  lag p50   lag p99   lag max (ms)",
             row("storm", storm), row("clock", clock), row("label", label),
             "  storm render \(show(stormRenderMs, "%.1f")) ms alone, \(show(stormDispatchToAppliedMsP50, "%.1f")) ms dispatch to applied (p50); frames composed \(show(framesComposedPerSecond, "%.1f"))/s, flipped \(show(framesFlippedPerSecond, "%.1f"))/s, \(show(missedVblanks)) vblanks missed",
-            "  storm pending render waited \(show(stormPendingDispatchWaitMsP99, "%.1f")) ms to dispatch (p99); applied to shown \(show(stormAppliedToShownMsP50, "%.1f")) ms p50, \(show(stormAppliedToShownMsP99, "%.1f")) ms p99",
-            "  target (issue 10): storm lag p99 <= 2 x render + 1 frame = \(show(targetLagMs, "%.1f")) ms: \(met)",
+            "  storm pending render waited \(show(stormPendingDispatchWaitMsP99, "%.1f")) ms to dispatch (p99); applied to shown \(show(stormAppliedToShownMsP50, "%.1f")) ms p50, \(show(stormAppliedToShownMsP99, "%.1f")) ms p99; window lead \(show(repaintLeadMs, "%.1f")) ms, \(show(repaintWindowMisses)) window misses",
+            "  storm lag beyond the renders it waited for: \(show(stormLagBeyondRendersMsP50, "%.1f")) ms p50, \(show(stormLagBeyondRendersMsP99, "%.1f")) ms p99 (lag p99 \(show(storm.lagMsP99, "%.1f")) ms against 2 x render alone + 1 frame = \(show(targetLagMs, "%.1f")) ms)",
+            "  target (issue 10): each update within 2 x the renders it waited for + 1 frame (\(show(frameMs, "%.1f")) ms), p99: \(met)",
         ].joined(separator: "\n")
     }
 }

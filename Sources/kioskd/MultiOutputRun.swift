@@ -34,7 +34,8 @@ extension RunCommand {
                                         mode: DisplayMode(width: m.width, height: m.height, refreshMilliHz: m.refreshMilliHz ?? 60_000),
                                         bufferCount: settings.buffers)
         }, runner: { engine, path in
-            try SceneRunner(engine: engine, path: path, watch: watch ?? true, fpsOverlay: fpsOverlay ?? false, memory: memory,
+            engine.repaintWindowMode = repaintWindowMode
+            return try SceneRunner(engine: engine, path: path, watch: watch ?? true, fpsOverlay: fpsOverlay ?? false, memory: memory,
                             substitute: diagnosticPage(scenePath: path, socket: socket), logger: logger)
         }, logger: logger)
         let first = wiring.first

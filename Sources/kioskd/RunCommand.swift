@@ -106,11 +106,17 @@ struct RunCommand: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Add the scene's fps widget (frames per second, frame time) on top of every page.")
     var fpsOverlay: Bool?
 
+    @Option(help: "While something animates, present each frame this long before the vblank rather than as soon as it is composed, so a render that lands meanwhile is shown at that vblank: auto (the default: a quarter of the refresh period, at least 4 ms), off, or milliseconds. The lead widens while presents go out late, and the window closes for a while after a missed vblank.")
+    var repaintWindow: String?
+
     @OptionGroup var log: LogOptions
 
     @OptionGroup var control: ControlOptions
 
     @OptionGroup var input: InputOptions
+
+    /// `--repaint-window` (or the config's `repaint_window`), auto when neither says.
+    var repaintWindowMode: RepaintWindow.Mode { repaintWindow.flatMap(RepaintWindow.Mode.init) ?? .auto }
 
     /// Where a scene is looked for when `--scene` is not given; the bundled default scene when it is absent.
     static let systemScene = "/etc/kioskd/scene.yaml"
@@ -128,6 +134,9 @@ struct RunCommand: ParsableCommand {
     func validate() throws {
         if let buffers, !(2...3).contains(buffers) { throw ValidationError("--buffers \(buffers): must be 2 or 3") }
         if let frames, frames < 1 { throw ValidationError("--frames \(frames): must be at least 1") }
+        if let repaintWindow, RepaintWindow.Mode(repaintWindow) == nil {
+            throw ValidationError("--repaint-window \(repaintWindow): expected auto, off, or the lead before the vblank in milliseconds (0 to 999)")
+        }
         if capture != nil {
             guard backend != .headless, backend != .fbdev else { throw ValidationError("--capture needs --backend drm (writeback is a DRM feature)") }
             guard commit != .legacy else { throw ValidationError("--capture needs atomic commits; drop --commit legacy") }
@@ -200,6 +209,7 @@ struct RunCommand: ParsableCommand {
                                      substitute: diagnosticPage(scenePath: settings.scenePath, socket: ControlWiring.socketDescription(
                                          options: control, inheritedListenFD: service.controlSocketFD)),
                                      logger: logger)
+        runner.engine.repaintWindowMode = repaintWindowMode
         let controlSocket = try ControlWiring.start(options: control, inheritedListenFD: service.controlSocketFD, loop: loop,
                                                     scene: runner.stage, logger: logger)
         controlSocket?.rotation = settings.rotation

@@ -69,6 +69,7 @@ extension RunCommand {
         keepGoing = keepGoing ?? config.keepGoing
         renderStrategy = renderStrategy ?? config.renderStrategy.flatMap { StrategyChoice(rawValue: $0.rawValue) }
         fpsOverlay = fpsOverlay ?? config.fpsOverlay
+        repaintWindow = repaintWindow ?? config.repaintWindow?.description
         log.logLevel = log.logLevel ?? config.logLevel.flatMap { Logger.Level(rawValue: $0.rawValue) }
         control.socket = control.socket ?? config.control.socket
         control.socketGroup = control.socketGroup ?? config.control.socketGroup

@@ -5,7 +5,7 @@ import XCTest
 /// The repaint window on the manual clock: while something animates, a frame is presented `repaintWindow` before
 /// the predicted vblank rather than as soon as it is composed, so a render that lands before the window is shown at
 /// that vblank; one that lands inside it goes out at the next. An idle output still presents at once. The window is
-/// off unless set (`LayerEngine.repaintWindow`), so each test sets it.
+/// off unless set (`LayerEngine.repaintWindow`; kioskd sets `.auto`), so each test sets it.
 final class RepaintWindowTests: XCTestCase {
     private let frame = EngineHarness.mode.frameDuration
     private let vblank = MonotonicInstant(nanoseconds: 1_000_000_000)
@@ -128,32 +128,119 @@ final class RepaintWindowTests: XCTestCase {
         XCTAssertEqual(a.firstShown(green), next + frame)
     }
 
-    func testAPresentThatMissesItsVblankWidensTheWindowUntilTheLatenessDecays() throws {
+    /// Makes the next `count` copies into a scanout buffer take `duration` on the manual clock.
+    private func slowCopies(_ a: Animated, _ count: Int, taking duration: Duration) {
+        var left = count
+        a.h.compositor.onCopy = { [h = a.h] _ in
+            guard left > 0 else { return }
+            left -= 1
+            h.poller.advance(to: h.loop.now + duration)
+        }
+    }
+
+    func testAMissedVblankWidensTheLeadToTheLatePresentAndTheWindowStaysOpen() throws {
         let a = try Animated()
         let next = a.lastVblank + frame
         // One copy into the scanout buffer takes 6 ms, more than the 4.2 ms lead: that present misses its vblank.
-        var slowCopies = 1
-        a.h.compositor.onCopy = { [h = a.h] _ in
-            guard slowCopies > 0 else { return }
-            slowCopies -= 1
-            h.poller.advance(to: h.loop.now + .milliseconds(6))
-        }
+        slowCopies(a, 1, taking: .milliseconds(6))
         a.h.run(for: next + frame - a.h.loop.now)
         XCTAssertEqual(a.flips.map(\.time), [next + frame], "the flip for \(next) came a frame late")
+        XCTAssertEqual(a.h.engine.repaintWindowMisses, 1)
+        XCTAssertEqual(a.h.stats.repaintWindowMisses, 1)
 
-        // Presents now go out at once after each flip, as without a window: nothing is missed.
-        a.h.run(for: .milliseconds(1))
-        XCTAssertTrue(a.h.backend.isFlipPending, "the window is widened to a whole frame")
-        a.h.run(for: frame * 10)
-        XCTAssertEqual(a.flips.map(\.time), (1...11).map { next + frame * $0 })
-
-        // The lateness decays by 1/256 a flip: within ten seconds the 4.2 ms window is back.
-        a.h.run(for: .seconds(10))
+        // The lead is now the late present's 6 ms and the 1 ms margin; presents still wait for the window.
+        XCTAssertEqual(a.h.engine.repaintLead, .milliseconds(7))
+        XCTAssertEqual(a.h.stats.repaintWindowMs, 7, accuracy: 1e-9)
         let following = a.lastVblank + frame
         a.h.run(for: following + .milliseconds(1) - a.h.loop.now)
-        XCTAssertEqual(a.lastVblank, following)
-        XCTAssertFalse(a.h.backend.isFlipPending, "the present waits for the window again")
-        XCTAssertEqual(a.flips.map(\.time), (1...a.flips.count).map { next + frame * $0 }, "no vblank missed meanwhile")
+        XCTAssertFalse(a.h.backend.isFlipPending, "the present waits for the window")
+        a.h.run(for: frame * 10)
+        XCTAssertEqual(a.flips.map(\.time), (1...a.flips.count).map { next + frame * $0 }, "no vblank missed since")
+        // The lateness decays by 1/1024 a flip: after ten seconds the lead is about half a millisecond narrower.
+        a.h.run(for: .seconds(10))
+        XCTAssertLessThan(a.h.engine.repaintLead, .microseconds(6600))
+        XCTAssertGreaterThan(a.h.engine.repaintLead, a.h.engine.repaintWindow)
+        XCTAssertEqual(a.h.engine.repaintWindowMisses, 1)
+    }
+
+    func testAWorkHeavyCommitWidensTheLeadBeforeAnyPresentIsLate() throws {
+        // On an idle output a present goes out at once; one whose copy takes 5 ms teaches the lead (6 ms with the
+        // margin) before any present made in a window could be late.
+        let h = try EngineHarness()
+        h.engine.repaintWindow = RepaintWindow.lead(for: frame)
+        let tile = h.addSolidLayer("tile", frame: Rect(x: 0, y: 0, width: 8, height: 8), color: red, async: false)
+        h.settle()
+        XCTAssertEqual(h.engine.repaintLead, h.engine.repaintWindow)
+        var slow = true
+        h.compositor.onCopy = { _ in
+            guard slow else { return }
+            slow = false
+            h.poller.advance(to: h.loop.now + .milliseconds(5))
+        }
+        tile.content = SolidContent(color: green)
+        h.settle()
+        XCTAssertFalse(slow, "the copy ran")
+        // 5 ms and the margin, less the decay of the one flip since.
+        XCTAssertEqual(Double(h.engine.repaintLead.nanosecondsClamped) / 1e6, 6, accuracy: 0.01)
+    }
+
+    func testASecondMissWithinTheSettleTimeHoldsTheWindowClosedAndTheHoldDoubles() throws {
+        let a = try Animated()
+        func miss() {
+            slowCopies(a, 1, taking: a.h.engine.repaintLead + .milliseconds(2))
+            a.h.run(for: frame * 3)
+        }
+        miss()
+        XCTAssertEqual(a.h.engine.repaintWindowMisses, 1)
+        XCTAssertGreaterThan(a.h.engine.repaintLead, .zero, "a miss alone widens the lead; the window stays open")
+        a.h.run(for: .seconds(1))
+        miss()
+        XCTAssertEqual(a.h.engine.repaintWindowMisses, 2)
+        // Held: presents go out at once after each flip, as without a window, and nothing is missed.
+        XCTAssertEqual(a.h.engine.repaintLead, .zero, "held after the second miss within ten seconds")
+        XCTAssertEqual(a.h.stats.repaintWindowMs, 0)
+        let heldFlips = a.flips.count
+        a.h.run(for: frame * 10)
+        XCTAssertEqual(a.flips.count, heldFlips + 10, "one flip per vblank while held")
+        a.h.run(for: RepaintWindow.firstHold)
+        XCTAssertGreaterThan(a.h.engine.repaintLead, .zero, "reopened after one second")
+        miss()
+        XCTAssertEqual(a.h.engine.repaintWindowMisses, 3)
+        let missedAt = a.h.loop.now
+        a.h.run(for: RepaintWindow.firstHold + frame * 2)
+        XCTAssertEqual(a.h.engine.repaintLead, .zero, "held for two seconds this time")
+        a.h.run(for: missedAt + RepaintWindow.firstHold * 2 + frame * 2 - a.h.loop.now)
+        XCTAssertGreaterThan(a.h.engine.repaintLead, .zero, "reopened after two seconds")
+        // A miss long after the one before comes alone again: no hold.
+        a.h.run(for: RepaintWindow.settleTime + frame)
+        miss()
+        XCTAssertEqual(a.h.engine.repaintWindowMisses, 4)
+        XCTAssertGreaterThan(a.h.engine.repaintLead, .zero, "not held")
+    }
+
+    func testWhileAPresentWaitsForItsWindowWhatLandsIsComposedWhenTheWindowOpens() throws {
+        let a = try Animated()
+        let lead = a.h.engine.repaintWindow
+        let next = a.lastVblank + frame
+        a.h.run(for: .milliseconds(2))
+        let composed = a.h.stats.framesComposed
+        a.show(green, at: next + (.zero - lead) + (.zero - .milliseconds(3)), runUntil: next + (.zero - lead) + (.zero - .milliseconds(1)))
+        XCTAssertEqual(a.h.stats.framesComposed, composed, "nothing composed before the window opens")
+        XCTAssertFalse(a.h.backend.isFlipPending)
+        a.h.run(for: next + frame * 2 - a.h.loop.now)
+        XCTAssertEqual(a.h.stats.framesComposed, composed + 1, "composed once, when the window opened")
+        XCTAssertEqual(a.firstShown(green), next, "and shown at that vblank")
+    }
+
+    func testTheWindowModeReadsAsTheConfigSpellsIt() {
+        XCTAssertEqual(RepaintWindow.Mode("auto"), .auto)
+        XCTAssertEqual(RepaintWindow.Mode("off"), .off)
+        XCTAssertEqual(RepaintWindow.Mode("0"), .off)
+        XCTAssertEqual(RepaintWindow.Mode("6"), .lead(.milliseconds(6)))
+        XCTAssertEqual(RepaintWindow.Mode("2.5"), .lead(.microseconds(2500)))
+        for bad in ["", "soon", "-1", "1000", "nan"] { XCTAssertNil(RepaintWindow.Mode(bad), bad) }
+        XCTAssertEqual(RepaintWindow.Mode.auto.lead(for: frame), frame / 4)
+        XCTAssertEqual(RepaintWindow.Mode.off.lead(for: frame), .zero)
     }
 
     func testAnIdleOutputPresentsAtOnce() throws {

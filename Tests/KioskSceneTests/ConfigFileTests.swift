@@ -41,6 +41,7 @@ final class ConfigFileTests: XCTestCase {
             keep_going: true
             render_strategy: priority
             fps_overlay: true
+            repaint_window: 6
             log_level: debug
             control:
               socket: /run/kioskd/other.sock
@@ -68,6 +69,7 @@ final class ConfigFileTests: XCTestCase {
         XCTAssertEqual(config.keepGoing, true)
         XCTAssertEqual(config.renderStrategy, .priority)
         XCTAssertEqual(config.fpsOverlay, true)
+        XCTAssertEqual(config.repaintWindow, .lead(.milliseconds(6)))
         XCTAssertEqual(config.logLevel, .debug)
         XCTAssertEqual(config.control.socket, "/run/kioskd/other.sock")
         XCTAssertEqual(config.control.socketGroup, "kiosk")
@@ -99,6 +101,19 @@ final class ConfigFileTests: XCTestCase {
             "\(file):7:3: control.sockt: unknown key 'sockt'; did you mean 'socket'?",
             "\(file):8:8: watch: expected true or false",
         ])
+    }
+
+    func testTheRepaintWindowIsAutoOffOrMilliseconds() throws {
+        XCTAssertEqual(try parse("repaint_window: auto\n").config.repaintWindow, .auto)
+        XCTAssertEqual(try parse("repaint_window: off\n").config.repaintWindow, .off)
+        XCTAssertEqual(try parse("repaint_window: 0\n").config.repaintWindow, .off)
+        XCTAssertEqual(try parse("repaint_window: 7.5\n").config.repaintWindow, .lead(.microseconds(7500)))
+        XCTAssertNil(try parse("# nothing\n").config.repaintWindow, "unset: kioskd's default (auto)")
+        for bad in ["soon", "-3", "1000", "[4]"] {
+            XCTAssertEqual(errors("repaint_window: \(bad)\n"), [
+                "\(file):1:17: repaint_window: expected auto, off, or the lead before the vblank in milliseconds (0 to 999)",
+            ], bad)
+        }
     }
 
     func testModeAndYAMLErrorsAreLocated() {

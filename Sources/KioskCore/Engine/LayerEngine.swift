@@ -223,6 +223,8 @@ public final class LayerEngine {
         stats.renderWorkers = pool.workerCount
         stats.renderJobsQueued = pool.queuedJobCount
         stats.renderJobsRunning = pool.runningJobCount
+        stats.repaintWindowMs = Double(repaintLead.nanosecondsClamped) / 1e6
+        stats.repaintWindowMisses = repaint.misses
         let health = self.health
         stats.healthy = health.isHealthy
         stats.healthReason = health.reason
@@ -403,10 +405,20 @@ public final class LayerEngine {
         enforceSurfaceBudget()
         // Without an output nothing is composed; a composition waits for the next one (`attachOutput`).
         guard state == .running, backend != nil else { return }
-        if needsComposite { composeFrame() }
+        // While a present waits for its repaint window, what changed is composed when the window opens, with
+        // everything else that lands until then: the lead then covers composing, copying and committing, as a
+        // compositor's repaint window does, and work done just before the window cannot make its present late.
+        let composeDeferred = needsComposite && composeWaitsForRepaintWindow()
+        let workStart = repaint.mode == .off ? nil : loop.now
+        let composedBefore = counters.framesComposed, presentedBefore = counters.framesPresented
+        if needsComposite && !composeDeferred { composeFrame() }
         presentIfPossible(atFlip: false)
+        if let workStart, counters.framesComposed != composedBefore || counters.framesPresented != presentedBefore {
+            repaintWorkDone(loop.now - workStart)
+        }
         // A callback run by this iteration's observers (`didDisplay`, `willDisplay`) may have asked for more; the
-        // loop must not go to sleep on it, since nothing else would wake it.
-        if !transaction.isEmpty || needsComposite || !synchronousOutputs.isEmpty { waker.wake() }
+        // loop must not go to sleep on it, since nothing else would wake it. A deferred composition has the
+        // window's timer to wake it.
+        if !transaction.isEmpty || (needsComposite && !composeDeferred) || !synchronousOutputs.isEmpty { waker.wake() }
     }
 }

@@ -10,6 +10,50 @@ public enum RepaintWindow {
     public static let defaultLead = Duration.milliseconds(4)
     /// Added to the lateness measured when the lead is widened for it.
     public static let margin = Duration.milliseconds(1)
+    /// How long presents go out at once after a flip missed the vblank its present aimed at for the second time
+    /// within `settleTime` (the first miss widens the lead instead). Each further miss within `settleTime` of the one
+    /// before doubles the hold, up to `maximumHold`.
+    public static let firstHold = Duration.seconds(1)
+    public static let maximumHold = Duration.seconds(64)
+    public static let settleTime = Duration.seconds(10)
+
+    /// Whether, and with which lead, an engine uses the window (`repaint_window` in the config, `--repaint-window`).
+    public enum Mode: Equatable, Sendable, CustomStringConvertible {
+        /// Every frame is presented as soon as it is composed.
+        case off
+        /// `lead(for:)` of the attached output's refresh period: kioskd's default.
+        case auto
+        /// A fixed lead (widened while presents go out late, like `auto`'s).
+        case lead(Duration)
+
+        /// The lead for an output refreshing every `frame`; zero when off.
+        public func lead(for frame: Duration) -> Duration {
+            switch self {
+            case .off: .zero
+            case .auto: RepaintWindow.lead(for: frame)
+            case .lead(let lead): max(lead, .zero)
+            }
+        }
+
+        /// `off`, `auto`, or milliseconds (`0` is `off`), as the config and the command line spell it.
+        public init?(_ text: String) {
+            switch text.lowercased() {
+            case "off", "0": self = .off
+            case "auto": self = .auto
+            default:
+                guard let ms = Double(text), ms.isFinite, ms > 0, ms < 1000 else { return nil }
+                self = .lead(.microseconds(Int64((ms * 1000).rounded())))
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .off: "off"
+            case .auto: "auto"
+            case .lead(let lead): "\(Double(lead.nanosecondsClamped) / 1e6) ms"
+            }
+        }
+    }
 
     /// A quarter of `frame`, at least `defaultLead` and at most half of `frame`: 4.2 ms at 60 Hz, 12.5 ms at 20 Hz.
     /// A slow refresh leaves time to spare, and a loop woken late misses fewer vblanks with it.
@@ -17,7 +61,7 @@ public enum RepaintWindow {
         min(max(defaultLead, frame / 4), frame / 2)
     }
 
-    /// The vblank a frame ready now can reach, and when to present it for that vblank.
+/// The vblank a frame ready now can reach, and when to present it for that vblank.
     public struct Slot: Equatable, Sendable {
         public var vblank: MonotonicInstant
         public var presentAt: MonotonicInstant
@@ -52,14 +96,17 @@ public enum RepaintWindow {
 /// when a deferred present is due, and how late presents went out. A value owned by one `LayerEngine`, on the main
 /// thread.
 ///
-/// The lead adapts to the machine, like a compositor's render-time estimate: a present made when its window opened
-/// is timed until the backend took it, and the lead is at least that lateness plus `RepaintWindow.margin`; a flip
-/// that missed the vblank its present aimed at widens it to a whole frame (presents at once, as without a window).
-/// The lateness decays by 1/256 a flip (a half-life of about 3 s at 60 Hz): a machine that made a present late once
-/// is likely to again soon, so the window narrows back slowly and a load that comes and goes costs few frames.
+/// The lead adapts to the machine, like a compositor's render-time estimate: a present that waited for its window is
+/// timed from the window's opening until the backend took it, every commit that composed or presented is timed
+/// too, and the lead is at least the longest of these (the lateness) plus `RepaintWindow.margin`. The lateness decays by 1/1024 a flip (a half-life of about 12 s at 60 Hz): a machine that
+/// made a present late once is likely to again. A flip that missed the vblank its present aimed at widens the lead
+/// that way; a second miss within `settleTime` closes the window for a hold (`RepaintWindow.firstHold`, doubled for
+/// each miss that follows within `settleTime`): presents go out at once meanwhile, as without a window, so a
+/// machine whose loop cannot keep time (a loaded host, an emulated CPU) pays a missed vblank now and then rather
+/// than one every few frames.
 struct RepaintSchedule {
-    /// The configured lead (`LayerEngine.repaintWindow`); zero, the default, is no window.
-    var lead = Duration.zero
+    /// The configured window (`LayerEngine.repaintWindowMode`); `.off`, the engine's default, is no window.
+    var mode = RepaintWindow.Mode.off
     /// The timestamp of the last flip on the output attached now, if something animated when it completed; nil
     /// after a modeset, a reacquire or an attach.
     var lastVblank: MonotonicInstant?
@@ -71,6 +118,14 @@ struct RepaintSchedule {
     var target: MonotonicInstant?
     /// How late presents made in a window went out (a maximum that decays).
     var lateness = Duration.zero
+    /// After a missed vblank: presents go out at once until then.
+    var heldUntil: MonotonicInstant?
+    /// The length of the last hold (zero: none since the last miss that came alone).
+    var hold = Duration.zero
+    /// When the last flip that missed its target completed.
+    var lastMiss: MonotonicInstant?
+    /// Flips that missed the vblank their present aimed at.
+    var misses = 0
 
     mutating func cancel() {
         timer?.cancel()
@@ -85,18 +140,29 @@ struct RepaintSchedule {
         target = nil
     }
 
-    /// The lead in use: the configured one, widened to the measured lateness and margin. Zero configured: none.
-    func effectiveLead(frame: Duration) -> Duration {
-        guard lead > .zero else { return .zero }
-        return max(lead, lateness == .zero ? .zero : lateness + RepaintWindow.margin)
+    /// The lead in use at `now`: the configured one, widened to the measured lateness and margin; zero when off or
+    /// held after a miss.
+    func effectiveLead(frame: Duration, now: MonotonicInstant) -> Duration {
+        let configured = mode.lead(for: frame)
+        guard configured > .zero else { return .zero }
+        if let heldUntil, now < heldUntil { return .zero }
+        return max(configured, lateness == .zero ? .zero : lateness + RepaintWindow.margin)
     }
 
-    /// A flip completed at `timestamp`: a missed target widens the lead to a frame; otherwise the lateness decays.
+    /// A flip completed at `timestamp`. A missed target closes the window for a hold when another miss came within
+    /// `settleTime` (the lead was widened to the late present already); otherwise the lateness decays.
     mutating func flipped(at timestamp: MonotonicInstant, frame: Duration) {
         if let target, RepaintWindow.missed(target, flipped: timestamp, frame: frame) {
-            lateness = max(lateness, frame)
+            misses += 1
+            if let lastMiss, timestamp < lastMiss + RepaintWindow.settleTime {
+                hold = min(max(hold * 2, RepaintWindow.firstHold), RepaintWindow.maximumHold)
+                heldUntil = timestamp + hold
+            } else {
+                hold = .zero
+            }
+            lastMiss = timestamp
         } else {
-            lateness = lateness - lateness / 256
+            lateness = lateness - lateness / 1024
         }
         target = nil
         windowOpenedAt = nil
@@ -104,14 +170,27 @@ struct RepaintSchedule {
 }
 
 extension LayerEngine {
-    /// How long before the predicted vblank a frame is presented while something animates (see `RepaintWindow`);
-    /// widened while presents go out late. Zero, the default, presents every frame as soon as it is composed:
-    /// `RepaintWindow.lead(for:)` is the lead to use, but with it kioskd on vkms in the VM missed 17 to 66 of 300
-    /// vblanks against 7 to 13 without (docs/design.md), so nothing turns it on until that is understood.
-    public var repaintWindow: Duration {
-        get { repaint.lead }
-        set { repaint.lead = max(newValue, .zero) }
+    /// Whether frames are presented a lead before the predicted vblank while something animates (see
+    /// `RepaintWindow`). `.off`, the engine's default, presents every frame as soon as it is composed; kioskd sets
+    /// `.auto` unless told otherwise (`repaint_window`).
+    public var repaintWindowMode: RepaintWindow.Mode {
+        get { repaint.mode }
+        set { repaint.mode = newValue }
     }
+
+    /// The configured lead at the attached output's refresh period; zero when off. Setting it sets a fixed lead
+    /// (`.lead`), zero `.off`.
+    public var repaintWindow: Duration {
+        get { repaint.mode.lead(for: displayLink.frameDuration) }
+        set { repaint.mode = newValue > .zero ? .lead(newValue) : .off }
+    }
+
+    /// The lead in use now: the configured one widened while presents go out late; zero when off, or held after
+    /// a missed vblank.
+    public var repaintLead: Duration { repaint.effectiveLead(frame: displayLink.frameDuration, now: loop.now) }
+
+    /// Flips that missed the vblank their repaint window aimed at.
+    public var repaintWindowMisses: Int { repaint.misses }
 
     /// Whether a present wanted now waits for the repaint window: only while the display link has live targets,
     /// so the output flips at every vblank and a flip queued now would hold back what lands before the vblank. An
@@ -122,12 +201,15 @@ extension LayerEngine {
         let frame = displayLink.frameDuration
         guard displayLink.isActive, let lastVblank = repaint.lastVblank,
               let slot = RepaintWindow.slot(now: loop.now, lastVblank: lastVblank, frame: frame,
-                                            lead: repaint.effectiveLead(frame: frame)) else {
+                                            lead: repaint.effectiveLead(frame: frame, now: loop.now)) else {
             repaint.cancel()
             repaint.target = nil
             return false
         }
         guard slot.presentAt > loop.now else {
+            // A present that waited goes out now: how late it goes out is measured from when its window opened,
+            // whether the timer woke the loop or another wake-up came first.
+            if repaint.timer != nil { repaint.windowOpenedAt = slot.presentAt }
             repaint.timer?.cancel()
             repaint.timer = nil
             repaint.target = slot.vblank
@@ -142,6 +224,22 @@ extension LayerEngine {
             }
         }
         return true
+    }
+
+    /// Whether a composition wanted now waits for the repaint window (and is made when it opens): only while no
+    /// flip is pending and the present it feeds would wait for the window (`presentWaitsForRepaintWindow`).
+    func composeWaitsForRepaintWindow() -> Bool {
+        guard repaint.mode != .off, presentsEnabled, !presentsHeldByFault, let backend, !backend.isFlipPending else {
+            return false
+        }
+        return presentWaitsForRepaintWindow()
+    }
+
+    /// Composing and presenting took `duration` in one commit: the lead is at least that and the margin, so a frame
+    /// that costs as much as one did before makes its vblank (the window opening is where the composition it
+    /// deferred is made).
+    func repaintWorkDone(_ duration: Duration) {
+        repaint.lateness = min(max(repaint.lateness, duration), displayLink.frameDuration)
     }
 
     /// A present went out: if it is the one that waited for its window, how late it went out widens the lead.
