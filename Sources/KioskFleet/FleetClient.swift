@@ -112,6 +112,9 @@ public final class FleetClient {
         for topic in new.subtracting(old).sorted() { connection.subscribe(topic) }
     }
 
+    /// Whether `mqtt.events` names `name` (so its data is worth building).
+    public func publishes(event name: String) -> Bool { settings.events.contains(name) }
+
     /// Publishes `{"event": name, "data": data}` on `<prefix>/event/<name>` when `mqtt.events` names it.
     public func publish(event name: String, data: JSONValue) {
         guard settings.events.contains(name), connection.isConnected else { return }

@@ -33,7 +33,7 @@ public struct MQTTSettings: Sendable, Equatable {
                                         "data.set", "page.show"]
     /// Commands that make sense only on a socket connection: never over MQTT, whatever `allow` says.
     public static let neverAllowed = ["subscribe", "unsubscribe"]
-    public static let eventNames = ["scene", "data", "error"]
+    public static let eventNames = ["scene", "data", "error", "video", "input"]
     static let keys = ["url", "client_id", "topic_prefix", "username", "password_file", "ca_file", "cert_file", "key_file",
                        "keepalive", "group", "allow", "events", "homeassistant"]
 

@@ -67,17 +67,6 @@ enum FleetWiring {
         return fleet
     }
 
-    /// Sends the `emit` actions of presses the router reports to `fleet` (its `<prefix>/action` topic), besides
-    /// whatever the router reported to before.
-    static func forwardActions(from router: InputRouter, to fleet: FleetClient?) {
-        guard let fleet else { return }
-        let previous = router.onReport
-        router.onReport = { [weak fleet] report in
-            previous?(report)
-            if report.kind == .press, let action = report.action { fleet?.actionEmitted(action) }
-        }
-    }
-
     /// `<prefix>/state`: the figures `stats` and `scene.get` give, as those commands compute them.
     static func state(registry: CommandRegistry, stage: SceneStage, uptime: Duration) -> JSONValue {
         let stats = localResult(registry, "stats")

@@ -3,6 +3,7 @@ import Foundation
 import KioskControl
 import KioskCore
 import KioskDisplay
+import KioskFleet
 import KioskInput
 import KioskRuntime
 import KioskScene
@@ -110,6 +111,9 @@ final class InputWiring {
     let backlight: Backlight?
     private let engines: [LayerEngine]
     private weak var control: ControlWiring?
+    /// The fleet broker's client, if any: presses with an `emit` action go to its `<prefix>/action` topic, and
+    /// `input` events to `<prefix>/event/input` when `mqtt.events` names them, from every output.
+    weak var fleet: FleetClient?
     private let logger: Logger
 
     /// One output input is routed to: its stage, the panel touches map onto and the connector's name, its rotation,
@@ -303,9 +307,13 @@ final class InputWiring {
     }
 
     private func broadcast(_ report: InputReport, output: String) {
-        guard let server = control?.server, server.hasSubscribers("input") else { return }
+        if report.kind == .press, let action = report.action { fleet?.actionEmitted(action) }
+        let server = control?.server
+        let toSocket = server?.hasSubscribers("input") == true
+        let toFleet = fleet?.publishes(event: "input") == true
+        guard toSocket || toFleet else { return }
         func number(_ value: Double?) -> JSONValue { value.map { .double(($0 * 100).rounded() / 100) } ?? .null }
-        server.broadcast(event: "input", data: [
+        let data: JSONValue = [
             "kind": .string(report.kind.rawValue),
             "id": report.id.map(JSONValue.string) ?? .null,
             "action": report.action.map(JSONValue.string) ?? .null,
@@ -314,6 +322,9 @@ final class InputWiring {
             "output": .string(output),
             "key": report.key.map(JSONValue.string) ?? .null,
             "time_us": .int(Int64(clamping: report.timeMicroseconds)),
-        ])
+        ]
+        if toSocket { server?.broadcast(event: "input", data: data) }
+        if toFleet { fleet?.publish(event: "input", data: data) }
     }
+
 }

@@ -69,7 +69,7 @@ extension RunCommand {
         fleetClient?.onData = { [stages = wiring.stages] values in stages.setData(values) }
         let inputWiring = InputWiring(settings: input.settings(backend: backendKind, backlight: settings.backlight, board: settings.boardInput),
                                       outputs: wiring.outputs, control: controlSocket, logger: logger)
-        FleetWiring.forwardActions(from: inputWiring.router, to: fleetClient)
+        inputWiring.fleet = fleetClient
         wiring.onDetached = { [weak inputWiring] output in inputWiring?.outputDetached(output.connector) }
         wiring.onEvent = { [weak controlSocket, weak service, weak inputWiring] output, event in
             controlSocket?.outputChanged(event)

@@ -245,7 +245,7 @@ struct RunCommand: ParsableCommand {
         let inputWiring = InputWiring(settings: input.settings(backend: backendKind, backlight: settings.backlight, board: settings.boardInput),
                                       stage: runner.stage, display: display, panel: panel, output: display?.info.connector ?? "none",
                                       rotation: settings.rotation, control: controlSocket, logger: logger)
-        FleetWiring.forwardActions(from: inputWiring.router, to: fleetClient)
+        inputWiring.fleet = fleetClient
         inputWiring.start()
         PlaneWiring.follow(runner.engine, rotation: settings.rotation, logger: logger)
         outputs?.onDetached = { [weak inputWiring] in inputWiring?.outputDetached() }

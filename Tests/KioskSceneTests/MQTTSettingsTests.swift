@@ -37,6 +37,10 @@ final class MQTTSettingsTests: XCTestCase {
         XCTAssertTrue(settings.homeAssistant)
     }
 
+    func testVideoAndInputEventsCanBePublished() throws {
+        XCTAssertEqual(try decode("url: mqtt://broker\nevents: [video, input, error]").events, ["video", "input", "error"])
+    }
+
     func testDefaults() throws {
         let settings = try decode("url: mqtt://127.0.0.1")
         XCTAssertEqual(settings.port, 1883)
