@@ -34,6 +34,12 @@ public struct MQTTSettings: Sendable, Equatable {
     /// Commands that make sense only on a socket connection: never over MQTT, whatever `allow` says.
     public static let neverAllowed = ["subscribe", "unsubscribe"]
     public static let eventNames = ["scene", "data", "error", "video", "input"]
+    /// Every command kioskd's control socket answers (its registry holds exactly these; a debug build checks that at
+    /// start), so `kioskd check-config` can name a misspelt `allow` entry without starting anything.
+    public static let knownCommands = ["animate", "data.get", "data.set", "display.info", "display.power", "log.level",
+                                       "page.show", "ping", "scene.get", "scene.load", "screenshot", "stats", "subscribe",
+                                       "unsubscribe", "version", "video.load", "video.pause", "video.play", "video.seek",
+                                       "video.state", "widget.get", "widget.set"]
     static let keys = ["url", "client_id", "topic_prefix", "username", "password_file", "ca_file", "cert_file", "key_file",
                        "keepalive", "group", "allow", "events", "homeassistant"]
 
@@ -152,6 +158,10 @@ public struct MQTTSettings: Sendable, Equatable {
         if let allow = names("allow") {
             for name in allow where neverAllowed.contains(name) {
                 error(fields["allow"]!.value, "\(path).allow", "'\(name)' works only on the control socket")
+            }
+            for name in allow where !knownCommands.contains(name) {
+                let hint = Suggestion.nearest(to: name, in: knownCommands).map { "did you mean '\($0)'? " } ?? ""
+                error(fields["allow"]!.value, "\(path).allow", "unknown command '\(name)'; \(hint)known: \(knownCommands.joined(separator: ", "))")
             }
             settings.allow = allow
         }

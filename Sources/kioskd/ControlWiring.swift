@@ -4,6 +4,7 @@ import Glibc
 import KioskControl
 import KioskCore
 import KioskRuntime
+import KioskScene
 import KioskService
 import Logging
 
@@ -127,6 +128,8 @@ final class ControlWiring {
         do {
             let server = try ControlServer(loop: loop, options: serverOptions)
             let wiring = try ControlWiring(server: server, loop: loop, scene: scene)
+            assert(wiring.server.commands.commandNames == MQTTSettings.knownCommands.sorted(),
+                   "MQTTSettings.knownCommands must list the registry's commands: \(wiring.server.commands.commandNames)")
             if let directory = options.screenshotDir { wiring.screenshotDirectory = ScreenshotDirectory(directory) }
             return wiring
         } catch {

@@ -1,6 +1,7 @@
 import Foundation
 import KioskTestSupport
 import KioskCore
+import KioskScene
 import XCTest
 
 /// A headless `kioskd run --config FILE` with an `mqtt:` section against a real Mosquitto broker on a loopback port: status and
@@ -326,7 +327,22 @@ final class FleetMQTTTests: XCTestCase {
         try "mqtt:\n  url: mqtt://127.0.0.1:1\n  allow: [ping, nonsense]\n".write(toFile: config, atomically: true, encoding: .utf8)
         let unknown = try KioskdProcess.run(["run", "--backend", "headless", "--socket", broker.directory + "/c.sock", "--config", config], timeout: 60)
         XCTAssertNotEqual(unknown.status, 0)
-        XCTAssertTrue(unknown.stderr.contains("\(config): mqtt.allow: unknown command 'nonsense'"), unknown.stderr)
+        XCTAssertTrue(unknown.stderr.contains("\(config):3:10: mqtt.allow: unknown command 'nonsense'; known: animate, "), unknown.stderr)
+        // check-config names it too, with the nearest command when there is one.
+        try "mqtt:\n  url: mqtt://127.0.0.1:1\n  allow: [ping, page.shw]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let misspelt = try KioskdProcess.run(["check-config", config])
+        XCTAssertEqual(misspelt.status, 1)
+        XCTAssertEqual(misspelt.errorLines.count, 1, misspelt.stderr)
+        XCTAssertTrue(misspelt.errorLines.first?.hasPrefix("\(config):3:10: mqtt.allow: unknown command 'page.shw'; did you mean 'page.show'?") == true,
+                      misspelt.stderr)
+        // Every command kioskd knows may be allowed: the list check-config uses is the registry's (a debug kioskd
+        // also asserts it at start).
+        let everything = MQTTSettings.knownCommands.filter { !MQTTSettings.neverAllowed.contains($0) }
+        try "mqtt:\n  url: mqtt://127.0.0.1:1\n  allow: [\(everything.joined(separator: ", "))]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try KioskdProcess.run(["check-config", config]).status, 0)
+        let all = try KioskdProcess.run(["run", "--backend", "headless", "--socket", broker.directory + "/c.sock", "--config", config,
+                                         "--frames", "3"], timeout: 60)
+        XCTAssertEqual(all.status, 0, all.stderr)
         // check-config finds the same located errors without starting anything.
         try "mqtt:\n  url: mqtt://127.0.0.1:1\n  grop: [lobby]\n".write(toFile: config, atomically: true, encoding: .utf8)
         let checked = try KioskdProcess.run(["check-config", config])
