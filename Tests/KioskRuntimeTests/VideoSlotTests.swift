@@ -102,6 +102,7 @@ final class VideoSlotTests: XCTestCase {
         maker.last.frame(0xFF0000)
         h.settle()
         maker.last.end()
+        h.settle()
         XCTAssertTrue(maker.players[0].closed)
         XCTAssertTrue(maker.last.request.source.hasSuffix("b.mp4"))
         maker.last.fail("qtdemux0: no moov atom")
@@ -110,10 +111,32 @@ final class VideoSlotTests: XCTestCase {
         XCTAssertTrue(maker.last.request.source.hasSuffix("c.mp4"), "the next item plays")
         maker.last.frame(0x00FF00)
         maker.last.end()
+        h.settle()
         XCTAssertTrue(maker.last.request.source.hasSuffix("a.mp4"), "back to the first item")
         XCTAssertEqual(events.map(\.kind), [.started, .error, .started, .looped])
         XCTAssertEqual(events[1].message, "qtdemux0: no moov atom")
         XCTAssertTrue(events[1].source.hasSuffix("b.mp4"))
+    }
+
+    /// GStreamer's end of stream comes when the decoder is done, before its last frames are on screen: `ended` is
+    /// reported once the last frame has flipped, so a `duration: video` page never leaves before it.
+    func testTheEndIsReportedOnceTheLastFrameIsOnScreen() throws {
+        let (h, maker) = try harness("""
+        widgets:
+          - {id: v, type: video, source: a.mp4, loop: false, x: 0, y: 0, width: 100%, height: 100%, background: "#0000ff"}
+        """)
+        var pixelAtEnd: UInt32?
+        let previous = h.stage.onEvent
+        h.stage.onEvent = { event in
+            if case .video(let report) = event, report.kind == .ended { pixelAtEnd = try? h.pixel(x: 10, y: 10) & 0xFFFFFF }
+            previous?(event)
+        }
+        maker.last.frame(0xFF0000)
+        maker.last.end()
+        XCTAssertFalse(events.contains { $0.kind == .ended }, "not while the last frame is still to be shown")
+        h.settle()
+        XCTAssertEqual(events.map(\.kind), [.started, .ended])
+        XCTAssertEqual(pixelAtEnd, 0xFF0000, "the last frame was on screen when the end was reported")
     }
 
     func testEveryItemFailingStopsOnThePlaceholder() throws {

@@ -2,7 +2,8 @@
 /// `VideoFrameSchedule`; while any wait, the pacer ticks with the engine's display link (so flips keep coming) and,
 /// at each tick, hands the layer the newest frame due by the vblank the next page flip reaches. A frame with no due
 /// time (prerolled by a paused seek) is shown at once in place of those waiting. Once nothing waits the display link
-/// is let go: a paused or ended video costs no frames.
+/// is let go: a paused or ended video costs no frames. `whenDrained` runs an action once the last frame handed over
+/// is on screen (the flip after its present), so an item's end is reported with its last frame, not before it.
 ///
 /// Main thread, like the engine.
 public final class VideoFramePacer {
@@ -14,6 +15,16 @@ public final class VideoFramePacer {
     private let shown: (VideoFrame, Bool) -> Void
     /// Frames superseded while waiting, before any vblank could show them.
     public private(set) var superseded = 0
+    /// Actions waiting for the frames handed over to be on screen (`whenDrained`), and the timer that runs them
+    /// anyway when no flip comes (no output, a blanked one).
+    private var drainActions: [() -> Void] = []
+    private var drainDeadline: TimerHandle?
+    /// Ticks of the display link while frames wait or actions do, and the tick at which the last frame handed to
+    /// the layer went out in a present (nil while it has not).
+    private var ticks = 0
+    private var lastFramePresentedAtTick: Int?
+    /// The longest `whenDrained` waits for a flip before it runs its actions.
+    public static let drainTimeout = Duration.milliseconds(250)
 
     public init(engine: LayerEngine, layer: Layer, shown: @escaping (VideoFrame, Bool) -> Void) {
         self.engine = engine
@@ -32,6 +43,34 @@ public final class VideoFramePacer {
             return
         }
         superseded += schedule.add(frame)
+        startTicking()
+    }
+
+    /// Runs `action` once every frame handed over is on screen: nothing waits for its vblank, and a flip completed
+    /// after the present that carried the last one. At once when nothing is pending; after `drainTimeout` at the
+    /// latest.
+    public func whenDrained(_ action: @escaping () -> Void) {
+        guard !isDrained else { return action() }
+        drainActions.append(action)
+        if drainDeadline == nil {
+            drainDeadline = engine.loop.addTimer(after: Self.drainTimeout) { [weak self] in self?.runDrainActions() }
+        }
+        startTicking()
+    }
+
+    private var isDrained: Bool {
+        schedule.isEmpty && (lastFramePresentedAtTick.map { ticks > $0 } ?? true)
+    }
+
+    private func runDrainActions() {
+        drainDeadline?.cancel()
+        drainDeadline = nil
+        let actions = drainActions
+        drainActions = []
+        for action in actions { action() }
+    }
+
+    private func startTicking() {
         guard !ticking else { return }
         ticking = true
         engine.addAnimation(target: self) { pacer, tick in pacer.tick(tick) }
@@ -50,10 +89,12 @@ public final class VideoFramePacer {
     }
 
     private func tick(_ tick: DisplayTick) -> Bool {
+        ticks += 1
         let (frame, skipped) = schedule.take(forVblankAt: tick.nextVblank, period: engine.displayLink.frameDuration)
         superseded += skipped
         if let frame { show(frame) }
-        ticking = !schedule.isEmpty
+        if !drainActions.isEmpty, isDrained { runDrainActions() }
+        ticking = !schedule.isEmpty || !drainActions.isEmpty
         return ticking
     }
 
@@ -62,6 +103,11 @@ public final class VideoFramePacer {
             shown(frame, false)
             return
         }
-        engine.showExternalSurface(frame.surface, on: layer) { [shown] wasShown in shown(frame, wasShown) }
+        // Not presented yet: a drain waits for the present, then for a flip after it.
+        lastFramePresentedAtTick = Int.max
+        engine.showExternalSurface(frame.surface, on: layer) { [weak self, shown] wasShown in
+            self?.lastFramePresentedAtTick = self?.ticks
+            shown(frame, wasShown)
+        }
     }
 }

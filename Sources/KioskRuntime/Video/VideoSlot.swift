@@ -198,25 +198,38 @@ final class VideoSlot {
             lastError = nil
             onReport?(VideoEventReport(id: node.id, kind: .started, source: source))
         case .ended:
-            let last = index + 1 >= properties.sources.count
-            if !last {
-                open(index + 1)
-            } else {
-                onReport?(VideoEventReport(id: node.id, kind: properties.loop ? .looped : .ended, source: source))
-                if properties.loop {
-                    if properties.sources.count == 1, let player {
-                        player.seek(to: .zero)
-                    } else {
-                        open(0)
-                    }
-                }
-                // After the report: a `duration: video` page advances on it, and its `page_shown` follows `ended`.
-                onPlaylistFinished?()
+            // The decoder is done before its last frames are on screen: the end is handled once they are.
+            guard let pacer else { return itemEnded(source: source) }
+            let player = self.player
+            pacer.whenDrained { [weak self] in
+                // Unless the item was let go meanwhile (a load, a seek, the widget gone).
+                guard let self, self.player === player else { return }
+                itemEnded(source: source)
             }
         case .failed(let message):
             fail(source, message: message, advance: true)
         }
     }
+
+    /// The current item ended and its last frame is on screen: the next item, a loop, or the end of the playlist.
+    private func itemEnded(source: String) {
+        let last = index + 1 >= properties.sources.count
+        if !last {
+            open(index + 1)
+            return
+        }
+        onReport?(VideoEventReport(id: node.id, kind: properties.loop ? .looped : .ended, source: source))
+        if properties.loop {
+            if properties.sources.count == 1, let player {
+                player.seek(to: .zero)
+            } else {
+                open(0)
+            }
+        }
+        // After the report: a `duration: video` page advances on it, and its `page_shown` follows `ended`.
+        onPlaylistFinished?()
+    }
+
 
     /// Shows the placeholder, reports the failure, and moves on to the next item unless every item failed.
     private func fail(_ source: String, message: String, advance: Bool) {
