@@ -232,6 +232,21 @@ final class RepaintWindowTests: XCTestCase {
         XCTAssertEqual(a.firstShown(green), next, "and shown at that vblank")
     }
 
+    func testAResultLandingFarFromTheWindowIsComposedAtOnceAndTheWindowOnlyPresents() throws {
+        let a = try Animated()
+        let lead = a.h.engine.repaintWindow
+        let next = a.lastVblank + frame
+        a.h.run(for: .milliseconds(1))
+        let composed = a.h.stats.framesComposed
+        // Two leads before the window: composing now is done long before it opens.
+        a.show(green, at: next + (.zero - lead * 3), runUntil: next + (.zero - lead * 3) + .microseconds(10))
+        XCTAssertEqual(a.h.stats.framesComposed, composed + 1, "composed as it landed")
+        XCTAssertFalse(a.h.backend.isFlipPending, "the present still waits for the window")
+        a.h.run(for: next + frame - a.h.loop.now)
+        XCTAssertEqual(a.h.stats.framesComposed, composed + 1, "nothing composed again at the window")
+        XCTAssertEqual(a.firstShown(green), next)
+    }
+
     func testTheWindowModeReadsAsTheConfigSpellsIt() {
         XCTAssertEqual(RepaintWindow.Mode("auto"), .auto)
         XCTAssertEqual(RepaintWindow.Mode("off"), .off)

@@ -229,10 +229,13 @@ extension LayerEngine {
     /// Whether a composition wanted now waits for the repaint window (and is made when it opens): only while no
     /// flip is pending and the present it feeds would wait for the window (`presentWaitsForRepaintWindow`).
     func composeWaitsForRepaintWindow() -> Bool {
-        guard repaint.mode != .off, presentsEnabled, !presentsHeldByFault, let backend, !backend.isFlipPending else {
+        guard repaint.mode != .off, presentsEnabled, !presentsHeldByFault, let backend, !backend.isFlipPending,
+              presentWaitsForRepaintWindow(), let opens = repaint.timer?.nextDeadline else {
             return false
         }
-        return presentWaitsForRepaintWindow()
+        // Far enough from the window, composing now is done before it opens, and the window is left with the copy
+        // and the commit; within a lead of it, the composition waits for it.
+        return opens - loop.now < repaint.effectiveLead(frame: displayLink.frameDuration, now: loop.now)
     }
 
     /// Composing and presenting took `duration` in one commit: the lead is at least that and the margin, so a frame
