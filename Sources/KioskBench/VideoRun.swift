@@ -5,14 +5,18 @@ import KioskDisplay
 import KioskRender
 
 /// Not product code: the `video` scenario. A clip plays through a `VideoPlayerMaking` (GStreamer, from `kioskd`)
-/// at the output's size, three ways side by side, each on a real epoll loop in real time:
+/// scaled to the video's box (the screen's width, above a strip of `stripHeight` pixels), three ways side by side,
+/// each on a real epoll loop in real time:
 ///
-/// - `composited`: kioskd's path: each frame shown on a full-screen layer at the vblank nearest its due time
-///   (`VideoFramePacer`, through `showExternalSurface`), composed into the shadow buffer and copied into the headless scanout buffer, beside a small layer re-rendered ten times
-///   a second on the pool (do other widgets keep updating?);
-/// - `naive_copy`: each decoded frame copied straight into a scanout-sized buffer on the main thread, no engine;
-/// - `plane`: a layer scanned out by an overlay plane. The bench runs headless, which has no overlay planes
-///   (`DRMOverlayPlanes` needs atomic DRM): every figure is null.
+/// - `composited`: kioskd's path without overlay planes: each frame shown on the video layer at the vblank nearest
+///   its due time (`VideoFramePacer`, through `showExternalSurface`), composed into the shadow buffer and copied
+///   into the headless scanout buffer, beside a small layer in the strip re-rendered ten times a second on the
+///   pool (do other widgets keep updating?);
+/// - `plane`: the same on an output with an overlay plane (`HeadlessPlaneOutput`): the engine puts the video layer
+///   on the plane (nothing overlaps it), the compositor skips it, and each frame is copied into the plane's back
+///   buffer at the present, as `DRMOverlayPlanes` does on DRM; the kernel's part (the commit, the scanout) is not
+///   there to measure;
+/// - `naive_copy`: each decoded frame copied straight into a scanout-sized buffer on the main thread, no engine.
 ///
 /// Decoding runs on GStreamer's threads in every contestant; the main thread's CPU per shown frame is what each
 /// path costs beyond decoding.
@@ -25,14 +29,20 @@ public enum VideoRun {
         public var framesShown: Int?
         public var framesDropped: Int?
         public var mainMsP99: Double?
-        /// Renders of the other widget applied during the run (composited only).
+        /// Renders of the other widget applied during the run (the engine's contestants).
         public var otherWidgetUpdates: Int?
         public var seconds: Double?
+        /// How the engine showed the video layer at the end (`stats`' `layer_paths`): `plane` or `composited`, and why.
+        public var layerPath: String?
+        public var layerPathReason: String?
+        /// Frames copied into the overlay plane's buffers (the plane contestant).
+        public var planeFramesCopied: Int?
 
         enum CodingKeys: String, CodingKey {
             case mainCPUMsPerShownFrame = "main_cpu_ms_per_shown_frame", totalCPUMsPerShownFrame = "total_cpu_ms_per_shown_frame"
             case framesDecoded = "frames_decoded", framesShown = "frames_shown", framesDropped = "frames_dropped"
             case mainMsP99 = "main_ms_p99", otherWidgetUpdates = "other_widget_updates", seconds
+            case layerPath = "layer_path", layerPathReason = "layer_path_reason", planeFramesCopied = "plane_frames_copied"
         }
 
         public func encode(to encoder: Encoder) throws {
@@ -45,9 +55,10 @@ public enum VideoRun {
             try c.encode(mainMsP99, forKey: .mainMsP99)
             try c.encode(otherWidgetUpdates, forKey: .otherWidgetUpdates)
             try c.encode(seconds, forKey: .seconds)
+            try c.encode(layerPath, forKey: .layerPath)
+            try c.encode(layerPathReason, forKey: .layerPathReason)
+            try c.encode(planeFramesCopied, forKey: .planeFramesCopied)
         }
-
-        static let unmeasured = Figures()
     }
 
     public struct Scenario: Codable, Sendable {
@@ -68,23 +79,37 @@ public enum VideoRun {
     public static func run(clip: String, mode: DisplayMode, frames: Int,
                            makeVideo: (MainLoop) throws -> any VideoPlayerMaking) throws -> Scenario {
         Scenario(mode: mode.description, clip: clip, frames: frames,
-                 composited: try composited(clip: clip, mode: mode, frames: frames, makeVideo: makeVideo),
+                 composited: try engine(clip: clip, mode: mode, frames: frames, planes: false, makeVideo: makeVideo),
                  naiveCopy: try naiveCopy(clip: clip, mode: mode, frames: frames, makeVideo: makeVideo),
-                 plane: .unmeasured)
+                 plane: try engine(clip: clip, mode: mode, frames: frames, planes: true, makeVideo: makeVideo))
+    }
+
+    /// The strip under the video, where the other widget lives: a plane above the primary covers whatever is
+    /// composited over its layer, so a widget over the video would keep it off the plane.
+    static let stripHeight = 120
+
+    static func videoBox(_ mode: DisplayMode) -> Rect {
+        Rect(x: 0, y: 0, width: mode.width, height: max(mode.height - stripHeight, 2))
     }
 
     private static func request(_ clip: String, _ mode: DisplayMode) -> VideoPlayerRequest {
-        VideoPlayerRequest(source: clip, size: mode.size, fit: .fill, muted: true, volume: 0)
+        VideoPlayerRequest(source: clip, size: videoBox(mode).size, fit: .fill, muted: true, volume: 0)
     }
 
-    static func composited(clip: String, mode: DisplayMode, frames: Int,
-                           makeVideo: (MainLoop) throws -> any VideoPlayerMaking) throws -> Figures {
+    /// The engine's path: composited on a headless output, or on an overlay plane of `HeadlessPlaneOutput`.
+    static func engine(clip: String, mode: DisplayMode, frames: Int, planes: Bool,
+                       makeVideo: (MainLoop) throws -> any VideoPlayerMaking) throws -> Figures {
         let loop = try MainLoop.epoll()
-        let backend = try HeadlessBackend(mode: mode, bufferCount: 2)
+        let planeOutput = planes ? try HeadlessPlaneOutput(mode: mode) : nil
+        let backend: any DisplayBackend = try planeOutput ?? HeadlessBackend(mode: mode, bufferCount: 2)
         let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: mode.size),
                                      pool: RenderQueuePool(strategy: .roundRobin))
-        let video = Layer(frame: Rect(size: mode.size), content: RectContent(fill: .solid(.black)), name: "video")
-        let other = Layer(frame: Rect(x: 40, y: 40, width: 320, height: 120), content: RectContent(fill: .solid(.white)), name: "other")
+        engine.overlayPlanes = planeOutput
+        let video = Layer(frame: videoBox(mode), content: RectContent(fill: .solid(.black)), name: "video")
+        // As kioskd's video widget: its body prefers a plane, and goes on one where the output has one.
+        video.prefersOverlayPlane = true
+        let other = Layer(frame: Rect(x: 40, y: mode.height - stripHeight + 10, width: 320, height: stripHeight - 20),
+                          content: RectContent(fill: .solid(.white)), name: "other")
         engine.rootLayer.addChild(video)
         engine.rootLayer.addChild(other)
         var otherUpdates = 0
@@ -134,6 +159,7 @@ public enum VideoRun {
         timer.cancel()
         let endThread = CPUTime.thread(), endProcess = CPUTime.process(), seconds = (MonotonicInstant.now() - begin).seconds
         let counts = player.counts
+        let path = engine.stats.layerPaths.first { $0.layer == "video" }
         player.close()
         engine.stop()
         if let failure { throw BenchError("bench video \(clip): \(failure)") }
@@ -141,7 +167,8 @@ public enum VideoRun {
         return Figures(mainCPUMsPerShownFrame: (endThread - startThread) / Double(shown),
                        totalCPUMsPerShownFrame: (endProcess - startProcess) / Double(shown),
                        framesDecoded: counts.decoded, framesShown: shown, framesDropped: counts.dropped + notShown + pacer.superseded,
-                       mainMsP99: perFrame.summary.p99, otherWidgetUpdates: otherUpdates, seconds: seconds)
+                       mainMsP99: perFrame.summary.p99, otherWidgetUpdates: otherUpdates, seconds: seconds,
+                       layerPath: path?.path.rawValue, layerPathReason: path?.reason, planeFramesCopied: planeOutput?.framesCopied)
     }
 
     static func naiveCopy(clip: String, mode: DisplayMode, frames: Int,

@@ -16,9 +16,10 @@ import KioskVideo
 /// its memory (peak, private, file-backed, private dirty) as the child read it from procfs. `images`: the same
 /// 800x480 scene with a 400x240 PNG and with a 12000x12000 one in a 400x240 box, peak RSS of each. `pages`: a
 /// 20-page signage loop at 1920x1080 against the same file with one page: peak RSS, surface memory, frames missed at
-/// timed changes, and `page.show` to a purged page. `video` (run only when named): a 1920x1080 30 fps clip decoded by GStreamer, the composited path
-/// against a naive copy of each decoded frame into the scanout buffer (and the plane path, null until planes are
-/// assigned): main-thread CPU per shown frame, frames decoded, shown and dropped, main-thread p99.
+/// timed changes, and `page.show` to a purged page. `video` (run only when named): a 1920x1080 30 fps clip decoded by
+/// GStreamer, the composited path and the overlay-plane path (a headless output with a plane, whose buffers the
+/// frames are copied into as on DRM) against a naive copy of each decoded frame into the scanout buffer: main-thread
+/// CPU per shown frame, frames decoded, shown and dropped, main-thread p99, the video layer's path.
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",

@@ -213,6 +213,11 @@ extension PagesRun.Figures {
 }
 
 extension VideoRun.Scenario {
+    private func path(_ f: VideoRun.Figures) -> String {
+        guard let path = f.layerPath else { return "null" }
+        return f.layerPathReason.map { "\(path) (\($0))" } ?? path
+    }
+
     var table: String {
         func row(_ name: String, _ f: VideoRun.Figures) -> String {
             "  " + name.padding(toLength: 14, withPad: " ", startingAt: 0)
@@ -224,6 +229,8 @@ extension VideoRun.Scenario {
             "video: \(clip) for \(frames) decoded frames, \(mode), headless (decoding on GStreamer's threads)",
             "                main ms    total ms   decoded    shown      dropped    main p99   other upd.",
             row("composited", composited), row("naive copy", naiveCopy), row("plane", plane),
+            "  video layer's path: composited run \(path(composited)), plane run \(path(plane)); "
+                + "frames copied into the plane's buffers: \(show(plane.planeFramesCopied))",
         ].joined(separator: "\n")
     }
 }

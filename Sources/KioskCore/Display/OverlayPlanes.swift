@@ -38,3 +38,17 @@ public struct LayerPathReport: Codable, Sendable, Equatable {
         self.layer = layer; self.path = path; self.reason = reason
     }
 }
+
+extension LayerSurface {
+    /// Copies the pixels, row by row, into a plane's framebuffer at `base` (`stride` bytes per row, `size` pixels;
+    /// ARGB8888, which is premultiplied ARGB32 as it scans out), clipped to the smaller of the two: what an overlay
+    /// plane costs the CPU each time its layer shows a new frame. Returns the bytes copied.
+    @discardableResult
+    public func copyPixels(into base: UnsafeMutableRawPointer, stride: Int, size: Size) -> Int {
+        let row = min(self.size.width, size.width) * 4, rows = min(self.size.height, size.height)
+        for y in 0..<rows {
+            (base + y * stride).copyMemory(from: bytes + y * self.stride, byteCount: row)
+        }
+        return row * rows
+    }
+}

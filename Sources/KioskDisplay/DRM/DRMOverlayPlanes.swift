@@ -163,10 +163,7 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
 
     /// Copies `surface` (premultiplied ARGB32, as ARGB8888 scans out) into `buffer`, row by row.
     private static func copy(_ surface: LayerSurface, into buffer: DumbBuffer) {
-        let row = min(surface.size.width, buffer.size.width) * 4
-        for y in 0..<min(surface.size.height, buffer.size.height) {
-            memcpy(buffer.base + y * buffer.stride, surface.bytes + y * surface.stride, row)
-        }
+        surface.copyPixels(into: buffer.base, stride: buffer.stride, size: buffer.size)
     }
 
     private static func same(_ a: Shown?, _ b: Shown?) -> Bool {
