@@ -146,6 +146,10 @@ let busSyncHandler: @convention(c) (UnsafeMutablePointer<GstBus>?, UnsafeMutable
     guard let message, let data else { return GST_BUS_DROP }
     let mailbox = Unmanaged<PlayerMailbox>.fromOpaque(data).takeUnretainedValue()
     switch message.pointee.type {
+    case GST_MESSAGE_STREAM_STATUS:
+        // Decoding and converting run below the main thread's priority, as the render workers do: on a board with
+        // few cores a busy decoder must not hold back the loop that shows its frames.
+        _ = kiosk_gst_lower_entering_stream_thread(message, GStreamerThreads.niceIncrement)
     case GST_MESSAGE_EOS:
         mailbox.post(.endOfStream)
     case GST_MESSAGE_ERROR:
@@ -161,6 +165,12 @@ let busSyncHandler: @convention(c) (UnsafeMutablePointer<GstBus>?, UnsafeMutable
         break
     }
     return GST_BUS_DROP
+}
+
+/// GStreamer's streaming threads (and the decoder threads they start) run this much nicer than the thread that made
+/// the pipeline, like the render workers (`RenderQueuePool`); audio elements' threads keep their priority.
+enum GStreamerThreads {
+    static let niceIncrement: Int32 = 5
 }
 
 /// Releases the reference a callback table or sync handler held on its mailbox, when GStreamer lets go of it.

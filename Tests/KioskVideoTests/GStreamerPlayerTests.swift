@@ -67,6 +67,38 @@ final class GStreamerPlayerTests: XCTestCase {
         }
     }
 
+    /// GStreamer's streaming threads, and the decoder threads they start, run nicer than the thread that made the
+    /// player (as the render workers do), so a busy decoder does not hold back the main loop that shows its frames.
+    func testStreamingThreadsRunBelowTheMainThreadsPriority() throws {
+        let clip = try TestClips.clip(.h264, width: 320, height: 240, frames: 60)
+        func nice(_ task: String) -> Int? {
+            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            // Fields after the command: state is field 3, nice field 19.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 16 ? Int(fields[16]) : nil
+        }
+        func name(_ task: String) -> String {
+            ((try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        // Tests run on the process's main thread, whose task id is the process id.
+        let mainNice = try XCTUnwrap(nice(String(getpid())))
+        var streaming: [(String, Int)] = []
+        let (_, player) = try play(clip) { _ in
+            // GStreamer names a streaming thread after its pad ("qtdemux0:sink", "multiqueue0:src_0", ...).
+            streaming = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).compactMap { task in
+                let n = name(task)
+                return n.contains(":") ? nice(task).map { (n, $0) } : nil
+            }
+            return streaming.count >= 2
+        }
+        defer { player.close() }
+        XCTAssertGreaterThanOrEqual(streaming.count, 2, "GStreamer's streaming threads are running")
+        for (thread, value) in streaming {
+            XCTAssertEqual(value, min(19, mainNice + 5), "\(thread) runs 5 nicer than the main thread")
+        }
+    }
+
     func testMissingAndCorruptFilesFailWithTheDecodersMessage() throws {
         for source in ["/nonexistent/clip.mp4", try TestClips.corrupt()] {
             let (recorder, player) = try play(source) { recorder in

@@ -12,4 +12,9 @@ void kiosk_gst_set_element(GstElement *element, const char *property, GstElement
 // GST_MESSAGE_SRC is a macro over a cast; the name of the element that posted a message, or NULL.
 const char *kiosk_gst_message_source_name(GstMessage *message);
 
+// On a STREAM_STATUS message of kind ENTER (posted by a streaming thread as it starts, on that thread), sets the
+// calling thread's nice value to the main thread's plus `increment` unless the thread belongs to an audio element (a sound card's ring
+// buffer must not starve). Threads the decoder starts from there inherit it. Returns 1 when it did.
+int kiosk_gst_lower_entering_stream_thread(GstMessage *message, int increment);
+
 #endif
