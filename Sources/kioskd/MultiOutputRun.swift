@@ -99,7 +99,7 @@ extension RunCommand {
             logger.info("\(flips.framesFlipped) frames flipped on \(output.connector), missed vblanks \(flips.missedVblanks)")
         }
         if let statsOut {
-            do { try report.write(to: statsOut, engine: first.engine.stats) } catch { problems.append("\(error)") }
+            do { try report.write(to: statsOut, engine: first.engine.stats, extra: RunStatsReport.videoFigures(first.stage)) } catch { problems.append("\(error)") }
         }
         for output in wiring.outputs { output.engine.detachOutput() }
         withExtendedLifetime((pool, wiring, service, inputWiring)) {}

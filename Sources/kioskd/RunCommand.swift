@@ -267,7 +267,7 @@ struct RunCommand: ParsableCommand {
                                     poweredOn: shown?.isPoweredOn ?? false, firstFrameMs: session.firstCompleteFrameMs, pacing: pacing)
         logger.info("\(report.framesFlipped) frames flipped on \(report.connector) \(report.mode) (\(report.commitApi)), missed vblanks \(report.missedVblanks), flip interval p50 \(report.flipIntervalMs.p50) ms p99 \(report.flipIntervalMs.p99) ms")
         if let statsOut {
-            do { try report.write(to: statsOut, engine: runner.engine.stats) } catch { problems.append("\(error)") }
+            do { try report.write(to: statsOut, engine: runner.engine.stats, extra: RunStatsReport.videoFigures(runner.stage)) } catch { problems.append("\(error)") }
         }
         withExtendedLifetime((pool, runner, service, inputWiring, outputs, pageCaptures)) {}
         if !problems.isEmpty { throw DisplayError(problems.joined(separator: "; ")) }

@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskRuntime
 
 /// The `--stats-out` file. Keys are snake_case and stable: scripts and CI read them.
 struct RunStatsReport: Codable {
@@ -48,6 +49,12 @@ struct RunStatsReport: Codable {
         self.firstFrameMs = firstFrameMs
     }
 
+    /// The video widgets' frame counters over `stage`, as `stats` gives them.
+    static func videoFigures(_ stage: SceneStage) -> [String: Int] {
+        let totals = stage.videoFrameTotals
+        return ["video_frames_decoded": totals.decoded, "video_frames_shown": totals.shown, "video_frames_dropped": totals.dropped]
+    }
+
     /// Writes the report; with a layer engine its counters (renders, drops, compositions, bytes copied, render
     /// times per kind, fps) are merged in at the top level, the output's own figures taking precedence.
     private enum CodingKeys: String, CodingKey {
@@ -77,7 +84,8 @@ struct RunStatsReport: Codable {
         try c.encode(memory, forKey: .memory)
     }
 
-    func write(to path: String, engine: EngineStats? = nil) throws {
+    /// `extra`: further figures merged in (the video widgets' frame counters).
+    func write(to path: String, engine: EngineStats? = nil, extra: [String: Int] = [:]) throws {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -86,6 +94,7 @@ struct RunStatsReport: Codable {
            var merged = try JSONSerialization.jsonObject(with: encoder.encode(engine)) as? [String: Any],
            let mine = try JSONSerialization.jsonObject(with: data) as? [String: Any] {
             merged.merge(mine) { _, ours in ours }
+            merged.merge(extra) { ours, _ in ours }
             data = try JSONSerialization.data(withJSONObject: merged, options: [.prettyPrinted, .sortedKeys])
         }
         data.append(0x0A)

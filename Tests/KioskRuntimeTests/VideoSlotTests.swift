@@ -293,4 +293,24 @@ extension VideoSlotTests {
         XCTAssertEqual(h.stage.videoFrameTotals.dropped, 2)
         XCTAssertFalse(h.engine.isAnimating, "a paused video costs no frames")
     }
+
+    /// A clip's first frames come together as the pipeline starts, the first due at once and the next a frame later,
+    /// while the output is idle: the display link's first tick is a flip away, and by its vblank the second frame is
+    /// due too. The first goes out at once, so it is not superseded.
+    func testTheFirstFrameDueWhileIdleIsShownAtOnceAndNotSuperseded() throws {
+        let (h, maker) = try harness("""
+        widgets:
+          - {id: v, type: video, source: a.mp4, x: 0, y: 0, width: 100%, height: 100%, background: "#0000ff"}
+        """)
+        XCTAssertFalse(h.engine.isAnimating)
+        let t = h.loop.now
+        maker.last.frame(0xFF0000, timestamp: .zero, due: t)
+        maker.last.frame(0x00FF00, timestamp: .milliseconds(33), due: t + .milliseconds(33))
+        h.settleNow()
+        XCTAssertTrue(h.backend.isFlipPending, "the first frame presented at once, not at the first tick")
+        h.run(for: .milliseconds(100))
+        XCTAssertEqual(try h.pixel(x: 10, y: 10) & 0xFFFFFF, 0x00FF00)
+        XCTAssertEqual(h.stage.videoFrameTotals.shown, 2)
+        XCTAssertEqual(h.stage.videoFrameTotals.dropped, 0, "the first frame was not superseded")
+    }
 }

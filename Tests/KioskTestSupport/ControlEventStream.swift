@@ -141,6 +141,18 @@ public final class ControlEventStream {
         }
     }
 
+    /// The next event, waiting for it until `deadline`; nil when none came by then. Throws when the connection
+    /// closes. For a test that does something at its own pace (a data update every 100 ms) while it waits for an
+    /// event that ends the run.
+    public func nextEvent(until deadline: Date) throws -> ControlEvent? {
+        if !pending.isEmpty { return pending.removeFirst() }
+        while let object = socket.readObject(deadline: deadline) {
+            if let event = Self.event(object) { return event }
+        }
+        if socket.closedByPeer { throw ControlTestError("\(socketPath): the connection closed while waiting for an event") }
+        return nil
+    }
+
     /// Forgets the events already read on this connection (those that arrived before the last reply).
     public func discardPendingEvents() {
         pending.removeAll()

@@ -1,6 +1,8 @@
 /// Shows a video's frames on its layer at the vblank nearest each one's due time. Frames with a due time wait in a
 /// `VideoFrameSchedule`; while any wait, the pacer ticks with the engine's display link (so flips keep coming) and,
-/// at each tick, hands the layer the newest frame due by the vblank the next page flip reaches. A frame with no due
+/// at each tick, hands the layer the newest frame due by the vblank the next page flip reaches. A frame that comes
+/// due while the pacer is idle (the first of a clip) is handed over at once rather than at the first tick, which is
+/// a flip away. A frame with no due
 /// time (prerolled by a paused seek) is shown at once in place of those waiting. Once nothing waits the display link
 /// is let go: a paused or ended video costs no frames. `whenDrained` runs an action once the last frame handed over
 /// is on screen (the flip after its present), so an item's end is reported with its last frame, not before it.
@@ -43,6 +45,13 @@ public final class VideoFramePacer {
             return
         }
         superseded += schedule.add(frame)
+        if !ticking {
+            // The display link is not running: its first tick is a flip away, two vblanks at worst, by when the
+            // next frame may be due too. A frame due now goes out at once (an idle output presents at once).
+            let (due, skipped) = schedule.take(forVblankAt: engine.loop.now, period: engine.displayLink.frameDuration)
+            superseded += skipped
+            if let due { show(due) }
+        }
         startTicking()
     }
 
