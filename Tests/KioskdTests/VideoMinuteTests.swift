@@ -22,21 +22,9 @@ final class VideoMinuteTests: XCTestCase {
     func testSixtySecondsOf1080p30DropNoFrameWhileOtherWidgetsKeepUpdating() throws {
         let frames = 1800
         let clip = try TestClips.clip(.h264, width: 1920, height: 1080, frames: frames)
-        let directory = try KioskdProcess.scratchDirectory("video-minute")
-        let yaml = """
-        pages:
-          - name: waiting
-            widgets:
-              - {type: rect, x: 0, y: 0, width: 100%, height: 100%, background: "#101010"}
-          - name: main
-            widgets:
-              - {id: clip, type: video, source: \(clip), loop: false, fit: fill, x: 0, y: 0, width: 100%, height: 100%}
-              - {id: clock, type: clock, format: "%H:%M:%S", x: 40, y: 900, width: 600, height: 120, foreground: white, font: {size: 80}}
-              - {id: counter, type: text, text: "{tick}", x: 1300, y: 900, width: 560, height: 120, foreground: white, font: {size: 80}}
-        """
-        let file = directory.appendingPathComponent("scene.yaml")
-        try yaml.write(to: file, atomically: true, encoding: .utf8)
-        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "1920x1080@60", "--scene", file.path])
+        let daemon = try FullHDVideoKiosk.start(clip: clip, scratch: "video-minute", extraWidgets: [
+            "{id: counter, type: text, text: \"{tick}\", x: 1300, y: 900, width: 560, height: 120, foreground: white, font: {size: 80}}",
+        ])
         defer { daemon.stop() }
         let events = try ControlEventStream(socketPath: daemon.socketPath, events: ["video"])
         _ = try events.request(#"{"id": "show", "cmd": "page.show", "args": {"name": "main"}}"#)
