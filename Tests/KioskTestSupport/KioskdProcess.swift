@@ -54,7 +54,7 @@ public final class RunningProcess {
     private let outURL: URL
     private let errURL: URL
 
-    init(path: String, arguments: [String], environment: [String: String]) throws {
+    public init(path: String, arguments: [String], environment: [String: String] = [:]) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         outURL = dir.appendingPathComponent("stdout")

@@ -1,4 +1,5 @@
 import Foundation
+import KioskTestSupport
 import XCTest
 
 private var repository: URL {
@@ -72,6 +73,26 @@ final class TestStallGuardTests: XCTestCase {
         XCTAssertEqual(result.status, 3, quoted(result.text))
         XCTAssertTrue(result.text.hasSuffix("last line\n"), quoted(result.text))
         XCTAssertFalse(result.text.contains("test-stall-guard:"), quoted(result.text))
+    }
+
+    /// A daemon started by a test (udevd in the VM) keeps what it inherited open after the test run ends: the guard
+    /// ends with the run all the same, with all of its output, the last line even without a newline.
+    func testADaemonLeftRunningDoesNotHoldTheGuard() throws {
+        let fake = """
+            echo "Test Case 'StallFake.testStartsADaemon' started at now"
+            (for fd in $(ls /proc/$BASHPID/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; exec setsid sleep 20) &
+            echo "Test Case 'StallFake.testStartsADaemon' passed (0.001 seconds)"
+            printf 'no newline at the end'
+            exit 5
+            """
+        // Output to files, and the guard's own exit awaited. The daemon closes what it inherited past stderr as a
+        // daemon does: Foundation's Process notices its child's end through a descriptor the child inherits, so one
+        // kept open would hold this test, not the guard.
+        let started = Date()
+        let result = try RunningProcess(path: guardScript, arguments: ["60", "bash", "-c", fake]).finish(timeout: 60)
+        XCTAssertEqual(result.status, 5, quoted(result.stdout + result.stderr))
+        XCTAssertTrue(result.stdout.hasSuffix("no newline at the end\n"), quoted(result.stdout))
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10, "the guard waited for the daemon: \(quoted(result.stdout))")
     }
 
     func testALimitThatIsNotANumberIsRefused() throws {
