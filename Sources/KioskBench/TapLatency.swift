@@ -34,6 +34,10 @@ public final class TapLatencyProbe {
         public var rendersDuringPress: Int
         /// Taps whose touch-down came while a flip was still in flight, so their frame waited for that flip.
         public var flipPendingAtDown: Int
+        /// How evenly the touch-downs fell over the refresh period, as real touches do: of ten equal parts of the
+        /// period after a vblank (the vblank grid of the last flip before each touch-down), how many held at least
+        /// one touch-down. Nil when no touch-down came after a flip.
+        public var phaseTenthsHit: Int?
         /// The output's refresh period.
         public var refreshMs: Double
         /// The button's render, drawn alone on this thread (median of five).
@@ -47,7 +51,7 @@ public final class TapLatencyProbe {
             case taps, shown, latencyMsP50 = "latency_ms_p50", latencyMsP99 = "latency_ms_p99", latencyMsMax = "latency_ms_max"
             case handledMsP50 = "handled_ms_p50", presentedMsP50 = "presented_ms_p50"
             case kioskdMsP50 = "kioskd_ms_p50", kioskdMsMax = "kioskd_ms_max", rendersDuringPress = "renders_during_press"
-            case flipPendingAtDown = "flip_pending_at_down"
+            case flipPendingAtDown = "flip_pending_at_down", phaseTenthsHit = "phase_tenths_hit"
             case refreshMs = "refresh_ms", buttonRenderMs = "button_render_ms", targetMs = "target_ms", targetMet = "target_met"
         }
 
@@ -64,6 +68,7 @@ public final class TapLatencyProbe {
             try c.encode(kioskdMsMax, forKey: .kioskdMsMax)
             try c.encode(rendersDuringPress, forKey: .rendersDuringPress)
             try c.encode(flipPendingAtDown, forKey: .flipPendingAtDown)
+            try c.encode(phaseTenthsHit, forKey: .phaseTenthsHit)
             try c.encode(refreshMs, forKey: .refreshMs)
             try c.encode(buttonRenderMs, forKey: .buttonRenderMs)
             try c.encode(targetMs, forKey: .targetMs)
@@ -83,6 +88,10 @@ public final class TapLatencyProbe {
     private var flipPendingAtDown = 0
     /// When kioskd had the current tap's touch-down, on its clock.
     private var handledAt: MonotonicInstant?
+    /// The vblank time of the newest flip, whatever it showed.
+    public private(set) var lastVblank: MonotonicInstant?
+    /// Each touch-down's time after the vblank of the flip before it, in nanoseconds.
+    private var sinceVblankNs: [Int64] = []
     /// Each tap's latency in milliseconds, in order.
     public private(set) var samplesMs: [Double] = []
 
@@ -128,6 +137,10 @@ public final class TapLatencyProbe {
         presentedPressed = false
         handledAt = MonotonicInstant.now()
         handled.record(Self.since(kernelMicroseconds))
+        if let lastVblank {
+            let since = Int64(kernelMicroseconds) * 1000 - Int64(lastVblank.nanoseconds)
+            if since >= 0 { sinceVblankNs.append(since) }
+        }
         if engine.backend?.isFlipPending == true { flipPendingAtDown += 1 }
     }
 
@@ -140,6 +153,7 @@ public final class TapLatencyProbe {
     public var shownCount: Int { samplesMs.count }
 
     private func flipped(_ event: FlipEvent) {
+        lastVblank = event.timestamp
         guard presentedPressed, let down = downMicroseconds else { return }
         let nanoseconds = Int64(event.timestamp.nanoseconds) - Int64(down) * 1000
         latencies.record(.nanoseconds(nanoseconds))
@@ -154,10 +168,13 @@ public final class TapLatencyProbe {
         let summary = latencies.count > 0 ? latencies.summary : nil
         let target = renderMs.map { refreshMs + $0 }
         func p50(_ recorder: LatencyRecorder) -> Double? { recorder.count > 0 ? recorder.summary.p50 : nil }
+        let period = max(Int64(refresh.nanosecondsClamped), 1)
+        let tenths = Set(sinceVblankNs.map { ($0 % period) * 10 / period })
         return Figures(taps: taps, shown: samplesMs.count, latencyMsP50: summary?.p50, latencyMsP99: summary?.p99,
                        latencyMsMax: summary?.max, handledMsP50: p50(handled), presentedMsP50: p50(presented),
                        kioskdMsP50: p50(ownPart), kioskdMsMax: ownPart.count > 0 ? ownPart.summary.max : nil,
-                       rendersDuringPress: rendersDuringPress, flipPendingAtDown: flipPendingAtDown, refreshMs: refreshMs,
+                       rendersDuringPress: rendersDuringPress, flipPendingAtDown: flipPendingAtDown,
+                       phaseTenthsHit: sinceVblankNs.isEmpty ? nil : tenths.count, refreshMs: refreshMs,
                        buttonRenderMs: renderMs, targetMs: target, targetMet: target.flatMap { t in summary.map { $0.p50 <= t } })
     }
 

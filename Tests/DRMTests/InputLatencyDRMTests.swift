@@ -3,18 +3,31 @@ import KioskBench
 import KioskCore
 import XCTest
 
-/// The latency benchmark of issue 13, run in the VM tier: 100 taps on the HMI scene's `start` button, each from
-/// the kernel timestamp of the touch-down to the flip whose frame first shows the pressed look (`TapLatencyProbe`).
-/// Prints the figures as one JSON line (`input-latency: {...}`), every figure measured or null. Every tap must
-/// reach the screen with no render of the button (its pressed look is rendered ahead), kioskd's own part (event to
-/// commit, on its clock) must be within one refresh period everywhere, and with KVM, p50 must be within one refresh
-/// period plus the button's render time. Under TCG the guest's clock and vblank timer run on an emulated, shared
-/// CPU (flips over 100 ms late are common there), so the touch-to-flip figures are printed and their target is left
-/// to a KVM run, as the VM tier checks timing by counters.
+/// The latency benchmark of issue 13, run in the VM: 100 taps on the HMI scene's `start` button, each from the
+/// kernel timestamp of the touch-down to the flip whose frame first shows the pressed look (`TapLatencyProbe`).
+/// Prints the figures as one JSON line (`input-latency: {...}`), every figure measured or null.
+///
+/// Asserted: every tap reaches the screen with no render of the button (its pressed look is rendered ahead);
+/// kioskd's own part (event to commit, on its clock) is within one refresh period; and p50 is within one refresh
+/// period plus the button's render time.
+///
+/// Two things make the figure the one a user sees:
+/// - Taps land at every phase of the refresh period, as fingers do (twenty phases after the last vblank, stepped
+///   through every twenty taps), not at whatever moment the settling before each tap ends. `phase_tenths_hit`
+///   shows the spread; all ten tenths must be hit.
+/// - The code is optimized, as kioskd ships. A debug build spends about 9 ms of emulated CPU per tap on flattening
+///   and diffing the tree (against about 3 ms optimized), which no board running kioskd pays. `scripts/test-all`
+///   builds the test bundle with `-O` for this class alone (its `input-latency` tier, in `.build-opt`); in a debug
+///   build the case is skipped with that reason, and no tier of test-all runs it there.
 final class InputLatencyDRMTests: XCTestCase {
     override func setUpWithError() throws { try InputTestEnvironment.prepare() }
 
     func testTapToPressedLookLatency() throws {
+        if _isDebugAssertConfiguration() {
+            throw XCTSkip("the touch-to-flip latency is measured on optimized code, as kioskd ships: run it from a "
+                          + "build made with `swift build --build-tests -Xswiftc -O --scratch-path .build-opt` "
+                          + "(scripts/test-all's input-latency tier)")
+        }
         let rig = try InputRig(scene: InputTestEnvironment.hmiScene)
         defer { rig.stop() }
         let root = rig.engine.rootLayer
@@ -30,10 +43,26 @@ final class InputLatencyDRMTests: XCTestCase {
         let (x, y) = touch.units((Double(start.x) + Double(start.width) / 2) / Double(rig.size.width),
                                  (Double(start.y) + Double(start.height) / 2) / Double(rig.size.height))
         let taps = 100
+        let period = rig.drm.info.mode.frameDuration
         for tap in 1...taps {
-            // The loop turns while the helper writes the events: nothing but the kernel's queue stands between the
-            // touch-down and kioskd's handling of it.
-            touch.post("down 0 \(x) \(y)")
+            // A finger lands at any moment of the refresh period. Each tap is sent at its own phase after the last
+            // vblank, stepping through twenty phases over every twenty taps, rather than at whatever moment the
+            // settling before it ends (always the same few milliseconds after a flip).
+            let phase = period * ((Double((tap * 7) % 20) + 0.5) / 20)
+            var due = rig.loop.now + .milliseconds(1)
+            if let vblank = probe.lastVblank {
+                due = vblank + phase
+                while due < rig.loop.now + .milliseconds(1) { due = due + period }
+            }
+            var sent = false
+            let timer = rig.loop.addTimer(at: due) {
+                // The loop turns while the helper writes the events: nothing but the kernel's queue stands between
+                // the touch-down and kioskd's handling of it.
+                touch.post("down 0 \(x) \(y)")
+                sent = true
+            }
+            XCTAssertTrue(rig.loop.spin(seconds: 10) { sent }, "tap \(tap): the timer to send it never fired")
+            withExtendedLifetime(timer) {}
             XCTAssertTrue(rig.loop.spin(seconds: 10) { probe.shownCount == tap }, "tap \(tap): the pressed look never reached the screen")
             try touch.confirm()
             touch.post("up 0")
@@ -58,13 +87,9 @@ final class InputLatencyDRMTests: XCTestCase {
         // frame, on any CPU.
         let ownPart = try XCTUnwrap(figures.kioskdMsP50, "kioskd's own part was measured")
         XCTAssertLessThanOrEqual(ownPart, figures.refreshMs, "kioskd's own part, p50, within one refresh period")
+        XCTAssertEqual(figures.phaseTenthsHit, 10, "the taps fell in every tenth of the refresh period")
         let accel = ProcessInfo.processInfo.environment["KIOSKD_VM_ACCEL"] ?? "unknown"
-        if accel == "kvm" {
-            XCTAssertEqual(figures.targetMet, true, "p50 \(figures.latencyMsP50 ?? -1) ms within one refresh period plus the button's render time, \(figures.targetMs ?? -1) ms")
-        } else {
-            print("input-latency: the VM runs under \(accel), not KVM: target_met is reported, not asserted, because the "
-                  + "touch-to-flip figure includes the guest's emulated input queue and vblank timer (flips over 100 ms "
-                  + "late are common there); kioskd's own part, kioskd_ms_p50, is asserted within one refresh period")
-        }
+        XCTAssertEqual(figures.targetMet, true, "p50 \(figures.latencyMsP50 ?? -1) ms within one refresh period plus the "
+                       + "button's render time, \(figures.targetMs ?? -1) ms (VM accelerator: \(accel))")
     }
 }
