@@ -23,10 +23,10 @@ import KioskVideo
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure the engine on scenarios (headless): dashboard, page-slide, update-storm, startup, images, pages, video.")
+        abstract: "Measure the engine on scenarios (headless): dashboard, page-slide, update-storm, startup, images, pages, plain-fill, video.")
 
     /// The scenarios run when none is named.
-    static let scenarios = ["dashboard", "page-slide", "update-storm", "startup", "images", "pages"]
+    static let scenarios = ["dashboard", "page-slide", "update-storm", "startup", "images", "pages", "plain-fill"]
     /// Run only when named: `video` first encodes its clip (unless given one) and plays it in real time.
     static let namedOnly = ["video"]
 
@@ -65,6 +65,7 @@ struct BenchCommand: ParsableCommand {
             case "update-storm": report.updateStorm = try updateStorm()
             case "images": report.images = try ImageMemoryRun.measure(frames: 30)
             case "pages": report.pages = try PagesRun.measure()
+            case "plain-fill": report.plainFill = try PlainFillRun.measure()
             case "video": report.video = try video()
             default: report.startup = try startup()
             }

@@ -11,10 +11,11 @@ struct BenchReport: Encodable {
     var startup: StartupScenario?
     var images: ImageMemoryRun.Figures?
     var pages: PagesRun.Figures?
+    var plainFill: PlainFillRun.Figures?
     var video: VideoRun.Scenario?
 
     enum CodingKeys: String, CodingKey { case frames, scenarios }
-    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", updateStorm = "update-storm", startup, images, pages, video }
+    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", updateStorm = "update-storm", startup, images, pages, plainFill = "plain-fill", video }
 
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -26,6 +27,7 @@ struct BenchReport: Encodable {
         try s.encode(startup, forKey: .startup)
         try s.encode(images, forKey: .images)
         try s.encode(pages, forKey: .pages)
+        try s.encode(plainFill, forKey: .plainFill)
         try s.encode(video, forKey: .video)
     }
 
@@ -37,6 +39,7 @@ struct BenchReport: Encodable {
         if let startup { sections.append(startup.table) }
         if let images { sections.append(images.table) }
         if let pages { sections.append(pages.table) }
+        if let plainFill { sections.append(plainFill.table) }
         if let video { sections.append(video.table) }
         return sections.joined(separator: "\n\n")
     }
@@ -232,5 +235,22 @@ extension VideoRun.Scenario {
             "  video layer's path: composited run \(path(composited)), plane run \(path(plane)); "
                 + "frames copied into the plane's buffers: \(show(plane.planeFramesCopied))",
         ].joined(separator: "\n")
+    }
+}
+
+extension PlainFillRun.Figures {
+    var table: String {
+        var lines = ["plain-fill: a full-screen plain fill composed directly (no surface) against copied from its surface, \(mode), alternated, \(calls) calls each",
+                     "  fill      damage          direct ms  surface ms  direct/surface"]
+        for c in cases {
+            lines.append("  " + c.fill.padding(toLength: 10, withPad: " ", startingAt: 0) + c.damage.padding(toLength: 16, withPad: " ", startingAt: 0)
+                         + show(c.directMs, "%.3f").padding(toLength: 11, withPad: " ", startingAt: 0)
+                         + show(c.surfaceMs, "%.3f").padding(toLength: 12, withPad: " ", startingAt: 0) + show(c.directVsSurface, "%.2f"))
+        }
+        let renders = surfaceRenderMs.sorted { $0.key < $1.key }.map { "\($0.key) \(show($0.value, "%.1f")) ms" }.joined(separator: ", ")
+        lines.append("  the surface path holds \(surfaceBytes) bytes per fill and renders it once (\(renders)); the direct path holds none")
+        let kept = drawnWithoutSurface.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value ? "directly" : "from a surface")" }.joined(separator: ", ")
+        lines.append("  kioskd draws: \(kept)")
+        return lines.joined(separator: "\n")
     }
 }

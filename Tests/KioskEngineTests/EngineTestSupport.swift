@@ -124,6 +124,20 @@ final class RecordingCompositor: Compositing {
 
     func pixel(x: Int, y: Int) -> UInt32 { shadow[y * size.width + x] }
 
+    private func paint(_ argb: UInt32, area: Rect, opacity: Double) {
+        let alpha = Double(argb >> 24) / 255
+        let straight = alpha > 0 ? unpremultiplied(argb, alpha: alpha) : 0
+        fill(area, with: straight, alpha: alpha * opacity)
+    }
+
+    /// A content's top-left pixel when drawn at `size` (premultiplied ARGB), 0 when it cannot be drawn.
+    static func firstPixel(of content: any LayerContent, size: Size) -> UInt32 {
+        guard size.width > 0, size.height > 0 else { return 0 }
+        let surface = LayerSurface(size: size)
+        guard (try? content.draw(into: surface, isCancelled: { false })) != nil else { return 0 }
+        return surface.pixel(x: 0, y: 0)
+    }
+
     @discardableResult
     func compose(_ items: [CompositeItem], damage: [Rect]) -> [Rect] {
         let screen = Rect(size: size)
@@ -137,10 +151,10 @@ final class RecordingCompositor: Compositing {
                 case .color(let color):
                     fill(area, with: xrgb(color), alpha: color.alpha * item.opacity)
                 case .surface(let surface):
-                    let argb = surface.pixel(x: 0, y: 0)
-                    let alpha = Double(argb >> 24) / 255
-                    let straight = alpha > 0 ? unpremultiplied(argb, alpha: alpha) : 0
-                    fill(area, with: straight, alpha: alpha * item.opacity)
+                    paint(surface.pixel(x: 0, y: 0), area: area, opacity: item.opacity)
+                case .content(let content):
+                    // A plain fill, drawn at the item's size as the shadow compositor draws it; painted by its pixel (0, 0).
+                    paint(Self.firstPixel(of: content, size: item.frame.size), area: area, opacity: item.opacity)
                 }
             }
         }
@@ -213,6 +227,7 @@ extension RecordingCompositor.ComposeCall {
             switch item.source {
             case .color(let color): premultipliedARGB(color)
             case .surface(let surface): surface.pixel(x: 0, y: 0)
+            case .content(let content): RecordingCompositor.firstPixel(of: content, size: item.frame.size)
             }
         }
     }

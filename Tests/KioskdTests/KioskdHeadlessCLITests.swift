@@ -231,8 +231,24 @@ final class EngineCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
         let scenarios = try XCTUnwrap(report["scenarios"] as? [String: Any])
-        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "update-storm", "startup", "images", "pages", "video"])
+        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "update-storm", "startup", "images", "pages", "plain-fill", "video"])
         XCTAssertTrue(scenarios["video"] is NSNull, "video runs only when named")
+
+        // Plain fills: both paths measured side by side for each fill and damage, the ratio from exactly those figures.
+        let plain = try XCTUnwrap(scenarios["plain-fill"] as? [String: Any])
+        XCTAssertEqual(plain["surface_bytes"] as? Int, 1920 * 1080 * 4)
+        let cases = try XCTUnwrap(plain["cases"] as? [[String: Any]])
+        XCTAssertEqual(Set(cases.compactMap { c in (c["fill"] as? String).map { "\($0)/\(c["damage"] as? String ?? "?")" } }),
+                       ["solid/clock 480x120", "solid/full screen", "gradient/clock 480x120", "gradient/full screen"])
+        for c in cases {
+            let direct = try XCTUnwrap(c["direct_ms"] as? Double, "\(c)"), surface = try XCTUnwrap(c["surface_ms"] as? Double, "\(c)")
+            XCTAssertGreaterThan(direct, 0, "\(c)")
+            XCTAssertGreaterThan(surface, 0, "\(c)")
+            XCTAssertEqual(try XCTUnwrap(c["direct_vs_surface"] as? Double, "\(c)"), direct / surface, accuracy: 1e-9)
+        }
+        let renders = try XCTUnwrap(plain["surface_render_ms"] as? [String: Any])
+        for fill in ["solid", "gradient"] { XCTAssertGreaterThan(renders[fill] as? Double ?? 0, 0, fill) }
+        XCTAssertEqual(plain["drawn_without_surface"] as? [String: Bool], ["solid": true, "gradient": false])
 
         let dashboard = try XCTUnwrap(scenarios["dashboard"] as? [String: Any])
         XCTAssertEqual(dashboard["full_frame_bytes"] as? Int, 640 * 360 * 4)

@@ -6,6 +6,8 @@ public struct CompositeItem: Sendable {
         case surface(LayerSurface)
         /// A solid colour: a placeholder until a layer's first render lands, or a layer without content.
         case color(Color)
+        /// A plain fill drawn straight into the shadow buffer (`LayerContent.compositesWithoutSurface`), at `frame`.
+        case content(any LayerContent)
     }
 
     public var source: Source

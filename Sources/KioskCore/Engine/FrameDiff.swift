@@ -87,6 +87,7 @@ public enum FrameDiff {
         switch (a.source, b.source) {
         case (.surface(let x), .surface(let y)): return x === y
         case (.color(let x), .color(let y)): return x == y
+        case (.content(let x), .content(let y)): return x.isSameValue(as: y)
         default: return false
         }
     }

@@ -31,8 +31,10 @@ extension LayerEngine {
         // Cleared after `willDisplay`, which may set new content: that content is rendered now, not again later.
         layer.needsDisplay = false
         let size = Size(width: layer.frame.width, height: layer.frame.height)
-        let work: RenderWork
-        if layer.rasterizesSubtree {
+        let work: RenderWork?
+        if layer.isSurfaceless {
+            work = nil
+        } else if layer.rasterizesSubtree {
             work = .rasterized(RasterPlan(root: layer))
         } else if let content = layer.content {
             work = .content(content)
@@ -49,10 +51,15 @@ extension LayerEngine {
         let capture = layer.sentinel.capture()
         lastRenderID += 1
         let renderID = lastRenderID
-        let label = layer.name ?? work.kind
-        inFlight[renderID] = RenderRequest(id: renderID, layer: layer, capture: capture, kind: work.kind,
+        let label = layer.name ?? work?.kind ?? layer.content?.kind ?? "fill"
+        inFlight[renderID] = RenderRequest(id: renderID, layer: layer, capture: capture, kind: work?.kind ?? layer.content?.kind ?? "fill",
                                            groupID: joinGroup(of: layer, renderID: renderID), label: label)
         layer.renderInFlight = renderID
+        guard let work else {
+            // A plain fill: done at once, received with this turn's renders (in its group, if one holds it).
+            synchronousOutputs.append(RenderOutput(renderID: renderID, result: .drawnByCompositor, duration: .zero))
+            return
+        }
         counters.rendersStarted += 1
         if layer.displaysAsynchronously {
             let inbox = self.inbox
@@ -107,7 +114,7 @@ extension LayerEngine {
     /// dispatched (it is queued in the transaction too).
     private func receive(_ output: RenderOutput) -> Layer? {
         guard let request = inFlight.removeValue(forKey: output.renderID) else { return nil }
-        counters.rendersCompleted += 1
+        if case .drawnByCompositor = output.result {} else { counters.rendersCompleted += 1 }
         var waiting: Layer?
         if let layer = request.layer, layer.renderInFlight == request.id {
             layer.renderInFlight = nil
@@ -135,6 +142,12 @@ extension LayerEngine {
             } else {
                 apply(surface, for: request)
             }
+        case .drawnByCompositor:
+            if let group {
+                group.ready.append((request, nil))
+            } else {
+                apply(nil, for: request)
+            }
         }
         return waiting
     }
@@ -150,7 +163,8 @@ extension LayerEngine {
     /// Applies a result unless it can never be shown (its layer is gone, its content removed) or a newer render of
     /// the layer is already shown. A result that newer requests have superseded is still applied: the newest
     /// finished render is what the layer shows.
-    private func apply(_ surface: LayerSurface, for request: RenderRequest) {
+    /// `surface` nil: a plain fill, which holds no surface.
+    private func apply(_ surface: LayerSurface?, for request: RenderRequest) {
         guard let layer = request.layer, !request.capture.isCancelled(),
               layer.shownGeneration.map({ request.capture.value >= $0 }) ?? true else {
             drop(request)
@@ -163,6 +177,8 @@ extension LayerEngine {
             return
         }
         layer.shownGeneration = request.capture.value
+        // A plain fill's display (no surface) drops a surface left from an earlier content, but not an external
+        // frame shown over it since (`showExternalSurface` moves `shownGeneration` past this request).
         layer.renderedSurface = surface
         needsComposite = true
         layer.didDisplay?(layer, true)

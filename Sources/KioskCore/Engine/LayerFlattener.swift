@@ -45,7 +45,11 @@ public enum LayerFlattener {
 
     private static func compositeSource(of layer: Layer) -> CompositeItem.Source? {
         let color: Color?
-        if layer.isDrawable {
+        if layer.isSurfaceless, let content = layer.content {
+            // A surface shown on it from outside (a video frame over its placeholder fill) wins, as over a render.
+            if let surface = layer.renderedSurface { return .surface(surface) }
+            return .content(content)
+        } else if layer.isDrawable {
             if let surface = layer.renderedSurface { return .surface(surface) }
             color = layer.placeholderColor
         } else {

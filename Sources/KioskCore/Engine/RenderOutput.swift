@@ -9,6 +9,8 @@ struct RenderOutput: Sendable {
         /// early.
         case cancelled
         case failed(String)
+        /// A plain fill (`Layer.isSurfaceless`): nothing was rendered, the compositor draws the content.
+        case drawnByCompositor
     }
 
     let renderID: UInt64
@@ -90,7 +92,7 @@ final class TransactionGroupState {
     /// The layers that joined, each with its first render only.
     var members: Set<ObjectIdentifier> = []
     /// Results that came back and wait for the rest, in arrival order.
-    var ready: [(request: RenderRequest, surface: LayerSurface)] = []
+    var ready: [(request: RenderRequest, surface: LayerSurface?)] = []
 
     init(layer: Layer) { self.layer = layer }
 

@@ -140,6 +140,9 @@ extension LayerEngine {
             if layer.isDrawable, layer.outermostRasterizingAncestor == nil, layer.renderedSurface == nil || layer.needsDisplay {
                 layer.setNeedsDisplay()
                 rerenders += 1
+            } else if layer.isSurfaceless, layer.needsDisplay {
+                // Its display was asked for while purged: completed now, with no render.
+                layer.setNeedsDisplay()
             }
             for child in layer.children { visit(child) }
         }

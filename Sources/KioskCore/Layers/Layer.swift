@@ -63,7 +63,9 @@ public final class Layer {
     public private(set) weak var parent: Layer?
 
     /// What the layer draws. Setting it asks for a render; until that render lands the previous one stays on
-    /// screen (or the placeholder, before the first). Setting nil removes the rendered pixels at once.
+    /// screen (or the placeholder, before the first). Setting nil removes the rendered pixels at once. A plain fill
+    /// (`LayerContent.compositesWithoutSurface`) is not rendered: the compositor draws it, so it shows from the
+    /// next composition and the layer holds no surface.
     public var content: (any LayerContent)? {
         didSet {
             if content == nil {
@@ -72,6 +74,8 @@ public final class Layer {
                 needsDisplay = false
                 paintChanged()
             } else {
+                // A plain fill still goes through the display observer, with no render: `willDisplay`, its
+                // transaction group and `didDisplay` see it as they see any content.
                 setNeedsDisplay()
             }
         }
@@ -284,8 +288,12 @@ public final class Layer {
         return depth
     }
 
-    /// Whether a render would produce anything: content, or a subtree to flatten.
-    var isDrawable: Bool { content != nil || rasterizesSubtree }
+    /// Whether a render would produce anything: content that needs a surface, or a subtree to flatten.
+    var isDrawable: Bool { (content != nil && !isSurfaceless) || rasterizesSubtree }
+
+    /// The layer's content is a plain fill the compositor draws itself (and the layer flattens no subtree): its
+    /// display request is completed at once, with no render and no surface.
+    var isSurfaceless: Bool { content?.compositesWithoutSurface == true && !rasterizesSubtree }
 
     /// Children back to front: by `zPosition`, then insertion order.
     var childrenInDrawingOrder: [Layer] {

@@ -10,8 +10,20 @@ public protocol LayerContent: Sendable {
     var isOpaque: Bool { get }
     /// Paint into `surface` (already zero-filled, `surface.size` = the layer's size in pixels).
     func draw(into surface: LayerSurface, isCancelled: () -> Bool) throws
+    /// True for a plain fill (a solid rectangle with no corners or border to antialias), which the compositor
+    /// draws straight into the damaged part of the shadow buffer at every composition: the layer gets no render
+    /// and holds no surface. Such a content must be a `Hashable` value, so the frame diff can tell
+    /// whether it changed.
+    var compositesWithoutSurface: Bool { get }
 }
 
 extension LayerContent {
     public var isOpaque: Bool { false }
+    public var compositesWithoutSurface: Bool { false }
+
+    /// Whether two contents are equal values (false when either is not `Hashable`).
+    public func isSameValue(as other: any LayerContent) -> Bool {
+        guard let a = self as? any Hashable, let b = other as? any Hashable else { return false }
+        return AnyHashable(a) == AnyHashable(b)
+    }
 }

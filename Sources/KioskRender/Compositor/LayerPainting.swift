@@ -133,3 +133,31 @@ func paintBackground(_ color: Color, on cr: OpaquePointer) {
     cairo_paint(cr)
     cairo_restore(cr)
 }
+
+/// Draws a plain fill (`CompositeItem.Source.content`) straight onto `cr` at `frame` with `opacity`, clipped to
+/// `clip`: no surface of its own. Through `transform` (a rotated or mirrored layer), it is drawn into a surface the
+/// size it has on screen and painted through the transform, as a render of the layer would be. A content that
+/// fails to draw is logged and leaves the area as it was.
+func paintContent(_ content: any LayerContent, frame: Rect, opacity: Double, clip: Rect?, transform: AffineTransform? = nil,
+                  on cr: OpaquePointer) {
+    let visible = clip.map { frame.intersection($0) } ?? frame
+    guard !visible.isEmpty, opacity > 0 else { return }
+    do {
+        if let transform {
+            let width = Int((transform.a * transform.a + transform.b * transform.b).squareRoot().rounded())
+            let height = Int((transform.c * transform.c + transform.d * transform.d).squareRoot().rounded())
+            guard width > 0, height > 0 else { return }
+            let layer = LayerSurface(size: Size(width: width, height: height), isOpaque: content.isOpaque)
+            try content.draw(into: layer, isCancelled: { false })
+            paintLayerSurface(layer, frame: frame, opacity: opacity, clip: clip, transform: transform, on: cr)
+            return
+        }
+        cairo_save(cr)
+        defer { cairo_restore(cr) }
+        cairo_rectangle(cr, Double(visible.x), Double(visible.y), Double(visible.width), Double(visible.height))
+        cairo_clip(cr)
+        try drawContent(content, at: frame, opacity: opacity, on: cr)
+    } catch {
+        compositorLogger.error("\(content.kind) \(frame): drawn by the compositor: \(error)")
+    }
+}

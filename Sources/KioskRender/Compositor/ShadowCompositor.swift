@@ -121,6 +121,8 @@ public final class ShadowCompositor: Compositing {
                 paintLayerSurface(layer, frame: item.frame, opacity: item.opacity, clip: item.clip, transform: item.transform, on: cr)
             case .color(let color):
                 paintColor(color, frame: item.frame, opacity: item.opacity, clip: item.clip, transform: item.transform, on: cr)
+            case .content(let content):
+                paintContent(content, frame: item.frame, opacity: item.opacity, clip: item.clip, transform: item.transform, on: cr)
             }
         }
         cairo_restore(cr)
@@ -203,6 +205,7 @@ public final class ShadowCompositor: Compositing {
         switch item.source {
         case .surface(let layer): return layer.isOpaque
         case .color(let color): return color.alpha >= 1
+        case .content(let content): return content.isOpaque
         }
     }
 

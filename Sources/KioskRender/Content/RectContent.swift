@@ -58,6 +58,16 @@ public struct RectContent: CairoDrawnContent, Hashable {
 
     public var kind: String { "rect" }
 
+    /// A solid fill with square corners and no border: the compositor fills its part of the damage, and its layer
+    /// holds no surface (8 MB for a full-screen background at 1920x1080). Measured (`kioskd bench --scenario
+    /// plain-fill`): filling is cheaper than copying from a surface, about half the time. A gradient is not: drawn
+    /// at every composition it cost 24 to 40 times the copy from its surface (7 ms for the full screen at 1080p on
+    /// the development host), so gradients keep their surface.
+    public var compositesWithoutSurface: Bool {
+        guard case .solid = fill, cornerRadius <= 0 else { return false }
+        return border.map { $0.width <= 0 } ?? true
+    }
+
     public var isOpaque: Bool {
         guard cornerRadius <= 0 else { return false }
         return fill.isOpaque && (border.map { $0.width <= 0 || $0.color.alpha >= 1 } ?? true)
