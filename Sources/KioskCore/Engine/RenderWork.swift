@@ -25,6 +25,7 @@ enum RenderWork: Sendable {
     func render(size: Size, isCancelled: () -> Bool) throws -> LayerSurface {
         switch self {
         case .content(let content):
+            if let shared = try content.sharedSurface(size: size, isCancelled: isCancelled) { return shared }
             let surface = LayerSurface(size: size, isOpaque: content.isOpaque)
             try content.draw(into: surface, isCancelled: isCancelled)
             return surface

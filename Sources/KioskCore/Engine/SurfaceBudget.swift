@@ -154,9 +154,11 @@ extension LayerEngine {
     public var surfaceStatistics: SurfaceStatistics {
         var statistics = surfaces.counters
         var all: [SurfaceStatistics.LayerBytes] = []
+        // A surface shared by several layers (the same decoded image) is counted once, where it is met first.
+        var seen: Set<ObjectIdentifier> = []
         func visit(_ layer: Layer, _ root: String?) {
             let root = root ?? surfaces.roots[ObjectIdentifier(layer)].flatMap { $0.layer === layer ? $0.name : nil }
-            if let surface = layer.renderedSurface {
+            if let surface = layer.renderedSurface, seen.insert(ObjectIdentifier(surface)).inserted {
                 all.append(.init(layer: layer.name ?? "layer", bytes: surface.byteCount))
                 if let root { statistics.byRoot[root, default: 0] += surface.byteCount }
             }
@@ -199,8 +201,17 @@ extension LayerEngine {
         }
     }
 
+    /// The bytes of the surfaces in `layer`'s subtree, each surface once (layers showing the same decoded image
+    /// share one).
     private func bytesHeld(under layer: Layer) -> Int {
-        (layer.renderedSurface?.byteCount ?? 0) + layer.children.reduce(0) { $0 + bytesHeld(under: $1) }
+        var seen: Set<ObjectIdentifier> = []
+        var bytes = 0
+        func visit(_ layer: Layer) {
+            if let surface = layer.renderedSurface, seen.insert(ObjectIdentifier(surface)).inserted { bytes += surface.byteCount }
+            for child in layer.children { visit(child) }
+        }
+        visit(layer)
+        return bytes
     }
 
     /// Frees `dropped` on a render worker: the batch takes the only references, and empties itself there.

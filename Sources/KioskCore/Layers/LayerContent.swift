@@ -15,11 +15,16 @@ public protocol LayerContent: Sendable {
     /// and holds no surface. Such a content must be a `Hashable` value, so the frame diff can tell
     /// whether it changed.
     var compositesWithoutSurface: Bool { get }
+    /// A finished surface of this content at `size` to show as it is, shared with every layer that shows the same
+    /// content at the same size (a decoded image), or nil to draw into a fresh surface. Whoever returns one never
+    /// writes it again, and nobody else writes it: it may be on screen on several layers. Runs on a render worker.
+    func sharedSurface(size: Size, isCancelled: () -> Bool) throws -> LayerSurface?
 }
 
 extension LayerContent {
     public var isOpaque: Bool { false }
     public var compositesWithoutSurface: Bool { false }
+    public func sharedSurface(size: Size, isCancelled: () -> Bool) throws -> LayerSurface? { nil }
 
     /// Whether two contents are equal values (false when either is not `Hashable`).
     public func isSameValue(as other: any LayerContent) -> Bool {

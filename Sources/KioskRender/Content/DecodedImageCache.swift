@@ -1,7 +1,9 @@
 import KioskCore
 
-/// A small process-wide cache of images (PNG, JPEG, SVG) already decoded and fitted to a layer size, so a layer that
-/// redraws at the same size (a page shown again, a resize back) costs a memcpy instead of a decode. Any render worker may use
+/// A small process-wide cache of images (PNG, JPEG, SVG) already decoded and fitted to a layer size, as finished
+/// layer surfaces: the engine shows a cached surface as it is (`ImageContent.sharedSurface`), so every layer showing
+/// the same file at the same size and fit shares one surface, and a layer that redraws at the same size (a page
+/// shown again, a resize back) costs nothing. A cached surface is never written: it may be on screen. Any render worker may use
 /// it: the state sits behind a pthread mutex (`Lock`), which ThreadSanitizer models.
 ///
 /// A key names the file by path and by identity (size and modification time, from stat), so a file replaced on disk
@@ -16,9 +18,9 @@ final class DecodedImageCache: Sendable {
         var fit: ImageContent.Fit
     }
 
-    /// Premultiplied ARGB32 rows of `layerSize.width * 4` bytes.
+    /// Premultiplied ARGB32, never written once cached.
     private struct Entry {
-        var pixels: [UInt8]
+        var surface: LayerSurface
         var lastUse: UInt64
     }
 
@@ -41,9 +43,8 @@ final class DecodedImageCache: Sendable {
         self.maxBytes = maxBytes
     }
 
-    /// The cached pixels for `key`, counted as a hit or a miss. The array is shared copy-on-write, so handing it out
-    /// copies nothing.
-    func pixels(for key: Key) -> [UInt8]? {
+    /// The cached surface for `key`, counted as a hit or a miss. The caller only reads it.
+    func surface(for key: Key) -> LayerSurface? {
         state.withLock { state in
             state.clock += 1
             guard var entry = state.entries[key] else {
@@ -53,23 +54,27 @@ final class DecodedImageCache: Sendable {
             state.hits += 1
             entry.lastUse = state.clock
             state.entries[key] = entry
-            return entry.pixels
+            return entry.surface
         }
     }
 
-    func insert(_ pixels: [UInt8], for key: Key) {
-        // One image bigger than a quarter of the budget would push out everything else for a single layer.
-        guard pixels.count <= maxBytes / 4 else { return }
+    /// Whether a surface of `bytes` is kept: one bigger than a quarter of the budget would push out everything else
+    /// for a single layer.
+    func admits(bytes: Int) -> Bool { bytes <= maxBytes / 4 }
+
+    /// Keeps `surface`, which nobody writes from now on.
+    func insert(_ surface: LayerSurface, for key: Key) {
+        guard admits(bytes: surface.byteCount) else { return }
         state.withLock { state in
             state.clock += 1
-            if let old = state.entries.updateValue(Entry(pixels: pixels, lastUse: state.clock), forKey: key) {
-                state.bytes -= old.pixels.count
+            if let old = state.entries.updateValue(Entry(surface: surface, lastUse: state.clock), forKey: key) {
+                state.bytes -= old.surface.byteCount
             }
-            state.bytes += pixels.count
+            state.bytes += surface.byteCount
             while state.entries.count > maxEntries || state.bytes > maxBytes,
                   let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
                 state.entries[oldest.key] = nil
-                state.bytes -= oldest.value.pixels.count
+                state.bytes -= oldest.value.surface.byteCount
             }
         }
     }

@@ -51,21 +51,52 @@ public struct ImageContent: CairoDrawnContent, Hashable {
     /// Drops every cached image (memory pressure, or tests).
     public static func purgeCache() { DecodedImageCache.shared.removeAll() }
 
+    /// Draws the image into `surface`: a copy of the cached one when there is one, else decoded (and a copy
+    /// cached, since `surface` is the caller's to write).
     public func draw(into surface: LayerSurface, isCancelled: () -> Bool) throws {
-        // The limit first, so a lowered limit also refuses an image decoded before under a higher one.
-        // A header that cannot be read is left to the decoder, which says what is wrong in its own words.
+        let declared = try checkedHeader()
+        let key = try cacheKey(layerSize: surface.size)
+        let cache = DecodedImageCache.shared
+        if let cached = cache.surface(for: key), cached.byteCount == surface.byteCount, cached.stride == surface.stride {
+            surface.bytes.copyMemory(from: cached.bytes, byteCount: cached.byteCount)
+            return
+        }
+        try decode(into: surface, declared: declared, isCancelled: isCancelled)
+        guard !isCancelled(), cache.admits(bytes: surface.byteCount) else { return }
+        let copy = LayerSurface(size: surface.size, isOpaque: surface.isOpaque)
+        guard copy.byteCount == surface.byteCount else { return }
+        copy.bytes.copyMemory(from: surface.bytes, byteCount: surface.byteCount)
+        cache.insert(copy, for: key)
+    }
+
+    /// The engine's path: the cached surface itself, shared by every layer showing this file at this size and fit,
+    /// or a new one decoded and cached. Nothing writes it once it is returned.
+    public func sharedSurface(size: Size, isCancelled: () -> Bool) throws -> LayerSurface? {
+        let declared = try checkedHeader()
+        let key = try cacheKey(layerSize: size)
+        let cache = DecodedImageCache.shared
+        if let cached = cache.surface(for: key) { return cached }
+        let surface = LayerSurface(size: size, isOpaque: isOpaque)
+        try decode(into: surface, declared: declared, isCancelled: isCancelled)
+        if !isCancelled() { cache.insert(surface, for: key) }
+        return surface
+    }
+
+    /// The file's header, refused beyond the pixel limit. The limit is checked before the cache, so a lowered
+    /// limit also refuses an image decoded before under a higher one. A header that cannot be read is left to the
+    /// decoder, which says what is wrong in its own words.
+    private func checkedHeader() throws -> Result<ImageHeader?, ImageHeaderError> {
         let declared: Result<ImageHeader?, ImageHeaderError>
         do { declared = .success(try ImageHeader.read(path: path)) } catch { declared = .failure(error) }
         if case .success(let header?) = declared, let problem = ImagePixelLimit.problem(header, maximum: maxPixels) {
             throw RenderError("image \(path): \(problem)")
         }
-        let key = try cacheKey(layerSize: surface.size)
-        let cache = DecodedImageCache.shared
-        if let pixels = cache.pixels(for: key), pixels.count == surface.byteCount {
-            pixels.withUnsafeBytes { surface.bytes.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-            return
-        }
+        return declared
+    }
 
+    /// Decodes the file and draws it fitted into `surface`.
+    private func decode(into surface: LayerSurface, declared: Result<ImageHeader?, ImageHeaderError>,
+                        isCancelled: () -> Bool) throws {
         switch try ImageFormat(path: path) {
         case .png:
             let header: ImageHeader
@@ -93,8 +124,6 @@ public struct ImageContent: CairoDrawnContent, Hashable {
                 try document.render(on: cr, width: natural.0, height: natural.1)
             }
         }
-        guard !isCancelled() else { return }
-        cache.insert(Array(UnsafeRawBufferPointer(start: surface.bytes, count: surface.byteCount)), for: key)
     }
 
     package var drawDescription: String { "image \(path)" }
@@ -103,18 +132,18 @@ public struct ImageContent: CairoDrawnContent, Hashable {
     /// entry first, through a layer surface, which fills the cache).
     package func draw(on cr: OpaquePointer, size: Size, isCancelled: () -> Bool) throws {
         let key = try cacheKey(layerSize: size)
-        guard let pixels = DecodedImageCache.shared.pixels(for: key), pixels.count == size.width * 4 * size.height else {
+        guard let cached = DecodedImageCache.shared.surface(for: key), cached.size == size else {
             let layer = LayerSurface(size: size)
             try draw(into: layer, isCancelled: isCancelled)
             paintLayerSurface(layer, frame: Rect(size: size), opacity: 1, clip: nil, on: cr)
             return
         }
-        try pixels.withUnsafeBytes { bytes in
+        try withExtendedLifetime(cached) {
             // Cairo only reads a source surface: the cached pixels are not written through this pointer.
             let source = cairo_image_surface_create_for_data(
-                UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)),
+                cached.bytes.assumingMemoryBound(to: UInt8.self),
                 CAIRO_FORMAT_ARGB32, Int32(clamping: size.width), Int32(clamping: size.height),
-                Int32(clamping: size.width * 4))!
+                Int32(clamping: cached.stride))!
             defer {
                 cairo_surface_finish(source)
                 cairo_surface_destroy(source)
