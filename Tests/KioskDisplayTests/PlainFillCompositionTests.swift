@@ -72,32 +72,30 @@ final class PlainFillCompositionTests: XCTestCase {
         }
     }
 
-    func testAGradientKeepsItsSurface() throws {
-        let h = try CompositionHarness()
-        let layer = Layer(frame: Rect(x: 0, y: 0, width: 30, height: 20),
-                          content: RectContent(fill: .verticalGradient(top: red, bottom: blue)), name: "gradient")
-        h.engine.rootLayer.addChild(layer)
-        h.settle()
-        XCTAssertNotNil(layer.renderedSurface)
-        XCTAssertEqual(h.engine.stats.rendersStarted, 1)
+    func testGradientsAndRoundedRectanglesStillRenderIntoASurface() throws {
+        for content in [RectContent(fill: .verticalGradient(top: red, bottom: blue)), RectContent(color: red, cornerRadius: 6)] {
+            let h = try CompositionHarness()
+            let layer = Layer(frame: Rect(x: 0, y: 0, width: 30, height: 20), content: content, name: "rect")
+            h.engine.rootLayer.addChild(layer)
+            h.settle()
+            XCTAssertNotNil(layer.renderedSurface, "\(content)")
+            XCTAssertEqual(h.engine.stats.rendersStarted, 1, "\(content)")
+        }
     }
 
-    func testARoundedRectangleStillRendersIntoASurface() throws {
-        let h = try CompositionHarness()
-        let rounded = Layer(frame: Rect(x: 0, y: 0, width: 20, height: 20), content: RectContent(color: red, cornerRadius: 6), name: "rounded")
-        h.engine.rootLayer.addChild(rounded)
-        h.settle()
-        XCTAssertNotNil(rounded.renderedSurface)
-        XCTAssertEqual(h.engine.stats.rendersStarted, 1)
+    /// A scene root: its background a plain fill, holding its children until all of them have rendered; counts
+    /// its finished displays into `displays`.
+    private func sceneRoot(counting displays: @escaping () -> Void) -> Layer {
+        let root = Layer(frame: Rect(x: 0, y: 0, width: 64, height: 48), content: RectContent(color: blue), name: "scene")
+        root.holdsChildrenUntilReady = true
+        root.didDisplay = { _, finished in if finished { displays() } }
+        return root
     }
 
     func testAGroupRootedInAPlainFillAppearsWholeAndReportsItsDisplay() throws {
         let h = try CompositionHarness()
-        // A scene root: its background a plain fill, holding its children until all of them have rendered.
-        let root = Layer(frame: Rect(x: 0, y: 0, width: 64, height: 48), content: RectContent(color: blue), name: "scene")
-        root.holdsChildrenUntilReady = true
         var rootDisplayed = 0
-        root.didDisplay = { _, finished in if finished { rootDisplayed += 1 } }
+        let root = sceneRoot { rootDisplayed += 1 }
         let child = Layer(frame: Rect(x: 10, y: 10, width: 8, height: 8), content: HalvesContent(0xFFFF0000), name: "child")
         root.addChild(child)
         h.engine.rootLayer.addChild(root)
@@ -114,10 +112,8 @@ final class PlainFillCompositionTests: XCTestCase {
 
     func testAGroupOfPlainFillsAloneLandsAtOnce() throws {
         let h = try CompositionHarness()
-        let root = Layer(frame: Rect(x: 0, y: 0, width: 64, height: 48), content: RectContent(color: blue), name: "scene")
-        root.holdsChildrenUntilReady = true
         var rootDisplayed = 0
-        root.didDisplay = { _, finished in if finished { rootDisplayed += 1 } }
+        let root = sceneRoot { rootDisplayed += 1 }
         root.addChild(Layer(frame: Rect(x: 0, y: 0, width: 4, height: 4), content: RectContent(color: red), name: "corner"))
         h.engine.rootLayer.addChild(root)
         h.settle()
