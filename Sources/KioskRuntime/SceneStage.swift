@@ -80,6 +80,10 @@ public final class SceneStage: SceneControlling {
                 clock: @escaping () -> Int = WallClock.seconds) {
         self.engine = engine
         self.limits = limits
+        // The budget answers for the decoded images the scene's pages leave in the cache.
+        if !engine.sharedSurfaceCaches.contains(where: { $0 === ImageContent.sharedSurfaceCache }) {
+            engine.sharedSurfaceCaches.append(ImageContent.sharedSurfaceCache)
+        }
         animator = Animator(engine: engine)
         builder = SceneBuilder(engine: engine, values: scene.data, clock: clock)
         builder.maxImagePixels = limits.maximumImagePixels

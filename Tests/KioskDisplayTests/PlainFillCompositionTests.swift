@@ -222,4 +222,47 @@ final class SharedImageSurfaceTests: XCTestCase {
         XCTAssertEqual(h.front(8, 6), 0x0000FF)
         XCTAssertEqual(before.pixel(x: 0, y: 0), firstPixel, "a surface once shown is never written again")
     }
+
+    func testTheBudgetAnswersForImagesOnlyTheCacheStillHolds() throws {
+        let path = try writePNG("poster.png", xrgb: 0x0000FF)
+        let h = try CompositionHarness()
+        h.engine.sharedSurfaceCaches = [ImageContent.sharedSurfaceCache]
+        let page = Layer(frame: Rect(x: 0, y: 0, width: 64, height: 48), name: "page")
+        let poster = Layer(frame: Rect(x: 0, y: 0, width: 32, height: 24), content: ImageContent(path: path, fit: .fill), name: "poster")
+        page.addChild(poster)
+        let label = Layer(frame: Rect(x: 40, y: 30, width: 8, height: 8), content: HalvesContent(0xFFFF0000), name: "label")
+        h.engine.rootLayer.addChild(page)
+        h.engine.rootLayer.addChild(label)
+        h.engine.registerRangeRoot(page, name: "page")
+        h.settle()
+        let bytes = try XCTUnwrap(poster.renderedSurface).byteCount
+        XCTAssertEqual(h.engine.surfaceStatistics.cachedBytes, 0, "shown by its layer: not the cache's alone")
+
+        // The page leaves the screen and is purged: its image lives on in the cache alone, and counts.
+        page.isHidden = true
+        h.settle()
+        XCTAssertTrue(h.engine.purgeSurfaces(of: page))
+        h.settle()
+        XCTAssertEqual(h.engine.surfaceStatistics.cachedBytes, bytes)
+        XCTAssertEqual(ImageContent.cacheStatistics.entries, 1)
+
+        // Over the budget it is evicted at the next commit.
+        h.engine.surfaceBudgetBytes = 1
+        label.content = HalvesContent(0xFF00FF00)
+        h.settle()
+        XCTAssertEqual(ImageContent.cacheStatistics.entries, 0)
+        XCTAssertEqual(h.engine.surfaceStatistics.cacheEvictions, 1)
+        XCTAssertEqual(h.engine.surfaceStatistics.cacheEvictedBytes, bytes)
+        XCTAssertEqual(h.engine.surfaceStatistics.cachedBytes, 0)
+
+        // Shown again, it is decoded again; on screen, it stays cached however small the budget.
+        page.isHidden = false
+        h.engine.restoreSurfaces(of: page)
+        h.settle()
+        XCTAssertEqual(h.front(10, 10), 0x0000FF)
+        label.content = HalvesContent(0xFFFF0000)
+        h.settle()
+        XCTAssertEqual(ImageContent.cacheStatistics.entries, 1)
+        XCTAssertEqual(h.engine.surfaceStatistics.cacheEvictions, 1)
+    }
 }

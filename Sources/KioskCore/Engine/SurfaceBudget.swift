@@ -24,12 +24,19 @@ public struct SurfaceStatistics: Codable, Sendable, Equatable {
     public var budgetPurges = 0
     /// Layers rendered again after a purge.
     public var rerenders = 0
+    /// Bytes held by the shared surface caches (decoded images) beyond what layers show: the images of purged
+    /// pages, kept for when they come back. The budget counts them with `totalBytes`.
+    public var cachedBytes = 0
+    /// Cached surfaces dropped because the budget was exceeded, and their bytes.
+    public var cacheEvictions = 0
+    public var cacheEvictedBytes = 0
 
     public init() {}
 
     enum CodingKeys: String, CodingKey {
         case totalBytes = "total_bytes", budgetBytes = "budget_bytes", byRoot = "by_page", largest, purges
         case purgedBytes = "purged_bytes", budgetPurges = "budget_purges", rerenders
+        case cachedBytes = "cached_bytes", cacheEvictions = "cache_evictions", cacheEvictedBytes = "cache_evicted_bytes"
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -42,7 +49,21 @@ public struct SurfaceStatistics: Codable, Sendable, Equatable {
         try c.encode(purgedBytes, forKey: .purgedBytes)
         try c.encode(budgetPurges, forKey: .budgetPurges)
         try c.encode(rerenders, forKey: .rerenders)
+        try c.encode(cachedBytes, forKey: .cachedBytes)
+        try c.encode(cacheEvictions, forKey: .cacheEvictions)
+        try c.encode(cacheEvictedBytes, forKey: .cacheEvictedBytes)
     }
+}
+
+/// A cache of surfaces that layers share (KioskRender's decoded images). What it holds that no layer shows any
+/// more (a purged page's images) is memory the surface budget answers for: the budget counts it and, when over,
+/// evicts it before it purges any page. Called on the main thread; the cache is shared with render workers.
+public protocol SharedSurfaceCache: AnyObject, Sendable {
+    /// The bytes of the surfaces nothing but the cache holds: no layer shows them and no render is using them.
+    var unsharedBytes: Int { get }
+    /// Drops surfaces nothing but the cache holds, least recently used first, until `bytes` are dropped or none
+    /// is left. Returns them: the caller holds the last references and frees them.
+    func evictUnshared(bytes: Int) -> [LayerSurface]
 }
 
 /// The engine's record of purgeable subtrees (range roots: a scene's pages), when each was last on screen, and the
@@ -63,6 +84,8 @@ final class SurfaceBookkeeping {
     var warnedOverBudget = false
     /// From a page change to a purged (or still rendering) page until it was shown whole.
     var pageReady = LatencyRecorder()
+    /// Caches whose surfaces the budget also answers for (`LayerEngine.sharedSurfaceCaches`).
+    var caches: [any SharedSurfaceCache] = []
 }
 
 /// Purging and restoring the surfaces of subtrees that are not on screen (AsyncDisplayKit's display and preload
@@ -85,6 +108,13 @@ extension LayerEngine {
             surfaces.budgetBytes = newValue
             surfaces.counters.budgetBytes = newValue
         }
+    }
+
+    /// Caches of surfaces that layers share (decoded images): the budget counts what they hold beyond the layers'
+    /// surfaces and evicts it first. A scene stage adds the decoded-image cache.
+    public var sharedSurfaceCaches: [any SharedSurfaceCache] {
+        get { surfaces.caches }
+        set { surfaces.caches = newValue }
     }
 
     /// Whether `layer` is composited: attached to this engine and neither it nor an ancestor hidden.
@@ -166,6 +196,7 @@ extension LayerEngine {
         }
         visit(rootLayer, nil)
         statistics.totalBytes = all.reduce(0) { $0 + $1.bytes }
+        statistics.cachedBytes = cachedOnlyBytes
         statistics.largest = Array(all.sorted { $0.bytes > $1.bytes }.prefix(5))
         return statistics
     }
@@ -179,11 +210,13 @@ extension LayerEngine {
             if isOnScreen(layer) { surfaces.roots[id]?.lastShown = surfaces.turn }
         }
         guard let budget = surfaces.budgetBytes else { return }
-        var total = bytesHeld(under: rootLayer)
+        var total = bytesHeld(under: rootLayer) + cachedOnlyBytes
         guard total > budget else {
             surfaces.warnedOverBudget = false
             return
         }
+        // What only a cache holds goes first: it is on no page, and costs a decode when its page comes back.
+        total = evictCached(total: total, budget: budget)
         let candidates = surfaces.roots.values
             .compactMap { root in root.layer.map { (layer: $0, lastShown: root.lastShown, name: root.name) } }
             .filter { !$0.layer.surfacesPurged && $0.layer.host === self && !isOnScreen($0.layer) }
@@ -192,13 +225,37 @@ extension LayerEngine {
             let bytes = bytesHeld(under: candidate.layer)
             guard bytes > 0, purgeSurfaces(of: candidate.layer) else { continue }
             surfaces.counters.budgetPurges += 1
-            total -= bytes
             logger.info("surfaces over the budget of \(budget) bytes: purged \(candidate.name) (\(bytes) bytes)")
+            // Its images may live on in a cache. Until the release job has run they are not the cache's alone; they
+            // count from the next turn, and are evicted then if the total is still over.
+            total -= bytes
         }
         if total > budget, !surfaces.warnedOverBudget {
             surfaces.warnedOverBudget = true
             logger.warning("surfaces hold \(total) bytes, over the budget of \(budget), and all of it is on screen or wanted next")
         }
+    }
+
+    /// The bytes the shared caches hold beyond the layers' surfaces.
+    private var cachedOnlyBytes: Int {
+        surfaces.caches.reduce(0) { $0 + $1.unsharedBytes }
+    }
+
+    /// Evicts what only a shared cache holds until `total` fits `budget` or nothing such is left, and frees it on a
+    /// render worker. Returns the new total.
+    private func evictCached(total: Int, budget: Int) -> Int {
+        var total = total
+        for cache in surfaces.caches where total > budget {
+            var dropped = cache.evictUnshared(bytes: total - budget)
+            guard !dropped.isEmpty else { continue }
+            let bytes = dropped.reduce(0) { $0 + $1.byteCount }
+            surfaces.counters.cacheEvictions += dropped.count
+            surfaces.counters.cacheEvictedBytes += bytes
+            total -= bytes
+            logger.info("surfaces over the budget of \(budget) bytes: dropped \(dropped.count) cached image(s) no page shows (\(bytes) bytes)")
+            release(&dropped)
+        }
+        return total
     }
 
     /// The bytes of the surfaces in `layer`'s subtree, each surface once (layers showing the same decoded image

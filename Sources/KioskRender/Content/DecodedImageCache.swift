@@ -7,8 +7,9 @@ import KioskCore
 /// it: the state sits behind a pthread mutex (`Lock`), which ThreadSanitizer models.
 ///
 /// A key names the file by path and by identity (size and modification time, from stat), so a file replaced on disk
-/// is decoded again. Entries are evicted least recently used first, beyond `maxEntries` or `maxBytes`.
-final class DecodedImageCache: Sendable {
+/// is decoded again. Entries are evicted least recently used first, beyond `maxEntries` or `maxBytes`, and when an
+/// engine's surface budget is exceeded, those no layer holds (`SharedSurfaceCache`).
+final class DecodedImageCache: SharedSurfaceCache {
     struct Key: Hashable, Sendable {
         var path: String
         var fileSize: Int
@@ -79,8 +80,39 @@ final class DecodedImageCache: Sendable {
         }
     }
 
+    /// Whether nothing but the cache holds `key`'s surface. Under the lock: no one else can take a new reference
+    /// meanwhile (one may be dropped, which only makes the answer late by a call).
+    private static func isOnlyHere(_ key: Key, in state: inout State) -> Bool {
+        isKnownUniquelyReferenced(&state.entries[key]!.surface)
+    }
+
     func removeAll() {
         state.withLock { state in state = State() }
+    }
+
+    var unsharedBytes: Int {
+        state.withLock { state in
+            var bytes = 0
+            for key in Array(state.entries.keys) where Self.isOnlyHere(key, in: &state) {
+                bytes += state.entries[key]!.surface.byteCount
+            }
+            return bytes
+        }
+    }
+
+    func evictUnshared(bytes wanted: Int) -> [LayerSurface] {
+        state.withLock { state in
+            let oldestFirst = state.entries.sorted { $0.value.lastUse < $1.value.lastUse }.map(\.key)
+            var dropped: [LayerSurface] = []
+            var freed = 0
+            for key in oldestFirst where freed < wanted && Self.isOnlyHere(key, in: &state) {
+                let entry = state.entries.removeValue(forKey: key)!
+                state.bytes -= entry.surface.byteCount
+                freed += entry.surface.byteCount
+                dropped.append(entry.surface)
+            }
+            return dropped
+        }
     }
 
     var statistics: ImageContent.CacheStatistics {

@@ -48,6 +48,9 @@ public struct ImageContent: CairoDrawnContent, Hashable {
 
     public static var cacheStatistics: CacheStatistics { DecodedImageCache.shared.statistics }
 
+    /// The decoded-image cache, for an engine's surface budget (`LayerEngine.sharedSurfaceCaches`).
+    public static var sharedSurfaceCache: any SharedSurfaceCache { DecodedImageCache.shared }
+
     /// Drops every cached image (memory pressure, or tests).
     public static func purgeCache() { DecodedImageCache.shared.removeAll() }
 
