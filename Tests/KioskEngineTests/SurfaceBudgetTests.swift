@@ -2,20 +2,23 @@ import KioskCore
 import KioskDisplay
 import XCTest
 
+/// Pages of the harness's size, each one full-screen tile of its colour and registered as a range root under its
+/// name; the first shown, the others hidden.
+private func makeTiledPages(_ h: EngineHarness, _ pages: [(String, Color)]) -> [Layer] {
+    let size = EngineHarness.mode.size
+    return pages.enumerated().map { index, entry in
+        let page = Layer(frame: Rect(size: size), name: "page \(entry.0)")
+        page.addChild(Layer(frame: Rect(size: size), content: SolidContent(color: entry.1), name: "tile \(entry.0)"))
+        page.isHidden = index != 0
+        h.root.addChild(page)
+        h.engine.registerRangeRoot(page, name: entry.0)
+        return page
+    }
+}
+
 /// Purging and restoring subtrees' surfaces, the surface budget, and releasing purged surfaces off the main thread.
 final class SurfaceBudgetTests: XCTestCase {
-    /// Three pages of the harness's size (each one full-screen tile), the first shown, the others hidden.
-    private func makePages(_ h: EngineHarness) -> [Layer] {
-        let size = EngineHarness.mode.size
-        return [("a", red), ("b", green), ("c", blue)].enumerated().map { index, entry in
-            let page = Layer(frame: Rect(size: size), name: "page \(entry.0)")
-            page.addChild(Layer(frame: Rect(size: size), content: SolidContent(color: entry.1), name: "tile \(entry.0)"))
-            page.isHidden = index != 0
-            h.root.addChild(page)
-            h.engine.registerRangeRoot(page, name: entry.0)
-            return page
-        }
-    }
+    private func makePages(_ h: EngineHarness) -> [Layer] { makeTiledPages(h, [("a", red), ("b", green), ("c", blue)]) }
 
     private var surfaceBytes: Int { EngineHarness.mode.size.width * EngineHarness.mode.size.height * 4 }
 
@@ -131,18 +134,7 @@ private final class FakeSharedCache: SharedSurfaceCache, @unchecked Sendable {
 final class SharedCacheBudgetTests: XCTestCase {
     private var surfaceBytes: Int { EngineHarness.mode.size.width * EngineHarness.mode.size.height * 4 }
 
-    /// Two pages of one full-screen tile each, the first shown.
-    private func makePages(_ h: EngineHarness) -> [Layer] {
-        let size = EngineHarness.mode.size
-        return [("a", red), ("b", green)].enumerated().map { index, entry in
-            let page = Layer(frame: Rect(size: size), name: "page \(entry.0)")
-            page.addChild(Layer(frame: Rect(size: size), content: SolidContent(color: entry.1), name: "tile \(entry.0)"))
-            page.isHidden = index != 0
-            h.root.addChild(page)
-            h.engine.registerRangeRoot(page, name: entry.0)
-            return page
-        }
-    }
+    private func makePages(_ h: EngineHarness) -> [Layer] { makeTiledPages(h, [("a", red), ("b", green)]) }
 
     func testWhatOnlyTheCacheHoldsCountsAndIsEvictedBeforeAnyPageAndFreedOnAWorker() throws {
         let h = try EngineHarness()
