@@ -134,14 +134,18 @@ private final class FakeSharedCache: SharedSurfaceCache, @unchecked Sendable {
 final class SharedCacheBudgetTests: XCTestCase {
     private var surfaceBytes: Int { EngineHarness.mode.size.width * EngineHarness.mode.size.height * 4 }
 
-    private func makePages(_ h: EngineHarness) -> [Layer] { makeTiledPages(h, [("a", red), ("b", green)]) }
-
-    func testWhatOnlyTheCacheHoldsCountsAndIsEvictedBeforeAnyPageAndFreedOnAWorker() throws {
+    /// Two pages, the first shown, and a shared cache registered with the engine, settled.
+    private func makeRig() throws -> (EngineHarness, [Layer], FakeSharedCache) {
         let h = try EngineHarness()
-        let pages = makePages(h)
+        let pages = makeTiledPages(h, [("a", red), ("b", green)])
         let cache = FakeSharedCache()
         h.engine.sharedSurfaceCaches = [cache]
         h.settle()
+        return (h, pages, cache)
+    }
+
+    func testWhatOnlyTheCacheHoldsCountsAndIsEvictedBeforeAnyPageAndFreedOnAWorker() throws {
+        let (h, pages, cache) = try makeRig()
         // The cache holds the tile shown on screen (shared with its layer) and two images no layer shows.
         let shown = ObjectIdentifier(try XCTUnwrap(pages[0].children[0].renderedSurface))
         cache.surfaces = [try XCTUnwrap(pages[0].children[0].renderedSurface), LayerSurface(size: EngineHarness.mode.size),
@@ -169,11 +173,7 @@ final class SharedCacheBudgetTests: XCTestCase {
     }
 
     func testAPurgedPagesImagesLeftInTheCacheAreEvictedWhenStillOverBudget() throws {
-        let h = try EngineHarness()
-        let pages = makePages(h)
-        let cache = FakeSharedCache()
-        h.engine.sharedSurfaceCaches = [cache]
-        h.settle()
+        let (h, pages, cache) = try makeRig()
         // Page b's tile is also in the cache, as a decoded image shown on it would be.
         cache.surfaces = [try XCTUnwrap(pages[1].children[0].renderedSurface)]
         XCTAssertEqual(h.engine.surfaceStatistics.cachedBytes, 0, "a surface a layer shows is not the cache's alone")
