@@ -108,13 +108,17 @@ final class HotplugDRMTests: XCTestCase {
         XCTAssertEqual(off["display_connected"] as? Bool, false)
         XCTAssertEqual(try daemon.error("display.power", #"{"on": false}"#).code, "no_display")
         XCTAssertEqual(try daemon.error("display.info", #"{"output": "Virtual-1"}"#).code, "no_display")
-        // Nothing flips while the connector is off, and kioskd sleeps: the loop wakes only for these requests.
-        XCTAssertThrowsError(try events.waitFor(1, events: "flip", timeout: 1), "no flip while disconnected")
+        // Nothing flips while the connector is off, and kioskd sleeps. The window counted is 2 s with no request in it
+        // but the two `stats` around it: the fps overlay's once-a-second tick and those requests wake the loop; a loop
+        // still paced by a vblank that no longer comes, or polling for the display, would wake well over 100 times.
+        let quiet = try events.stats()
+        XCTAssertThrowsError(try events.waitFor(1, events: "flip", timeout: 2), "no flip while disconnected")
         let idle = try events.stats()
         let flippedOff = try XCTUnwrap(off["frames_flipped"] as? Int)
         XCTAssertEqual(idle["frames_flipped"] as? Int, flippedOff)
-        let wakeups = (idle["loop_wakeups"] as? Int ?? 0) - (off["loop_wakeups"] as? Int ?? 0)
-        XCTAssertLessThanOrEqual(wakeups, 10, "no busy wake-ups while waiting for a display")
+        let wakeups = (idle["loop_wakeups"] as? Int ?? 0) - (quiet["loop_wakeups"] as? Int ?? 0)
+        print("loop wake-ups in 2 s while disconnected: \(wakeups)")
+        XCTAssertLessThanOrEqual(wakeups, 12, "no busy wake-ups while waiting for a display")
 
         let replug = Date()
         try Self.setConnector("on")
