@@ -43,6 +43,18 @@ final class DebianPackageTests: XCTestCase {
                         "libgstreamer-plugins-base1.0-0", "gstreamer1.0-plugins-base", "gstreamer1.0-plugins-good"] {
             XCTAssertTrue(depends.contains(library), "\(depends) names \(library)")
         }
+        // libc6 at least at the newest glibc symbol version the binaries name, 2.36 for packed relocations.
+        var glibc = (0, 0)
+        for binary in ["kioskd", "kioskctl"] {
+            let versions = try runTool("/usr/bin/readelf", ["-V", "--wide", KioskdProcess.productsDirectory.appendingPathComponent(binary).path])
+            XCTAssertEqual(versions.status, 0, versions.text)
+            for match in versions.text.matches(of: /GLIBC_(\d+)\.(\d+)/) {
+                if let major = Int(match.1), let minor = Int(match.2), (major, minor) > glibc { glibc = (major, minor) }
+            }
+            if versions.text.contains("GLIBC_ABI_DT_RELR"), (2, 36) > glibc { glibc = (2, 36) }
+        }
+        XCTAssertGreaterThan(glibc.0, 0, "the binaries name a glibc version")
+        XCTAssertTrue(depends.contains("libc6 (>= \(glibc.0).\(glibc.1))"), "\(depends) asks for glibc \(glibc.0).\(glibc.1)")
         let conffiles = try runTool("/usr/bin/dpkg-deb", ["-I", deb, "conffiles"])
         XCTAssertEqual(conffiles.text, "/etc/kioskd/kioskd.yaml\n")
         let postinst = try runTool("/usr/bin/dpkg-deb", ["-I", deb, "postinst"])
@@ -61,7 +73,8 @@ final class DebianPackageTests: XCTestCase {
         let run = try runTool(installed, ["run", "--backend", "headless", "--mode", "320x240@60", "--scene", "default",
                                           "--frames", "2", "--socket", "none", "--config", root.appendingPathComponent("etc/kioskd/kioskd.yaml").path])
         XCTAssertEqual(run.status, 0, run.text)
-        XCTAssertTrue(run.text.contains("scene \(root.path)/usr/share/kioskd/scenes/dashboard.yaml"), run.text)
+        // kioskd finds its prefix from /proc/self/exe, which has no symlinks in it (.build/debug is one).
+        XCTAssertTrue(run.text.contains("scene \(root.resolvingSymlinksInPath().path)/usr/share/kioskd/scenes/dashboard.yaml"), run.text)
         let check = try runTool(installed, ["check-config", root.appendingPathComponent("etc/kioskd/kioskd.yaml").path])
         XCTAssertEqual(check.text, "ok\n")
     }
