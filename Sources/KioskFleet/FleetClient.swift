@@ -35,7 +35,8 @@ public final class FleetClient {
     /// kioskd's version, for the Home Assistant device.
     public var version = ""
 
-    public static let volatileStateKeys: Set<String> = ["fps", "missed_vblanks", "uptime_s", "frames_flipped", "mqtt_longest_loop_hold_ms"]
+    public static let volatileStateKeys: Set<String> = ["fps", "missed_vblanks", "uptime_s", "frames_flipped", "mqtt_longest_loop_hold_ms",
+                                                              "mqtt_longest_loop_block_ms"]
     /// Largest `cmd` payload taken, as the socket's longest line.
     public static let maxRequestBytes = LineFramer.defaultMaxLineBytes
 

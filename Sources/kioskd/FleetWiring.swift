@@ -38,6 +38,7 @@ enum FleetWiring {
             var value = state(registry: registry, stage: stage, uptime: MonotonicInstant.now() - started)
             if case .object(var members) = value {
                 members["mqtt_longest_loop_hold_ms"] = .double((fleet.connection.longestLoopHold.milliseconds * 1000).rounded() / 1000)
+                members["mqtt_longest_loop_block_ms"] = .double((fleet.connection.longestLoopBlock.milliseconds * 1000).rounded() / 1000)
                 value = .object(members)
             }
             return value

@@ -275,10 +275,15 @@ final class FleetMQTTTests: XCTestCase {
         let excused = Int(waited / (Double(slack.nanosecondsClamped) / 1e9))
         XCTAssertLessThanOrEqual(missedAfter - missedBefore, excused,
                                  "late frames through the outage and the reconnect beyond what \(Int(waited * 1000)) ms of waiting for a CPU explains")
-        // No call into the MQTT client held the loop for a 60 Hz frame (16.7 ms) through the outage and the reconnect.
+        // No call into the MQTT client blocked the loop for a 60 Hz frame (16.7 ms) through the outage and the
+        // reconnect: no read, write, connect or sleep waited on it. The wall time a call held the loop also counts
+        // its CPU time (requests answered, which a debug or ThreadSanitizer build makes many times slower) and any
+        // wait for a CPU; that stays within a frame of this 20 Hz output, which the missed vblanks above also show.
+        let block = try XCTUnwrap(state["mqtt_longest_loop_block_ms"] as? Double, "\(state)")
         let hold = try XCTUnwrap(state["mqtt_longest_loop_hold_ms"] as? Double, "\(state)")
-        XCTAssertLessThan(hold, 16, "the longest MQTT call held the loop \(hold) ms")
-        print("broker restart: missed vblanks \(missedBefore) before, \(missedAfter) after; kioskd waited \(Int(waited * 1000)) ms for a CPU meanwhile; longest MQTT call \(hold) ms")
+        XCTAssertLessThan(block, 16, "the longest MQTT call blocked the loop \(block) ms")
+        XCTAssertLessThan(hold, 50, "the longest MQTT call held the loop \(hold) ms")
+        print("broker restart: missed vblanks \(missedBefore) before, \(missedAfter) after; kioskd waited \(Int(waited * 1000)) ms for a CPU meanwhile; longest MQTT call \(hold) ms, \(block) ms of it blocked")
     }
 
     /// Seconds the threads of process `pid` have spent runnable but waiting for a CPU (the second field of each
