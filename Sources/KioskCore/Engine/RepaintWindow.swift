@@ -10,6 +10,8 @@ public enum RepaintWindow {
     public static let defaultLead = Duration.milliseconds(4)
     /// Added to the lateness measured when the lead is widened for it.
     public static let margin = Duration.milliseconds(1)
+    /// The work cost (`RepaintSchedule.workCost`) loses 1/`workCostDecay` of itself at each flip.
+    static let workCostDecay: Int64 = 64
     /// How long presents go out at once after a flip missed the vblank its present aimed at for the second time
     /// within `settleTime` (the first miss widens the lead instead). Each further miss within `settleTime` of the one
     /// before doubles the hold, up to `maximumHold`.
@@ -96,10 +98,17 @@ public enum RepaintWindow {
 /// when a deferred present is due, and how late presents went out. A value owned by one `LayerEngine`, on the main
 /// thread.
 ///
-/// The lead adapts to the machine, like a compositor's render-time estimate: a present that waited for its window is
-/// timed from the window's opening until the backend took it, every commit that composed or presented is timed
-/// too, and the lead is at least the longest of these (the lateness) plus `RepaintWindow.margin`. The lateness decays by 1/1024 a flip (a half-life of about 12 s at 60 Hz): a machine that
-/// made a present late once is likely to again. A flip that missed the vblank its present aimed at widens the lead
+/// The lead adapts to the machine, like a compositor's render-time estimate, from two measures, and is at least the
+/// longer of them plus `RepaintWindow.margin`:
+/// - the lateness: a present that waited for its window, timed from the window's opening until the backend took it.
+///   It decays by 1/1024 a flip (a half-life of about 12 s at 60 Hz): a machine that made a present late once is
+///   likely to again.
+/// - the work cost: every commit that composed or presented, wherever it ran, so a frame that costs as much as one
+///   did before makes its vblank before any present has been late. It decays by 1/`RepaintWindow.workCostDecay` a
+///   flip (a half-life of about 0.7 s at 60 Hz): one heavy commit (a new page composed whole, well before its window)
+///   says little about the frames after it, and while heavy frames go on (a fade) each teaches it again.
+///
+/// A flip that missed the vblank its present aimed at widens the lead
 /// that way; a second miss within `settleTime` closes the window for a hold (`RepaintWindow.firstHold`, doubled for
 /// each miss that follows within `settleTime`): presents go out at once meanwhile, as without a window, so a
 /// machine whose loop cannot keep time (a loaded host, an emulated CPU) pays a missed vblank now and then rather
@@ -118,6 +127,8 @@ struct RepaintSchedule {
     var target: MonotonicInstant?
     /// How late presents made in a window went out (a maximum that decays).
     var lateness = Duration.zero
+    /// What commits that composed or presented cost, wherever they ran (a maximum that decays fast).
+    var workCost = Duration.zero
     /// After a missed vblank: presents go out at once until then.
     var heldUntil: MonotonicInstant?
     /// The length of the last hold (zero: none since the last miss that came alone).
@@ -146,11 +157,13 @@ struct RepaintSchedule {
         let configured = mode.lead(for: frame)
         guard configured > .zero else { return .zero }
         if let heldUntil, now < heldUntil { return .zero }
-        return max(configured, lateness == .zero ? .zero : lateness + RepaintWindow.margin)
+        let measured = max(lateness, workCost)
+        return max(configured, measured == .zero ? .zero : measured + RepaintWindow.margin)
     }
 
     /// A flip completed at `timestamp`. A missed target closes the window for a hold when another miss came within
-    /// `settleTime` (the lead was widened to the late present already); otherwise the lateness decays.
+    /// `settleTime` (the lead was widened to the late present already); otherwise the lateness decays. The work cost
+    /// decays at every flip.
     mutating func flipped(at timestamp: MonotonicInstant, frame: Duration) {
         if let target, RepaintWindow.missed(target, flipped: timestamp, frame: frame) {
             misses += 1
@@ -164,6 +177,7 @@ struct RepaintSchedule {
         } else {
             lateness = lateness - lateness / 1024
         }
+        workCost = workCost - workCost / RepaintWindow.workCostDecay
         target = nil
         windowOpenedAt = nil
     }
@@ -238,11 +252,11 @@ extension LayerEngine {
         return opens - loop.now < repaint.effectiveLead(frame: displayLink.frameDuration, now: loop.now)
     }
 
-    /// Composing and presenting took `duration` in one commit: the lead is at least that and the margin, so a frame
-    /// that costs as much as one did before makes its vblank (the window opening is where the composition it
-    /// deferred is made).
+    /// Composing and presenting took `duration` in one commit: the lead is at least that and the margin while the work
+    /// cost lasts, so a frame that costs as much as one did before makes its vblank (the window opening is where the
+    /// composition it deferred is made).
     func repaintWorkDone(_ duration: Duration) {
-        repaint.lateness = min(max(repaint.lateness, duration), displayLink.frameDuration)
+        repaint.workCost = min(max(repaint.workCost, duration), displayLink.frameDuration)
     }
 
     /// A present went out: if it is the one that waited for its window, how late it went out widens the lead.
