@@ -33,7 +33,6 @@ let package = Package(
         systemLibrary("CInput", pkgConfig: "libinput", apt: "libinput-dev"),
         systemLibrary("CUdev", pkgConfig: "libudev", apt: "libudev-dev"),
         systemLibrary("CEvdev", pkgConfig: "libevdev", apt: "libevdev-dev"),
-        systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         systemLibrary("CQREncode", pkgConfig: "libqrencode", apt: "libqrencode-dev"),
         systemLibrary("CJpeg", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
         systemLibrary("CPng", pkgConfig: "libpng", apt: "libpng-dev"),
@@ -104,8 +103,8 @@ let package = Package(
             ],
             linkerSettings: releaseLink
         ),
-        // systemd: notify, the watchdog, socket activation. The only module besides the executables that imports libsystemd.
-        .target(name: "KioskService", dependencies: ["KioskCore", "CSystemd", .product(name: "Logging", package: "swift-log")]),
+        // systemd: notify, the watchdog, socket activation, each spoken directly (SystemdProtocol), with no libsystemd.
+        .target(name: "KioskService", dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "KioskControl",
             dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log")]

@@ -1,1 +1,1 @@
-// KioskService: kioskd under systemd: readiness, status, reload and stop notifications, the watchdog fed from the frame path's health, and socket activation, through libsystemd.
+// KioskService: kioskd under systemd: readiness, status, reload and stop notifications, the watchdog fed from the frame path's health, and socket activation, speaking systemd's protocol directly (`SystemdProtocol`).

@@ -1,21 +1,29 @@
-import CSystemd
 import Glibc
 import KioskCore
 import Logging
 
-/// Tells systemd how kioskd is doing (sd_notify(3)): `READY=1` once the scene is on screen, one-line `STATUS=`,
-/// `RELOADING=1` … `READY=1` around a reload, `STOPPING=1` on the way out, and `WATCHDOG=1` pings.
+/// Tells systemd how kioskd is doing (sd_notify(3)'s protocol, `SystemdProtocol`): `READY=1` once the scene is on
+/// screen, one-line `STATUS=`, `RELOADING=1` … `READY=1` around a reload, `STOPPING=1` on the way out, and `WATCHDOG=1` pings.
 ///
 /// Outside systemd (no `NOTIFY_SOCKET`) every call is a no-op. A status line is sent only when it changed.
 /// Lives on the main thread.
 public final class ServiceNotifier {
     /// True when systemd (or a test standing in for it) listens: `NOTIFY_SOCKET` is set.
     public let isSupervised: Bool
+    /// Where messages go; nil outside systemd, or when `NOTIFY_SOCKET` is malformed (said once, at start).
+    private let address: SystemdProtocol.NotifyAddress?
     private var lastStatus: String?
     private let logger = Logger(label: "kioskd.service")
 
     public init() {
-        isSupervised = getenv("NOTIFY_SOCKET") != nil
+        let value = SystemdProtocol.environment("NOTIFY_SOCKET")
+        isSupervised = value != nil
+        do {
+            address = try value.map { try SystemdProtocol.NotifyAddress($0) }
+        } catch {
+            address = nil
+            logger.error("\(error); systemd is not told of readiness, status or watchdog pings")
+        }
     }
 
     /// `READY=1` with a status line: the first complete frame is on screen, or a reload finished.
@@ -54,10 +62,11 @@ public final class ServiceNotifier {
     public func watchdogPing() { send("WATCHDOG=1") }
 
     private func send(_ state: String) {
-        guard isSupervised else { return }
-        let result = sd_notify(0, state)
-        if result < 0 {
-            logger.warning("sd_notify \(state.split(separator: "\n").first ?? ""): \(errnoDescription(-result))")
+        guard let address else { return }
+        do {
+            try SystemdProtocol.notify(state, to: address)
+        } catch {
+            logger.warning("\(state.split(separator: "\n").first ?? ""): \(error)")
         }
     }
 

@@ -1,4 +1,3 @@
-import CSystemd
 import Glibc
 import KioskCore
 import Logging
@@ -43,13 +42,12 @@ public final class ServiceWatchdog {
 
     /// The period from `WATCHDOG_USEC` when it is meant for this process (`WATCHDOG_PID` unset or ours).
     static func period() -> Duration? {
-        var microseconds: UInt64 = 0
-        let result = sd_watchdog_enabled(0, &microseconds)
-        if result < 0 {
-            Logger(label: "kioskd.watchdog").warning("WATCHDOG_USEC: \(errnoDescription(-result)); no watchdog")
+        do {
+            guard let microseconds = try SystemdProtocol.watchdogMicroseconds() else { return nil }
+            return .microseconds(Int64(clamping: microseconds))
+        } catch {
+            Logger(label: "kioskd.watchdog").warning("\(error); no watchdog")
             return nil
         }
-        guard result > 0, microseconds > 0 else { return nil }
-        return .microseconds(Int64(clamping: microseconds))
     }
 }

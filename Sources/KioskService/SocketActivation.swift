@@ -1,8 +1,7 @@
-import CSystemd
 import Glibc
 import KioskCore
 
-/// Sockets systemd passed this process (socket activation, sd_listen_fds_with_names(3)). The variables are
+/// Sockets systemd passed this process (socket activation, as sd_listen_fds_with_names(3) defines it). The variables are
 /// removed once read, so children do not take the sockets for theirs. A plain value made on the main thread.
 public struct SocketActivation: Sendable {
     public struct Socket: Sendable, Equatable {
@@ -13,19 +12,12 @@ public struct SocketActivation: Sendable {
 
     public private(set) var sockets: [Socket] = []
 
-    /// Reads `LISTEN_PID`, `LISTEN_FDS` and `LISTEN_FDNAMES` through libsystemd.
-    /// - Throws: `SystemError` when the variables are malformed.
+    /// Reads `LISTEN_PID`, `LISTEN_FDS` and `LISTEN_FDNAMES` (`SystemdProtocol.listenFds`), and removes them.
+    /// - Throws: `SystemError` naming the variable when one is malformed.
     public static func fromEnvironment() throws -> SocketActivation {
-        var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = nil
-        let count = sd_listen_fds_with_names(1, &names)
-        guard count >= 0 else { throw SystemError("socket activation (LISTEN_FDS)", errno: -count) }
+        defer { for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { unsetenv(name) } }
         var result = SocketActivation()
-        for index in 0..<Int(count) {
-            let name = names?[index].map { String(cString: $0) } ?? "unknown"
-            result.sockets.append(Socket(fd: SD_LISTEN_FDS_START + Int32(index), name: name))
-            free(names?[index])
-        }
-        free(names)
+        result.sockets = try SystemdProtocol.listenFds().map { Socket(fd: $0.fd, name: $0.name) }
         return result
     }
 
