@@ -30,8 +30,8 @@ final class PlayerMailbox: Sendable {
         var fromStart = true
         /// The shortest step between two frames seen: the frame duration where buffers carry none.
         var shortestStep: Duration?
-        /// Set by a seek while paused: the frame prerolled there is shown, though the clip does not play. Only a
-        /// frame near this position counts, since the pause itself may preroll the frame after the one shown.
+        /// Set by a seek while paused: the frame prerolled there is shown, though the clip does not play. Only the
+        /// frame at this position counts (`frame(_:covers:step:)`), since the pause itself may preroll another.
         var prerollTarget: Duration?
         /// After `close`: nothing more is taken.
         var isClosed = false
@@ -52,7 +52,7 @@ final class PlayerMailbox: Sendable {
         let delivered = contents.withLock { box -> Bool in
             guard !box.isClosed else { return false }
             if preroll {
-                guard let target = box.prerollTarget, max(frame.timestamp - target, target - frame.timestamp) < .milliseconds(50) else { return false }
+                guard let target = box.prerollTarget, Self.frame(frame, covers: target, step: box.shortestStep) else { return false }
                 box.prerollTarget = nil
             } else {
                 box.decoded += 1
@@ -77,6 +77,20 @@ final class PlayerMailbox: Sendable {
             return true
         }
         if delivered { waker.wake() }
+    }
+
+    /// Whether `frame` is the one an accurate seek to `target` prerolls: the frame whose time span holds `target`
+    /// (1 ms of slack at its start, for timestamps rounded to nanoseconds). A neighbour is not: the preroll of the
+    /// pause before the seek may still arrive after it, and when the clip was paused near the target that frame is
+    /// the one before or after, and would be shown in place of the one asked for. Without a duration on the frame,
+    /// within half the frame step seen so far; without either, within 50 ms.
+    static func frame(_ frame: VideoFrame, covers target: Duration, step: Duration?) -> Bool {
+        if frame.duration > .zero {
+            return frame.timestamp <= target + .milliseconds(1) && target < frame.timestamp + frame.duration
+        }
+        let distance = max(frame.timestamp - target, target - frame.timestamp)
+        if let step, step > .zero { return distance < step / 2 }
+        return distance < .milliseconds(50)
     }
 
     /// From a bus posting thread.

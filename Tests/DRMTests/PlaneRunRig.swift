@@ -14,6 +14,8 @@ struct PlaneRun {
     var planeFramebuffer: UInt32?
     var crtc: UInt32?
     var width = 0
+    /// What the scene said of its video when the run ended, for a failure's message.
+    var videoState = ""
 
     /// The XRGB pixel at (`x`, `y`) of a buffer `width` pixels wide, without its X byte.
     static func pixel(_ bytes: [UInt8], x: Int, y: Int, width: Int) -> UInt32 {

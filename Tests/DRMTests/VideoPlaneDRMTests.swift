@@ -67,8 +67,10 @@ final class VideoPlaneDRMTests: XCTestCase {
         XCTAssertTrue(loop.spin(seconds: 120) {
             shown() > before && abs((number(state(), "position") ?? -1) - target) < 0.02 && settled()
         }, "the frame at \(position) was never shown: \(state())")
-        let result = try rig.finish()
+        var result = try rig.finish()
         if case .string(let error)? = state()["error"] { XCTFail("video error: \(error)") }
+        result.videoState = state().filter { ["position", "frames_decoded", "frames_shown", "frames_dropped"].contains($0.key) }
+            .sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         return result
     }
 
@@ -82,7 +84,8 @@ final class VideoPlaneDRMTests: XCTestCase {
         let size = drm.info.mode.size, rowBytes = size.width * 4
         let captured = try XCTUnwrap(onDevice.captured, file: file, line: line)
         let diff = compareImages(captured, headless.shown, size: size, strideA: rowBytes, strideB: rowBytes, tolerance: 0)
-        XCTAssertEqual(diff.differingPixels, 0, "writeback vs headless composite of the same frame: \(diff)", file: file, line: line)
+        XCTAssertEqual(diff.differingPixels, 0, "writeback vs headless composite of the same frame: \(diff); video on the device: "
+                       + "\(onDevice.videoState); headless: \(headless.videoState)", file: file, line: line)
         let reason = overlapped ? "overlapped by badge" : "no overlay planes"
         XCTAssertEqual(headless.paths, [LayerPathReport(layer: "clip.body", path: .composited, reason: reason)],
                        file: file, line: line)

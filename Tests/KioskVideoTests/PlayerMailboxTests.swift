@@ -61,4 +61,44 @@ final class PlayerMailboxTests: XCTestCase {
         XCTAssertEqual(box.take().frames.map(\.timestamp), [.milliseconds(2000)])
         XCTAssertEqual(box.take().decoded, 0, "prerolled frames are not counted as decoded")
     }
+
+    private func frame(ns: Int64, durationNs: Int64) -> VideoFrame {
+        VideoFrame(surface: LayerSurface(size: Size(width: 2, height: 2)), timestamp: .nanoseconds(ns), duration: .nanoseconds(durationNs))
+    }
+
+    func testAPausedSeekNearWherePausedTakesTheFrameAtItsPositionNotTheNeighbourThePausePrerolled() throws {
+        // 30 fps, paused at about 0.5 s and sought to exactly 0.5 s: the pause's own preroll (the frame before or
+        // after, 33 ms away) may still arrive after the seek was asked for. Only frame 15, which spans 0.5 s, is shown.
+        let step: Int64 = 33_333_333
+        let box = try mailbox()
+        box.seeking(paused: true, to: .milliseconds(500))
+        box.deliver(frame(ns: 533_333_333, durationNs: step), preroll: true)
+        box.deliver(frame(ns: 466_666_667, durationNs: step), preroll: true)
+        XCTAssertEqual(box.take().frames.count, 0, "neither neighbour of the target (the one before ends at 0.5 s)")
+        box.deliver(frame(ns: 500_000_400, durationNs: step), preroll: true)
+        XCTAssertEqual(box.take().frames.map(\.timestamp), [.nanoseconds(500_000_400)], "the frame at 0.5 s, its timestamp rounded past it")
+
+        // A target inside a frame's span takes that frame.
+        box.seeking(paused: true, to: .milliseconds(520))
+        box.deliver(frame(ns: 533_333_333, durationNs: step), preroll: true)
+        XCTAssertEqual(box.take().frames.count, 0)
+        box.deliver(frame(ns: 500_000_000, durationNs: step), preroll: true)
+        XCTAssertEqual(box.take().frames.count, 1)
+    }
+
+    func testWithoutFrameDurationsAPausedSeekTakesTheFrameWithinHalfAStep() throws {
+        let box = try mailbox()
+        for ms: Int64 in [0, 33, 66] { box.deliver(frame(ms), preroll: false) }
+        _ = box.take()
+        box.seeking(paused: true, to: .milliseconds(500))
+        box.deliver(frame(533), preroll: true)
+        XCTAssertEqual(box.take().frames.count, 0, "33 ms away: a step, not half of one")
+        box.deliver(frame(501), preroll: true)
+        XCTAssertEqual(box.take().frames.map(\.timestamp), [.milliseconds(501)])
+
+        let fresh = try mailbox()
+        fresh.seeking(paused: true, to: .milliseconds(500))
+        fresh.deliver(frame(540), preroll: true)
+        XCTAssertEqual(fresh.take().frames.count, 1, "no step known yet: within 50 ms")
+    }
 }
