@@ -8,11 +8,24 @@ func systemLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
 
 // Release builds of the two programs link with lld and pack their relative relocations (RELR, glibc 2.36): a static
 // release kioskd carried 2 MB of RELA relocations, which the dynamic loader reads whole at every start, and measured
-// 1.7 to 2.1 MB lower peak RSS at 800x480 without them (docs/design.md, "The process"). lld ships with the Swift
-// toolchain; debug and test builds keep the toolchain's default link.
+// 1.7 to 2.1 MB lower peak RSS at 800x480 without them. They export no symbols (nothing loads them by name: 11,000
+// names made an 860 KB dynamic symbol table the loader searched at each lookup), and record only the libraries they
+// call into: GStreamer, opened when a video plays (GstLibrary.h), is not loaded at start. kioskd's release link places the
+// functions its startup runs first and together (scripts/kioskd.order, made by scripts/link-order): a page of code
+// is mapped with its 64 KiB neighbourhood, and spread over 18 MB of text they kept about 10 MB resident
+// (docs/design.md, "The process"). lld ships with the Swift toolchain; debug and test builds keep the default link.
 let releaseLink: [LinkerSetting] = [
-    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(configuration: .release)),
+    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
+                  "-Xlinker", "--as-needed"],
+                 .when(configuration: .release)),
 ]
+let kioskdReleaseLink: [LinkerSetting] = releaseLink + [
+    .unsafeFlags(["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/scripts/kioskd.order",
+                  "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release)),
+]
+
+/// Where GStreamer's headers are, for every target that sees the CGStreamer module (Swift through the Clang importer).
+let gstreamerHeaders = ["-I/usr/include/gstreamer-1.0"]
 
 let package = Package(
     name: "kioskd",
@@ -40,13 +53,16 @@ let package = Package(
         // MQTT client is made, so a kiosk without `mqtt:` never maps them.
         .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // gstreamer-app-1.0 brings gstreamer-1.0 and the base libraries; the module map links gstvideo-1.0 beside it.
-        systemLibrary("CGStreamer", pkgConfig: "gstreamer-app-1.0", apt: "libgstreamer-plugins-base1.0-dev"),
+        // GStreamer's headers only: its libraries are opened with dlopen when a video plays (CKioskVideo's
+        // GstLibrary.h), so they are neither linked nor named by pkg-config, whose --libs would link them. The
+        // include folder is GStreamer's on every Debian architecture (gstreamerHeaders, below); GLib's comes from CPango.
+        .systemLibrary(name: "CGStreamer", providers: [.apt(["libgstreamer-plugins-base1.0-dev"])]),
         .target(name: "CKioskShims", dependencies: ["CDRM"]),
         .target(name: "CKioskSys"),
         // GObject's variadic property setters and GStreamer's cast macros, which Swift cannot call.
-        .target(name: "CKioskVideo", dependencies: ["CGStreamer"]),
+        .target(name: "CKioskVideo", dependencies: ["CGStreamer", "CPango"], cSettings: [.unsafeFlags(gstreamerHeaders)]),
         // GStreamer pipelines into decoded frames; the only module that imports GStreamer.
-        .target(name: "KioskVideo", dependencies: ["KioskCore", "CGStreamer", "CKioskVideo", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskVideo", dependencies: ["KioskCore", "CGStreamer", "CPango", "CKioskVideo", .product(name: "Logging", package: "swift-log")]),
         // libjpeg reports errors by longjmp, which Swift cannot catch: the decoder and encoder live in C.
         .target(name: "CKioskJpeg", dependencies: ["CJpeg"]),
         // libpng too; its decoder streams rows and scales them down as they come, so memory follows the size shown.
@@ -101,7 +117,7 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            linkerSettings: releaseLink
+            linkerSettings: kioskdReleaseLink
         ),
         // systemd: notify, the watchdog, socket activation, each spoken directly (SystemdProtocol), with no libsystemd.
         .target(name: "KioskService", dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log")]),
@@ -140,8 +156,19 @@ let package = Package(
             // Golden PNGs are read from the source tree by path (see GoldenImage.swift), not bundled.
             exclude: ["Golden"]
         ),
-        .testTarget(name: "KioskVideoTests", dependencies: ["KioskVideo", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskVideoTests", dependencies: ["KioskVideo", "CKioskVideo", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskEngineTests", dependencies: ["KioskCore", "KioskDisplay", "KioskTestSupport"]),
         .testTarget(name: "DRMTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskCore", "KioskDisplay", "KioskRender", "KioskInput", "KioskBench", "CDRM", "KioskTestSupport", "KioskVideo"]),
     ]
 )
+
+// Release objects hold each function in its own section, so that kioskd's link can place the ones its startup runs
+// together (scripts/kioskd.order); without it a file's private functions move as one block.
+for target in package.targets where target.type == .regular || target.type == .executable {
+    target.swiftSettings = (target.swiftSettings ?? [])
+        + [.unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release))]
+}
+// Every Swift target that sees KioskVideo's interface imports CGStreamer's headers through the Clang importer.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(gstreamerHeaders.flatMap { ["-Xcc", $0] })]
+}

@@ -1,4 +1,5 @@
 #include "CKioskVideo.h"
+#include "GstLibrary.h"
 #include <errno.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -28,11 +29,11 @@ int kiosk_gst_lower_entering_stream_thread(GstMessage *message, int increment) {
     if (GST_MESSAGE_TYPE(message) != GST_MESSAGE_STREAM_STATUS) return 0;
     GstStreamStatusType type;
     GstElement *owner = NULL;
-    gst_message_parse_stream_status(message, &type, &owner);
+    kiosk_gst_api()->gst_message_parse_stream_status(message, &type, &owner);
     if (type != GST_STREAM_STATUS_TYPE_ENTER) return 0;
     if (owner != NULL) {
-        GstElementFactory *factory = gst_element_get_factory(owner);
-        const char *klass = factory != NULL ? gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS) : NULL;
+        GstElementFactory *factory = kiosk_gst_api()->gst_element_get_factory(owner);
+        const char *klass = factory != NULL ? kiosk_gst_api()->gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS) : NULL;
         if (klass != NULL && strstr(klass, "Audio") != NULL) return 0;
     }
     // Relative to the main thread (whose id is the process id), not to this thread: GStreamer's task pool reuses

@@ -25,10 +25,12 @@ public struct DataSource: Sendable, Equatable {
         }
         guard let field else { return .success(text) }
         // JSON is YAML: Yams is the JSON reader this module already has.
-        guard let node = try? Yams.compose(yaml: text), let object = node.mapping else {
+        let limit = YAMLTree.nodeLimit(forBytes: payload.count)
+        guard let node = try? YAMLTree.compose(text, maximumNodes: limit), let object = node.mapping else {
             return .failure(DataSourceProblem("topic \(topic): the payload is not a JSON object with '\(field)'"))
         }
-        guard let member = object[Node(field)] else {
+        // The last of equal keys, as YAML's own lookup takes it.
+        guard let member = object.reversed().first(where: { $0.key.scalar?.string == field })?.value else {
             return .failure(DataSourceProblem("topic \(topic): the payload has no '\(field)'"))
         }
         guard let scalar = member.scalar else {

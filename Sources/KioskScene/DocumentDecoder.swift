@@ -44,7 +44,9 @@ public class DocumentDecoder {
         }
         let root: Node?
         do {
-            root = try Yams.compose(yaml: text)
+            root = try YAMLTree.compose(text, maximumNodes: YAMLTree.nodeLimit(forBytes: data.count))
+        } catch let error as YAMLTree.TooLarge {
+            throw fail(error.description)
         } catch let error as YamlError {
             let (message, mark) = describe(error)
             throw fail(message, line: mark?.line ?? 1, column: mark?.column ?? 1)

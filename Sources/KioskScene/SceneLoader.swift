@@ -46,21 +46,38 @@ public enum SceneLoader {
         func fail(_ message: String) -> SceneValidationError {
             SceneValidationError(diagnostics: [SceneDiagnostic(severity: .error, location: whole, path: "", message: message)])
         }
-        // Check the size before reading so a huge file (or a FIFO, /dev/zero) is never pulled into memory.
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        if let size = (attributes?[.size] as? NSNumber)?.intValue, size > maximumBytes {
-            throw fail("\(kind) file is \(size) bytes; the limit is \(maximumBytes)")
+        // Check the size before reading so a huge file (or a FIFO, /dev/zero) is never pulled into memory. With stat
+        // and read, not FileManager and FileHandle: their attribute dictionary starts CoreFoundation's number and
+        // string machinery at startup (docs/design.md, "The process").
+        var info = stat()
+        if stat(path, &info) == 0 {
+            if info.st_mode & S_IFMT == S_IFDIR { throw fail("the \(kind) path is a directory, not a file") }
+            if info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) > maximumBytes {
+                throw fail("\(kind) file is \(info.st_size) bytes; the limit is \(maximumBytes)")
+            }
         }
-        if attributes?[.type] as? FileAttributeType == .typeDirectory { throw fail("the \(kind) path is a directory, not a file") }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
             throw fail(code == ENOENT ? "\(kind) file not found" : "cannot read the \(kind) file: \(errnoDescription(code))")
         }
-        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        do { return try handle.read(upToCount: maximumBytes + 1) ?? Data() } catch {
-            throw fail("cannot read the \(kind) file: \(error.localizedDescription)")
+        defer { close(fd) }
+        // At most one byte over the limit, which the reader reports as too large; in chunks, so that a small file
+        // costs what it holds.
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while bytes.count <= maximumBytes {
+            let wanted = min(chunk.count, maximumBytes + 1 - bytes.count)
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, wanted) }
+            if n == 0 { break }
+            if n < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                throw fail("cannot read the \(kind) file: \(errnoDescription(code))")
+            }
+            bytes.append(contentsOf: chunk[..<n])
         }
+        return Data(bytes)
     }
 }
 

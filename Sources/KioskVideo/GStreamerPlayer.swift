@@ -38,21 +38,21 @@ public final class GStreamerPlayer: VideoPlayer {
         self.mailbox = mailbox
         self.video = video
         control = DispatchQueue(label: "kioskd.video.\(mailbox.id)", qos: .userInitiated)
-        guard let playbin = gst_element_factory_make("playbin3", nil) else { throw VideoError("video: cannot make playbin3") }
+        guard let playbin = gst.gst_element_factory_make!("playbin3", nil) else { throw VideoError("video: cannot make playbin3") }
         let pipeline = PipelineHandle(playbin)
-        gst_object_ref_sink(UnsafeMutableRawPointer(playbin))
+        _ = gst.gst_object_ref_sink!(UnsafeMutableRawPointer(playbin))
 
         var error: UnsafeMutablePointer<GError>?
-        guard let bin = gst_parse_bin_from_description(Self.sinkDescription(request), 1, &error) else {
+        guard let bin = gst.gst_parse_bin_from_description!(Self.sinkDescription(request), 1, &error) else {
             let message = error.flatMap { $0.pointee.message.map { String(cString: $0) } } ?? "unknown error"
             if let error { g_error_free(error) }
             throw VideoError("video: cannot build the frame sink: \(message)")
         }
         let binElement = UnsafeMutableRawPointer(bin).assumingMemoryBound(to: GstElement.self)
-        guard let sink = gst_bin_get_by_name(UnsafeMutableRawPointer(bin).assumingMemoryBound(to: GstBin.self), "frames") else {
+        guard let sink = gst.gst_bin_get_by_name!(UnsafeMutableRawPointer(bin).assumingMemoryBound(to: GstBin.self), "frames") else {
             throw VideoError("video: the frame sink has no appsink")
         }
-        defer { gst_object_unref(UnsafeMutableRawPointer(sink)) }
+        defer { gst.gst_object_unref!(UnsafeMutableRawPointer(sink)) }
         kiosk_gst_set_element(playbin, "video-sink", binElement)
         kiosk_gst_set_string(playbin, "uri", request.source.gstreamerURI)
         // GstPlayFlags: video (0x1), audio (0x2), soft-volume (0x10). A muted clip has no audio branch at all, so a
@@ -64,10 +64,10 @@ public final class GStreamerPlayer: VideoPlayer {
         callbacks.new_sample = newSampleCallback
         callbacks.new_preroll = newPrerollCallback
         let appsink = UnsafeMutableRawPointer(sink).assumingMemoryBound(to: GstAppSink.self)
-        gst_app_sink_set_callbacks(appsink, &callbacks, Unmanaged.passRetained(mailbox).toOpaque(), releaseMailbox)
-        let bus = gst_element_get_bus(playbin)
-        gst_bus_set_sync_handler(bus, busSyncHandler, Unmanaged.passRetained(mailbox).toOpaque(), releaseMailbox)
-        gst_object_unref(UnsafeMutableRawPointer(bus))
+        gst.gst_app_sink_set_callbacks!(appsink, &callbacks, Unmanaged.passRetained(mailbox).toOpaque(), releaseMailbox)
+        let bus = gst.gst_element_get_bus!(playbin)
+        gst.gst_bus_set_sync_handler!(bus, busSyncHandler, Unmanaged.passRetained(mailbox).toOpaque(), releaseMailbox)
+        gst.gst_object_unref!(UnsafeMutableRawPointer(bus))
 
         self.pipeline = pipeline
         setState(GST_STATE_PLAYING)
@@ -103,14 +103,14 @@ public final class GStreamerPlayer: VideoPlayer {
     public var position: Duration? {
         guard let pipeline else { return nil }
         var value: gint64 = 0
-        guard gst_element_query_position(pipeline.element, GST_FORMAT_TIME, &value) != 0, value >= 0 else { return nil }
+        guard gst.gst_element_query_position!(pipeline.element, GST_FORMAT_TIME, &value) != 0, value >= 0 else { return nil }
         return .nanoseconds(Int64(value))
     }
 
     public var duration: Duration? {
         guard let pipeline else { return nil }
         var value: gint64 = 0
-        guard gst_element_query_duration(pipeline.element, GST_FORMAT_TIME, &value) != 0, value >= 0 else { return nil }
+        guard gst.gst_element_query_duration!(pipeline.element, GST_FORMAT_TIME, &value) != 0, value >= 0 else { return nil }
         return .nanoseconds(Int64(value))
     }
 
@@ -136,7 +136,7 @@ public final class GStreamerPlayer: VideoPlayer {
         let flags = GstSeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue | GST_SEEK_FLAG_ACCURATE.rawValue)
         let source = request.source
         control.async {
-            if gst_element_seek_simple(pipeline.element, GST_FORMAT_TIME, flags, gint64(nanoseconds)) == 0 {
+            if gst.gst_element_seek_simple!(pipeline.element, GST_FORMAT_TIME, flags, gint64(nanoseconds)) == 0 {
                 logger.warning("video \(source): seek to \(position) refused")
             }
         }
@@ -151,7 +151,7 @@ public final class GStreamerPlayer: VideoPlayer {
         video.forget(mailbox.id)
         // Going to NULL joins GStreamer's threads: not on the main thread.
         let done = { @Sendable in
-            _ = gst_element_set_state(pipeline.element, GST_STATE_NULL)
+            _ = gst.gst_element_set_state!(pipeline.element, GST_STATE_NULL)
             _ = pipeline
         }
         control.async(execute: done)
@@ -163,7 +163,7 @@ public final class GStreamerPlayer: VideoPlayer {
         guard let pipeline else { return }
         let source = request.source
         control.async {
-            if gst_element_set_state(pipeline.element, target) == GST_STATE_CHANGE_FAILURE {
+            if gst.gst_element_set_state!(pipeline.element, target) == GST_STATE_CHANGE_FAILURE {
                 // The bus says why, as an error message.
                 logger.debug("video \(source): state change refused")
             }

@@ -19,13 +19,17 @@ public final class GStreamerVideo: VideoPlayerMaking {
 
     /// GStreamer initialised, and the elements kioskd builds on found, once per process; or why not.
     private static let initialised: Result<Void, VideoError> = {
-        gst_init(nil, nil)
+        var error: UnsafePointer<CChar>?
+        guard kiosk_gst_load(&error) == 1 else {
+            return .failure(VideoError(error.map { String(cString: $0) } ?? "GStreamer could not be loaded"))
+        }
+        gst.gst_init!(nil, nil)
         // `aspectratiocrop` (fit: cover, in the bad plugins) is not required: without it a cover clip fails alone.
         for element in ["playbin3", "appsink", "videoconvert", "videoscale"] {
-            guard let factory = gst_element_factory_find(element) else {
+            guard let factory = gst.gst_element_factory_find!(element) else {
                 return .failure(VideoError("GStreamer element '\(element)' is missing (install gstreamer1.0-plugins-base)"))
             }
-            gst_object_unref(UnsafeMutableRawPointer(factory))
+            gst.gst_object_unref!(UnsafeMutableRawPointer(factory))
         }
         return .success(())
     }()
@@ -75,7 +79,7 @@ final class PipelineHandle: @unchecked Sendable {
 
     init(_ element: UnsafeMutablePointer<GstElement>) { self.element = element }
 
-    deinit { gst_object_unref(UnsafeMutableRawPointer(element)) }
+    deinit { gst.gst_object_unref!(UnsafeMutableRawPointer(element)) }
 }
 
 /// A video failure with the object and the reason. An immutable value; any thread.
@@ -90,7 +94,7 @@ extension String {
     var gstreamerURI: String {
         if contains("://") { return self }
         var error: UnsafeMutablePointer<GError>?
-        guard let uri = gst_filename_to_uri(self, &error) else {
+        guard let uri = gst.gst_filename_to_uri!(self, &error) else {
             if let error { g_error_free(error) }
             return "file://" + self
         }
@@ -98,3 +102,7 @@ extension String {
         return String(cString: uri)
     }
 }
+
+/// GStreamer's functions, resolved when GStreamer was loaded (`GStreamerVideo.initialise`, which every path into
+/// GStreamer passes first): GStreamer is opened with dlopen, not linked (GstLibrary.h).
+var gst: KioskGstLibrary { kiosk_gst_api().pointee }

@@ -138,8 +138,8 @@ final class PlayerMailbox: Sendable {
 let newSampleCallback: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpointer?) -> GstFlowReturn = { sink, data in
     guard let sink, let data else { return GST_FLOW_ERROR }
     let mailbox = Unmanaged<PlayerMailbox>.fromOpaque(data).takeUnretainedValue()
-    guard let sample = gst_app_sink_pull_sample(sink) else { return GST_FLOW_EOS }
-    defer { gst_sample_unref(sample) }
+    guard let sample = gst.gst_app_sink_pull_sample!(sink) else { return GST_FLOW_EOS }
+    defer { kiosk_gst_sample_unref(sample) }
     if let frame = VideoFrameCopy.frame(from: sample, dueOn: sink) { mailbox.deliver(frame, preroll: false) }
     return GST_FLOW_OK
 }
@@ -148,8 +148,8 @@ let newSampleCallback: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpoint
 let newPrerollCallback: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpointer?) -> GstFlowReturn = { sink, data in
     guard let sink, let data else { return GST_FLOW_ERROR }
     let mailbox = Unmanaged<PlayerMailbox>.fromOpaque(data).takeUnretainedValue()
-    guard let sample = gst_app_sink_pull_preroll(sink) else { return GST_FLOW_OK }
-    defer { gst_sample_unref(sample) }
+    guard let sample = gst.gst_app_sink_pull_preroll!(sink) else { return GST_FLOW_OK }
+    defer { kiosk_gst_sample_unref(sample) }
     if let frame = VideoFrameCopy.frame(from: sample) { mailbox.deliver(frame, preroll: true) }
     return GST_FLOW_OK
 }
@@ -169,7 +169,7 @@ let busSyncHandler: @convention(c) (UnsafeMutablePointer<GstBus>?, UnsafeMutable
     case GST_MESSAGE_ERROR:
         var error: UnsafeMutablePointer<GError>?
         var debug: UnsafeMutablePointer<gchar>?
-        gst_message_parse_error(message, &error, &debug)
+        gst.gst_message_parse_error!(message, &error, &debug)
         let text = error.flatMap { $0.pointee.message.map { String(cString: $0) } } ?? "unknown error"
         let element = kiosk_gst_message_source_name(message).map { String(cString: $0) }
         mailbox.post(.error(element.map { "\($0): \(text)" } ?? text))
@@ -197,15 +197,15 @@ let releaseMailbox: @convention(c) (gpointer?) -> Void = { data in
 enum VideoFrameCopy {
     /// The frame of `sample`; with `sink`, due when that sink would show it (see `dueTime`).
     static func frame(from sample: OpaquePointer, dueOn sink: UnsafeMutablePointer<GstAppSink>? = nil) -> VideoFrame? {
-        guard let buffer = gst_sample_get_buffer(sample), let caps = gst_sample_get_caps(sample) else { return nil }
+        guard let buffer = gst.gst_sample_get_buffer!(sample), let caps = gst.gst_sample_get_caps!(sample) else { return nil }
         var info = GstVideoInfo()
-        guard gst_video_info_from_caps(&info, caps) != 0 else { return nil }
+        guard gst.gst_video_info_from_caps!(&info, caps) != 0 else { return nil }
         let width = Int(info.width), height = Int(info.height)
         let sourceStride = Int(info.stride.0), offset = Int(info.offset.0)
         guard width > 0, height > 0 else { return nil }
         var map = GstMapInfo()
-        guard gst_buffer_map(buffer, &map, GST_MAP_READ) != 0 else { return nil }
-        defer { gst_buffer_unmap(buffer, &map) }
+        guard gst.gst_buffer_map!(buffer, &map, GST_MAP_READ) != 0 else { return nil }
+        defer { gst.gst_buffer_unmap!(buffer, &map) }
         guard let source = map.data, Int(map.size) >= offset + sourceStride * (height - 1) + width * 4 else { return nil }
         let surface = LayerSurface(size: Size(width: width, height: height), isOpaque: true)
         let rowBytes = min(width * 4, surface.stride)
@@ -232,14 +232,14 @@ enum VideoFrameCopy {
     /// running time or the sink no clock.
     static func dueTime(of sample: OpaquePointer, pts: GstClockTime, sink: UnsafeMutablePointer<GstAppSink>) -> MonotonicInstant? {
         let element = UnsafeMutableRawPointer(sink).assumingMemoryBound(to: GstElement.self)
-        guard pts != UInt64.max, let segment = gst_sample_get_segment(sample) else { return nil }
-        let running = gst_segment_to_running_time(segment, GST_FORMAT_TIME, pts)
-        guard running != UInt64.max, let clock = gst_element_get_clock(element) else { return nil }
-        defer { gst_object_unref(UnsafeMutableRawPointer(clock)) }
-        let base = gst_element_get_base_time(element)
-        let latency = gst_base_sink_get_latency(UnsafeMutableRawPointer(sink).assumingMemoryBound(to: GstBaseSink.self))
+        guard pts != UInt64.max, let segment = gst.gst_sample_get_segment!(sample) else { return nil }
+        let running = gst.gst_segment_to_running_time!(segment, GST_FORMAT_TIME, pts)
+        guard running != UInt64.max, let clock = gst.gst_element_get_clock!(element) else { return nil }
+        defer { gst.gst_object_unref!(UnsafeMutableRawPointer(clock)) }
+        let base = gst.gst_element_get_base_time!(element)
+        let latency = gst.gst_base_sink_get_latency!(UnsafeMutableRawPointer(sink).assumingMemoryBound(to: GstBaseSink.self))
         let onClock = Int64(clamping: base) &+ Int64(clamping: running) &+ Int64(clamping: latency)
-        let clockNow = Int64(clamping: gst_clock_get_time(clock))
+        let clockNow = Int64(clamping: gst.gst_clock_get_time!(clock))
         return MonotonicInstant.now() + .nanoseconds(onClock &- clockNow)
     }
 }

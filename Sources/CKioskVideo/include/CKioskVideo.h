@@ -2,6 +2,7 @@
 #define CKIOSKVIDEO_H
 #include <stdint.h>
 #include <gst/gst.h>
+#include "GstLibrary.h"
 
 // g_object_set and g_object_get are variadic, which Swift cannot call: one typed setter per value kind kioskd sets.
 void kiosk_gst_set_string(GstElement *element, const char *property, const char *value);

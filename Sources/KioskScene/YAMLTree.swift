@@ -1,0 +1,231 @@
+import Yams
+
+/// Every kioskd YAML text composed into a tree whose tags are final: the parser runs with Yams' resolver that has no
+/// rules, and each plain scalar is then given its tag here, by the same YAML 1.1 rules as Yams' default resolver
+/// (bool, int, float, merge, null, timestamp, value, else str), matched by hand. Yams matches them with
+/// `NSRegularExpression`, which brings ICU's regular expression engine and Unicode property tables into the
+/// process: about 1 MB of resident memory at startup for the few dozen scalars of a scene (docs/design.md,
+/// "The process"). Quoted and block scalars are strings, as in YAML; an explicit tag (`!!str 12`) is kept.
+///
+/// Aliases are expanded by the parser, and the tree is rebuilt node by node: a document whose aliases expand it
+/// beyond `maximumNodes` nodes (the "billion laughs") is refused instead of taking the process's memory.
+public enum YAMLTree {
+    public struct TooLarge: Error, CustomStringConvertible {
+        public var maximumNodes: Int
+        public var description: String { "aliases expand the document beyond \(maximumNodes) nodes, the limit" }
+    }
+
+    /// The nodes an alias-free document of `bytes` bytes can hold is far below this: a node takes at least two bytes.
+    public static func nodeLimit(forBytes bytes: Int) -> Int { 10_000 + 8 * bytes }
+
+    /// The tree of `text`, nil for an empty document. Throws `YamlError` for YAML syntax, `TooLarge` beyond the limit.
+    public static func compose(_ text: String, maximumNodes: Int) throws -> Node? {
+        guard let root = try Yams.compose(yaml: text, .basic, .default) else { return nil }
+        var builder = Builder(budget: maximumNodes)
+        return try builder.rebuild(root)
+    }
+
+    /// The tag YAML 1.1 gives a plain (unquoted, untagged) scalar, as Yams' default resolver would.
+    public static func tag(ofPlain text: String) -> Tag.Name {
+        var s = Substring(text)
+        // The default rules end in `$`, which also matches before one final line terminator.
+        if let last = s.last, ["\n", "\u{0B}", "\u{0C}", "\r", "\r\n", "\u{85}", "\u{2028}", "\u{2029}"].contains(last) {
+            s = s.dropLast()
+        }
+        let b = Array(s.utf8)
+        if isBool(s) { return .bool }
+        if isInt(b) { return .int }
+        if isFloat(b) { return .float }
+        if s == "<<" { return .merge }
+        if s.isEmpty || s == "~" || s == "null" || s == "Null" || s == "NULL" { return .null }
+        if isTimestamp(b) { return .timestamp }
+        if s == "=" { return .value }
+        return .str
+    }
+
+    private struct Builder {
+        var budget: Int
+        let limit: Int
+        let tags: [Tag.Name: Tag]
+
+        init(budget: Int) {
+            self.budget = budget
+            limit = budget
+            // One tag object per name; `.basic` and `.default` are named so that Yams' regex resolver is never built.
+            var tags: [Tag.Name: Tag] = [:]
+            for name in [Tag.Name.str, .int, .float, .bool, .null, .merge, .timestamp, .value, .map, .seq] {
+                tags[name] = Tag(name, .basic, .default)
+            }
+            self.tags = tags
+        }
+
+        func tag(_ name: Tag.Name) -> Tag { tags[name] ?? Tag(name, .basic, .default) }
+
+        mutating func rebuild(_ node: Node) throws -> Node {
+            budget -= 1
+            guard budget >= 0 else { throw TooLarge(maximumNodes: limit) }
+            switch node {
+            case .scalar(let s):
+                let raw = s.tag.rawValue
+                let name: Tag.Name = raw.isEmpty ? YAMLTree.tag(ofPlain: s.string)
+                    : raw == Tag.Name.nonSpecific.rawValue ? .str : Tag.Name(rawValue: raw)
+                return .scalar(Node.Scalar(s.string, tag(name), s.style, s.mark, s.anchor))
+            case .mapping(let m):
+                var pairs: [(Node, Node)] = []
+                pairs.reserveCapacity(m.count)
+                for (key, value) in m { pairs.append((try rebuild(key), try rebuild(value))) }
+                return .mapping(Node.Mapping(pairs, tag(collection(m.tag.rawValue, .map)), m.style, m.mark, m.anchor))
+            case .sequence(let q):
+                var nodes: [Node] = []
+                nodes.reserveCapacity(q.count)
+                for item in q { nodes.append(try rebuild(item)) }
+                return .sequence(Node.Sequence(nodes, tag(collection(q.tag.rawValue, .seq)), q.style, q.mark, q.anchor))
+            case .alias:
+                return node
+            }
+        }
+
+        private func collection(_ raw: String, _ implied: Tag.Name) -> Tag.Name {
+            raw.isEmpty || raw == Tag.Name.nonSpecific.rawValue ? implied : Tag.Name(rawValue: raw)
+        }
+    }
+
+    // MARK: The rules, matched by hand
+
+    private static func isBool(_ s: Substring) -> Bool {
+        switch s {
+        case "yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
+             "on", "On", "ON", "off", "Off", "OFF": return true
+        default: return false
+        }
+    }
+
+    private static func digit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
+    private static let underscore = UInt8(ascii: "_")
+
+    /// Index after an optional sign.
+    private static func afterSign(_ b: [UInt8]) -> Int {
+        b.first == UInt8(ascii: "-") || b.first == UInt8(ascii: "+") ? 1 : 0
+    }
+
+    /// `(?::[0-5]?[0-9])+` from `i`: the index after the last group, or nil when there is none.
+    private static func sexagesimalGroups(_ b: [UInt8], from start: Int) -> Int? {
+        var i = start
+        var groups = 0
+        while i < b.count, b[i] == UInt8(ascii: ":") {
+            var j = i + 1
+            // [0-5]?[0-9]: one digit, or two with the first 0 to 5.
+            guard j < b.count, digit(b[j]) else { break }
+            if j + 1 < b.count, digit(b[j + 1]), b[j] <= UInt8(ascii: "5") { j += 2 } else { j += 1 }
+            i = j
+            groups += 1
+        }
+        return groups > 0 ? i : nil
+    }
+
+    private static func all(_ b: [UInt8], from i: Int, _ allowed: (UInt8) -> Bool) -> Bool {
+        i < b.count && b[i...].allSatisfy(allowed)
+    }
+
+    static func isInt(_ b: [UInt8]) -> Bool {
+        let i = afterSign(b)
+        let rest = b.count - i
+        guard rest > 0 else { return false }
+        if rest > 2, b[i] == UInt8(ascii: "0"), b[i + 1] == UInt8(ascii: "b") {
+            if all(b, from: i + 2, { $0 == 0x30 || $0 == 0x31 || $0 == underscore }) { return true }
+        }
+        if rest > 2, b[i] == UInt8(ascii: "0"), b[i + 1] == UInt8(ascii: "x") {
+            if all(b, from: i + 2, { digit($0) || (0x61...0x66).contains($0) || (0x41...0x46).contains($0) || $0 == underscore }) {
+                return true
+            }
+        }
+        // 0o?[0-7_]+
+        if b[i] == UInt8(ascii: "0") {
+            let j = i + 1 < b.count && b[i + 1] == UInt8(ascii: "o") ? i + 2 : i + 1
+            if all(b, from: j, { (0x30...0x37).contains($0) || $0 == underscore }) { return true }
+            if j == i + 2, all(b, from: i + 1, { (0x30...0x37).contains($0) || $0 == underscore }) { return true }
+        }
+        // 0 | [1-9][0-9_]*
+        if rest == 1, b[i] == UInt8(ascii: "0") { return true }
+        if b[i] >= UInt8(ascii: "1"), b[i] <= UInt8(ascii: "9") {
+            var j = i + 1
+            while j < b.count, digit(b[j]) || b[j] == underscore { j += 1 }
+            if j == b.count { return true }
+            // [1-9][0-9_]*(?::[0-5]?[0-9])+
+            if let end = sexagesimalGroups(b, from: j), end == b.count { return true }
+        }
+        return false
+    }
+
+    static func isFloat(_ b: [UInt8]) -> Bool {
+        let i = afterSign(b)
+        // [-+]?\.(?:inf|Inf|INF)
+        let tail = b[i...]
+        if tail.elementsEqual(".inf".utf8) || tail.elementsEqual(".Inf".utf8) || tail.elementsEqual(".INF".utf8) { return true }
+        // \.(?:nan|NaN|NAN), unsigned
+        if b.elementsEqual(".nan".utf8) || b.elementsEqual(".NaN".utf8) || b.elementsEqual(".NAN".utf8) { return true }
+        // \.[0-9_]+(?:[eE][-+][0-9]+)?, unsigned
+        if b.first == UInt8(ascii: ".") {
+            var j = 1
+            while j < b.count, digit(b[j]) || b[j] == underscore { j += 1 }
+            if j > 1, exponent(b, from: j, signRequired: true) == b.count { return true }
+        }
+        guard i < b.count, digit(b[i]) else { return false }
+        var j = i + 1
+        while j < b.count, digit(b[j]) || b[j] == underscore { j += 1 }
+        // [-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+        if let end = sexagesimalGroups(b, from: j), end < b.count, b[end] == UInt8(ascii: ".") {
+            if b[(end + 1)...].allSatisfy({ digit($0) || $0 == underscore }) { return true }
+        }
+        // [-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?
+        if j < b.count, b[j] == UInt8(ascii: ".") {
+            j += 1
+            while j < b.count, digit(b[j]) || b[j] == underscore { j += 1 }
+        }
+        return exponent(b, from: j, signRequired: false) == b.count
+    }
+
+    /// The index after an optional `[eE][-+]?[0-9]+` at `i` (sign required when asked); `i` when there is none.
+    private static func exponent(_ b: [UInt8], from i: Int, signRequired: Bool) -> Int {
+        guard i < b.count, b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E") else { return i }
+        var j = i + 1
+        if j < b.count, b[j] == UInt8(ascii: "-") || b[j] == UInt8(ascii: "+") { j += 1 } else if signRequired { return i }
+        let digits = j
+        while j < b.count, digit(b[j]) { j += 1 }
+        return j > digits ? j : i
+    }
+
+    static func isTimestamp(_ b: [UInt8]) -> Bool {
+        var i = 0
+        func digits(_ min: Int, _ max: Int) -> Bool {
+            var n = 0
+            while n < max, i < b.count, digit(b[i]) { i += 1; n += 1 }
+            return n >= min
+        }
+        func take(_ c: Character) -> Bool {
+            guard i < b.count, b[i] == c.asciiValue! else { return false }
+            i += 1
+            return true
+        }
+        // [0-9]{4}-[0-9]{2}-[0-9]{2}
+        if b.count == 10, digits(4, 4), take("-"), digits(2, 2), take("-"), digits(2, 2), i == b.count { return true }
+        i = 0
+        guard digits(4, 4), take("-"), digits(1, 2), take("-"), digits(1, 2) else { return false }
+        // (?:[Tt]|[ \t]+)
+        if take("T") || take("t") {
+        } else {
+            guard i < b.count, b[i] == 0x20 || b[i] == 0x09 else { return false }
+            while i < b.count, b[i] == 0x20 || b[i] == 0x09 { i += 1 }
+        }
+        guard digits(1, 2), take(":"), digits(2, 2), take(":"), digits(2, 2) else { return false }
+        if take(".") { while i < b.count, digit(b[i]) { i += 1 } }
+        if i == b.count { return true }
+        // (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?
+        while i < b.count, b[i] == 0x20 || b[i] == 0x09 { i += 1 }
+        if take("Z") { return i == b.count }
+        guard take("-") || take("+"), digits(1, 2) else { return false }
+        if i == b.count { return true }
+        guard take(":"), digits(2, 2) else { return false }
+        return i == b.count
+    }
+}
