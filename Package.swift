@@ -21,7 +21,8 @@ let releaseLink: [LinkerSetting] = [
 ]
 let kioskdReleaseLink: [LinkerSetting] = releaseLink + [
     .unsafeFlags(["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/scripts/kioskd.order",
-                  "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release)),
+                  "-Xlinker", "--no-warn-symbol-ordering",
+                  "-L", "\(Context.packageDirectory)/scripts/static-libstdc++"], .when(configuration: .release)),
 ]
 
 /// Where GStreamer's headers are, for every target that sees the CGStreamer module (Swift through the Clang importer).
@@ -88,7 +89,7 @@ let package = Package(
         .target(
             name: "KioskRender",
             dependencies: [
-                "KioskCore", "CCairo", "CPango", "CQREncode", "CKioskSvg", "CJpeg", "CKioskJpeg", "CPng", "CKioskPng",
+                "KioskCore", "CKioskSys", "CCairo", "CPango", "CQREncode", "CKioskSvg", "CJpeg", "CKioskJpeg", "CPng", "CKioskPng",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

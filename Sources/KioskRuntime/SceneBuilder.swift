@@ -288,11 +288,23 @@ final class SceneBuilder {
         return Rect(x: 0, y: 0, width: Int((Double(size.width) * min(max(value, 0), 1)).rounded()), height: size.height)
     }
 
+    /// `text` without the spaces and tabs around it, as `CharacterSet.whitespaces` has them (Unicode's space
+    /// separators, the tab and the zero-width space), without Foundation's character sets on the startup path.
+    static func trimmingSpaces(_ text: String) -> Substring {
+        func space(_ c: Character) -> Bool {
+            c.unicodeScalars.count == 1 && c.unicodeScalars.allSatisfy {
+                $0 == "\t" || $0 == "\u{200B}" || $0.properties.generalCategory == .spaceSeparator
+            }
+        }
+        guard let first = text.firstIndex(where: { !space($0) }), let last = text.lastIndex(where: { !space($0) }) else { return "" }
+        return text[first...last]
+    }
+
     func progressValue(_ p: ProgressProperties) -> Double {
         switch p.value {
         case .constant(let v): return v
         case .bound(let key, let lo, let hi):
-            guard let text = values[key], let v = Double(text.trimmingCharacters(in: .whitespaces)), hi > lo else { return 0 }
+            guard let text = values[key], let v = Double(Self.trimmingSpaces(text)), hi > lo else { return 0 }
             return min(max((v - lo) / (hi - lo), 0), 1)
         }
     }

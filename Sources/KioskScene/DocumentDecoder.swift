@@ -35,7 +35,7 @@ public class DocumentDecoder {
         if data.count > maximumBytes {
             throw fail("file is more than \(maximumBytes) bytes, the limit")
         }
-        guard let text = String(data: data, encoding: .utf8) else {
+        guard let text = String(validating: data, as: UTF8.self) else {
             let (line, column, byte) = UTF8Position.firstInvalid(in: data)
             throw fail(String(format: "not UTF-8 text: invalid byte sequence starting with 0x%02X", byte), line: line, column: column)
         }
@@ -123,7 +123,7 @@ public class DocumentDecoder {
     }
 
     public func number(_ node: Node, _ path: String, in range: ClosedRange<Double>? = nil) -> Double? {
-        guard isNumber(node), let v = node.float, v.isFinite else { error(node, path, "expected a number"); return nil }
+        guard isNumber(node), let v = YAMLTree.double(node), v.isFinite else { error(node, path, "expected a number"); return nil }
         if let range, !range.contains(v) {
             error(node, path, "\(format(v)) is out of range \(format(range.lowerBound))...\(format(range.upperBound))")
             return nil
@@ -132,13 +132,13 @@ public class DocumentDecoder {
     }
 
     public func integer(_ node: Node, _ path: String, in range: ClosedRange<Int>) -> Int? {
-        guard node.scalar != nil, resolves(node, to: .int), let v = node.int else { error(node, path, "expected a whole number"); return nil }
+        guard node.scalar != nil, resolves(node, to: .int), let v = YAMLTree.int(node) else { error(node, path, "expected a whole number"); return nil }
         guard range.contains(v) else { error(node, path, "\(v) is out of range \(range.lowerBound)...\(range.upperBound)"); return nil }
         return v
     }
 
     public func bool(_ node: Node, _ path: String) -> Bool? {
-        guard node.scalar != nil, resolves(node, to: .bool), let v = node.bool else { error(node, path, "expected true or false"); return nil }
+        guard node.scalar != nil, resolves(node, to: .bool), let v = YAMLTree.bool(node) else { error(node, path, "expected true or false"); return nil }
         return v
     }
 

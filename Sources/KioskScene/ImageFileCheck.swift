@@ -12,11 +12,8 @@ public enum ImageFileCheck {
     /// nil when the file looks usable, otherwise why not.
     public static func problem(at path: String, named name: String,
                                maximumPixels: Int = ImagePixelLimit.defaultMaximum) -> String? {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            return "image '\(name)' not found (looked for \(path))"
-        }
-        if isDirectory.boolValue { return "image '\(name)' is a directory (\(path))" }
+        guard PathNames.exists(path) else { return "image '\(name)' not found (looked for \(path))" }
+        if PathNames.isDirectory(path) { return "image '\(name)' is a directory (\(path))" }
         // open(2) rather than an access(2) check: root passes access() for any mode, and the daemon may run as root.
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return "cannot read image '\(name)' (\(path)): \(errnoDescription(errno))" }

@@ -173,7 +173,7 @@ public struct MQTTSettings: Sendable, Equatable {
             settings.events = events
         }
         if let v = fields["homeassistant"]?.value {
-            if let b = v.scalar.flatMap({ Bool.construct(from: $0) }) { settings.homeAssistant = b } else {
+            if let b = v.scalar.flatMap({ YAMLTree.bool($0) }) { settings.homeAssistant = b } else {
                 error(v, "\(path).homeassistant", "expected true or false")
             }
         }

@@ -377,7 +377,7 @@ final class SceneDecoder: DocumentDecoder {
 
     /// Pixels (`120`, `"120px"`) or percent of the parent (`"50%"`); positions may be negative pixels.
     func length(_ node: Node, _ path: String, signed: Bool) -> Length? {
-        if isNumber(node), let v = node.float {
+        if isNumber(node), let v = YAMLTree.double(node) {
             if !signed && v < 0 { error(node, path, "\(format(v)) is negative; a size must be 0 or more"); return nil }
             return .pixels(v)
         }
@@ -430,7 +430,7 @@ final class SceneDecoder: DocumentDecoder {
 
     func imagePath(_ node: Node, _ path: String) -> String? {
         guard let name = string(node, path) else { return nil }
-        let resolved = name.hasPrefix("/") ? name : URL(fileURLWithPath: baseDirectory).appendingPathComponent(name).standardizedFileURL.path
+        let resolved = name.hasPrefix("/") ? name : PathNames.normalized(baseDirectory + "/" + name)
         if let problem = ImageFileCheck.problem(at: resolved, named: name, maximumPixels: limits.maximumImagePixels) {
             error(node, path, problem)
             return nil

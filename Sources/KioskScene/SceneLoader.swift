@@ -12,7 +12,7 @@ public enum SceneLoader {
     public static func load(path: String, limits: SceneLimits = SceneLimits(),
                             fontAvailable: ((String) -> Bool)? = nil) throws(SceneValidationError) -> LoadedScene {
         let data = try readDocument(path: path, maximumBytes: limits.maximumBytes, kind: "scene")
-        let base = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let base = PathNames.directory(of: path)
         return try parse(data: data, file: path, baseDirectory: base, limits: limits, fontAvailable: fontAvailable)
     }
 

@@ -20,7 +20,8 @@ public enum YAMLTree {
 
     /// The tree of `text`, nil for an empty document. Throws `YamlError` for YAML syntax, `TooLarge` beyond the limit.
     public static func compose(_ text: String, maximumNodes: Int) throws -> Node? {
-        guard let root = try Yams.compose(yaml: text, .basic, .default) else { return nil }
+        // The encoding named, not `.default`: that reads the environment through Foundation's ProcessInfo.
+        guard let root = try Yams.compose(yaml: text, .basic, .default, .utf8) else { return nil }
         var builder = Builder(budget: maximumNodes)
         return try builder.rebuild(root)
     }
@@ -41,6 +42,82 @@ public enum YAMLTree {
         if isTimestamp(b) { return .timestamp }
         if s == "=" { return .value }
         return .str
+    }
+
+    // MARK: Values
+
+    /// A scalar's number as Yams' `Node.float` gives it (`.inf`, `.nan`, underscores, base 60), for plain scalars.
+    /// Here rather than Yams' constructors: theirs remove underscores with Foundation's `replacingOccurrences`,
+    /// which runs CoreFoundation's string search and ICU at startup (docs/design.md, "The process").
+    public static func double(_ node: Node) -> Double? {
+        guard let scalar = node.scalar, scalar.style == .any || scalar.style == .plain else { return nil }
+        switch scalar.string.lowercased() {
+        case ".inf", "+.inf": return .infinity
+        case "-.inf": return -.infinity
+        case ".nan": return .nan
+        default:
+            let text = withoutUnderscores(scalar.string)
+            if text.utf8.contains(UInt8(ascii: ":")) { return sexagesimal(text, Double.init) { $0 * 60 + $1 } }
+            return Double(text)
+        }
+    }
+
+    /// A scalar's whole number as Yams' `Node.int` gives it (sign, 0x, 0b, 0o and leading-0 octal, underscores,
+    /// base 60), for plain scalars.
+    public static func int(_ node: Node) -> Int? {
+        guard let scalar = node.scalar, scalar.style == .any || scalar.style == .plain else { return nil }
+        let withSign = withoutUnderscores(scalar.string)
+        if withSign == "0" { return 0 }
+        let negative = withSign.hasPrefix("-")
+        let hasSign = negative || withSign.hasPrefix("+")
+        let digits = withSign.dropFirst(hasSign ? 1 : 0)
+        for (prefix, radix) in [("0x", 16), ("0b", 2), ("0o", 8), ("0", 8)] where digits.hasPrefix(prefix) {
+            return Int((negative ? "-" : "") + digits.dropFirst(prefix.count), radix: radix)
+        }
+        if digits.utf8.contains(UInt8(ascii: ":")) {
+            // Beyond Int's range is no number, where Yams' arithmetic would trap.
+            return sexagesimal(withSign, { Int($0, radix: 10) }) { value, digit in
+                let (times, o1) = value.multipliedReportingOverflow(by: 60)
+                let (sum, o2) = times.addingReportingOverflow(digit)
+                return o1 || o2 ? nil : sum
+            }
+        }
+        return Int(withSign)
+    }
+
+    /// A scalar's truth value as Yams' `Node.bool` gives it: nil for a string-tagged scalar.
+    public static func bool(_ node: Node) -> Bool? {
+        guard let scalar = node.scalar else { return nil }
+        return bool(scalar)
+    }
+
+    public static func bool(_ scalar: Node.Scalar) -> Bool? {
+        if scalar.tag.rawValue == Tag.Name.str.rawValue { return nil }
+        switch scalar.string.lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default: return nil
+        }
+    }
+
+    private static func withoutUnderscores(_ text: String) -> String {
+        text.utf8.contains(UInt8(ascii: "_")) ? String(text.unicodeScalars.filter { $0 != "_" }) : text
+    }
+
+    /// `[-+]?a:b:c` in base 60: each part read by `part`, each step `next(value, part)` (value × 60 + part); nil
+    /// when any part is not an unsigned number.
+    private static func sexagesimal<T: SignedNumeric>(_ text: String, _ part: (String) -> T?, _ next: (T, T) -> T?) -> T? {
+        var rest = Substring(text)
+        let negative = rest.hasPrefix("-")
+        if negative || rest.hasPrefix("+") { rest = rest.dropFirst() }
+        var value: T = 0
+        for component in rest.split(separator: ":", omittingEmptySubsequences: false) {
+            // Parts are unsigned, as YAML's base-60 forms are; only the whole number has a sign.
+            guard component.first.map({ $0 != "-" && $0 != "+" }) ?? false, let digit = part(String(component)),
+                  let v = next(value, digit) else { return nil }
+            value = v
+        }
+        return negative ? -value : value
     }
 
     private struct Builder {

@@ -174,9 +174,35 @@ extension UpdateStorm.Figures {
 struct StartupScenario: Encodable {
     var runs: [StartupRun.Figures]
 
+    /// Issue 16's targets for the default scene at 800x480: peak RSS at most 32 MiB, private dirty at most 12 MiB.
+    static let targetPeakRssKib = 32 * 1024
+    static let targetPrivateDirtyKib = 12 * 1024
+
+    /// Whether the 800x480 run met both; nil when it was not measured.
+    var targetMet: Bool? {
+        guard let run = runs.first(where: { $0.mode == "800x480" }), let peak = run.peakRssKib,
+              let dirty = run.privateDirtyKib else { return nil }
+        return peak <= Self.targetPeakRssKib && dirty <= Self.targetPrivateDirtyKib
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case runs, targetPeakRssKib = "target_peak_rss_kib", targetPrivateDirtyKib = "target_private_dirty_kib"
+        case targetMet = "target_met"
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(runs, forKey: .runs)
+        try c.encode(Self.targetPeakRssKib, forKey: .targetPeakRssKib)
+        try c.encode(Self.targetPrivateDirtyKib, forKey: .targetPrivateDirtyKib)
+        try c.encode(targetMet, forKey: .targetMet)
+    }
+
     var table: String {
-        (["startup: kioskd run --backend headless, process start to the first fully rendered flip"]
-            + runs.map { "  \($0.mode): first frame \(show($0.firstFrameMs, "%.1f")) ms, \($0.memoryLine)" })
+        let met = targetMet.map { $0 ? "met" : "NOT met" } ?? "null"
+        return (["startup: kioskd run --backend headless, process start to the first fully rendered flip"]
+            + runs.map { "  \($0.mode): first frame \(show($0.firstFrameMs, "%.1f")) ms, \($0.memoryLine)" }
+            + ["  target (issue 16), 800x480: peak RSS <= \(Self.targetPeakRssKib) KiB and private dirty <= \(Self.targetPrivateDirtyKib) KiB: \(met)"])
             .joined(separator: "\n")
     }
 }

@@ -124,7 +124,7 @@ struct RunCommand: ParsableCommand {
     /// The scene file shown: `--scene`, else the system's scene file, else the bundled default scene.
     private func scenePath() throws -> String {
         if let scene, scene != "default" { return scene }
-        if scene == nil, FileManager.default.fileExists(atPath: Self.systemScene) { return Self.systemScene }
+        if scene == nil, PathNames.exists(Self.systemScene) { return Self.systemScene }
         guard let path = BundledScenes.defaultScene else {
             throw DisplayError("the default scene is missing: kioskd_KioskRuntime.resources must be installed next to the kioskd binary (or give --scene FILE)")
         }
@@ -149,6 +149,7 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
+        MallocArenas.limitUnlessConfigured()
         let (options, configWarnings, fleet, memory, outputs) = try withConfigFile()
         ControlWiring.bootstrapLogging(level: options.log.logLevel ?? .info)
         let logger = Logger(label: "kioskd")

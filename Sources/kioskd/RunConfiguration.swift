@@ -12,7 +12,7 @@ extension RunCommand {
     /// The config file read: `--config FILE` (which must exist), else `/etc/kioskd/kioskd.yaml` when it exists.
     var configPath: String? {
         if let config { return config }
-        return FileManager.default.fileExists(atPath: KioskConfig.defaultPath) ? KioskConfig.defaultPath : nil
+        return PathNames.exists(KioskConfig.defaultPath) ? KioskConfig.defaultPath : nil
     }
 
     /// These options over the config file, the file's warnings (reserved sections), its `mqtt:` section with the

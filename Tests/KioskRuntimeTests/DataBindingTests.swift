@@ -1,5 +1,6 @@
+import Foundation
 import KioskCore
-import KioskRuntime
+@testable import KioskRuntime
 import XCTest
 
 /// Data binding: `{key}` templates, numeric bindings, placeholders, and many keys landing in one frame.
@@ -65,6 +66,15 @@ final class DataBindingTests: XCTestCase {
         h.settle()
         XCTAssertEqual(try h.pixel(x: 190, y: 10), 0xFF0000, "the fill covers the first half")
         XCTAssertEqual(try h.pixel(x: 210, y: 10), 0x000000, "the track shows past the value")
+    }
+
+    /// A bound progress value is read with the spaces and tabs around it trimmed, as `CharacterSet.whitespaces`
+    /// trims them (Unicode's space separators and the tab), and nothing else.
+    func testBoundProgressValuesAreTrimmedOfSpacesAsCharacterSetWhitespacesTrims() {
+        for text in ["42", " 42 ", "\t42\t", "\u{00A0}42\u{3000}", "\u{2003} 4 2 \u{2009}", "42\n", "\r\n42", "", "   ", "\u{00A0}",
+                     "x\u{200B}", "e\u{301} "] {
+            XCTAssertEqual(String(SceneBuilder.trimmingSpaces(text)), text.trimmingCharacters(in: .whitespaces), text.debugDescription)
+        }
     }
 
     func testSparklineAppendsEachValueWithinItsCapacity() throws {

@@ -65,6 +65,55 @@ final class YAMLTreeTests: XCTestCase {
         XCTAssertEqual(mapping["d"]?.sequence?[1].bool, true)
         XCTAssertNil(try YAMLTree.compose("# only a comment\n", maximumNodes: 10), "an empty document has no tree")
     }
+    /// Numbers and truth values are read as Yams' `Node.float`, `.int` and `.bool` read them (whose constructors
+    /// run Foundation's string search), for the hand-picked forms and for generated ones.
+    func testNumbersAndTruthValuesAreReadAsYamsReadsThem() {
+        func same(_ a: Double?, _ b: Double?) -> Bool {
+            switch (a, b) {
+            case (nil, nil): return true
+            case let (x?, y?): return x.isNaN ? y.isNaN : x == y
+            default: return false
+            }
+        }
+        var texts = [
+            "0", "-0", "+0", "00", "07", "08", "0o17", "0b101", "0x1F", "-0x1F", "+0x1F", "0X1F", "1_000", "-1_000",
+            "1:30", "-1:30", "190:20:30", "1:2:3.5", "-1:30.25", "1.5", "-1.5", ".5", "1e5", "1.5e-3", "1_0.5",
+            ".inf", "-.Inf", "+.INF", ".nan", ".NaN", "inf", "nan", "yes", "No", "ON", "off", "True", "fALSE", "y",
+            "", "_", "0x", "0b", "0o", "1:", ":1", "1::2", "12abc", "Sans", "1 000",
+        ]
+        let alphabet = Array("0123456789_-+.:eExXbBoO")
+        var generator = SplitMix64(seed: 0x79616D6C)
+        for _ in 0..<5_000 {
+            let length = Int(generator.next() % 10) + 1
+            texts.append(String((0..<length).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }))
+        }
+        for text in texts {
+            let node = Node(text)
+            // A signed part after a colon is no base-60 number here (YAML's forms have none, so such a scalar is
+            // never tagged int or float); Yams reads it.
+            if text.split(separator: ":", omittingEmptySubsequences: false).dropFirst().contains(where: { $0.first == "-" || $0.first == "+" }) {
+                XCTAssertNil(YAMLTree.int(node), text)
+                XCTAssertNil(YAMLTree.double(node), text)
+                continue
+            }
+            XCTAssertTrue(same(YAMLTree.double(node), node.float), "\(text.debugDescription) as a number")
+            XCTAssertEqual(YAMLTree.int(node), node.int, "\(text.debugDescription) as a whole number")
+            XCTAssertEqual(YAMLTree.bool(node), node.bool, "\(text.debugDescription) as true or false")
+        }
+    }
+
+    func testQuotedAndStringTaggedScalarsAreNotNumbersAndBase60BeyondIntIsNone() throws {
+        let root = try XCTUnwrap(YAMLTree.compose("a: '12'\nb: !!str yes\nc: 12\nd: 1:30\n", maximumNodes: 100))
+        let mapping = try XCTUnwrap(root.mapping)
+        XCTAssertNil(YAMLTree.int(try XCTUnwrap(mapping["a"])), "a quoted number")
+        XCTAssertNil(YAMLTree.double(try XCTUnwrap(mapping["a"])))
+        XCTAssertNil(YAMLTree.bool(try XCTUnwrap(mapping["b"])), "a string-tagged truth value")
+        XCTAssertEqual(YAMLTree.int(try XCTUnwrap(mapping["c"])), 12)
+        XCTAssertEqual(YAMLTree.int(try XCTUnwrap(mapping["d"])), 90)
+        // Where Yams' arithmetic would trap, the value is no number.
+        XCTAssertNil(YAMLTree.int(Node("9223372036854775807:59")))
+        XCTAssertEqual(YAMLTree.double(Node("9223372036854775807:59")), 9223372036854775807.0 * 60 + 59)
+    }
 
     func testAliasesThatExpandTheDocumentBeyondTheLimitAreRefused() throws {
         // Each level doubles the one before it: 2^16 leaves from a few hundred bytes.

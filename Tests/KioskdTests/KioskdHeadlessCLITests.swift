@@ -309,6 +309,12 @@ final class EngineCLITests: XCTestCase {
         let startup = try XCTUnwrap(scenarios["startup"] as? [String: Any])
         let runs = try XCTUnwrap(startup["runs"] as? [[String: Any]])
         XCTAssertEqual(runs.compactMap { $0["mode"] as? String }, ["800x480", "1920x1080"])
+        // Issue 16's targets, judged on the 800x480 run.
+        XCTAssertEqual(startup["target_peak_rss_kib"] as? Int, 32 * 1024)
+        XCTAssertEqual(startup["target_private_dirty_kib"] as? Int, 12 * 1024)
+        let startupSmall = try XCTUnwrap(runs.first)
+        XCTAssertEqual(startup["target_met"] as? Bool, (startupSmall["peak_rss_kib"] as? Int ?? .max) <= 32 * 1024
+                       && (startupSmall["private_dirty_kib"] as? Int ?? .max) <= 12 * 1024)
         for run in runs {
             XCTAssertGreaterThan(run["first_frame_ms"] as? Double ?? 0, 0, "\(run)")
             // The child's own high-water mark, private and file-backed parts each below it.

@@ -136,7 +136,7 @@ extension LayerEngine {
         case .cancelled:
             drop(request)
         case .surface(let surface):
-            renderTimes[request.kind, default: LatencyRecorder()].record(output.duration)
+            renderTimes[request.kind, default: LatencyRecorder(precision: .coarse)].record(output.duration)
             if let group {
                 group.ready.append((request, surface))
             } else {

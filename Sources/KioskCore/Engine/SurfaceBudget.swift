@@ -83,7 +83,7 @@ final class SurfaceBookkeeping {
     /// Over budget with nothing left to purge: said once, until the total is under the budget again.
     var warnedOverBudget = false
     /// From a page change to a purged (or still rendering) page until it was shown whole.
-    var pageReady = LatencyRecorder()
+    var pageReady = LatencyRecorder(precision: .coarse)
     /// Caches whose surfaces the budget also answers for (`LayerEngine.sharedSurfaceCaches`).
     var caches: [any SharedSurfaceCache] = []
 }

@@ -12,12 +12,28 @@ public struct LatencySummary: Codable, Sendable, Equatable {
     }
 }
 
-/// A latency recorder in microseconds backed by HdrHistogram (3 significant digits, up to 10 minutes).
-/// A value type; each owner keeps its own.
+/// A latency recorder in microseconds backed by HdrHistogram (up to 10 minutes). A value type; each owner keeps its
+/// own.
+///
+/// Its precision is its memory: HdrHistogram allocates and zeroes a count for every bucket at once, 172 KB at three
+/// significant digits (0.1 %) and 23 KB at two (1 %). The engine keeps a recorder per kind of layer content and
+/// one for page readiness besides its flip intervals; at three digits each, they were 1.5 MB of a 35 MB daemon
+/// (docs/design.md, "The process"). Figures a target is judged by (flip intervals, the benches' latencies) keep
+/// three digits; the engine's diagnostics take two.
 public struct LatencyRecorder: Sendable {
-    private var histogram = Histogram<UInt64>(highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .three)
+    public enum Precision: Sendable {
+        /// Three significant digits: within 0.1 %.
+        case fine
+        /// Two significant digits: within 1 %.
+        case coarse
+    }
 
-    public init() {}
+    private var histogram: Histogram<UInt64>
+
+    public init(precision: Precision = .fine) {
+        histogram = Histogram<UInt64>(highestTrackableValue: 600_000_000,
+                                      numberOfSignificantValueDigits: precision == .fine ? .three : .two)
+    }
 
     public mutating func record(_ duration: Duration) {
         let us = max(0, duration.nanosecondsClamped / 1000)

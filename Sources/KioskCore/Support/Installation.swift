@@ -23,11 +23,10 @@ public enum InstalledData {
 
     /// The folder holding the running executable, symlinks resolved.
     public static var executableDirectory: String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = buffer.withUnsafeMutableBufferPointer { readlink("/proc/self/exe", $0.baseAddress!, $0.count - 1) }
         if n > 0 {
-            buffer[n] = 0
-            return parent(of: String(cString: buffer))
+            return parent(of: String(decoding: buffer[..<n], as: UTF8.self))
         }
         guard let argument = CommandLine.arguments.first, let resolved = realpath(argument, nil) else { return nil }
         defer { free(resolved) }
