@@ -145,7 +145,7 @@ let package = Package(
         .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay", "KioskTestSupport"],
                     exclude: ["Golden"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskCore", "KioskTestSupport"]),
-        .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore"]),
+        .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskServiceTests", dependencies: ["KioskService", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskFleetTests", dependencies: ["KioskFleet", "KioskScene", "KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),

@@ -26,7 +26,15 @@ public struct DataSource: Sendable, Equatable {
         guard let field else { return .success(text) }
         // JSON is YAML: Yams is the JSON reader this module already has.
         let limit = YAMLTree.nodeLimit(forBytes: payload.count)
-        guard let node = try? YAMLTree.compose(text, maximumNodes: limit), let object = node.mapping else {
+        let node: Node?
+        do {
+            node = try YAMLTree.compose(text, maximumNodes: limit)
+        } catch let refused as YAMLTree.Refused {
+            return .failure(DataSourceProblem("topic \(topic): the payload is refused at \(refused.line):\(refused.column): \(refused.message)"))
+        } catch {
+            return .failure(DataSourceProblem("topic \(topic): the payload is not a JSON object with '\(field)'"))
+        }
+        guard let object = node?.mapping else {
             return .failure(DataSourceProblem("topic \(topic): the payload is not a JSON object with '\(field)'"))
         }
         // The last of equal keys, as YAML's own lookup takes it.

@@ -15,7 +15,8 @@ public class DocumentDecoder {
     }
 
     /// The YAML tree of `data`, or a one-diagnostic error at the place it fails: larger than `maximumBytes`,
-    /// not UTF-8, nested deeper than `maximumFlowDepth` flow levels, YAML syntax, or empty (`emptyMessage`).
+    /// not UTF-8, nested deeper than `maximumFlowDepth` flow levels, beyond `YAMLTree`'s bounds, YAML syntax, or
+    /// empty (`emptyMessage`).
     public static func compose(_ data: Data, file: String, maximumBytes: Int, maximumFlowDepth: Int,
                                emptyMessage: String) throws(SceneValidationError) -> Node {
         guard let root = try composeIfAny(data, file: file, maximumBytes: maximumBytes, maximumFlowDepth: maximumFlowDepth) else {
@@ -45,8 +46,8 @@ public class DocumentDecoder {
         let root: Node?
         do {
             root = try YAMLTree.compose(text, maximumNodes: YAMLTree.nodeLimit(forBytes: data.count))
-        } catch let error as YAMLTree.TooLarge {
-            throw fail(error.description)
+        } catch let refused as YAMLTree.Refused {
+            throw fail(refused.message, line: refused.line, column: refused.column)
         } catch let error as YamlError {
             let (message, mark) = describe(error)
             throw fail(message, line: mark?.line ?? 1, column: mark?.column ?? 1)

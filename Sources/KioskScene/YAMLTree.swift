@@ -7,23 +7,38 @@ import Yams
 /// process: about 1 MB of resident memory at startup for the few dozen scalars of a scene (docs/design.md,
 /// "The process"). Quoted and block scalars are strings, as in YAML; an explicit tag (`!!str 12`) is kept.
 ///
-/// Aliases are expanded by the parser, and the tree is rebuilt node by node: a document whose aliases expand it
-/// beyond `maximumNodes` nodes (the "billion laughs") is refused instead of taking the process's memory.
+/// Before anything is composed, the text is read event by event (`YAMLEventScan`) with its work bounded as the
+/// events arrive: a document whose aliases expand it beyond `maximumNodes` nodes (the "billion laughs"), that nests
+/// deeper than its limits, or whose mapping keys are aliases or collections is refused at the place it crosses the
+/// bound, instead of taking the process's time and memory.
 public enum YAMLTree {
-    public struct TooLarge: Error, CustomStringConvertible {
-        public var maximumNodes: Int
-        public var description: String { "aliases expand the document beyond \(maximumNodes) nodes, the limit" }
+    /// A document refused before it was composed: what bound it crossed, and where (1-based line and column).
+    public struct Refused: Error, CustomStringConvertible, Equatable {
+        public var message: String
+        public var line: Int
+        public var column: Int
+        public var description: String { message }
     }
 
-    /// The nodes an alias-free document of `bytes` bytes can hold is far below this: a node takes at least two bytes.
-    public static func nodeLimit(forBytes bytes: Int) -> Int { 10_000 + 8 * bytes }
+    /// An alias-free document of `bytes` bytes holds at most half as many nodes (a node takes at least two bytes), so
+    /// aliases may add about as many again as the text itself holds, and a small document 10,000: enough to reuse a
+    /// style block many times, and never a tree that takes far more time or memory to build than its text to read.
+    public static func nodeLimit(forBytes bytes: Int) -> Int { 10_000 + bytes }
 
-    /// The tree of `text`, nil for an empty document. Throws `YamlError` for YAML syntax, `TooLarge` beyond the limit.
-    public static func compose(_ text: String, maximumNodes: Int) throws -> Node? {
+    /// Collections inside each other, block and flow: deeper than any scene (widgets nest at most 32 levels, two
+    /// YAML levels each) and shallow enough for the composer, which recurses once per level. (libyaml's scanner
+    /// stops runs of flow openers beyond 1,000 before any event; `FlowDepthScan` names tighter flow bounds for files.)
+    public static let defaultMaximumDepth = 128
+
+    /// The tree of `text`, nil for an empty document. Throws `Refused` beyond a bound, `YamlError` for YAML syntax.
+    public static func compose(_ text: String, maximumNodes: Int, maximumDepth: Int = defaultMaximumDepth) throws -> Node? {
+        let limits = YAMLEventScan.Limits(maximumNodes: maximumNodes, maximumDepth: maximumDepth)
+        if let refusal = YAMLEventScan.refusal(in: text, limits: limits) {
+            throw Refused(message: refusal.message, line: refusal.line, column: refusal.column)
+        }
         // The encoding named, not `.default`: that reads the environment through Foundation's ProcessInfo.
         guard let root = try Yams.compose(yaml: text, .basic, .default, .utf8) else { return nil }
-        var builder = Builder(budget: maximumNodes)
-        return try builder.rebuild(root)
+        return Builder().rebuild(root)
     }
 
     /// The tag YAML 1.1 gives a plain (unquoted, untagged) scalar, as Yams' default resolver would.
@@ -120,14 +135,11 @@ public enum YAMLTree {
         return negative ? -value : value
     }
 
+    /// Gives each node its final tag; the scan bounded the tree's size before it was composed.
     private struct Builder {
-        var budget: Int
-        let limit: Int
         let tags: [Tag.Name: Tag]
 
-        init(budget: Int) {
-            self.budget = budget
-            limit = budget
+        init() {
             // One tag object per name; `.basic` and `.default` are named so that Yams' regex resolver is never built.
             var tags: [Tag.Name: Tag] = [:]
             for name in [Tag.Name.str, .int, .float, .bool, .null, .merge, .timestamp, .value, .map, .seq] {
@@ -138,9 +150,7 @@ public enum YAMLTree {
 
         func tag(_ name: Tag.Name) -> Tag { tags[name] ?? Tag(name, .basic, .default) }
 
-        mutating func rebuild(_ node: Node) throws -> Node {
-            budget -= 1
-            guard budget >= 0 else { throw TooLarge(maximumNodes: limit) }
+        func rebuild(_ node: Node) -> Node {
             switch node {
             case .scalar(let s):
                 let raw = s.tag.rawValue
@@ -150,12 +160,12 @@ public enum YAMLTree {
             case .mapping(let m):
                 var pairs: [(Node, Node)] = []
                 pairs.reserveCapacity(m.count)
-                for (key, value) in m { pairs.append((try rebuild(key), try rebuild(value))) }
+                for (key, value) in m { pairs.append((rebuild(key), rebuild(value))) }
                 return .mapping(Node.Mapping(pairs, tag(collection(m.tag.rawValue, .map)), m.style, m.mark, m.anchor))
             case .sequence(let q):
                 var nodes: [Node] = []
                 nodes.reserveCapacity(q.count)
-                for item in q { nodes.append(try rebuild(item)) }
+                for item in q { nodes.append(rebuild(item)) }
                 return .sequence(Node.Sequence(nodes, tag(collection(q.tag.rawValue, .seq)), q.style, q.mark, q.anchor))
             case .alias:
                 return node
