@@ -29,6 +29,7 @@ static struct {
                                                                  const struct mosquitto_message *,
                                                                  const mosquitto_property *));
     int (*connect_async)(struct mosquitto *, const char *, int, int);
+    int (*connect_bind_v5)(struct mosquitto *, const char *, int, int, const char *, const mosquitto_property *);
     int (*disconnect)(struct mosquitto *);
     int (*socket)(struct mosquitto *);
     int (*loop_read)(struct mosquitto *, int);
@@ -40,6 +41,7 @@ static struct {
     int (*unsubscribe)(struct mosquitto *, int *, const char *);
     int (*topic_matches_sub)(const char *, const char *, bool *);
     int (*property_add_binary)(mosquitto_property **, int, const void *, uint16_t);
+    int (*property_add_int32)(mosquitto_property **, int, uint32_t);
     const mosquitto_property *(*property_read_binary)(const mosquitto_property *, int, void **, uint16_t *, bool);
     const mosquitto_property *(*property_read_string)(const mosquitto_property *, int, char **, bool);
     void (*property_free_all)(mosquitto_property **);
@@ -69,6 +71,7 @@ static void load_mosquitto(void) {
         {"mosquitto_connect_callback_set", (void **)&mosq.connect_callback_set},
         {"mosquitto_message_v5_callback_set", (void **)&mosq.message_v5_callback_set},
         {"mosquitto_connect_async", (void **)&mosq.connect_async},
+        {"mosquitto_connect_bind_v5", (void **)&mosq.connect_bind_v5},
         {"mosquitto_disconnect", (void **)&mosq.disconnect},
         {"mosquitto_socket", (void **)&mosq.socket},
         {"mosquitto_loop_read", (void **)&mosq.loop_read},
@@ -80,6 +83,7 @@ static void load_mosquitto(void) {
         {"mosquitto_unsubscribe", (void **)&mosq.unsubscribe},
         {"mosquitto_topic_matches_sub", (void **)&mosq.topic_matches_sub},
         {"mosquitto_property_add_binary", (void **)&mosq.property_add_binary},
+        {"mosquitto_property_add_int32", (void **)&mosq.property_add_int32},
         {"mosquitto_property_read_binary", (void **)&mosq.property_read_binary},
         {"mosquitto_property_read_string", (void **)&mosq.property_read_string},
         {"mosquitto_property_free_all", (void **)&mosq.property_free_all},
@@ -148,6 +152,11 @@ int mosquitto_connect_async(struct mosquitto *m, const char *host, int port, int
     return LOADED() ? mosq.connect_async(m, host, port, keepalive) : MOSQ_ERR_NOT_SUPPORTED;
 }
 
+int mosquitto_connect_bind_v5(struct mosquitto *m, const char *host, int port, int keepalive, const char *bind_address,
+                              const mosquitto_property *properties) {
+    return LOADED() ? mosq.connect_bind_v5(m, host, port, keepalive, bind_address, properties) : MOSQ_ERR_NOT_SUPPORTED;
+}
+
 int mosquitto_disconnect(struct mosquitto *m) { return LOADED() ? mosq.disconnect(m) : MOSQ_ERR_NOT_SUPPORTED; }
 
 int mosquitto_socket(struct mosquitto *m) { return LOADED() ? mosq.socket(m) : -1; }
@@ -184,6 +193,10 @@ int mosquitto_topic_matches_sub(const char *sub, const char *topic, bool *result
 
 int mosquitto_property_add_binary(mosquitto_property **proplist, int identifier, const void *value, uint16_t len) {
     return LOADED() ? mosq.property_add_binary(proplist, identifier, value, len) : MOSQ_ERR_NOT_SUPPORTED;
+}
+
+int mosquitto_property_add_int32(mosquitto_property **proplist, int identifier, uint32_t value) {
+    return LOADED() ? mosq.property_add_int32(proplist, identifier, value) : MOSQ_ERR_NOT_SUPPORTED;
 }
 
 const mosquitto_property *mosquitto_property_read_binary(const mosquitto_property *proplist, int identifier,

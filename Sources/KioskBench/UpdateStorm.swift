@@ -182,7 +182,7 @@ public enum UpdateStorm {
             return now - ((now % 60 - ss) + 60) % 60
         }
         // The storm at full length before the run, so the render timed alone is the one the run draws.
-        stage.setData(["storm": stormText(0, paragraphs: stormParagraphs)])
+        try stage.setData(["storm": stormText(0, paragraphs: stormParagraphs)])
         let renderMs = isolatedRenderMs(storm.layer, pool: pool)
 
         var measuring = false, completeQueued = false, stopping = false
@@ -219,12 +219,13 @@ public enum UpdateStorm {
                 updates.append(loop.addTimer(after: .zero, repeating: .milliseconds(Int64(1000 / stormHz))) {
                     stormN += 1
                     storm.updated(stormN, at: MonotonicInstant.now())
-                    stage.setData(["storm": stormText(stormN, paragraphs: stormParagraphs)])
+                    // Within `DataLimits` by construction, as the first update above was.
+                    do { try stage.setData(["storm": stormText(stormN, paragraphs: stormParagraphs)]) } catch { fatalError("update-storm: \(error)") }
                 })
                 updates.append(loop.addTimer(after: .zero, repeating: .milliseconds(Int64(1000 / labelHz))) {
                     labelN += 1
                     label.updated(labelN, at: MonotonicInstant.now())
-                    stage.setData(["label": "label#\(labelN)"])
+                    do { try stage.setData(["label": "label#\(labelN)"]) } catch { fatalError("update-storm: \(error)") }
                 })
                 return
             }

@@ -11,11 +11,19 @@ import Logging
 ///   always move) and at least every `stateInterval`.
 /// - `<prefix>/cmd` and `kioskd/group/<name>/cmd`: control-socket requests, run through the same
 ///   `CommandRegistry`, answered on `<prefix>/reply` with the id echoed (or on the MQTT 5 response topic the
-///   request names, with its correlation data). Commands outside `mqtt.allow` get `permission_denied`.
+///   request names, under `<prefix>/`, with its correlation data). Commands outside `mqtt.allow` (by default
+///   everything but `ping` and `stats`) get `permission_denied`.
 /// - `<prefix>/event/<name>`: the events named in `mqtt.events`.
-/// - `<prefix>/screenshot/request`: any message publishes the screen as PNG bytes on `<prefix>/screenshot`.
+/// - `<prefix>/screenshot/request`: with `screenshot` in `mqtt.allow`, publishes the screen as PNG bytes on
+///   `<prefix>/screenshot` (retained with `mqtt.screenshot_retain`). One capture at a time: requests that come
+///   while one is taken are answered by its picture; at most `mqtt.screenshots_per_minute` in a minute.
 /// - `<prefix>/action`: the name of each `emit` action as its widget is pressed (Home Assistant's device triggers).
-/// - The scene's data sources: each matching message sets its data key through `onData`.
+/// - The scene's data sources: each matching message sets its data key through `onData`. Payloads are read off the
+///   loop, one at a time, the newest per topic (older ones waiting are replaced); one that takes longer than
+///   `payloadTimeBudget` is dropped.
+///
+/// Every message refused or dropped (too large, over a budget, over the data limits) is counted and named through
+/// `onError`, which the owner turns into an `error` event.
 ///
 /// Lives on the loop thread, like the registry it calls.
 public final class FleetClient {
@@ -24,8 +32,17 @@ public final class FleetClient {
     public let connection: MQTTConnection
     /// The kiosk's state as `<prefix>/state` carries it. `volatileStateKeys` are left out of the change check.
     public var state: () -> JSONValue = { [:] }
-    /// Sets data keys from data-source messages (the scene's `data.set`).
-    public var onData: (([String: String]) -> Void)?
+    /// Sets data keys from data-source messages (the scene's `data.set`); an error names why they were refused.
+    public var onData: (([String: String]) throws -> Void)?
+    /// A message refused or dropped: the `error` event's code and message.
+    public var onError: ((_ code: String, _ message: String) -> Void)?
+    /// Data-source payloads dropped (oversized, over the time budget, too many topics waiting, over the data
+    /// limits) and replaced by a newer one on their topic before they were read.
+    public private(set) var payloadsDropped = 0
+    public private(set) var payloadsReplaced = 0
+    /// Screenshot requests answered by a capture already under way, and refused by the rate limit.
+    public private(set) var screenshotsCoalesced = 0
+    public private(set) var screenshotsRefused = 0
     /// Requests answered and refused, for logs and tests.
     public private(set) var requestsAnswered = 0
     /// The scene's page names: the Home Assistant select's options.
@@ -39,11 +56,24 @@ public final class FleetClient {
                                                               "mqtt_longest_loop_block_ms"]
     /// Largest `cmd` payload taken, as the socket's longest line.
     public static let maxRequestBytes = LineFramer.defaultMaxLineBytes
+    /// The longest reading one data-source payload may take (on a worker); a longer one is dropped.
+    public static let payloadTimeBudget: Duration = .milliseconds(100)
+    /// Topics whose newest payload may wait to be read; a message on another topic beyond them is dropped.
+    public static let maximumWaitingTopics = 256
 
     private let registry: CommandRegistry
     private let loop: MainLoop
     private let client = ControlConnection.remote(number: 0)
     private var dataSources: [DataSource] = []
+    /// Reads data-source payloads, one at a time.
+    private let payloadJobs: BackgroundJobs
+    /// The newest unread payload of each topic, and the order their topics arrived in.
+    private var waitingPayloads: [String: MQTTMessage] = [:]
+    private var waitingTopics: [String] = []
+    private var readingPayload = false
+    private var screenshotInFlight = false
+    /// When each capture of the last minute started.
+    private var recentScreenshots: [MonotonicInstant] = []
     private var stateTimer: TimerHandle?
     private var lastState: JSONValue?
     private var lastStatePublished: MonotonicInstant?
@@ -75,9 +105,15 @@ public final class FleetClient {
         endpoint.certFile = settings.certFile
         endpoint.keyFile = settings.keyFile
         endpoint.will = (topic: "\(prefix)/status", payload: "offline")
+        endpoint.maximumPacketBytes = settings.maximumPacketBytes
         connection = try MQTTConnection(loop: loop, endpoint: endpoint)
+        payloadJobs = try BackgroundJobs(loop: loop, label: "kioskd.mqtt.payloads")
         connection.onConnected = { [unowned self] in connected() }
         connection.onMessage = { [unowned self] message in received(message) }
+        connection.onOversized = { [unowned self] topic, bytes in
+            if dataSources.contains(where: { MQTTConnection.topic(topic, matches: $0.topic) }) { payloadsDropped += 1 }
+            onError?("payload_too_large", "MQTT \(topic): a message of \(bytes) bytes was dropped: more than \(settings.maximumPacketBytes), the limit (mqtt.max_packet_size)")
+        }
     }
 
     deinit { stop() }
@@ -197,16 +233,37 @@ public final class FleetClient {
         return true
     }
 
-    /// The screen as PNG bytes on `topic`, retained (Home Assistant's image entity reads it). The picture is
-    /// taken in memory (no path argument), which is why it needs no entry in `mqtt.allow`.
-    private func publishScreenshot(to topic: String) {
-        registry.start(ControlRequest(id: "ha-screenshot", command: "screenshot"), from: client) { [weak self] answer in
+    /// A screenshot request: refused without `screenshot` in `mqtt.allow` and beyond the rate limit; answered by
+    /// the capture under way when there is one (its picture goes to every requester on the one topic); else the
+    /// screen is taken in memory and published as PNG bytes on `screenshotTopic`.
+    private func screenshotRequested() {
+        guard settings.allowedCommands.contains("screenshot") else {
+            screenshotsRefused += 1
+            reply(ControlMessage.failure(id: "screenshot", error: .permissionDenied("screenshot is not allowed over MQTT (mqtt.allow)")))
+            return
+        }
+        if screenshotInFlight {
+            screenshotsCoalesced += 1
+            return
+        }
+        let now = loop.now
+        recentScreenshots.removeAll { now - $0 >= .seconds(60) }
+        guard recentScreenshots.count < settings.screenshotsPerMinute else {
+            screenshotsRefused += 1
+            reply(ControlMessage.failure(id: "screenshot", error: ControlError(code: "rate_limited",
+                message: "screenshot: \(settings.screenshotsPerMinute) a minute already taken (mqtt.screenshots_per_minute)")))
+            return
+        }
+        recentScreenshots.append(now)
+        screenshotInFlight = true
+        registry.start(ControlRequest(id: "screenshot", command: "screenshot"), from: client) { [weak self] answer in
             guard let self else { return }
+            screenshotInFlight = false
             guard let encoded = answer["result"]?["png_base64"]?.stringValue, let png = Data(base64Encoded: encoded) else {
                 reply(answer)
                 return
             }
-            connection.publish(topic, Array(png), retain: true)
+            connection.publish(screenshotTopic, Array(png), retain: settings.screenshotRetain)
         }
     }
 
@@ -228,7 +285,7 @@ public final class FleetClient {
 
     private func received(_ message: MQTTMessage) {
         if message.topic == screenshotRequestTopic {
-            if !message.retained { publishScreenshot(to: screenshotTopic) }
+            if !message.retained { screenshotRequested() }
             return
         }
         if receivedFromHomeAssistant(message) { return }
@@ -241,14 +298,65 @@ public final class FleetClient {
             answer(message)
             return
         }
-        var values: [String: String] = [:]
-        for source in dataSources where MQTTConnection.topic(message.topic, matches: source.topic) {
-            switch source.value(of: message.payload) {
-            case .success(let value): values[source.key] = value
-            case .failure(let problem): logger.warning("data source \(source.key) (\(source.location)): \(problem)")
-            }
+        guard dataSources.contains(where: { MQTTConnection.topic(message.topic, matches: $0.topic) }) else { return }
+        if waitingPayloads[message.topic] != nil {
+            payloadsReplaced += 1
+        } else if waitingTopics.count >= Self.maximumWaitingTopics {
+            payloadsDropped += 1
+            onError?("payload_dropped", "MQTT \(message.topic): dropped: \(Self.maximumWaitingTopics) topics already wait to be read")
+            return
+        } else {
+            waitingTopics.append(message.topic)
         }
-        if !values.isEmpty { onData?(values) }
+        waitingPayloads[message.topic] = message
+        readNextPayload()
+    }
+
+    /// What reading one payload gave each data source it matched, and how long it took. An immutable value.
+    private struct PayloadReading: Sendable {
+        var values: [String: String] = [:]
+        var problems: [String] = []
+        var elapsed: Duration = .zero
+    }
+
+    /// Reads the oldest waiting topic's newest payload on the worker, then sets what it gave.
+    private func readNextPayload() {
+        guard !readingPayload, !waitingTopics.isEmpty else { return }
+        let topic = waitingTopics.removeFirst()
+        guard let message = waitingPayloads.removeValue(forKey: topic) else { return readNextPayload() }
+        let sources = dataSources.filter { MQTTConnection.topic(topic, matches: $0.topic) }
+        readingPayload = true
+        payloadJobs.run({ () -> PayloadReading in
+            let start = MonotonicInstant.now()
+            var reading = PayloadReading()
+            for source in sources {
+                switch source.value(of: message.payload) {
+                case .success(let value): reading.values[source.key] = value
+                case .failure(let problem): reading.problems.append("data source \(source.key) (\(source.location)): \(problem)")
+                }
+            }
+            reading.elapsed = MonotonicInstant.now() - start
+            return reading
+        }, then: { [weak self] reading in
+            guard let self else { return }
+            readingPayload = false
+            payloadRead(reading, topic: topic)
+            readNextPayload()
+        })
+    }
+
+    private func payloadRead(_ reading: PayloadReading, topic: String) {
+        for problem in reading.problems { logger.warning("\(problem)") }
+        guard reading.elapsed <= Self.payloadTimeBudget else {
+            payloadsDropped += 1
+            onError?("payload_dropped", "MQTT \(topic): reading the payload took \(reading.elapsed.milliseconds.rounded()) ms, more than \(Self.payloadTimeBudget.milliseconds.rounded()) ms, the limit; dropped")
+            return
+        }
+        guard !reading.values.isEmpty else { return }
+        do { try onData?(reading.values) } catch {
+            payloadsDropped += 1
+            onError?("invalid_argument", "MQTT \(topic): data not set: \(error)")
+        }
     }
 
     /// Where a reply goes: `<prefix>/reply`, or the MQTT 5 response topic the request named, with its
@@ -261,6 +369,12 @@ public final class FleetClient {
     /// Runs one request as the socket would, with `mqtt.allow` checked first; every payload gets a reply.
     private func answer(_ message: MQTTMessage) {
         requestsAnswered += 1
+        if let topic = message.responseTopic, !isOwnResponseTopic(topic) {
+            let id = (try? ControlRequest.decode(message.payload).get().id) ?? .null
+            reply(ControlMessage.failure(id: id, error: .permissionDenied(
+                "response topic '\(topic.prefix(200))' is not under '\(prefix)/': replies go only to the kiosk's own topics")))
+            return
+        }
         let address = message.responseTopic.map { ReplyAddress(topic: $0, correlationData: message.correlationData) }
             ?? ReplyAddress(topic: replyTopic, correlationData: nil)
         guard message.payload.count <= Self.maxRequestBytes else {
@@ -273,6 +387,13 @@ public final class FleetClient {
         case .success(let request):
             run(request, replyTo: address)
         }
+    }
+
+    /// Whether a response topic lies under the kiosk's prefix (no wildcards): kioskd publishes with its own
+    /// credentials, so a request may not make it publish anywhere the broker lets the kiosk.
+    private func isOwnResponseTopic(_ topic: String) -> Bool {
+        topic.hasPrefix(prefix + "/") && topic.count > prefix.count + 1 && !topic.contains("+") && !topic.contains("#")
+            && !topic.contains("\u{0}")
     }
 
     /// Runs `request` when `mqtt.allow` lists its command, answering either way.

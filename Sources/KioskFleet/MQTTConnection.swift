@@ -20,6 +20,9 @@ public struct MQTTEndpoint: Sendable, Equatable {
     public var keyFile: String?
     /// Published by the broker, retained, when the connection is lost without a DISCONNECT.
     public var will: (topic: String, payload: String)?
+    /// The largest packet taken from the broker: asked for at an MQTT 5 CONNECT (Maximum Packet Size), and a
+    /// larger message that arrives all the same is dropped before it is copied (`onOversized`).
+    public var maximumPacketBytes = 256 * 1024
 
     public init(host: String, port: Int, useTLS: Bool = false, clientID: String, keepaliveSeconds: Int = 60) {
         self.host = host
@@ -33,7 +36,7 @@ public struct MQTTEndpoint: Sendable, Equatable {
         a.host == b.host && a.port == b.port && a.useTLS == b.useTLS && a.clientID == b.clientID
             && a.keepaliveSeconds == b.keepaliveSeconds && a.username == b.username && a.password == b.password
             && a.caFile == b.caFile && a.certFile == b.certFile && a.keyFile == b.keyFile
-            && a.will?.topic == b.will?.topic && a.will?.payload == b.will?.payload
+            && a.will?.topic == b.will?.topic && a.will?.payload == b.will?.payload && a.maximumPacketBytes == b.maximumPacketBytes
     }
 }
 
@@ -73,6 +76,11 @@ public final class MQTTConnection {
     public private(set) var connectionCount = 0
     public var onConnected: (() -> Void)?
     public var onMessage: ((MQTTMessage) -> Void)?
+    /// A message larger than `endpoint.maximumPacketBytes` arrived (a broker that ignores Maximum Packet Size, or
+    /// MQTT 3.1.1, which has none): its topic and payload size. It was not copied or handed on.
+    public var onOversized: ((_ topic: String, _ bytes: Int) -> Void)?
+    /// Messages dropped as oversized since start.
+    public private(set) var oversizedMessages = 0
     public var onDisconnected: (() -> Void)?
     /// Called with each retry's delay when a connection fails: what the backoff chose.
     public var onRetryScheduled: ((Duration) -> Void)?
@@ -97,7 +105,10 @@ public final class MQTTConnection {
     public private(set) var resolvedAddress: String?
 
     private let loop: MainLoop
-    private let handle: MosquittoHandle
+    private var handle: MosquittoHandle
+    /// The broker refused MQTT 5: the next attempt makes a 3.1.1 client (libmosquitto keeps a v5 client's CONNECT
+    /// properties and refuses a 3.1.1 connect while it holds them).
+    private var needsMQTT311Handle = false
     private var mosq: OpaquePointer { handle.pointer }
     private let connectJobs: BackgroundJobs
     /// A worker holds the client handle, starting a connection: nothing on the loop touches it until the outcome
@@ -125,33 +136,45 @@ public final class MQTTConnection {
     public init(loop: MainLoop, endpoint: MQTTEndpoint) throws {
         self.loop = loop
         self.endpoint = endpoint
+        handle = try Self.makeHandle(endpoint, mqtt5: true)
+        connectJobs = try BackgroundJobs(loop: loop, label: "kioskd.mqtt.connect")
+        installCallbacks()
+    }
+
+    /// A client for `endpoint`: credentials, TLS files and last will set, speaking MQTT 5 (for response topics)
+    /// or 3.1.1. Any thread.
+    private static func makeHandle(_ endpoint: MQTTEndpoint, mqtt5: Bool) throws -> MosquittoHandle {
         let object = "MQTT broker \(endpoint.host):\(endpoint.port)"
-        if let failure = Self.libraryFailure { throw SystemError("\(object): \(failure)") }
-        guard let handle = mosquitto_new(endpoint.clientID, true, nil) else {
+        if let failure = libraryFailure { throw SystemError("\(object): \(failure)") }
+        guard let pointer = mosquitto_new(endpoint.clientID, true, nil) else {
             throw SystemError("\(object): mosquitto_new for client id '\(endpoint.clientID)' failed", errno: errno)
         }
-        self.handle = MosquittoHandle(handle)
-        connectJobs = try BackgroundJobs(loop: loop, label: "kioskd.mqtt.connect")
+        let handle = MosquittoHandle(pointer)
         func check(_ rc: Int32, _ what: String) throws {
             guard rc == MOSQ_ERR_SUCCESS.rawValue else {
                 throw SystemError("\(object): \(what): \(String(cString: mosquitto_strerror(rc)))")
             }
         }
-        // MQTT 5 for response topics; a broker that only speaks 3.1.1 refuses it and gets 3.1.1 next time.
-        mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V5))
+        mosquitto_int_option(pointer, MOSQ_OPT_PROTOCOL_VERSION, Int32(mqtt5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311))
         if let username = endpoint.username {
-            try check(mosquitto_username_pw_set(handle, username, endpoint.password), "username")
+            try check(mosquitto_username_pw_set(pointer, username, endpoint.password), "username")
         }
         if endpoint.useTLS {
             // Without a CA file the system's certificate directory verifies the broker.
             let capath = endpoint.caFile == nil ? "/etc/ssl/certs" : nil
-            try check(mosquitto_tls_set(handle, endpoint.caFile, capath, endpoint.certFile, endpoint.keyFile, nil),
+            try check(mosquitto_tls_set(pointer, endpoint.caFile, capath, endpoint.certFile, endpoint.keyFile, nil),
                       "TLS (ca \(endpoint.caFile ?? "/etc/ssl/certs"), cert \(endpoint.certFile ?? "none"), key \(endpoint.keyFile ?? "none"))")
         }
         if let will = endpoint.will {
             let bytes = Array(will.payload.utf8)
-            try check(mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes, 1, true), "last will on \(will.topic)")
+            try check(mosquitto_will_set(pointer, will.topic, Int32(bytes.count), bytes, 1, true), "last will on \(will.topic)")
         }
+        return handle
+    }
+
+    /// Points the handle's callbacks at this connection.
+    private func installCallbacks() {
+        let handle = mosq
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
         mosquitto_connect_callback_set(handle) { _, context, code in
             guard let context else { return }
@@ -160,6 +183,11 @@ public final class MQTTConnection {
         mosquitto_message_v5_callback_set(handle) { _, context, message, properties in
             guard let context, let message else { return }
             let m = message.pointee
+            let connection = Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue()
+            // Checked before anything is copied: libmosquitto's own buffer is all an oversized message costs.
+            guard Int(m.payloadlen) <= connection.endpoint.maximumPacketBytes else {
+                return connection.oversized(topic: String(cString: m.topic), bytes: Int(m.payloadlen))
+            }
             let payload = m.payloadlen > 0 && m.payload != nil
                 ? Array(UnsafeRawBufferPointer(start: m.payload, count: Int(m.payloadlen))) : []
             var received = MQTTMessage(topic: String(cString: m.topic), payload: payload, retained: m.retain)
@@ -176,7 +204,7 @@ public final class MQTTConnection {
                     free(data)
                 }
             }
-            Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue().received(received)
+            connection.received(received)
         }
     }
 
@@ -268,8 +296,18 @@ public final class MQTTConnection {
         retryTimer = nil
         guard !stopped, !connecting else { return }
         attempts += 1
+        if needsMQTT311Handle {
+            do {
+                handle = try Self.makeHandle(endpoint, mqtt5: false)
+                installCallbacks()
+                needsMQTT311Handle = false
+            } catch {
+                logger.error("\(name): \(error)")
+                return scheduleRetry()
+            }
+        }
         connecting = true
-        let handle = self.handle, endpoint = self.endpoint, resolver = self.resolver
+        let handle = self.handle, endpoint = self.endpoint, resolver = self.resolver, mqtt5 = usesMQTT5
         connectJobs.run({ () -> ConnectStart in
             let address: String
             switch resolver(endpoint.host, endpoint.port) {
@@ -279,7 +317,20 @@ public final class MQTTConnection {
             // TLS checks the broker's certificate against the name libmosquitto connects to, so it gets the name
             // (and resolves it again, here on the worker); plain TCP goes to the address found.
             let target = endpoint.useTLS ? endpoint.host : address
-            let rc = mosquitto_connect_async(handle.pointer, target, Int32(endpoint.port), Int32(endpoint.keepaliveSeconds))
+            // MQTT 5 asks the broker for no packet over the bound. libmosquitto takes CONNECT properties only in its
+            // blocking connect, which is fine here on the worker; it leaves the socket non-blocking for the loop,
+            // and its reconnects send the same properties. A TLS connection keeps the non-blocking start, whose
+            // handshake the loop drives: there the check before copying (`onOversized`) alone bounds what is taken.
+            guard mqtt5, !endpoint.useTLS else {
+                let rc = mosquitto_connect_async(handle.pointer, target, Int32(endpoint.port), Int32(endpoint.keepaliveSeconds))
+                return .started(address: address, code: rc, errno: errno)
+            }
+            var properties: OpaquePointer?
+            defer { mosquitto_property_free_all(&properties) }
+            let added = mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue),
+                                                     UInt32(clamping: endpoint.maximumPacketBytes))
+            guard added == MOSQ_ERR_SUCCESS.rawValue else { return .started(address: address, code: added, errno: 0) }
+            let rc = mosquitto_connect_bind_v5(handle.pointer, target, Int32(endpoint.port), Int32(endpoint.keepaliveSeconds), nil, properties)
             return .started(address: address, code: rc, errno: errno)
         }, then: { [weak self] outcome in self?.connectStarted(outcome) })
     }
@@ -393,7 +444,7 @@ public final class MQTTConnection {
         if usesMQTT5 && (code == 1 || code == 132) {
             logger.info("\(name): the broker does not take MQTT 5; using 3.1.1 (no response topics)")
             usesMQTT5 = false
-            mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
+            needsMQTT311Handle = true
             return
         }
         guard code == 0 else {
@@ -409,6 +460,12 @@ public final class MQTTConnection {
 
     private func received(_ message: MQTTMessage) {
         onMessage?(message)
+    }
+
+    private func oversized(topic: String, bytes: Int) {
+        oversizedMessages += 1
+        logger.warning("\(name): dropped a message of \(bytes) bytes on \(topic): more than \(endpoint.maximumPacketBytes), the limit (mqtt.max_packet_size)")
+        onOversized?(topic, bytes)
     }
 
     /// Writes what is queued until the socket takes it all or `timeout` passes: only at stop.

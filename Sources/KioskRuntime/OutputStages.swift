@@ -39,8 +39,11 @@ public final class OutputStages {
         return stages.first { $0.connector == slot.connector }!.stage
     }
 
-    /// Sets data on every output's stage.
-    public func setData(_ values: [String: String]) {
-        for entry in stages { entry.stage.setData(values) }
+    /// Sets data on every output's stage: on all, or, when one refuses it (`DataLimits`), on none.
+    public func setData(_ values: [String: String]) throws(StageError) {
+        for entry in stages {
+            if let problem = entry.stage.dataLimits.problem(values, existing: entry.stage.data(keys: nil)) { throw problem }
+        }
+        for entry in stages { try entry.stage.setData(values) }
     }
 }

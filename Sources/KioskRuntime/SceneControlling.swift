@@ -79,8 +79,8 @@ public protocol SceneControlling: AnyObject {
     func widget(id: String) throws(StageError) -> [String: PropertyValue]
     /// `widget.set`: changes properties named as in the scene file; all are checked before any is applied.
     func setWidget(id: String, properties: [String: PropertyValue]) throws(StageError)
-    /// `data.set`: every key at once; the change shows in one composed frame.
-    func setData(_ values: [String: String])
+    /// `data.set`: every key at once; the change shows in one composed frame. Refused whole beyond `DataLimits`.
+    func setData(_ values: [String: String]) throws(StageError)
     /// `data.get`: the values of `keys`, or all keys when nil; a key with no value is absent.
     func data(keys: [String]?) -> [String: String]
     /// `page.show`: `transition` nil uses the page's own.

@@ -47,6 +47,8 @@ public final class SceneStage: SceneControlling {
     /// What scenes loaded from now on are validated against (`memory.max_image_pixels` among them); images are
     /// also refused at render time beyond its pixel limit.
     public let limits: SceneLimits
+    /// How much the data store takes (`setData`), from every source.
+    public var dataLimits = DataLimits()
 
     let builder: SceneBuilder
     private let motion: SceneMotion
@@ -319,7 +321,8 @@ public final class SceneStage: SceneControlling {
 
     // MARK: SceneControlling: data
 
-    public func setData(_ newValues: [String: String]) {
+    public func setData(_ newValues: [String: String]) throws(StageError) {
+        if let problem = dataLimits.problem(newValues, existing: builder.values) { throw problem }
         var changed: [String: String] = [:]
         for (key, value) in newValues where builder.values[key] != value || byKey[key]?.contains(where: { $0.widget.type == .sparkline }) == true {
             builder.values[key] = value

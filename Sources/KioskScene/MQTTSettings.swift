@@ -27,10 +27,18 @@ public struct MQTTSettings: Sendable, Equatable {
     /// Events published on `<prefix>/event/<name>`.
     public var events: [String]
     public var homeAssistant: Bool
+    /// Whether the picture published on `<prefix>/screenshot` is retained (Home Assistant's image entity wants it).
+    public var screenshotRetain = false
+    /// Pictures taken for `<prefix>/screenshot/request` in any minute; more requests are refused (`rate_limited`).
+    public var screenshotsPerMinute = 6
+    /// The largest packet kioskd takes from the broker, asked for at CONNECT (MQTT 5's Maximum Packet Size, which
+    /// the broker honours by not sending larger ones); a larger message that still arrives is dropped before it is
+    /// copied, counted, and named in an `error` event.
+    public var maximumPacketBytes = 256 * 1024
 
-    /// Read-only commands, plus the two that change what is shown without touching files.
-    public static let defaultAllowed = ["ping", "version", "stats", "display.info", "scene.get", "widget.get", "data.get",
-                                        "data.set", "page.show"]
+    /// Default-deny: with no `allow`, only the two read-only commands that say whether the kiosk lives. Anything
+    /// that reads the scene or its data, or changes what is shown, must be listed.
+    public static let defaultAllowed = ["ping", "stats"]
     /// Commands that make sense only on a socket connection: never over MQTT, whatever `allow` says.
     public static let neverAllowed = ["subscribe", "unsubscribe"]
     public static let eventNames = ["scene", "data", "error", "video", "input"]
@@ -41,7 +49,11 @@ public struct MQTTSettings: Sendable, Equatable {
                                        "unsubscribe", "version", "video.load", "video.pause", "video.play", "video.seek",
                                        "video.state", "widget.get", "widget.set"]
     static let keys = ["url", "client_id", "topic_prefix", "username", "password_file", "ca_file", "cert_file", "key_file",
-                       "keepalive", "group", "allow", "events", "homeassistant"]
+                       "keepalive", "group", "allow", "events", "homeassistant", "screenshot_retain", "screenshots_per_minute",
+                       "max_packet_size"]
+    /// `max_packet_size`'s range: a control request's longest line fits under the least, and the most stays far
+    /// below what a board's memory takes twice (libmosquitto's buffer and the copy handed over).
+    public static let packetSizeRange = 4 * 1024...16 * 1024 * 1024
 
     public init(host: String, port: Int = 1883, useTLS: Bool = false) {
         self.host = host
@@ -172,9 +184,20 @@ public struct MQTTSettings: Sendable, Equatable {
             }
             settings.events = events
         }
-        if let v = fields["homeassistant"]?.value {
-            if let b = v.scalar.flatMap({ YAMLTree.bool($0) }) { settings.homeAssistant = b } else {
-                error(v, "\(path).homeassistant", "expected true or false")
+        for (key, keyPath) in [("homeassistant", \MQTTSettings.homeAssistant), ("screenshot_retain", \.screenshotRetain)] {
+            guard let v = fields[key]?.value else { continue }
+            if let b = v.scalar.flatMap({ YAMLTree.bool($0) }) { settings[keyPath: keyPath] = b } else {
+                error(v, "\(path).\(key)", "expected true or false")
+            }
+        }
+        if let v = fields["screenshots_per_minute"]?.value {
+            if let n = YAMLTree.int(v), (1...60).contains(n) { settings.screenshotsPerMinute = n } else {
+                error(v, "\(path).screenshots_per_minute", "expected a whole number from 1 to 60")
+            }
+        }
+        if let v = fields["max_packet_size"]?.value {
+            if let n = YAMLTree.int(v), packetSizeRange.contains(n) { settings.maximumPacketBytes = n } else {
+                error(v, "\(path).max_packet_size", "expected bytes from \(packetSizeRange.lowerBound) to \(packetSizeRange.upperBound)")
             }
         }
         if settings.passwordFile != nil && settings.username == nil, let v = fields["password_file"]?.key {

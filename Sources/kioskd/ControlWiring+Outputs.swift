@@ -51,9 +51,9 @@ extension ControlWiring {
     }
 
     /// `data.set`: every output's scene.
-    func setDataEverywhere(_ values: [String: String]) {
-        guard let several else { return scene.setData(values) }
-        several.stages.setData(values)
+    func setDataEverywhere(_ values: [String: String]) throws(StageError) {
+        guard let several else { return try scene.setData(values) }
+        try several.stages.setData(values)
     }
 
     /// `no_display` for one of several outputs that has no display now.

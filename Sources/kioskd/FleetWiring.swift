@@ -43,7 +43,12 @@ enum FleetWiring {
             }
             return value
         }
-        fleet.onData = { [unowned stage] values in stage.setData(values) }
+        fleet.onData = { [unowned stage] values in try stage.setData(values) }
+        fleet.onError = { [weak fleet, server = control.server] code, message in
+            let data: JSONValue = ["code": .string(code), "message": .string(message)]
+            server.broadcast(event: "error", data: data)
+            fleet?.publish(event: "error", data: data)
+        }
         fleet.pages = { [unowned stage] in stage.scene.pages.map(\.name) }
         fleet.actions = { [unowned stage] in stage.scene.allWidgets.compactMap { $0.onPress?.emittedName } }
         fleet.version = kioskdVersion

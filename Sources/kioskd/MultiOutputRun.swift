@@ -66,7 +66,7 @@ extension RunCommand {
         }
         let fleetClient = try FleetWiring.start(fleet, loop: loop, control: controlSocket, stage: first.stage, logger: logger)
         defer { fleetClient?.stop() }
-        fleetClient?.onData = { [stages = wiring.stages] values in stages.setData(values) }
+        fleetClient?.onData = { [stages = wiring.stages] values in try stages.setData(values) }
         let inputWiring = InputWiring(settings: input.settings(backend: backendKind, backlight: settings.backlight, board: settings.boardInput),
                                       outputs: wiring.outputs, control: controlSocket, logger: logger)
         inputWiring.fleet = fleetClient

@@ -72,7 +72,7 @@ extension ControlWiring {
                 values[key] = text
             }
             // One call: the runtime shows every key's change in the same composed frame.
-            if !values.isEmpty { setDataEverywhere(values) }
+            if !values.isEmpty { try stageCall(args) { () throws(StageError) in try setDataEverywhere(values) } }
             return ["set": .int(Int64(values.count))]
         }
 

@@ -23,7 +23,7 @@ final class DataBindingTests: XCTestCase {
 
         var values: [String: String] = [:]
         for i in 0..<100 { values["k\(i)"] = "v\(i)" }
-        h.stage.setData(values)
+        try h.stage.setData(values)
         h.settle()
 
         XCTAssertEqual(h.stats.framesComposed - composedBefore, 1, "100 keys set at once must compose exactly one frame")
@@ -35,12 +35,38 @@ final class DataBindingTests: XCTestCase {
         XCTAssertEqual(h.stage.data(keys: nil).count, 100)
     }
 
+    func testTheDataStoreIsBoundedAndRefusesWholeWhileExistingKeysKeepWorking() throws {
+        let h = try StageHarness(yaml: Self.hundredKeyScene())
+        h.stage.dataLimits.maximumKeys = 120
+        var values: [String: String] = [:]
+        for i in 0..<120 { values["k\(i)"] = "v" }
+        try h.stage.setData(values)
+        // One new key past the bound: refused whole, naming the bound; nothing of the request is set.
+        XCTAssertThrowsError(try h.stage.setData(["k5": "changed", "extra": "x"])) { error in
+            XCTAssertEqual((error as? StageError)?.code, .invalidArgument)
+            XCTAssertEqual((error as? StageError)?.message,
+                           "1 new key(s) would make 121, more than 120, the limit; the 120 keys set can still be changed")
+        }
+        XCTAssertEqual(h.stage.data(keys: ["k5", "extra"]), ["k5": "v"])
+        // Keys already there still change.
+        try h.stage.setData(["k5": "changed"])
+        XCTAssertEqual(h.stage.data(keys: ["k5"]), ["k5": "changed"])
+        let long = String(repeating: "k", count: 257)
+        XCTAssertThrowsError(try h.stage.setData([long: "x"])) { error in
+            XCTAssertEqual((error as? StageError)?.message, "key '\(long.prefix(32))…' is 257 bytes, more than 256, the limit")
+        }
+        XCTAssertThrowsError(try h.stage.setData(["k1": String(repeating: "v", count: 64 * 1024 + 1)])) { error in
+            XCTAssertEqual((error as? StageError)?.message, "the value of 'k1' is 65537 bytes, more than 65536, the limit")
+        }
+        XCTAssertEqual(h.stage.data(keys: ["k1"]), ["k1": "v"])
+    }
+
     func testSettingAnUnchangedValueDrawsNothing() throws {
         let h = try StageHarness(yaml: Self.hundredKeyScene())
-        h.stage.setData(["k1": "same"])
+        try h.stage.setData(["k1": "same"])
         h.settle()
         let composed = h.stats.framesComposed, started = h.stats.rendersStarted
-        h.stage.setData(["k1": "same"])
+        try h.stage.setData(["k1": "same"])
         h.settle()
         XCTAssertEqual(h.stats.framesComposed, composed)
         XCTAssertEqual(h.stats.rendersStarted, started)
@@ -56,7 +82,7 @@ final class DataBindingTests: XCTestCase {
             """)
         h.settle()
         XCTAssertEqual(try h.stage.widget(id: "bar")["shown_value"], .number(0), "an unset key shows an empty bar")
-        h.stage.setData(["load": "100"])
+        try h.stage.setData(["load": "100"])
         h.run(for: .milliseconds(100))
         guard case .number(let midway)? = try h.stage.widget(id: "bar")["shown_value"] else { return XCTFail("no value") }
         XCTAssertGreaterThan(midway, 0.05)
@@ -85,9 +111,9 @@ final class DataBindingTests: XCTestCase {
                 widgets:
                   - {id: spark, type: sparkline, bind: temp, capacity: 3, x: 0, y: 0, width: 200, height: 50}
             """)
-        for v in ["1", "2", "3", "4"] { h.stage.setData(["temp": v]); h.settleNow() }
+        for v in ["1", "2", "3", "4"] { try h.stage.setData(["temp": v]); h.settleNow() }
         XCTAssertEqual(try h.stage.widget(id: "spark")["values"], .array([.number(2), .number(3), .number(4)]))
-        h.stage.setData(["temp": "4"])
+        try h.stage.setData(["temp": "4"])
         XCTAssertEqual(try h.stage.widget(id: "spark")["values"], .array([.number(3), .number(4), .number(4)]),
                        "a repeated reading is still a new point of the series")
     }

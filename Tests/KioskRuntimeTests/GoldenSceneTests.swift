@@ -100,7 +100,7 @@ final class GoldenSceneTests: XCTestCase {
               - {id: s, type: sparkline, bind: temp, capacity: 20, x: 10, y: 20, width: 300, height: 160, foreground: "#4cff9c"}
             """, hasText: false) { h in
             for v in [3.0, 5, 4, 8, 6, 9, 7, 11, 10, 12] {
-                h.stage.setData(["temp": String(v)])
+                try h.stage.setData(["temp": String(v)])
                 h.settleNow()
             }
         }
@@ -182,7 +182,7 @@ final class GoldenSceneTests: XCTestCase {
     func testAVisiblyDifferentSceneFailsTheComparison() throws {
         let path = try XCTUnwrap(BundledScenes.defaultScene)
         let h = try StageHarness(path: path)
-        h.stage.setData(["visitors": "9999"])
+        try h.stage.setData(["visitors": "9999"])
         h.run(for: .seconds(2))
         h.settle()
         let result = GoldenImage.check(xrgb8888: try h.screen(), size: Size(width: 1024, height: 768), stride: 1024 * 4,

@@ -36,7 +36,7 @@ final class ModeFallbackRelayoutTests: XCTestCase {
 
     func testEveryCommitRefusedInTheRequestedModeFallsBackToThePreferredModeOfAnotherSizeAndLaysTheSceneOut() throws {
         let (h, recorder) = try makeHarness(refusing: [requested])
-        h.stage.setData(["greeting": "hello"])
+        try h.stage.setData(["greeting": "hello"])
         h.manager.rescan()
         try h.waitUntil { try h.engine.backend?.info.mode.size == preferred.size && h.width(of: "half") == 640 }
         h.settle()
@@ -74,7 +74,7 @@ final class ModeFallbackRelayoutTests: XCTestCase {
         // No loop of retries: frames keep flipping in the preferred mode, and a hotplug of the same display does
         // not try the refused mode again.
         let presents = h.card.presents
-        h.stage.setData(["greeting": "again"])
+        try h.stage.setData(["greeting": "again"])
         try h.waitUntil { try h.stage.widget(id: "label")["shown_text"] == .string("again") }
         h.settle()
         h.manager.rescan()

@@ -28,7 +28,7 @@ final class OutputRelayoutTests: XCTestCase {
         let h = try RelayoutHarness(yaml: Self.yaml)
         h.settleNow()
         XCTAssertEqual(try h.width(of: "half"), 512, "laid out for the waiting size, 1024x768")
-        h.stage.setData(["greeting": "hello"])
+        try h.stage.setData(["greeting": "hello"])
 
         h.card.plug(modes: [DisplayMode(width: 800, height: 600, refreshMilliHz: 60_000)])
         h.manager.rescan()

@@ -55,7 +55,7 @@ final class OutputStagesTests: XCTestCase {
             XCTAssertEqual("\($0)", "no output named 'DP-1'; outputs: HDMI-A-1, DSI-1")
         }
 
-        h.stages.setData(["greeting": "hello"])
+        try h.stages.setData(["greeting": "hello"])
         h.settle()
         for output in ["HDMI-A-1", "DSI-1"] {
             XCTAssertEqual(try h.stages.stage(for: output).widget(id: "label")["shown_text"], .string("hello"), output)
@@ -63,7 +63,7 @@ final class OutputStagesTests: XCTestCase {
 
         h.card.unplug("HDMI-A-1")
         h.slots.rescan()
-        h.stages.setData(["greeting": "still here"])
+        try h.stages.setData(["greeting": "still here"])
         h.settle()
         XCTAssertEqual(try h.stages.stage(for: "DSI-1").widget(id: "label")["shown_text"], .string("still here"))
         XCTAssertEqual(try h.stages.stage(for: "HDMI-A-1").data(keys: ["greeting"]), ["greeting": "still here"],

@@ -49,7 +49,7 @@ final class WidgetControlTests: XCTestCase {
         XCTAssertEqual(try h.pixel(x: 50, y: 50), 0xFF0000)
         try h.stage.setWidget(id: "box", properties: ["x": .number(500), "background": .string("#00ff00"), "width": .string("10%")])
         try h.stage.setWidget(id: "label", properties: ["text": .string("now {t}!")])
-        h.stage.setData(["t": "5"])
+        try h.stage.setData(["t": "5"])
         h.settle()
         XCTAssertEqual(try h.pixel(x: 50, y: 50), 0x000000, "moved away")
         XCTAssertEqual(try h.pixel(x: 550, y: 50), 0x00FF00, "moved here, recoloured, 10% wide")

@@ -48,11 +48,27 @@ final class MQTTSettingsTests: XCTestCase {
         XCTAssertEqual(settings.resolvedTopicPrefix(deviceID: "pi-7"), "kioskd/pi-7")
         XCTAssertEqual(settings.resolvedClientID(deviceID: "pi-7"), "kioskd-pi-7")
         XCTAssertEqual(settings.keepaliveSeconds, 60)
-        XCTAssertEqual(settings.allowedCommands, Set(MQTTSettings.defaultAllowed))
+        XCTAssertEqual(settings.allowedCommands, ["ping", "stats"], "default-deny: only the two read-only liveness commands")
+        XCTAssertFalse(settings.screenshotRetain)
+        XCTAssertEqual(settings.screenshotsPerMinute, 6)
+        XCTAssertEqual(settings.maximumPacketBytes, 256 * 1024)
         XCTAssertFalse(settings.allowedCommands.contains("scene.load"), "loading a scene by path must be listed explicitly")
         XCTAssertFalse(settings.allowedCommands.contains("screenshot"))
         XCTAssertEqual(try decode("url: mqtts://h").port, 8883)
         XCTAssertEqual(try decode("url: 'mqtt://[::1]:1999'").host, "::1")
+    }
+
+    func testScreenshotAndPacketSettings() throws {
+        let settings = try decode("url: mqtt://h\nscreenshot_retain: true\nscreenshots_per_minute: 2\nmax_packet_size: 65536")
+        XCTAssertTrue(settings.screenshotRetain)
+        XCTAssertEqual(settings.screenshotsPerMinute, 2)
+        XCTAssertEqual(settings.maximumPacketBytes, 65536)
+        XCTAssertThrowsError(try decode("url: mqtt://h\nscreenshots_per_minute: 0\nmax_packet_size: 100\nscreenshot_retain: maybe")) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("mqtt.screenshots_per_minute: expected a whole number from 1 to 60"), text)
+            XCTAssertTrue(text.contains("mqtt.max_packet_size: expected bytes from 4096 to 16777216"), text)
+            XCTAssertTrue(text.contains("mqtt.screenshot_retain: expected true or false"), text)
+        }
     }
 
     func testEveryMistakeIsReportedWithItsLocation() throws {

@@ -97,6 +97,13 @@ public final class MosquittoBroker {
         guard result.status == 0 else { throw ControlTestError("mosquitto_pub \(topic): \(result.output)") }
     }
 
+    /// Publishes the bytes of the file at `path` as one message on `topic` (`mosquitto_pub -f`): for payloads far
+    /// larger than an argument can be.
+    public func publish(_ topic: String, file path: String, qos: Int = 1) throws {
+        let result = try Self.run("/usr/bin/mosquitto_pub", clientArguments + ["-q", "\(qos)", "-t", topic, "-f", path], timeout: 120)
+        guard result.status == 0 else { throw ControlTestError("mosquitto_pub -f \(path) on \(topic): \(result.output)") }
+    }
+
     /// Publishes each of `lines` as one message on `topic` through a single `mosquitto_pub -l`.
     public func publish(_ topic: String, lines: [String], qos: Int = 1) throws {
         let result = try Self.run("/usr/bin/mosquitto_pub", clientArguments + ["-q", "\(qos)", "-t", topic, "-l"],

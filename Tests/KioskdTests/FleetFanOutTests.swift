@@ -23,7 +23,7 @@ final class FleetFanOutTests: XCTestCase {
         }
         for i in 0..<count {
             let config = broker.directory + "/mqtt-\(i).yaml"
-            try broker.writeKioskdConfig("client_id: lobby-\(i)\ntopic_prefix: kioskd/lobby-\(i)\ngroup: [lobby]\nevents: [data]\n", to: config)
+            try broker.writeKioskdConfig("client_id: lobby-\(i)\ntopic_prefix: kioskd/lobby-\(i)\ngroup: [lobby]\nevents: [data]\nallow: [data.set]\n", to: config)
             kiosks.append(try KioskdProcess.start(["run", "--backend", "headless", "--mode", "160x120@60", "--scene", scene,
                                                    "--socket", broker.directory + "/k\(i).sock", "--config", config]))
         }

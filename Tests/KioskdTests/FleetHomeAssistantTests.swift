@@ -22,7 +22,7 @@ final class FleetHomeAssistantTests: XCTestCase {
                 widgets: [{type: rect, x: 0, y: 0, width: 100%, height: 100%, background: "#203040", on_press: {emit: doorbell}}]
             """.write(toFile: scene, atomically: true, encoding: .utf8)
         let config = broker.directory + "/kioskd.yaml"
-        try broker.writeKioskdConfig("topic_prefix: \(prefix)\nclient_id: hall\nhomeassistant: true\nallow: [display.power, page.show]\n", to: config)
+        try broker.writeKioskdConfig("topic_prefix: \(prefix)\nclient_id: hall\nhomeassistant: true\nallow: [display.power, page.show, screenshot]\nscreenshot_retain: true\n", to: config)
         let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", scene, "--config", config])
         defer { daemon.stop() }
 

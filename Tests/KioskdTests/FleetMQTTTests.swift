@@ -108,8 +108,11 @@ final class FleetMQTTTests: XCTestCase {
         try status.waitFor(on: "\(prefix)/status") { $0 == "offline" }
     }
 
+    /// The read-only and display commands a fleet broker commonly gets, listed in `allow`.
+    private let fleetAllow = "allow: [ping, version, stats, display.info, scene.get, widget.get, data.set, data.get, page.show]\n"
+
     func testEachAllowedCommandRoundTripsWithItsIdEchoed() throws {
-        let daemon = try startKiosk()
+        let daemon = try startKiosk(fleetAllow)
         let replies = try broker.subscribe(["\(prefix)/reply"])
         try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
         let requests: [(String, String, ([String: Any]) -> Bool)] = [
@@ -132,7 +135,7 @@ final class FleetMQTTTests: XCTestCase {
         }
         XCTAssertEqual(try daemon.result("scene.get")["current_page"] as? String, "second", "page.show over MQTT changed the page")
 
-        // Not in the default allow-list: refused before anything runs.
+        // Not in the allow-list: refused before anything runs.
         for (command, args) in [("scene.load", #"{"path": "/etc/passwd"}"#), ("screenshot", #"{"path": "/tmp/x.png"}"#),
                                 ("display.power", #"{"on": false}"#), ("log.level", #"{"level": "trace"}"#), ("subscribe", #"{"events": ["data"]}"#)] {
             try broker.publish("\(prefix)/cmd", #"{"id": 7, "cmd": "\#(command)", "args": \#(args)}"#)
@@ -144,6 +147,26 @@ final class FleetMQTTTests: XCTestCase {
         try broker.publish("\(prefix)/cmd", #"{"id": 8, "cmd": "reboot"}"#)
         let unknown = try replies.waitForJSON(on: "\(prefix)/reply")[0]
         XCTAssertEqual((unknown["error"] as? [String: Any])?["code"] as? String, "unknown_command", "\(unknown)")
+    }
+
+    func testWithNoAllowListOnlyPingAndStatsAreAnswered() throws {
+        let daemon = try startKiosk()
+        let replies = try broker.subscribe(["\(prefix)/reply"])
+        try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
+        for (index, command) in ["ping", "stats"].enumerated() {
+            try broker.publish("\(prefix)/cmd", #"{"id": \#(index), "cmd": "\#(command)"}"#)
+            XCTAssertEqual(try replies.waitForJSON(on: "\(prefix)/reply")[0]["ok"] as? Bool, true, command)
+        }
+        for (command, args) in [("data.set", #"{"values": {"label": "owned"}}"#), ("page.show", #"{"name": "second"}"#),
+                                ("data.get", "{}"), ("scene.get", "{}"), ("widget.get", #"{"id": "reading"}"#), ("version", "{}"),
+                                ("display.info", "{}"), ("screenshot", "{}")] {
+            try broker.publish("\(prefix)/cmd", #"{"id": "deny", "cmd": "\#(command)", "args": \#(args)}"#)
+            let error = try XCTUnwrap(try replies.waitForJSON(on: "\(prefix)/reply")[0]["error"] as? [String: Any], command)
+            XCTAssertEqual(error["code"] as? String, "permission_denied", command)
+            XCTAssertTrue((error["message"] as? String)?.contains("mqtt.allow") == true, "\(command): \(error)")
+        }
+        XCTAssertEqual(try daemon.result("data.get", #"{"keys": ["label"]}"#)["values"] as? [String: String], ["label": "none"])
+        XCTAssertEqual(try daemon.result("scene.get")["current_page"] as? String, "main")
     }
 
     func testAllowListsMoreCommandsAndArgumentErrorsMatchTheSocket() throws {
@@ -208,9 +231,9 @@ final class FleetMQTTTests: XCTestCase {
     }
 
     func testGroupCommandsReachEveryKioskOfTheGroupAndEventsArePublished() throws {
-        _ = try startKiosk("group: [lobby]\nevents: [data]\n", prefix: "kioskd/a")
-        _ = try startKiosk("group: [lobby, floor2]\n", prefix: "kioskd/b")
-        _ = try startKiosk("group: [office]\n", prefix: "kioskd/c")
+        _ = try startKiosk("group: [lobby]\nevents: [data]\nallow: [data.set]\n", prefix: "kioskd/a")
+        _ = try startKiosk("group: [lobby, floor2]\nallow: [data.set]\n", prefix: "kioskd/b")
+        _ = try startKiosk("group: [office]\nallow: [data.set]\n", prefix: "kioskd/c")
         let messages = try broker.subscribe(["kioskd/+/reply", "kioskd/a/event/#", "kioskd/b/event/#"])
         try waitOnline(["a", "b", "c"])
         try broker.publish("kioskd/group/lobby/cmd", #"{"id": "g1", "cmd": "data.set", "args": {"values": {"label": "lobby"}}}"#)
@@ -356,10 +379,18 @@ final class FleetMQTTTests: XCTestCase {
     }
 
     func testAnMQTT5ResponseTopicGetsTheReplyWithItsCorrelationData() throws {
-        _ = try startKiosk()
+        _ = try startKiosk(fleetAllow)
         try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
         let replies = try broker.subscribe(["\(prefix)/reply"])
-        let responseTopic = "clients/\(UUID().uuidString)/response"
+        // A topic outside the kiosk's prefix: kioskd would publish there with its own credentials. Refused.
+        try broker.publish("\(prefix)/cmd", #"{"id": "away", "cmd": "ping"}"#, responseTopic: "clients/other/response", correlationData: "x")
+        let refused = try replies.waitForJSON(on: "\(prefix)/reply")[0]
+        XCTAssertEqual(refused["id"] as? String, "away")
+        let error = try XCTUnwrap(refused["error"] as? [String: Any], "\(refused)")
+        XCTAssertEqual(error["code"] as? String, "permission_denied")
+        XCTAssertEqual(error["message"] as? String,
+                       "response topic 'clients/other/response' is not under '\(prefix)/': replies go only to the kiosk's own topics")
+        let responseTopic = "\(prefix)/responses/\(UUID().uuidString)"
         let responses = try broker.subscribe([responseTopic], showCorrelationData: true)
         try broker.publish("\(prefix)/cmd", #"{"id": "rr", "cmd": "data.get", "args": {"keys": ["label"]}}"#,
                            responseTopic: responseTopic, correlationData: "req-42")
@@ -374,7 +405,7 @@ final class FleetMQTTTests: XCTestCase {
     }
 
     func testAScreenshotRequestPublishesPNGBytes() throws {
-        _ = try startKiosk()
+        _ = try startKiosk("allow: [screenshot]\nscreenshot_retain: true\n")
         try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
         try broker.publish("\(prefix)/screenshot/request", "")
         let png = try broker.firstMessage(on: "\(prefix)/screenshot")
@@ -382,6 +413,81 @@ final class FleetMQTTTests: XCTestCase {
         // The IHDR chunk holds the mode's size.
         XCTAssertEqual(Array(png[16..<24]), [0, 0, 0x01, 0x40, 0, 0, 0, 0xF0], "320x240")
     }
+
+    func testScreenshotsNeedTheAllowListAndAFloodIsCoalescedAndRateLimited() throws {
+        // Without `screenshot` in the allow-list: refused on the reply topic, nothing taken.
+        _ = try startKiosk()
+        let replies = try broker.subscribe(["\(prefix)/reply"])
+        try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
+        try broker.publish("\(prefix)/screenshot/request", "")
+        let denied = try XCTUnwrap(try replies.waitForJSON(on: "\(prefix)/reply")[0]["error"] as? [String: Any])
+        XCTAssertEqual(denied["code"] as? String, "permission_denied")
+        XCTAssertTrue((denied["message"] as? String)?.contains("mqtt.allow") == true, "\(denied)")
+
+        // Allowed, two a minute: 2,000 requests at once are one capture at a time, the rest answered by it or
+        // refused, and the kiosk's memory stays where it was (each capture had copied a frame: 2.5 GB at 800x480).
+        let flooded = "kioskd/flooded"
+        let daemon = try startKiosk("allow: [screenshot, ping]\nscreenshots_per_minute: 2\n", prefix: flooded, mode: "800x480@60")
+        let floodReplies = try broker.subscribe(["\(flooded)/reply"])
+        let pictures = try broker.subscribe(["\(flooded)/screenshot"])
+        try broker.subscribe(["\(flooded)/status"]).waitFor(on: "\(flooded)/status") { $0 == "online" }
+        let before = try XCTUnwrap(residentKiB(of: daemon.pid))
+        try broker.publish("\(flooded)/screenshot/request", lines: Array(repeating: "shot", count: 2_000), qos: 0)
+        let limited = try floodReplies.waitForJSON(on: "\(flooded)/reply", timeout: 60) {
+            ($0["error"] as? [String: Any])?["code"] as? String == "rate_limited"
+        }
+        XCTAssertTrue(((limited[0]["error"] as? [String: Any])?["message"] as? String)?.contains("mqtt.screenshots_per_minute") == true)
+        try pictures.waitFor(on: "\(flooded)/screenshot", timeout: 30)
+        XCTAssertEqual(try daemon.request(#"{"id": 1, "cmd": "ping"}"#)["ok"] as? Bool, true, "the control socket still answers")
+        let after = try XCTUnwrap(residentKiB(of: daemon.pid))
+        XCTAssertLessThan(after - before, 16 * 1024, "resident memory grew from \(before) KiB to \(after) KiB")
+        // Not retained by default: a subscriber that comes later gets no picture.
+        XCTAssertThrowsError(try broker.firstMessage(on: "\(flooded)/screenshot", timeout: 2), "the picture was retained")
+    }
+
+    func testAnOversizedMessageNeverReachesTheKioskAndTheNextOneDoes() throws {
+        let daemon = try startKiosk("max_packet_size: 65536\n")
+        try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
+        let before = try XCTUnwrap(residentKiB(of: daemon.pid))
+        let big = broker.directory + "/big.bin"
+        XCTAssertTrue(FileManager.default.createFile(atPath: big, contents: Data(repeating: 0x41, count: 64 << 20)))
+        try broker.publish("home/label", file: big)
+        try broker.publish("home/label", "after the big one")
+        try waitByPolling(for: "the next message's value", timeout: 20) {
+            (try daemon.result("data.get", #"{"keys": ["label"]}"#)["values"] as? [String: String])?["label"] == "after the big one"
+        }
+        let after = try XCTUnwrap(residentKiB(of: daemon.pid))
+        XCTAssertLessThan(after - before, 16 * 1024, "a 64 MB message grew the kiosk from \(before) KiB to \(after) KiB")
+    }
+
+    func testTenThousandHostilePayloadsOnADataSourceLeaveTheLoopAnsweringAndMemoryBounded() throws {
+        let daemon = try startKiosk()
+        try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
+        let socket = try daemon.connect()
+        let before = try XCTUnwrap(residentKiB(of: daemon.pid))
+        let publisher = try RawMQTTPublisher(port: broker.port)
+        var slowest = 0.0
+        for (n, (_, payload)) in HostileDocuments(count: 10_000, seed: 0x6D717474).enumerated() {
+            try publisher.publish(n % 2 == 0 ? "home/livingroom/temperature" : "home/label", Array(payload.prefix(200_000)))
+            if n % 100 == 0 {
+                let start = Date()
+                let reply = socket.request(#"{"id": \#(n), "cmd": "ping"}"#)
+                slowest = max(slowest, Date().timeIntervalSince(start))
+                XCTAssertEqual(reply?["ok"] as? Bool, true, "ping after \(n) payloads")
+            }
+        }
+        try broker.publish("home/label", "after the storm")
+        try waitByPolling(for: "the last value", timeout: 60) {
+            (try daemon.result("data.get", #"{"keys": ["label"]}"#)["values"] as? [String: String])?["label"] == "after the storm"
+        }
+        let after = try XCTUnwrap(residentKiB(of: daemon.pid))
+        XCTAssertTrue(daemon.isRunning)
+        XCTAssertLessThan(slowest, 0.1 * pingSlowdown, "the slowest ping took \(slowest) s")
+        XCTAssertLessThan(after - before, 16 * 1024, "resident memory grew from \(before) KiB to \(after) KiB")
+    }
+
+    /// A ThreadSanitizer build runs several times slower: its tier sets KIOSKD_TSAN_SLOWDOWN.
+    private var pingSlowdown: Double { ProcessInfo.processInfo.environment["KIOSKD_TSAN_SLOWDOWN"].flatMap(Double.init) ?? 1 }
 
     private func screenshot(_ daemon: ControlledKioskd) throws -> Data {
         try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(try daemon.result("screenshot")["png_base64"] as? String)))

@@ -67,7 +67,9 @@ extension SceneStage {
                 logger.error("widget \(node.id ?? node.widget.type.rawValue): on_press page \(name): \(error)")
             }
         case .setData(let values):
-            setData(values)
+            do { try setData(values) } catch {
+                logger.error("widget \(node.id ?? node.widget.type.rawValue): on_press data: \(error)")
+            }
         case .emit, nil:
             break
         }
