@@ -26,9 +26,28 @@ public final class ControlConnection {
     private let maxQueuedBytes: Int
     /// After a fatal error line (line too long, refused peer): no more reading, close once the line is out.
     private(set) var closeAfterFlush = false
-    /// Lines read but not yet answered: they wait while a deferred reply is outstanding, so replies keep the
-    /// order of the requests. Reading pauses meanwhile, which bounds this by one read's budget.
-    var held: [LineFramer.Piece] = []
+    /// Lines read but not yet answered, from `heldNext` on (taken one by one without moving the rest): they wait
+    /// while a deferred reply is outstanding, so replies keep the order of the requests, and for the client's next
+    /// turn when it sent more than one turn answers. Reading pauses meanwhile, which bounds this by one read's budget.
+    private var held: [LineFramer.Piece] = []
+    private var heldNext = 0
+    var hasHeldLines: Bool { heldNext < held.count }
+
+    func hold(_ pieces: [LineFramer.Piece]) {
+        if heldNext == held.count { held.removeAll(keepingCapacity: true); heldNext = 0 }
+        held += pieces
+    }
+
+    func takeHeldLine() -> LineFramer.Piece? {
+        guard heldNext < held.count else { return nil }
+        defer { heldNext += 1 }
+        return held[heldNext]
+    }
+
+    func dropHeldLines() {
+        held = []
+        heldNext = 0
+    }
     /// A deferred command is working on this client's request; nothing after it is answered until it replies.
     var awaitingReply = false {
         didSet { if awaitingReply != oldValue { flush() } }
@@ -74,7 +93,7 @@ public final class ControlConnection {
     /// Queues `line`, stops reading, and closes once it is written.
     func sendFinal(_ line: [UInt8]) {
         closeAfterFlush = true
-        held = []
+        dropHeldLines()
         send(line, isReply: true)
         if !isClosed && queuedByteCount == 0 { close() }
     }
@@ -114,7 +133,9 @@ public final class ControlConnection {
             outbound.removeFirst(outboundOffset)
             outboundOffset = 0
         }
-        var wanted: IOEvents = closeAfterFlush || awaitingReply ? [] : .readable
+        // Not reading while a deferred reply is outstanding or lines read are still to be answered: a client that
+        // pipelines faster than its turns answer waits in its socket's buffer, not in kioskd's memory.
+        var wanted: IOEvents = closeAfterFlush || awaitingReply || hasHeldLines ? [] : .readable
         if queuedByteCount > 0 { wanted.insert(.writable) }
         if let source, source.events != wanted {
             do { try source.updateEvents(wanted) } catch {
@@ -156,7 +177,7 @@ public final class ControlConnection {
         source?.cancel()
         source = nil
         if fd >= 0 { Glibc.close(fd) }
-        held = []
+        dropHeldLines()
         outbound = []
         outboundOffset = 0
         onClose(self)

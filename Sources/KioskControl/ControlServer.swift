@@ -16,6 +16,11 @@ public struct ControlServerOptions: Sendable {
     /// Per-client bound on replies and events not yet taken by the client.
     public var maxQueuedBytes: Int
     public var maxClients: Int
+    /// Requests one client gets answered in one turn of the loop, and the time they may take (the request under
+    /// way when it runs out finishes); the rest wait for the next turn, after every other client's, so a client
+    /// that pipelines thousands cannot hold the loop, the frames or the others.
+    public var maxRequestsPerTurn: Int
+    public var turnBudget: Duration
     /// A listening socket systemd passed this process (socket activation; the service layer reads it with
     /// sd_listen_fds_with_names): served instead of binding `socketPath`, and never unlinked.
     public var inheritedListenFD: Int32?
@@ -24,7 +29,7 @@ public struct ControlServerOptions: Sendable {
 
     public init(socketPath: String = ControlServerOptions.defaultSocketPath, socketGroup: UInt32? = nil,
                 policy: PeerPolicy = PeerPolicy(), maxLineBytes: Int = LineFramer.defaultMaxLineBytes,
-                maxQueuedBytes: Int = 4 << 20, maxClients: Int = 128, inheritedListenFD: Int32? = nil,
+                maxQueuedBytes: Int = 4 << 20, maxClients: Int = 128, maxRequestsPerTurn: Int = 16, turnBudget: Duration = .milliseconds(2), inheritedListenFD: Int32? = nil,
                 eventNames: Set<String> = ["flip", "frame", "scene", "data", "error", "input", "power", "display", "video"]) {
         self.socketPath = socketPath
         self.socketGroup = socketGroup
@@ -32,6 +37,8 @@ public struct ControlServerOptions: Sendable {
         self.maxLineBytes = maxLineBytes
         self.maxQueuedBytes = maxQueuedBytes
         self.maxClients = maxClients
+        self.maxRequestsPerTurn = maxRequestsPerTurn
+        self.turnBudget = turnBudget
         self.inheritedListenFD = inheritedListenFD
         self.eventNames = eventNames
     }
@@ -54,6 +61,9 @@ public final class ControlServer {
     private var listenSource: SourceHandle?
     private var acceptPause: TimerHandle?
     private var nextNumber = 1
+    /// Clients with lines left at the end of their turn, answered round-robin in the loop's next iterations.
+    private var backlog: [ControlConnection] = []
+    private var backlogWaker: Waker?
     private let logger = Logger(label: "kioskd.control")
 
     /// Binds (or takes from systemd) the socket and starts accepting.
@@ -78,6 +88,7 @@ public final class ControlServer {
             if !isSocketActivated { unlink(options.socketPath) }
             throw SystemError("control socket \(options.socketPath): watching it: \(error)")
         }
+        backlogWaker = try loop.makeWaker { [weak self] in self?.answerBacklog() }
         registerBuiltins()
         logger.info("control socket \(isSocketActivated ? "from systemd (fd \(listenFD))" : options.socketPath) listening")
     }
@@ -301,16 +312,34 @@ public final class ControlServer {
             return
         }
         guard ready.contains(.readable) || ready.contains(.hangup) || ready.contains(.error) else { return }
+        // A client with lines still held waits for its turn in the backlog (its read is not watched meanwhile).
+        guard !connection.hasHeldLines else { return }
         let (pieces, ended) = connection.readAvailable()
-        connection.held += pieces
+        connection.hold(pieces)
         if ended { connection.peerEnded = true }
         answerHeldLines(of: connection)
     }
 
-    /// Answers held lines in order until one is deferred; closes once the client has ended and all are answered.
+    /// One turn for each client in the backlog, in the order they entered it; those with lines left go back.
+    private func answerBacklog() {
+        let waiting = backlog
+        backlog = []
+        for connection in waiting where !connection.isClosed { answerHeldLines(of: connection) }
+    }
+
+    /// Answers held lines in order until one is deferred or the client's turn is used up (then it joins the
+    /// backlog, and the loop turns again at once); closes once the client has ended and all are answered.
     private func answerHeldLines(of connection: ControlConnection) {
-        while !connection.isClosed, !connection.awaitingReply, !connection.held.isEmpty {
-            let piece = connection.held.removeFirst()
+        var answered = 0
+        let started = MonotonicInstant.now()
+        while !connection.isClosed, !connection.awaitingReply, connection.hasHeldLines {
+            guard answered == 0 || (answered < options.maxRequestsPerTurn && MonotonicInstant.now() - started < options.turnBudget) else {
+                if !backlog.contains(where: { $0 === connection }) { backlog.append(connection) }
+                backlogWaker?.wake()
+                return
+            }
+            answered += 1
+            guard let piece = connection.takeHeldLine() else { break }
             switch piece {
             case .line(let bytes):
                 switch ControlRequest.decode(bytes) {
@@ -333,9 +362,12 @@ public final class ControlServer {
                 return
             }
         }
-        if connection.peerEnded, !connection.isClosed, !connection.awaitingReply, connection.held.isEmpty {
+        if connection.peerEnded, !connection.isClosed, !connection.awaitingReply, !connection.hasHeldLines {
             // A client that only shut down its sending side still gets the replies queued for it.
             connection.closeOnceFlushed()
+        } else if !connection.isClosed {
+            // Reading resumes once every held line is answered.
+            connection.flush()
         }
     }
 

@@ -1,0 +1,63 @@
+import Foundation
+import KioskTestSupport
+import XCTest
+
+/// One client pipelining 20,000 requests gets a bounded share of each loop turn: another client's `ping` is
+/// answered within 50 ms throughout, every request of the first is answered in order, and frames keep flipping.
+/// Judged on optimized code, as kioskd ships (test-all runs this class from its optimized bundle, whose kioskd is
+/// optimized too); an unoptimized build, where one `stats` takes milliseconds, pipelines a tenth against ten times
+/// the bound.
+final class ControlFairnessTests: XCTestCase {
+    private static var isOptimized: Bool { !_isDebugAssertConfiguration() }
+
+    func testAPipeliningClientCannotStallAnotherOrTheFrames() throws {
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60"])
+        defer { daemon.stop() }
+        // One thread reads it and another writes it: the reader alone touches its buffer, the writer only the fd.
+        nonisolated(unsafe) let flooder = try daemon.connect(timeoutSeconds: 120)
+        let other = try daemon.connect()
+        let before = try daemon.result("stats")
+        let count = Self.isOptimized ? 20_000 : 2_000
+        let bound = Self.isOptimized ? 0.05 : 0.5
+        let answered = Counter(), outOfOrder = Counter()
+        let readerDone = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            for expected in 0..<count {
+                guard let reply = flooder.readObject(deadline: Date() + 120) else { break }
+                if reply["id"] as? Int != expected || reply["ok"] as? Bool != true { outOfOrder.add() }
+                answered.add()
+            }
+            readerDone.signal()
+        }
+        let requests = (0..<count).map { #"{"id": \#($0), "cmd": "stats"}"# + "\n" }.joined()
+        Thread.detachNewThread { flooder.write(Array(requests.utf8)) }
+
+        var slowest = 0.0, pings = 0
+        while answered.value < count, readerDone.wait(timeout: .now()) == .timedOut {
+            let start = Date()
+            let reply = other.request(#"{"id": "p", "cmd": "ping"}"#)
+            let took = Date().timeIntervalSince(start)
+            slowest = max(slowest, took)
+            XCTAssertEqual(reply?["ok"] as? Bool, true, "ping \(pings)")
+            pings += 1
+        }
+        XCTAssertEqual(readerDone.wait(timeout: .now() + 120), .success, "the pipelined replies arrived")
+        XCTAssertEqual(answered.value, count)
+        XCTAssertEqual(outOfOrder.value, 0, "replies in the order of the requests")
+        XCTAssertGreaterThan(pings, 10, "pings were measured during the flood")
+        XCTAssertLessThan(slowest, bound, "the slowest ping during the flood took \(Int(slowest * 1000)) ms")
+        let after = try daemon.result("stats")
+        let flipped = (after["frames_flipped"] as? Int ?? 0) - (before["frames_flipped"] as? Int ?? 0)
+        let missed = (after["missed_vblanks"] as? Int ?? 0) - (before["missed_vblanks"] as? Int ?? 0)
+        print("control fairness: \(pings) pings, slowest \(Int(slowest * 1000)) ms; \(flipped) frames flipped, \(missed) vblanks missed")
+        XCTAssertGreaterThan(flipped, 0, "frames flipped during the flood")
+    }
+}
+
+/// A count two threads share.
+private final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func add() { lock.withLock { count += 1 } }
+}
