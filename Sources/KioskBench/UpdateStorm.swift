@@ -181,6 +181,8 @@ public enum UpdateStorm {
             let now = WallClock.seconds()
             return now - ((now % 60 - ss) + 60) % 60
         }
+        // The storm's text is far longer than a data value may be by default (`DataLimits`): this stage takes it.
+        stage.dataLimits.maximumValueBytes = max(stage.dataLimits.maximumValueBytes, 2 * stormText(0, paragraphs: stormParagraphs).utf8.count)
         // The storm at full length before the run, so the render timed alone is the one the run draws.
         try stage.setData(["storm": stormText(0, paragraphs: stormParagraphs)])
         let renderMs = isolatedRenderMs(storm.layer, pool: pool)

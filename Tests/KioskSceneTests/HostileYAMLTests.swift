@@ -91,7 +91,7 @@ final class HostileYAMLTests: XCTestCase {
         }
     }
 
-    /// 10,000 generated documents at each entry point: each is composed or refused within 50 ms, and a refused
+    /// 10,000 generated documents at each entry point: each is composed or refused within 50 ms of CPU, and a refused
     /// scene, config or board file names its line and column. The bound is judged on optimized code, as kioskd
     /// ships (test-all runs this class from its optimized test bundle); an unoptimized build runs a tenth of the
     /// documents against ten times the bound. (It shares no state across threads: the ThreadSanitizer tier skips it.)
@@ -118,9 +118,9 @@ final class HostileYAMLTests: XCTestCase {
             for (n, (kind, bytes)) in HostileDocuments(count: count, seed: 0x686F7374696C65).enumerated() {
                 let data = Data(bytes)
                 for (name, parse) in entryPoints {
-                    let start = MonotonicInstant.now()
+                    let start = Self.threadCPUNanoseconds()
                     let problem = parse(data)
-                    let elapsed = Double((MonotonicInstant.now() - start).nanosecondsClamped) / 1e6
+                    let elapsed = Double(Self.threadCPUNanoseconds() - start) / 1e6
                     if elapsed > slowest.0 { slowest = (elapsed, "\(name) #\(n) \(kind)") }
                     if elapsed > bound { problems.append("\(name) #\(n) \(kind): \(elapsed) ms") }
                     if let problem { problems.append("\(name) #\(n) \(kind): \(problem)") }
@@ -130,6 +130,14 @@ final class HostileYAMLTests: XCTestCase {
             return problems
         }
         XCTAssertEqual(outcome?.prefix(20).map { $0 } ?? ["no outcome"], [], "\(outcome?.count ?? 0) documents failed")
+    }
+
+    /// The CPU time this thread has used: the work a parse did, apart from the time the host gave to others (the
+    /// suite's other processes share two cores).
+    static func threadCPUNanoseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
     /// Whether this test bundle was built with optimization (`-O`), as the package kioskd is.
