@@ -9,9 +9,12 @@
 /// A librsvg handle for one loaded document; owned by the caller, freed with `kiosk_svg_free`. Used on one thread.
 typedef struct KioskSvg KioskSvg;
 
-/// Loads librsvg once per process (thread-safe) and the SVG file at `path`. On failure returns NULL and writes a
-/// message into `error` (always NUL-terminated): librsvg missing, a symbol missing, or librsvg's own error.
-KioskSvg *kiosk_svg_load(const char *path, char *error, size_t error_size);
+/// Loads librsvg once per process (thread-safe) and the SVG file open on `fd` (read from its current offset; the
+/// function takes the descriptor and closes it, also on failure). `path` is the file's path: the base that
+/// references to other files resolve against, and which librsvg confines them to (the file's folder and below).
+/// On failure returns NULL and writes a message into `error` (always NUL-terminated): librsvg missing, a symbol
+/// missing, or librsvg's own error.
+KioskSvg *kiosk_svg_load_fd(int fd, const char *path, char *error, size_t error_size);
 
 /// The document's size in pixels: its width and height (at 96 dpi for physical units), else its viewBox's size.
 /// Returns 0 when it has neither (it then fills whatever it is drawn into).
