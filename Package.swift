@@ -153,7 +153,7 @@ let package = Package(
         .testTarget(name: "KioskBenchTests", dependencies: ["KioskBench", "KioskCore", "KioskRender", "KioskRenderTestSupport"]),
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskRenderTestSupport", "KioskCore", "KioskDisplay", "KioskRender", "KioskTestSupport"]),
         .testTarget(
-            name: "KioskRenderTests", dependencies: ["KioskRenderTestSupport", "KioskCore", "KioskRender", "KioskBench", "CKioskJpeg", "CQREncode", "CPango"],
+            name: "KioskRenderTests", dependencies: ["KioskRenderTestSupport", "KioskTestSupport", "KioskCore", "KioskRender", "KioskBench", "CKioskJpeg", "CQREncode", "CPango"],
             // Golden PNGs are read from the source tree by path (see GoldenImage.swift), not bundled.
             exclude: ["Golden"]
         ),

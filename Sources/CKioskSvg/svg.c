@@ -80,16 +80,16 @@ KioskSvg *kiosk_svg_load_fd(int fd, const char *path, char *error, size_t error_
 }
 
 int kiosk_svg_intrinsic_size(KioskSvg *svg, double *width, double *height) {
-    if (rsvg.get_intrinsic_size_in_pixels(svg, width, height) && *width > 0 && *height > 0) return 1;
+    if (rsvg.get_intrinsic_size_in_pixels(svg, width, height) && *width > 0 && *height > 0) return KIOSK_SVG_SIZE_PIXELS;
     int has_width = 0, has_height = 0, has_viewbox = 0;
     RsvgLengthABI width_length = {0}, height_length = {0};
     RsvgRectangleABI viewbox = {0};
     rsvg.get_intrinsic_dimensions(svg, &has_width, &width_length, &has_height, &height_length, &has_viewbox,
                                   &viewbox);
-    if (!has_viewbox || viewbox.width <= 0 || viewbox.height <= 0) return 0;
+    if (!has_viewbox || viewbox.width <= 0 || viewbox.height <= 0) return KIOSK_SVG_SIZE_NONE;
     *width = viewbox.width;
     *height = viewbox.height;
-    return 1;
+    return KIOSK_SVG_SIZE_VIEWBOX;
 }
 
 int kiosk_svg_render(KioskSvg *svg, void *cr, double width, double height, char *error, size_t error_size) {

@@ -16,8 +16,16 @@ typedef struct KioskSvg KioskSvg;
 /// missing, or librsvg's own error.
 KioskSvg *kiosk_svg_load_fd(int fd, const char *path, char *error, size_t error_size);
 
-/// The document's size in pixels: its width and height (at 96 dpi for physical units), else its viewBox's size.
-/// Returns 0 when it has neither (it then fills whatever it is drawn into).
+/// What `kiosk_svg_intrinsic_size` found.
+enum {
+    KIOSK_SVG_SIZE_NONE = 0,
+    KIOSK_SVG_SIZE_PIXELS = 1,
+    KIOSK_SVG_SIZE_VIEWBOX = 2,
+};
+
+/// The document's size: its width and height in pixels (at 96 dpi for physical units), answering
+/// KIOSK_SVG_SIZE_PIXELS, else its viewBox's size in user units, answering KIOSK_SVG_SIZE_VIEWBOX. Answers
+/// KIOSK_SVG_SIZE_NONE when it has neither (it then fills whatever it is drawn into).
 int kiosk_svg_intrinsic_size(KioskSvg *svg, double *width, double *height);
 
 /// Renders the whole document into the `width` x `height` box at the origin of the current transform of the Cairo

@@ -7,7 +7,8 @@ import Glibc
 /// `kioskd check`, by `scene.load` and by the render worker about to decode. SVG declares no pixels (it is drawn
 /// at the size it is shown) and answers nil. Synchronous file I/O: off the main loop. Stateless; any thread.
 public struct ImageHeader: Sendable, Equatable {
-    public enum Format: String, Sendable { case png, jpeg }
+    /// `svg` only for the size an SVG document declares, which the renderer reads (`read` answers nil for SVG).
+    public enum Format: String, Sendable { case png, jpeg, svg }
 
     public var format: Format
     public var width: Int
@@ -21,7 +22,7 @@ public struct ImageHeader: Sendable, Equatable {
 
     /// How far into a JPEG the start-of-frame segment is looked for: past EXIF (at most 64 KiB a segment) and a few
     /// more application segments.
-    static let jpegSearchLimit = 1 << 20
+    public static let jpegSearchLimit = 1 << 20
 
     /// The header of the PNG or JPEG file at `path`; nil for any other file (SVG). Throws a message naming the
     /// problem (without the path: callers name the image) for a path that is not a readable regular file, or a PNG
@@ -36,6 +37,14 @@ public struct ImageHeader: Sendable, Equatable {
     public static func read(_ file: RegularFile) throws(ImageHeaderError) -> ImageHeader? {
         try read(Reader { (offset: Int, count: Int) throws(ImageHeaderError) -> [UInt8] in
             do throws(RegularFileError) { return try file.bytes(at: offset, count: count) } catch { throw ImageHeaderError(error.problem) }
+        })
+    }
+
+    /// The header of a PNG or JPEG held in memory (a raster an SVG embeds); nil for anything else.
+    public static func read(bytes: [UInt8]) throws(ImageHeaderError) -> ImageHeader? {
+        try read(Reader { (offset: Int, count: Int) throws(ImageHeaderError) -> [UInt8] in
+            guard offset < bytes.count else { return [] }
+            return Array(bytes[offset..<min(bytes.count, offset + count)])
         })
     }
 

@@ -130,7 +130,7 @@ public struct ImageContent: CairoDrawnContent, Hashable {
             guard !isCancelled() else { return }
             try drawRaster(image, into: surface)
         case .svg:
-            let document = try SVGDocument(file)
+            let document = try SVGDocument(file, maxPixels: maxPixels)
             guard !isCancelled() else { return }
             let natural = document.intrinsicSize ?? (Double(surface.size.width), Double(surface.size.height))
             try LayerCanvas.draw(into: surface, what: "image \(path)") { cr in
@@ -355,13 +355,34 @@ struct SVGDocument: ~Copyable {
     let handle: OpaquePointer
     let path: String
 
-    init(_ file: RegularFile) throws {
+    /// Loads the SVG `file`. Refused, as a PNG or JPEG would be, when it declares a size of more than `maxPixels`
+    /// pixels, or when a raster it embeds or names does, or a file it names in its folder is not a regular file
+    /// (`SVGReferences`, checked before librsvg reads the document).
+    init(_ file: RegularFile, maxPixels: Int) throws {
         let path = file.path
+        let text: [UInt8]
+        do { text = try file.contents(maximumBytes: SVGReferences.maximumDocumentBytes) } catch {
+            throw RenderError("image \(path): \(error.problem)")
+        }
+        guard text.count <= SVGReferences.maximumDocumentBytes else {
+            throw RenderError("image \(path): SVG of more than \(SVGReferences.maximumDocumentBytes) bytes")
+        }
+        if let problem = SVGReferences.problem(in: text, folder: PathNames.directory(of: path), maxPixels: maxPixels) {
+            throw RenderError("image \(path): \(problem)")
+        }
         var message = [CChar](repeating: 0, count: 256)
         let descriptor: Int32
         do { descriptor = try file.duplicateDescriptorAtStart() } catch { throw RenderError("image \(path): \(error.problem)") }
         guard let handle = kiosk_svg_load_fd(descriptor, path, &message, message.count) else {
             throw RenderError("image \(path): \(Self.text(of: message))")
+        }
+        // A width and height in pixels the document declares are held to the limit as a PNG's are (a viewBox alone
+        // is in user units, which say nothing of pixels: the document is drawn at the size it is shown).
+        var width = 0.0, height = 0.0
+        if Int(kiosk_svg_intrinsic_size(handle, &width, &height)) == KIOSK_SVG_SIZE_PIXELS, width * height > Double(maxPixels) {
+            kiosk_svg_free(handle)
+            let header = ImageHeader(format: .svg, width: Int(width.rounded(.up)), height: Int(height.rounded(.up)))
+            throw RenderError("image \(path): \(ImagePixelLimit.problem(header, maximum: maxPixels) ?? "too large")")
         }
         self.handle = handle
         self.path = path
@@ -373,7 +394,7 @@ struct SVGDocument: ~Copyable {
     /// viewBox's size; nil when it has neither (it then fills whatever it is drawn into).
     var intrinsicSize: (Double, Double)? {
         var width = 0.0, height = 0.0
-        guard kiosk_svg_intrinsic_size(handle, &width, &height) != 0 else { return nil }
+        guard Int(kiosk_svg_intrinsic_size(handle, &width, &height)) != KIOSK_SVG_SIZE_NONE else { return nil }
         return (width, height)
     }
 
