@@ -141,7 +141,7 @@ let package = Package(
         // Golden-image comparison: test code that needs Cairo, kept out of the Cairo-free KioskTestSupport.
         .target(name: "KioskRenderTestSupport", dependencies: ["KioskCore", "KioskRender", "CCairo"],
                 path: "Tests/KioskRenderTestSupport"),
-        .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
+        .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay", "KioskTestSupport"],
                     exclude: ["Golden"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskCore", "KioskTestSupport"]),
@@ -153,7 +153,7 @@ let package = Package(
         .testTarget(name: "KioskBenchTests", dependencies: ["KioskBench", "KioskCore", "KioskRender", "KioskRenderTestSupport"]),
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskRenderTestSupport", "KioskCore", "KioskDisplay", "KioskRender", "KioskTestSupport"]),
         .testTarget(
-            name: "KioskRenderTests", dependencies: ["KioskRenderTestSupport", "KioskCore", "KioskRender", "KioskBench", "CKioskJpeg", "CQREncode", "CPango"],
+            name: "KioskRenderTests", dependencies: ["KioskRenderTestSupport", "KioskTestSupport", "KioskCore", "KioskRender", "KioskBench", "CKioskJpeg", "CQREncode", "CPango"],
             // Golden PNGs are read from the source tree by path (see GoldenImage.swift), not bundled.
             exclude: ["Golden"]
         ),

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <jpeglib.h>
 
 // Cairo refuses images wider or taller than this.
@@ -45,11 +46,12 @@ static uint32_t kiosk_cmyk_to_xrgb(const JSAMPLE *cmyk, int inverted) {
     return 0xFF000000u | (r << 16) | (g << 8) | b;
 }
 
-uint32_t *kiosk_jpeg_decode_file(const char *path, int min_width, int min_height, int either, int *width, int *height,
-                                 char *error_message, size_t error_size) {
-    FILE *file = fopen(path, "rb");
+uint32_t *kiosk_jpeg_decode_fd(int fd, int min_width, int min_height, int either, int *width, int *height,
+                               char *error_message, size_t error_size) {
+    FILE *file = fdopen(fd, "rb");
     if (!file) {
-        snprintf(error_message, error_size, "cannot open: %s", strerror(errno));
+        snprintf(error_message, error_size, "cannot read: %s", strerror(errno));
+        close(fd);
         return NULL;
     }
     struct jpeg_decompress_struct info;

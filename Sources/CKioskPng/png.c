@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <png.h>
 
 struct kiosk_png_error {
@@ -77,13 +78,14 @@ static void kiosk_png_flush(struct kiosk_png_bins *bins, uint32_t *pixels, int s
     }
 }
 
-uint32_t *kiosk_png_decode_file(const char *path, long long max_pixels, int src_x, int src_y, int src_width,
-                                int src_height, int factor_x, int factor_y, int *out_width_result,
-                                int *out_height_result, char *error_message, size_t error_size) {
+uint32_t *kiosk_png_decode_fd(int fd, long long max_pixels, int src_x, int src_y, int src_width, int src_height,
+                              int factor_x, int factor_y, int *out_width_result, int *out_height_result,
+                              char *error_message, size_t error_size) {
     if (error_size > 0) error_message[0] = '\0';
-    FILE *file = fopen(path, "rb");
+    FILE *file = fdopen(fd, "rb");
     if (!file) {
-        snprintf(error_message, error_size, "cannot open: %s", strerror(errno));
+        snprintf(error_message, error_size, "cannot read: %s", strerror(errno));
+        close(fd);
         return NULL;
     }
     struct kiosk_png_error error = {.message = error_message, .message_size = error_size};

@@ -423,10 +423,17 @@ public final class FleetClient {
         return line
     }
 
-    /// The first line of `path`: a password kept out of the configuration file.
+    /// The most of a password file read: its first line is the password.
+    static let maximumPasswordFileBytes = 64 * 1024
+
+    /// The first line of `path`: a password kept out of the configuration file. A regular file only (a FIFO given
+    /// by mistake is refused, not waited on).
     static func readPassword(_ path: String) throws -> String {
-        guard let bytes = FileManager.default.contents(atPath: path) else {
-            throw SystemError("mqtt.password_file \(path): cannot read it", errno: errno)
+        let bytes: [UInt8]
+        do throws(RegularFileError) {
+            bytes = try RegularFile(opening: path).contents(maximumBytes: maximumPasswordFileBytes)
+        } catch {
+            throw SystemError("mqtt.password_file \(error)")
         }
         let text = String(decoding: bytes, as: UTF8.self)
         return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")

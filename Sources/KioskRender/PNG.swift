@@ -1,9 +1,11 @@
 import CCairo
 import KioskCore
 
-/// Writes XRGB8888 pixels (rows of `stride` bytes) to a PNG file without alpha, through Cairo's PNG writer.
-/// Throws, naming `path`, if the bytes do not cover the image or Cairo cannot write the file.
-public func writePNG(xrgb8888 bytes: UnsafeRawBufferPointer, size: Size, stride: Int, to path: String) throws {
+/// Writes XRGB8888 pixels (rows of `stride` bytes) to a PNG file without alpha, through Cairo's PNG writer, whole
+/// or not at all (`AtomicFile`, mode 0640; `file` is the seam a test fails a write through). Throws, naming `path`,
+/// if the bytes do not cover the image or the file cannot be written.
+public func writePNG(xrgb8888 bytes: UnsafeRawBufferPointer, size: Size, stride: Int, to path: String,
+                     file: AtomicFile = AtomicFile()) throws {
     guard size.width > 0, size.height > 0, size.width <= Int(Int32.max), size.height <= Int(Int32.max),
           stride >= size.width * 4, stride <= Int(Int32.max) else {
         throw RenderError("png \(path): invalid image \(size) with stride \(stride)")
@@ -21,12 +23,12 @@ public func writePNG(xrgb8888 bytes: UnsafeRawBufferPointer, size: Size, stride:
     guard status == CAIRO_STATUS_SUCCESS else {
         throw RenderError("png \(path): cannot wrap \(size) stride \(stride) pixels: \(cairoStatusString(status))")
     }
-    try writeSurfacePNG(surface, to: path)
+    try writeSurfacePNG(surface, to: path, file: file)
 }
 
 /// As the pointer form, for pixels held in an array.
-public func writePNG(xrgb8888 bytes: [UInt8], size: Size, stride: Int, to path: String) throws {
-    try bytes.withUnsafeBytes { try writePNG(xrgb8888: $0, size: size, stride: stride, to: path) }
+public func writePNG(xrgb8888 bytes: [UInt8], size: Size, stride: Int, to path: String, file: AtomicFile = AtomicFile()) throws {
+    try bytes.withUnsafeBytes { try writePNG(xrgb8888: $0, size: size, stride: stride, to: path, file: file) }
 }
 
 /// Reads a PNG file as XRGB8888 rows of `width * 4` bytes. Images with alpha are composited over black, the way
@@ -65,9 +67,9 @@ public func readPNG(path: String) throws -> (pixels: [UInt8], size: Size, stride
     }
 }
 
-func writeSurfacePNG(_ surface: OpaquePointer, to path: String) throws {
-    let status = cairo_surface_write_to_png(surface, path)
-    guard status == CAIRO_STATUS_SUCCESS else {
-        throw RenderError("png \(path): write failed: \(cairoStatusString(status))")
-    }
+/// Encodes `surface` in memory and writes the file whole (`AtomicFile`, readable by the group): a full disk leaves
+/// no truncated PNG under `path`.
+func writeSurfacePNG(_ surface: OpaquePointer, to path: String, file: AtomicFile = AtomicFile()) throws {
+    let png = try encodeSurfacePNG(surface, what: "png \(path)")
+    do { try file.write(png, to: path) } catch { throw RenderError("png \(error)") }
 }

@@ -78,7 +78,9 @@ public protocol SceneControlling: AnyObject {
     /// plus `type`, `page` and `frame` (`{x, y, width, height}` in pixels, as laid out).
     func widget(id: String) throws(StageError) -> [String: PropertyValue]
     /// `widget.set`: changes properties named as in the scene file; all are checked before any is applied.
-    func setWidget(id: String, properties: [String: PropertyValue]) throws(StageError)
+    /// `completion` runs on the main thread: at once, unless an image `path` is set, whose file is checked off the
+    /// main loop first (a path that is not a regular file is `.invalidArgument`, naming what it is).
+    func setWidget(id: String, properties: [String: PropertyValue], then completion: @escaping (Result<Void, StageError>) -> Void)
     /// `data.set`: every key at once; the change shows in one composed frame. Refused whole beyond `DataLimits`.
     func setData(_ values: [String: String]) throws(StageError)
     /// `data.get`: the values of `keys`, or all keys when nil; a key with no value is absent.

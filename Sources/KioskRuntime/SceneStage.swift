@@ -66,6 +66,8 @@ public final class SceneStage: SceneControlling {
     private var transition: PageTransition?
     /// Where scene files are parsed and laid out; made with the first load.
     private var loadQueue: BackgroundJobs?
+    /// Where `widget.set` checks image files: apart from `loadQueue`, so a scene being read does not hold it up.
+    private var fileCheckQueue: BackgroundJobs?
     /// Which pages keep rendered surfaces (`PageRanges.swift`).
     private let ranges: PageRangeKeeper
     /// `memory.preload_pages`: the pages after the current one in a timed loop that keep rendered surfaces.
@@ -166,12 +168,17 @@ public final class SceneStage: SceneControlling {
     public func loadScene(path: String, then completion: @escaping (Result<Void, StageError>) -> Void) {
         let limits = self.limits
         prepareOffLoop(source: path, then: completion) {
-            // A file that cannot be opened is an I/O problem, not an invalid scene.
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { return .failure(StageError(.ioError, "scene file \(path): \(errnoDescription(errno))")) }
-            close(fd)
+            // A path that is not a regular file (a FIFO, a device node, a folder) is a wrong argument and is refused
+            // unread; a file that cannot be opened is an I/O problem; neither is an invalid scene.
+            let file: RegularFile
+            do throws(RegularFileError) {
+                file = try RegularFile(opening: path)
+            } catch {
+                let code: StageError.Code = if case .notRegular = error.reason { .invalidArgument } else { .ioError }
+                return .failure(StageError(code, "scene file \(error)"))
+            }
             do throws(SceneValidationError) {
-                return .success(try SceneLoader.load(path: path, limits: limits))
+                return .success(try SceneLoader.load(file, limits: limits))
             } catch {
                 return .failure(StageError(.invalidScene, error.description))
             }
@@ -442,10 +449,40 @@ public final class SceneStage: SceneControlling {
         return WidgetProperties.describe(node, values: builder.values)
     }
 
-    public func setWidget(id: String, properties: [String: PropertyValue]) throws(StageError) {
-        guard let node = byID[id] else { throw StageError(.notFound, "no widget with id '\(id)'") }
-        let change = try WidgetProperties.parse(properties, for: node, baseDirectory: baseDirectory,
-                                                maximumImagePixels: limits.maximumImagePixels)
+    public func setWidget(id: String, properties: [String: PropertyValue],
+                          then completion: @escaping (Result<Void, StageError>) -> Void) {
+        guard let node = byID[id] else { return completion(.failure(StageError(.notFound, "no widget with id '\(id)'"))) }
+        let change: WidgetProperties.Change
+        do { change = try WidgetProperties.parse(properties, for: node, baseDirectory: baseDirectory) } catch {
+            return completion(.failure(error))
+        }
+        guard let image = change.imageToCheck else {
+            apply(change, to: node)
+            return completion(.success(()))
+        }
+        // The image file is opened and its header read on a worker: a FIFO, a slow or hung file system must not stop
+        // the loop.
+        let queue: BackgroundJobs
+        do {
+            queue = try fileCheckQueue ?? BackgroundJobs(loop: engine.loop, label: "kioskd.widget.files")
+            fileCheckQueue = queue
+        } catch {
+            return completion(.failure(StageError(.ioError, "props.path: no queue to check '\(image.name)' on: \(error)")))
+        }
+        let maximumPixels = limits.maximumImagePixels
+        queue.run({ ImageFileCheck.problem(at: image.path, named: image.name, maximumPixels: maximumPixels) },
+                  then: { [weak self] problem in
+            if let problem { return completion(.failure(StageError(.invalidArgument, "props.path: \(problem)"))) }
+            // The scene may have been replaced while the file was checked.
+            guard let self, self.byID[id] === node else {
+                return completion(.failure(StageError(.notFound, "widget '\(id)' was replaced while its image was checked")))
+            }
+            self.apply(change, to: node)
+            completion(.success(()))
+        })
+    }
+
+    private func apply(_ change: WidgetProperties.Change, to node: WidgetNode) {
         change.apply(to: node)
         if change.movesWidget, let pageLayer = pageLayers[node.page] {
             let tops = nodes.filter { $0.page == node.page && $0.layer.parent === pageLayer }

@@ -9,6 +9,9 @@ enum WidgetProperties {
     struct Change {
         var edits: [(WidgetNode) -> Void] = []
         var movesWidget = false
+        /// An image file the change shows (`path`), checked by `ImageFileCheck` off the main loop before the change
+        /// is applied: `path` resolved, `name` as given.
+        var imageToCheck: (path: String, name: String)?
 
         func apply(to node: WidgetNode) { for edit in edits { edit(node) } }
     }
@@ -106,8 +109,9 @@ enum WidgetProperties {
         }.joined()
     }
 
-    static func parse(_ properties: [String: PropertyValue], for node: WidgetNode, baseDirectory: String,
-                      maximumImagePixels: Int = ImagePixelLimit.defaultMaximum) throws(StageError) -> Change {
+    /// Checks every property but the image file a `path` names, which the caller checks off the main loop
+    /// (`Change.imageToCheck`).
+    static func parse(_ properties: [String: PropertyValue], for node: WidgetNode, baseDirectory: String) throws(StageError) -> Change {
         let type = node.widget.type
         let allowed = settable(type)
         var change = Change()
@@ -179,7 +183,7 @@ enum WidgetProperties {
             case "path":
                 guard case .string(let s) = value, !s.isEmpty else { throw bad("an image path") }
                 let path = s.hasPrefix("/") ? s : (baseDirectory as NSString).appendingPathComponent(s)
-                if let problem = ImageFileCheck.problem(at: path, named: s, maximumPixels: maximumImagePixels) { throw StageError(.invalidArgument, "props.path: \(problem)") }
+                change.imageToCheck = (path, s)
                 change.edits.append { if case .image(var i) = $0.widget.content { i.path = path; $0.widget.content = .image(i) } }
             case "fit":
                 guard case .string(let s) = value, let fit = ImageProperties.Fit(rawValue: s) else { throw bad("contain, cover, fill or none") }

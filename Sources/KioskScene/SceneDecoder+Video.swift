@@ -48,24 +48,21 @@ extension SceneDecoder {
         return videoFileProblem(resolved, named: name, node, path) ? nil : resolved
     }
 
-    /// Records a diagnostic and returns true when the clip file is missing, a folder, or unreadable.
+    /// Records a diagnostic and returns true when the clip file is missing, unreadable, or not a regular file (a
+    /// folder, a FIFO, a device node: GStreamer's file source would block on a FIFO or read a device forever).
     private func videoFileProblem(_ file: String, named name: String, _ node: Node, _ path: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else {
-            error(node, path, "video '\(name)' not found (looked for \(file))")
+        do {
+            _ = try RegularFile(opening: file)
+            return false
+        } catch {
+            let shownPath = name == file ? "" : " (\(file))"
+            switch error.reason {
+            case .notFound: self.error(node, path, "video '\(name)' not found (looked for \(file))")
+            case .notRegular: self.error(node, path, "video '\(name)' \(error.problem)\(shownPath)")
+            case .system: self.error(node, path, "cannot read video '\(name)'\(shownPath): \(error.problem)")
+            }
             return true
         }
-        if isDirectory.boolValue {
-            error(node, path, "video '\(name)' is a directory (\(file))")
-            return true
-        }
-        let fd = open(file, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            error(node, path, "cannot read video '\(name)' (\(file)): \(errnoDescription(errno))")
-            return true
-        }
-        close(fd)
-        return false
     }
 
     /// A page's `duration`: seconds, or `video` (handled by the caller).

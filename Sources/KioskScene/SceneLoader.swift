@@ -11,9 +11,16 @@ public enum SceneLoader {
     /// back to Sans), never an error, because a missing font still leaves a usable screen.
     public static func load(path: String, limits: SceneLimits = SceneLimits(),
                             fontAvailable: ((String) -> Bool)? = nil) throws(SceneValidationError) -> LoadedScene {
-        let data = try readDocument(path: path, maximumBytes: limits.maximumBytes, kind: "scene")
-        let base = PathNames.directory(of: path)
-        return try parse(data: data, file: path, baseDirectory: base, limits: limits, fontAvailable: fontAvailable)
+        let file = try openDocument(path: path, kind: "scene")
+        return try load(file, limits: limits, fontAvailable: fontAvailable)
+    }
+
+    /// Reads and validates the scene file already opened (`openDocument`, or a caller that told its own errors apart).
+    public static func load(_ file: RegularFile, limits: SceneLimits = SceneLimits(),
+                            fontAvailable: ((String) -> Bool)? = nil) throws(SceneValidationError) -> LoadedScene {
+        let data = try readDocument(file, maximumBytes: limits.maximumBytes, kind: "scene")
+        let base = PathNames.directory(of: file.path)
+        return try parse(data: data, file: file.path, baseDirectory: base, limits: limits, fontAvailable: fontAvailable)
     }
 
     /// Validates scene text already in memory; `file` is only used to name it in diagnostics.
@@ -40,44 +47,45 @@ public enum SceneLoader {
         return LoadedScene(scene: scene, warnings: diagnostics)
     }
 
+    /// Opens a YAML document (scene, config) as a regular file: a FIFO, a device node such as /dev/zero, a socket or
+    /// a directory is refused unread. `kind` names it in errors: "scene", "config".
+    public static func openDocument(path: String, kind: String) throws(SceneValidationError) -> RegularFile {
+        do {
+            return try RegularFile(opening: path)
+        } catch {
+            let message = switch error.reason {
+            case .notFound: "\(kind) file not found"
+            case .notRegular: "the \(kind) path \(error.problem)"
+            case .system: "cannot read the \(kind) file: \(error.problem)"
+            }
+            throw documentError(path: path, message: message)
+        }
+    }
+
     /// Reads a YAML document (scene, config) of at most `maximumBytes`. `kind` names it in errors: "scene", "config".
     static func readDocument(path: String, maximumBytes: Int, kind: String) throws(SceneValidationError) -> Data {
-        let whole = SourceLocation(file: path, line: 1, column: 1)
-        func fail(_ message: String) -> SceneValidationError {
-            SceneValidationError(diagnostics: [SceneDiagnostic(severity: .error, location: whole, path: "", message: message)])
+        try readDocument(try openDocument(path: path, kind: kind), maximumBytes: maximumBytes, kind: kind)
+    }
+
+    /// Reads the opened document, checking its size before reading so that a huge file is never pulled into
+    /// memory. With `RegularFile`, not FileManager and FileHandle: their attribute dictionary starts
+    /// CoreFoundation's number and string machinery at startup (docs/design.md, "The process").
+    static func readDocument(_ file: RegularFile, maximumBytes: Int, kind: String) throws(SceneValidationError) -> Data {
+        if file.size > maximumBytes {
+            throw documentError(path: file.path, message: "\(kind) file is \(file.size) bytes; the limit is \(maximumBytes)")
         }
-        // Check the size before reading so a huge file (or a FIFO, /dev/zero) is never pulled into memory. With stat
-        // and read, not FileManager and FileHandle: their attribute dictionary starts CoreFoundation's number and
-        // string machinery at startup (docs/design.md, "The process").
-        var info = stat()
-        if stat(path, &info) == 0 {
-            if info.st_mode & S_IFMT == S_IFDIR { throw fail("the \(kind) path is a directory, not a file") }
-            if info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) > maximumBytes {
-                throw fail("\(kind) file is \(info.st_size) bytes; the limit is \(maximumBytes)")
-            }
+        // At most one byte over the limit (a file that grew since it was opened), which the parser reports as too
+        // large.
+        do {
+            return Data(try file.contents(maximumBytes: maximumBytes))
+        } catch {
+            throw documentError(path: file.path, message: "cannot read the \(kind) file: \(error.problem)")
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            let code = errno
-            throw fail(code == ENOENT ? "\(kind) file not found" : "cannot read the \(kind) file: \(errnoDescription(code))")
-        }
-        defer { close(fd) }
-        // At most one byte over the limit, which the reader reports as too large; in chunks, so that a small file
-        // costs what it holds.
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while bytes.count <= maximumBytes {
-            let wanted = min(chunk.count, maximumBytes + 1 - bytes.count)
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, wanted) }
-            if n == 0 { break }
-            if n < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw fail("cannot read the \(kind) file: \(errnoDescription(code))")
-            }
-            bytes.append(contentsOf: chunk[..<n])
-        }
-        return Data(bytes)
+    }
+
+    private static func documentError(path: String, message: String) -> SceneValidationError {
+        SceneValidationError(diagnostics: [SceneDiagnostic(severity: .error, location: SourceLocation(file: path, line: 1, column: 1),
+                                                           path: "", message: message)])
     }
 }
 

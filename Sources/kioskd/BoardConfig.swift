@@ -29,12 +29,18 @@ struct BoardConfig: Equatable {
 
     /// Reads and validates a board file. Errors name the file, the line and column, and the key.
     static func load(path: String) throws -> BoardConfig {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw DisplayError("board file \(path): cannot read it (\(errnoDescription(errno)))")
+        // A regular file only, and never more than the bound read: /dev/zero or a FIFO given by mistake is refused
+        // unread.
+        let bytes: [UInt8]
+        do throws(RegularFileError) {
+            bytes = try RegularFile(opening: path).contents(maximumBytes: maximumBytes)
+        } catch {
+            throw DisplayError("board file \(path): cannot read it (\(error.problem))")
         }
-        guard data.count <= maximumBytes else {
-            throw DisplayError("board file \(path): \(data.count) bytes, more than the \(maximumBytes) a board file may have")
+        guard bytes.count <= maximumBytes else {
+            throw DisplayError("board file \(path): more than the \(maximumBytes) bytes a board file may have")
         }
+        let data = Data(bytes)
         guard let text = String(data: data, encoding: .utf8) else {
             throw DisplayError("board file \(path): not UTF-8 text")
         }

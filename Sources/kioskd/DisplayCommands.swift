@@ -156,7 +156,8 @@ extension ControlWiring {
     }
 
     /// The PNG of `pixels`, written to `path` (`{path, width, height}`) or returned as base64
-    /// (`{png_base64, width, height}`). Runs on the jobs queue.
+    /// (`{png_base64, width, height}`). The file is written whole or not at all (`AtomicFile`, mode 0640). Runs on
+    /// the jobs queue.
     private static func encodeScreenshot(_ pixels: [UInt8], size: Size, path: String?) -> Result<JSONValue, ControlError> {
         let png: [UInt8]
         do {
@@ -168,29 +169,11 @@ extension ControlWiring {
         guard let path else {
             return .success(.object(dimensions.merging(["png_base64": .string(Data(png).base64EncodedString())]) { $1 }))
         }
-        if let error = writeFile(png, to: path) { return .failure(error) }
+        do {
+            try AtomicFile().write(png, to: path)
+        } catch {
+            return .failure(ControlError(code: "io_error", message: "screenshot \(error)"))
+        }
         return .success(.object(dimensions.merging(["path": .string(path)]) { $1 }))
-    }
-
-    /// Writes `bytes` to `path` (created 0644 or truncated); the error names the path, the step and the errno.
-    private static func writeFile(_ bytes: [UInt8], to path: String) -> ControlError? {
-        func failure(_ step: String, _ code: Int32) -> ControlError {
-            ControlError(code: "io_error", message: "screenshot \(path): \(step): \(errnoDescription(code))")
-        }
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return failure("open", errno) }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-            if written < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                close(fd)
-                return failure("write", code)
-            }
-            offset += written
-        }
-        guard close(fd) == 0 else { return failure("close", errno) }
-        return nil
     }
 }

@@ -122,13 +122,12 @@ final class PageCaptures {
         let pixels = entry.capture.buffer.readPixels(), size = entry.capture.buffer.size
         let path = (directory as NSString).appendingPathComponent(Self.fileName(number: number, page: page))
         jobs.run({ () -> String? in
-            let temporary = path + ".partial"
+            // Whole or not at all (a temporary file renamed into place).
             do {
-                try writePNG(xrgb8888: pixels, size: size, stride: size.width * 4, to: temporary)
+                try writePNG(xrgb8888: pixels, size: size, stride: size.width * 4, to: path)
             } catch {
                 return "\(error)"
             }
-            guard rename(temporary, path) == 0 else { return "\(path): rename: \(errnoDescription(errno))" }
             return nil
         }, then: { [weak self] problem in
             guard let self else { return }

@@ -52,14 +52,22 @@ extension ControlWiring {
             return try widgetValue(stage, id: id, args)
         }
 
-        commands.register("widget.set", arguments: ["id", "props", "output"]) { [unowned self] args, _ in
+        // Answered once applied: at once, or after an image file was checked off the loop.
+        commands.registerDeferred("widget.set", arguments: ["id", "props", "output"]) { [unowned self] args, _, reply in
             let stage = try self.stage(args)
             let id = try args.string("id")
             let props = try args.object("props")
             guard !props.isEmpty else { throw args.invalid("props", "must name at least one property") }
             let properties = props.mapValues(Self.property)
-            try stageCall(args) { () throws(StageError) in try stage.setWidget(id: id, properties: properties) }
-            return try widgetValue(stage, id: id, args)
+            stage.setWidget(id: id, properties: properties) { [weak self] result in
+                switch result {
+                case .failure(let error):
+                    reply.fail(ControlError(code: error.code.rawValue, message: "\(args.command): \(error.message)"))
+                case .success:
+                    guard let self else { return }
+                    do throws(ControlError) { reply.succeed(try self.widgetValue(stage, id: id, args)) } catch { reply.fail(error) }
+                }
+            }
         }
 
         commands.register("data.set", arguments: ["values"]) { [unowned self] args, _ in

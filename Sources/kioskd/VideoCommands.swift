@@ -33,16 +33,36 @@ extension ControlWiring {
             let videos = try videoRuntime(args)
             return try videoState(videos, id: try videoID(args), args)
         }
-        commands.register("video.load", arguments: ["id", "source"]) { [unowned self] args, _ in
+        // A file (a path or a file:// URI) is checked off the loop to be a readable regular file before GStreamer
+        // opens it: its file source would block on a FIFO. The answer comes once the clip is loaded.
+        commands.registerDeferred("video.load", arguments: ["id", "source"]) { [unowned self] args, _, reply in
             let videos = try videoRuntime(args)
             let id = try videoID(args)
             let source = try args.string("source")
-            if !source.contains("://") {
+            let file: String
+            if source.hasPrefix("file://") {
+                let path = String(source.dropFirst("file://".count))
+                file = path.removingPercentEncoding ?? path
+            } else if !source.contains("://") {
                 guard source.hasPrefix("/") else { throw args.invalid("source", "must be an absolute path or a URI, got '\(source)'") }
-                guard FileManager.default.isReadableFile(atPath: source) else { throw args.invalid("source", "no readable file at '\(source)'") }
+                file = source
+            } else {
+                try videoCall(args) { () throws(StageError) in try videos.loadVideo(id: id, source: source) }
+                return reply.succeed(try videoState(videos, id: id, args))
             }
-            try videoCall(args) { () throws(StageError) in try videos.loadVideo(id: id, source: source) }
-            return try videoState(videos, id: id, args)
+            jobs.run({ () -> RegularFileError? in
+                do throws(RegularFileError) { _ = try RegularFile(opening: file) } catch { return error }
+                return nil
+            }, then: { [weak self] problem in
+                guard let self else { return }
+                if let problem {
+                    return reply.fail(args.invalid("source", "\(problem)"))
+                }
+                reply.complete(Result { () throws(ControlError) in
+                    try self.videoCall(args) { () throws(StageError) in try videos.loadVideo(id: id, source: source) }
+                    return try self.videoState(videos, id: id, args)
+                })
+            })
         }
     }
 

@@ -112,7 +112,7 @@ final class GoldenSceneTests: XCTestCase {
               - {id: b2, type: button, label: "Pressed", x: 170, y: 20, width: 130, height: 60}
               - {id: b3, type: button, label: "Stop", enabled: false, x: 20, y: 110, width: 130, height: 60, background: "#d03030"}
             """) { h in
-            try h.stage.setWidget(id: "b2", properties: ["state": .string("pressed")])
+            try h.setWidget(id: "b2", properties: ["state": .string("pressed")])
         }
     }
 

@@ -80,13 +80,13 @@ final class PressedLookTests: XCTestCase {
         let swapped = try buttonPixels()
         touch(false)
         turnAndFlip()
-        try harness.stage.setWidget(id: "start", properties: ["state": .string("pressed")])
+        try harness.setWidget(id: "start", properties: ["state": .string("pressed")])
         harness.settle()
         XCTAssertEqual(try buttonPixels(), swapped, "the pre-rendered pressed look is the look the pressed state draws")
     }
 
     func testWidgetSetRerendersBothLooks() throws {
-        try harness.stage.setWidget(id: "start", properties: ["label": .string("Go"), "background": .string("#20a040")])
+        try harness.setWidget(id: "start", properties: ["label": .string("Go"), "background": .string("#20a040")])
         harness.settle()
         let normal = try buttonPixels()
         let renders = harness.stats.rendersStarted
@@ -96,7 +96,7 @@ final class PressedLookTests: XCTestCase {
         XCTAssertEqual(harness.stats.rendersStarted, renders, "the new pressed look was rendered with the change")
         touch(false)
         turnAndFlip()
-        try harness.stage.setWidget(id: "start", properties: ["state": .string("pressed")])
+        try harness.setWidget(id: "start", properties: ["state": .string("pressed")])
         harness.settle()
         XCTAssertEqual(try buttonPixels(), pressed, "the pressed look follows widget.set")
         XCTAssertNotEqual(pressed, normal)
@@ -107,7 +107,7 @@ final class PressedLookTests: XCTestCase {
         XCTAssertNotNil(TapLayers.find("reset.body", in: harness.engine.rootLayer))
         XCTAssertNil(TapLayers.find("reset.pressed", in: harness.engine.rootLayer), "a disabled button takes no presses")
         XCTAssertNotNil(TapLayers.find("start.pressed", in: harness.engine.rootLayer))
-        try stage.setWidget(id: "start", properties: ["enabled": .bool(false)])
+        try harness.setWidget(id: "start", properties: ["enabled": .bool(false)])
         harness.settle()
         XCTAssertNil(TapLayers.find("start.pressed", in: harness.engine.rootLayer), "disabling drops the pressed surface")
         XCTAssertEqual(harness.string(try stage.widget(id: "start")["state"]), "disabled")
@@ -116,7 +116,7 @@ final class PressedLookTests: XCTestCase {
         turnAndFlip()
         XCTAssertEqual(try buttonPixels(), disabled, "a disabled button shows no pressed look")
         touch(false)
-        try stage.setWidget(id: "start", properties: ["enabled": .bool(true)])
+        try harness.setWidget(id: "start", properties: ["enabled": .bool(true)])
         harness.settle()
         XCTAssertNotNil(TapLayers.find("start.pressed", in: harness.engine.rootLayer))
         XCTAssertNotEqual(try buttonPixels(), disabled)

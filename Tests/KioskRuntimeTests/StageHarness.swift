@@ -81,8 +81,9 @@ final class StageHarness {
         XCTFail("the loop never went quiet", file: file, line: line)
     }
 
-    /// Starts an off-loop load with `start` and turns the loop at the current instant until its completion has
-    /// run on the loop thread (the load queue wakes the loop), for at most 10 seconds of real time.
+    /// Starts an off-loop request (a load, a `widget.set` that checks a file) with `start` and turns the loop at the
+    /// current instant until its completion has run on the loop thread (the worker wakes the loop), for at most 10
+    /// seconds of real time.
     func awaitLoad(file: StaticString = #filePath, line: UInt = #line,
                    _ start: (@escaping (Result<Void, StageError>) -> Void) -> Void) -> Result<Void, StageError>? {
         var outcome: Result<Void, StageError>?
@@ -92,7 +93,7 @@ final class StageHarness {
             loop.runOnce(timeout: .zero)
             if outcome == nil { sched_yield() }
         }
-        if outcome == nil { XCTFail("the scene load never completed", file: file, line: line) }
+        if outcome == nil { XCTFail("the request never completed", file: file, line: line) }
         return outcome
     }
 
@@ -104,6 +105,11 @@ final class StageHarness {
     /// `scene.load` of inline YAML, waited for; throws what the load failed with.
     func loadScene(yaml: String, baseDirectory: String, file: StaticString = #filePath, line: UInt = #line) throws {
         try awaitLoad(file: file, line: line) { stage.loadScene(yaml: yaml, baseDirectory: baseDirectory, then: $0) }?.get()
+    }
+
+    /// `widget.set`, waited for; throws what it failed with.
+    func setWidget(id: String, properties: [String: PropertyValue], file: StaticString = #filePath, line: UInt = #line) throws {
+        try awaitLoad(file: file, line: line) { stage.setWidget(id: id, properties: properties, then: $0) }?.get()
     }
 
     /// A reload of the scene file, waited for: whether the new version was accepted.

@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 import KioskRuntime
 import KioskScene
+import KioskTestSupport
 import XCTest
 
 /// What the control socket does to a running scene: `widget.get` / `widget.set`, `animate`, `scene.get`,
@@ -47,15 +48,15 @@ final class WidgetControlTests: XCTestCase {
         let h = try harness()
         h.settle()
         XCTAssertEqual(try h.pixel(x: 50, y: 50), 0xFF0000)
-        try h.stage.setWidget(id: "box", properties: ["x": .number(500), "background": .string("#00ff00"), "width": .string("10%")])
-        try h.stage.setWidget(id: "label", properties: ["text": .string("now {t}!")])
+        try h.setWidget(id: "box", properties: ["x": .number(500), "background": .string("#00ff00"), "width": .string("10%")])
+        try h.setWidget(id: "label", properties: ["text": .string("now {t}!")])
         try h.stage.setData(["t": "5"])
         h.settle()
         XCTAssertEqual(try h.pixel(x: 50, y: 50), 0x000000, "moved away")
         XCTAssertEqual(try h.pixel(x: 550, y: 50), 0x00FF00, "moved here, recoloured, 10% wide")
         XCTAssertEqual(try h.pixel(x: 605, y: 50) == 0x00FF00, false, "10% of 1024 is 102 px: ends before x 602")
         XCTAssertEqual(try h.stage.widget(id: "label")["shown_text"], .string("now 5!"))
-        try h.stage.setWidget(id: "box", properties: ["hidden": .bool(true)])
+        try h.setWidget(id: "box", properties: ["hidden": .bool(true)])
         h.settle()
         XCTAssertEqual(try h.pixel(x: 550, y: 50), 0x000000)
     }
@@ -76,7 +77,7 @@ final class WidgetControlTests: XCTestCase {
         for (id, props, expected) in cases {
             // A valid change rides along with each bad one: it must not be applied either.
             let request = props.isEmpty ? props : ["x": .number(300)].merging(props) { $1 }
-            XCTAssertThrowsError(try h.stage.setWidget(id: id, properties: request)) { error in
+            XCTAssertThrowsError(try h.setWidget(id: id, properties: request)) { error in
                 XCTAssertEqual((error as? StageError)?.code, .invalidArgument, "\(props)")
                 XCTAssertTrue("\(error)".contains(expected), "\(error)")
             }
@@ -84,9 +85,50 @@ final class WidgetControlTests: XCTestCase {
         XCTAssertEqual(try h.stage.widget(id: "box")["frame"],
                        .object(["x": .number(10), "y": .number(10), "width": .number(100), "height": .number(100)]),
                        "a request with any bad property changes nothing")
-        XCTAssertThrowsError(try h.stage.setWidget(id: "ghost", properties: ["x": .number(1)])) {
+        XCTAssertThrowsError(try h.setWidget(id: "ghost", properties: ["x": .number(1)])) {
             XCTAssertEqual(($0 as? StageError)?.code, .notFound)
         }
+    }
+
+    /// `widget.set {path}` on `h`'s `pic`, waited for; whether it was answered before `setWidget` returned.
+    private func setImage(_ h: StageHarness, _ properties: [String: PropertyValue]) -> (Result<Void, StageError>?, answeredAtOnce: Bool) {
+        var answeredAtOnce = false
+        let outcome = h.awaitLoad { done in
+            var answered = false
+            h.stage.setWidget(id: "pic", properties: properties) { answered = true; done($0) }
+            answeredAtOnce = answered
+        }
+        return (outcome, answeredAtOnce)
+    }
+
+    func testAnImagePathIsCheckedOffTheLoopAndEveryKindOfNonRegularFileIsRefused() throws {
+        let special = try SpecialFiles("widget-set")
+        let h = try harness()
+        h.settle()
+        let before = try h.stage.widget(id: "pic")["path"]
+        for (path, kind) in special.all {
+            let (outcome, answeredAtOnce) = setImage(h, ["path": .string(path), "x": .number(300)])
+            XCTAssertFalse(answeredAtOnce, "the file is checked on a worker, the answer comes on a later turn of the loop")
+            XCTAssertThrowsError(try XCTUnwrap(outcome, "answered within 10 s").get(), path) { error in
+                XCTAssertEqual((error as? StageError)?.code, .invalidArgument, "\(error)")
+                XCTAssertEqual("\(error)", "props.path: image '\(path)' is \(kind), not a regular file")
+            }
+        }
+        XCTAssertEqual(try h.stage.widget(id: "pic")["path"], before, "nothing was applied")
+        XCTAssertEqual(try h.stage.widget(id: "pic")["frame"],
+                       .object(["x": .number(600), "y": .number(10), "width": .number(100), "height": .number(100)]))
+    }
+
+    func testAGoodImagePathIsAppliedAfterItsCheckAndOtherPropertiesAtOnce() throws {
+        let h = try harness()
+        h.settle()
+        let (outcome, answeredAtOnce) = setImage(h, ["path": .string(Self.logo.path)])
+        XCTAssertFalse(answeredAtOnce)
+        XCTAssertNoThrow(try XCTUnwrap(outcome).get())
+        XCTAssertEqual(try h.stage.widget(id: "pic")["path"], .string(Self.logo.path))
+        var opacity: Result<Void, StageError>?
+        h.stage.setWidget(id: "box", properties: ["opacity": .number(0.5)]) { opacity = $0 }
+        XCTAssertNotNil(opacity, "a change without a file is answered at once")
     }
 
     func testAnimateOpacityWithABasicCurveEndsAtTheTarget() throws {

@@ -91,6 +91,6 @@ final class ExampleSceneTests: XCTestCase {
 
     func testSceneDirectoryIsOneErrorLine() throws {
         let dir = try SceneFixtures.directory("is-a-directory")
-        XCTAssertEqual(SceneFixtures.lines(dir.path), ["\(dir.path):1:1: the scene path is a directory, not a file"])
+        XCTAssertEqual(SceneFixtures.lines(dir.path), ["\(dir.path):1:1: the scene path is a directory, not a regular file"])
     }
 }

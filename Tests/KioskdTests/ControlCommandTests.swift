@@ -78,6 +78,30 @@ final class ControlCommandTests: XCTestCase {
         XCTAssertEqual(result["width"] as? Int, 320)
         XCTAssertNil(result["png_base64"])
         try assertPNG(try Data(contentsOf: URL(fileURLWithPath: path)), width: 320, height: 240)
+        var info = stat()
+        XCTAssertEqual(stat(path, &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o640, "the group (kioskd) reads screenshots, others do not")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), ["shot.png"], "no temporary file is left")
+    }
+
+    /// A screenshot that does not fit on its file system (a full 4 KiB tmpfs) leaves nothing under its name, nor a
+    /// temporary file: the PNG is written to a temporary name and renamed into place only when whole.
+    func testAScreenshotOnAFullFileSystemLeavesNoPartialFile() throws {
+        let dir = try KioskdProcess.scratchDirectory("control-screenshot-full").path
+        guard mount("tmpfs", dir, "tmpfs", 0, "size=4k") == 0 else {
+            throw XCTSkip("cannot mount a 4 KiB tmpfs at \(dir) (errno \(errno)); AtomicFileTests injects the failure instead")
+        }
+        defer { umount(dir) }
+        // Filled to the last block, so that even the PNG of a black frame does not fit.
+        try? Data(count: 1 << 16).write(to: URL(fileURLWithPath: dir + "/filler"))
+        var space = statvfs()
+        XCTAssertEqual(statvfs(dir, &space), 0)
+        XCTAssertEqual(space.f_bavail, 0, "the file system is full")
+        let path = dir + "/shot.png"
+        let error = try daemon.error("screenshot", #"{"path": "\#(path)"}"#)
+        XCTAssertEqual(error.code, "io_error")
+        XCTAssertTrue(error.message.contains(path) && error.message.contains("ENOSPC"), error.message)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir), ["filler"], "neither the name nor a temporary file")
     }
 
     /// Server-side screenshots go only into the screenshot directory: not elsewhere, not out through `..` or a

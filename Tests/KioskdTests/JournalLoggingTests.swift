@@ -14,10 +14,13 @@ final class JournalLoggingTests: XCTestCase {
         XCTAssertTrue(FileManager.default.createFile(atPath: errPath, contents: nil))
         var st = stat()
         XCTAssertEqual(stat(errPath, &st), 0)
+        // An empty configuration, so that the host's is not read (a device node such as /dev/null is refused).
+        let config = dir.appendingPathComponent("empty.yaml").path
+        XCTAssertTrue(FileManager.default.createFile(atPath: config, contents: nil))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: KioskdProcess.kioskdPath)
         process.arguments = ["run", "--backend", "headless", "--mode", "320x240@60", "--frames", "2", "--socket", "none",
-                             "--config", "/dev/null", "--keep-going", "--scene", dir.appendingPathComponent("missing.yaml").path]
+                             "--config", config, "--keep-going", "--scene", dir.appendingPathComponent("missing.yaml").path]
         var environment = ProcessInfo.processInfo.environment
         environment["JOURNAL_STREAM"] = journalStream("\(st.st_dev):\(st.st_ino)")
         process.environment = environment

@@ -189,6 +189,13 @@ final class BoardFileTests: XCTestCase {
         let missing = try KioskdProcess.run(["run", "--board", "/nonexistent/board.yaml"])
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.contains("board file /nonexistent/board.yaml: cannot read it"), missing.stderr)
+        // A FIFO or /dev/zero given by mistake is refused unread, not waited on or read without end.
+        let special = try SpecialFiles("board")
+        for (path, kind) in [(special.fifo, "a FIFO"), ("/dev/zero", "a character device")] {
+            let refused = try KioskdProcess.run(["run", "--backend", "headless", "--board", path, "--frames", "1"], timeout: 20)
+            XCTAssertEqual(refused.status, 1, refused.stderr)
+            XCTAssertTrue(refused.stderr.contains("board file \(path): cannot read it (is \(kind), not a regular file)"), refused.stderr)
+        }
     }
 }
 

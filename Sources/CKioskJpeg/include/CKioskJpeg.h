@@ -7,14 +7,15 @@
 // caller's setjmp. Swift cannot call setjmp (it returns twice), so every libjpeg call that can fail sits here,
 // behind functions that return a status and a message instead.
 
-/// Decodes the JPEG file at `path` into rows of native-endian 0xFFRRGGBB words (Cairo's RGB24/ARGB32 layout),
+/// Decodes the JPEG file open on `fd` (read from its current offset; the function takes the descriptor and closes
+/// it, also on failure) into rows of native-endian 0xFFRRGGBB words (Cairo's RGB24/ARGB32 layout),
 /// `*width * 4` bytes each, in a buffer the caller frees with `kiosk_jpeg_free`. Grayscale, YCbCr/RGB and CMYK/YCCK
 /// (Adobe-inverted or plain) images are converted. When `min_width`/`min_height` are positive, libjpeg's DCT
 /// scaling decodes at 1/2, 1/4 or 1/8 size as long as the result is still at least `min_width` wide and (or, when
 /// `either` is non-zero, or) `min_height` tall.
 /// On failure returns NULL and writes a message into `error` (always NUL-terminated).
-uint32_t *kiosk_jpeg_decode_file(const char *path, int min_width, int min_height, int either, int *width, int *height,
-                                 char *error, size_t error_size);
+uint32_t *kiosk_jpeg_decode_fd(int fd, int min_width, int min_height, int either, int *width, int *height,
+                               char *error, size_t error_size);
 
 void kiosk_jpeg_free(uint32_t *pixels);
 

@@ -7,7 +7,8 @@ import Glibc
 /// `kioskd check`, by `scene.load` and by the render worker about to decode. SVG declares no pixels (it is drawn
 /// at the size it is shown) and answers nil. Synchronous file I/O: off the main loop. Stateless; any thread.
 public struct ImageHeader: Sendable, Equatable {
-    public enum Format: String, Sendable { case png, jpeg }
+    /// `svg` only for the size an SVG document declares, which the renderer reads (`read` answers nil for SVG).
+    public enum Format: String, Sendable { case png, jpeg, svg }
 
     public var format: Format
     public var width: Int
@@ -21,16 +22,33 @@ public struct ImageHeader: Sendable, Equatable {
 
     /// How far into a JPEG the start-of-frame segment is looked for: past EXIF (at most 64 KiB a segment) and a few
     /// more application segments.
-    static let jpegSearchLimit = 1 << 20
+    public static let jpegSearchLimit = 1 << 20
 
     /// The header of the PNG or JPEG file at `path`; nil for any other file (SVG). Throws a message naming the
-    /// problem (without the path: callers name the image) for a file that cannot be read, or a PNG or JPEG whose
-    /// header is cut short or broken.
+    /// problem (without the path: callers name the image) for a path that is not a readable regular file, or a PNG
+    /// or JPEG whose header is cut short or broken.
     public static func read(path: String) throws(ImageHeaderError) -> ImageHeader? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw ImageHeaderError(errnoDescription(errno)) }
-        defer { close(descriptor) }
-        let reader = Reader(descriptor: descriptor)
+        let file: RegularFile
+        do { file = try RegularFile(opening: path) } catch { throw ImageHeaderError(error.problem) }
+        return try read(file)
+    }
+
+    /// The header of the PNG or JPEG `file` already opened; nil for any other file (SVG).
+    public static func read(_ file: RegularFile) throws(ImageHeaderError) -> ImageHeader? {
+        try read(Reader { (offset: Int, count: Int) throws(ImageHeaderError) -> [UInt8] in
+            do throws(RegularFileError) { return try file.bytes(at: offset, count: count) } catch { throw ImageHeaderError(error.problem) }
+        })
+    }
+
+    /// The header of a PNG or JPEG held in memory (a raster an SVG embeds); nil for anything else.
+    public static func read(bytes: [UInt8]) throws(ImageHeaderError) -> ImageHeader? {
+        try read(Reader { (offset: Int, count: Int) throws(ImageHeaderError) -> [UInt8] in
+            guard offset < bytes.count else { return [] }
+            return Array(bytes[offset..<min(bytes.count, offset + count)])
+        })
+    }
+
+    private static func read(_ reader: Reader) throws(ImageHeaderError) -> ImageHeader? {
         let signature = try reader.bytes(at: 0, count: 8)
         if signature == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] {
             // The first chunk is IHDR: length (13), type, then width and height, big-endian.
@@ -79,22 +97,11 @@ public struct ImageHeader: Sendable, Equatable {
         bytes.reduce(0) { $0 << 8 | Int($1) }
     }
 
+    /// Bytes of the image by offset: up to `count` at `offset`, fewer at its end.
     private struct Reader {
-        let descriptor: Int32
+        let read: (_ offset: Int, _ count: Int) throws(ImageHeaderError) -> [UInt8]
 
-        /// Up to `count` bytes at `offset`; fewer at the end of the file.
-        func bytes(at offset: Int, count: Int) throws(ImageHeaderError) -> [UInt8] {
-            var buffer = [UInt8](repeating: 0, count: count)
-            var got = 0
-            while got < count {
-                let n = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + got, count - got, off_t(offset + got)) }
-                if n < 0, errno == EINTR { continue }
-                guard n >= 0 else { throw ImageHeaderError("read failed: \(errnoDescription(errno))") }
-                if n == 0 { break }
-                got += n
-            }
-            return Array(buffer[..<got])
-        }
+        func bytes(at offset: Int, count: Int) throws(ImageHeaderError) -> [UInt8] { try read(offset, count) }
     }
 }
 

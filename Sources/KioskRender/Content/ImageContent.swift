@@ -57,14 +57,18 @@ public struct ImageContent: CairoDrawnContent, Hashable {
     /// Draws the image into `surface`: a copy of the cached one when there is one, else decoded (and a copy
     /// cached, since `surface` is the caller's to write).
     public func draw(into surface: LayerSurface, isCancelled: () -> Bool) throws {
-        let declared = try checkedHeader()
-        let key = try cacheKey(layerSize: surface.size)
+        try draw(into: surface, file: try openFile(), isCancelled: isCancelled)
+    }
+
+    private func draw(into surface: LayerSurface, file: RegularFile, isCancelled: () -> Bool) throws {
+        let declared = try checkedHeader(file)
+        let key = cacheKey(file, layerSize: surface.size)
         let cache = DecodedImageCache.shared
         if let cached = cache.surface(for: key), cached.byteCount == surface.byteCount, cached.stride == surface.stride {
             surface.bytes.copyMemory(from: cached.bytes, byteCount: cached.byteCount)
             return
         }
-        try decode(into: surface, declared: declared, isCancelled: isCancelled)
+        try decode(file, into: surface, declared: declared, isCancelled: isCancelled)
         guard !isCancelled(), cache.admits(bytes: surface.byteCount) else { return }
         let copy = LayerSurface(size: surface.size, isOpaque: surface.isOpaque)
         guard copy.byteCount == surface.byteCount else { return }
@@ -75,12 +79,13 @@ public struct ImageContent: CairoDrawnContent, Hashable {
     /// The engine's path: the cached surface itself, shared by every layer showing this file at this size and fit,
     /// or a new one decoded and cached. Nothing writes it once it is returned.
     public func sharedSurface(size: Size, isCancelled: () -> Bool) throws -> LayerSurface? {
-        let declared = try checkedHeader()
-        let key = try cacheKey(layerSize: size)
+        let file = try openFile()
+        let declared = try checkedHeader(file)
+        let key = cacheKey(file, layerSize: size)
         let cache = DecodedImageCache.shared
         if let cached = cache.surface(for: key) { return cached }
         let surface = LayerSurface(size: size, isOpaque: isOpaque)
-        try decode(into: surface, declared: declared, isCancelled: isCancelled)
+        try decode(file, into: surface, declared: declared, isCancelled: isCancelled)
         if !isCancelled() { cache.insert(surface, for: key) }
         return surface
     }
@@ -88,19 +93,25 @@ public struct ImageContent: CairoDrawnContent, Hashable {
     /// The file's header, refused beyond the pixel limit. The limit is checked before the cache, so a lowered
     /// limit also refuses an image decoded before under a higher one. A header that cannot be read is left to the
     /// decoder, which says what is wrong in its own words.
-    private func checkedHeader() throws -> Result<ImageHeader?, ImageHeaderError> {
+    private func checkedHeader(_ file: RegularFile) throws -> Result<ImageHeader?, ImageHeaderError> {
         let declared: Result<ImageHeader?, ImageHeaderError>
-        do { declared = .success(try ImageHeader.read(path: path)) } catch { declared = .failure(error) }
+        do { declared = .success(try ImageHeader.read(file)) } catch { declared = .failure(error) }
         if case .success(let header?) = declared, let problem = ImagePixelLimit.problem(header, maximum: maxPixels) {
             throw RenderError("image \(path): \(problem)")
         }
         return declared
     }
 
+    /// The file, opened as a regular file: a FIFO, a device node, a socket or a folder is refused unread, naming
+    /// what it is. Each reader below is given this file, never the path again.
+    private func openFile() throws -> RegularFile {
+        do { return try RegularFile(opening: path) } catch { throw RenderError("image \(error)") }
+    }
+
     /// Decodes the file and draws it fitted into `surface`.
-    private func decode(into surface: LayerSurface, declared: Result<ImageHeader?, ImageHeaderError>,
+    private func decode(_ file: RegularFile, into surface: LayerSurface, declared: Result<ImageHeader?, ImageHeaderError>,
                         isCancelled: () -> Bool) throws {
-        switch try ImageFormat(path: path) {
+        switch try ImageFormat(file) {
         case .png:
             let header: ImageHeader
             switch declared {
@@ -110,16 +121,16 @@ public struct ImageContent: CairoDrawnContent, Hashable {
             }
             let imageSize = Size(width: header.width, height: header.height)
             let plan = ImageDecodePlan(image: imageSize, layer: surface.size, fit: fit)
-            let image = try DecodedRaster(pngPath: path, plan: plan, maxPixels: maxPixels)
+            let image = try DecodedRaster(png: file, plan: plan, maxPixels: maxPixels)
             guard !isCancelled() else { return }
             try drawRaster(image, into: surface, plan: plan, imageSize: imageSize)
         case .jpeg:
             if case .failure(let error) = declared { throw RenderError("image \(path): cannot decode JPEG: \(error)") }
-            let image = try DecodedRaster(jpegPath: path, atLeast: decodeSizeHint(for: surface.size))
+            let image = try DecodedRaster(jpeg: file, atLeast: decodeSizeHint(for: surface.size))
             guard !isCancelled() else { return }
             try drawRaster(image, into: surface)
         case .svg:
-            let document = try SVGDocument(path: path)
+            let document = try SVGDocument(file, maxPixels: maxPixels)
             guard !isCancelled() else { return }
             let natural = document.intrinsicSize ?? (Double(surface.size.width), Double(surface.size.height))
             try LayerCanvas.draw(into: surface, what: "image \(path)") { cr in
@@ -134,10 +145,11 @@ public struct ImageContent: CairoDrawnContent, Hashable {
     /// The direct path: the fitted pixels from the decoded-image cache painted in place (decoding a missing
     /// entry first, through a layer surface, which fills the cache).
     package func draw(on cr: OpaquePointer, size: Size, isCancelled: () -> Bool) throws {
-        let key = try cacheKey(layerSize: size)
+        let file = try openFile()
+        let key = cacheKey(file, layerSize: size)
         guard let cached = DecodedImageCache.shared.surface(for: key), cached.size == size else {
             let layer = LayerSurface(size: size)
-            try draw(into: layer, isCancelled: isCancelled)
+            try draw(into: layer, file: file, isCancelled: isCancelled)
             paintLayerSurface(layer, frame: Rect(size: size), opacity: 1, clip: nil, on: cr)
             return
         }
@@ -165,14 +177,10 @@ public struct ImageContent: CairoDrawnContent, Hashable {
 
     /// The cache key of this image fitted to `layerSize`: the file's identity (size and modification time) too,
     /// so an edited file is decoded again.
-    private func cacheKey(layerSize: Size) throws -> DecodedImageCache.Key {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw RenderError("image \(path): \(errnoDescription(errno))")
-        }
-        return DecodedImageCache.Key(
-            path: path, fileSize: Int(info.st_size), modifiedSeconds: Int(info.st_mtim.tv_sec),
-            modifiedNanoseconds: Int(info.st_mtim.tv_nsec), layerSize: layerSize, fit: fit)
+    private func cacheKey(_ file: RegularFile, layerSize: Size) -> DecodedImageCache.Key {
+        DecodedImageCache.Key(
+            path: path, fileSize: file.size, modifiedSeconds: file.modifiedSeconds,
+            modifiedNanoseconds: file.modifiedNanoseconds, layerSize: layerSize, fit: fit)
     }
 
     /// Draws `image` fitted into the layer. With a `plan`, `image` holds the plan's `source` rectangle of an image
@@ -229,21 +237,13 @@ public struct ImageContent: CairoDrawnContent, Hashable {
 enum ImageFormat: String, Sendable {
     case png, jpeg, svg
 
-    /// Reads up to 1 KiB of `path`. Throws naming the file when it cannot be read or is none of the three.
-    init(path: String) throws {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw RenderError("image \(path): \(errnoDescription(errno))") }
-        defer { close(descriptor) }
-        var head = [UInt8](repeating: 0, count: 1024)
-        var count = 0
-        while count < head.count {
-            let n = head.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + count, $0.count - count) }
-            if n < 0, errno == EINTR { continue }
-            guard n >= 0 else { throw RenderError("image \(path): read failed: \(errnoDescription(errno))") }
-            if n == 0 { break }
-            count += n
-        }
-        guard let format = Self(signature: head[..<count]) else {
+    /// Reads up to 1 KiB of `file`. Throws naming the file when it cannot be read or is none of the three.
+    init(_ file: RegularFile) throws {
+        let path = file.path
+        let head: [UInt8]
+        do { head = try file.bytes(at: 0, count: 1024) } catch { throw RenderError("image \(path): \(error.problem)") }
+        let count = head.count
+        guard let format = Self(signature: head[...]) else {
             let shown = head[..<min(count, 8)].map { byte in
                 let hex = String(byte, radix: 16, uppercase: true)
                 return byte < 16 ? "0" + hex : hex
@@ -285,13 +285,16 @@ struct DecodedRaster: ~Copyable {
     private let borrowedPixels: UnsafeMutablePointer<UInt32>
     private let freePixels: @convention(c) (UnsafeMutablePointer<UInt32>?) -> Void
 
-    /// The plan's rectangle of the PNG at `path`, reduced by the plan's factors (row by row, as rows come).
-    init(pngPath path: String, plan: ImageDecodePlan, maxPixels: Int) throws {
+    /// The plan's rectangle of the PNG `file`, reduced by the plan's factors (row by row, as rows come).
+    init(png file: RegularFile, plan: ImageDecodePlan, maxPixels: Int) throws {
+        let path = file.path
         var message = [CChar](repeating: 0, count: 256)
         var width: Int32 = 0, height: Int32 = 0
         let source = plan.source
-        guard let pixels = kiosk_png_decode_file(
-            path, Int64(maxPixels), Int32(clamping: source.x), Int32(clamping: source.y), Int32(clamping: source.width),
+        let descriptor: Int32
+        do { descriptor = try file.duplicateDescriptorAtStart() } catch { throw RenderError("image \(path): \(error.problem)") }
+        guard let pixels = kiosk_png_decode_fd(
+            descriptor, Int64(maxPixels), Int32(clamping: source.x), Int32(clamping: source.y), Int32(clamping: source.width),
             Int32(clamping: source.height), Int32(clamping: plan.factorX), Int32(clamping: plan.factorY), &width, &height,
             &message, message.count)
         else {
@@ -302,11 +305,14 @@ struct DecodedRaster: ~Copyable {
                       free: kiosk_png_free, what: "PNG", path: path)
     }
 
-    init(jpegPath path: String, atLeast hint: JPEGSizeHint?) throws {
+    init(jpeg file: RegularFile, atLeast hint: JPEGSizeHint?) throws {
+        let path = file.path
         var width: Int32 = 0, height: Int32 = 0
         var message = [CChar](repeating: 0, count: 256)
-        guard let pixels = kiosk_jpeg_decode_file(
-            path, Int32(clamping: hint?.minimum.width ?? 0), Int32(clamping: hint?.minimum.height ?? 0),
+        let descriptor: Int32
+        do { descriptor = try file.duplicateDescriptorAtStart() } catch { throw RenderError("image \(path): \(error.problem)") }
+        guard let pixels = kiosk_jpeg_decode_fd(
+            descriptor, Int32(clamping: hint?.minimum.width ?? 0), Int32(clamping: hint?.minimum.height ?? 0),
             hint?.eitherSide == true ? 1 : 0, &width, &height, &message, message.count)
         else {
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -343,15 +349,40 @@ struct DecodedRaster: ~Copyable {
 }
 
 /// The single owner of a librsvg handle loaded from a file. Lives inside one draw call on the render worker; a
-/// handle is never shared between threads. librsvg itself is loaded the first time (`CKioskSvg`).
+/// handle is never shared between threads. librsvg itself is loaded the first time (`CKioskSvg`). References to
+/// other files resolve against the file's path, and librsvg loads only those in its folder and below.
 struct SVGDocument: ~Copyable {
     let handle: OpaquePointer
     let path: String
 
-    init(path: String) throws {
+    /// Loads the SVG `file`. Refused, as a PNG or JPEG would be, when it declares a size of more than `maxPixels`
+    /// pixels, or when a raster it embeds or names does, or a file it names in its folder is not a regular file
+    /// (`SVGReferences`, checked before librsvg reads the document).
+    init(_ file: RegularFile, maxPixels: Int) throws {
+        let path = file.path
+        let text: [UInt8]
+        do { text = try file.contents(maximumBytes: SVGReferences.maximumDocumentBytes) } catch {
+            throw RenderError("image \(path): \(error.problem)")
+        }
+        guard text.count <= SVGReferences.maximumDocumentBytes else {
+            throw RenderError("image \(path): SVG of more than \(SVGReferences.maximumDocumentBytes) bytes")
+        }
+        if let problem = SVGReferences.problem(in: text, folder: PathNames.directory(of: path), maxPixels: maxPixels) {
+            throw RenderError("image \(path): \(problem)")
+        }
         var message = [CChar](repeating: 0, count: 256)
-        guard let handle = kiosk_svg_load(path, &message, message.count) else {
+        let descriptor: Int32
+        do { descriptor = try file.duplicateDescriptorAtStart() } catch { throw RenderError("image \(path): \(error.problem)") }
+        guard let handle = kiosk_svg_load_fd(descriptor, path, &message, message.count) else {
             throw RenderError("image \(path): \(Self.text(of: message))")
+        }
+        // A width and height in pixels the document declares are held to the limit as a PNG's are (a viewBox alone
+        // is in user units, which say nothing of pixels: the document is drawn at the size it is shown).
+        var width = 0.0, height = 0.0
+        if Int(kiosk_svg_intrinsic_size(handle, &width, &height)) == KIOSK_SVG_SIZE_PIXELS, width * height > Double(maxPixels) {
+            kiosk_svg_free(handle)
+            let header = ImageHeader(format: .svg, width: Int(width.rounded(.up)), height: Int(height.rounded(.up)))
+            throw RenderError("image \(path): \(ImagePixelLimit.problem(header, maximum: maxPixels) ?? "too large")")
         }
         self.handle = handle
         self.path = path
@@ -363,7 +394,7 @@ struct SVGDocument: ~Copyable {
     /// viewBox's size; nil when it has neither (it then fills whatever it is drawn into).
     var intrinsicSize: (Double, Double)? {
         var width = 0.0, height = 0.0
-        guard kiosk_svg_intrinsic_size(handle, &width, &height) != 0 else { return nil }
+        guard Int(kiosk_svg_intrinsic_size(handle, &width, &height)) != KIOSK_SVG_SIZE_NONE else { return nil }
         return (width, height)
     }
 
