@@ -3,8 +3,8 @@ import Foundation
 import Glibc
 #endif
 
-/// A deterministic generator so a failing storm can be replayed with its seed.
-public struct SplitMix: Sendable {
+/// A deterministic generator (SplitMix64) so a failing storm or fuzz run can be replayed with its seed.
+public struct SplitMix: Sendable, RandomNumberGenerator {
     var state: UInt64
     public init(seed: UInt64) { state = seed }
     public mutating func next() -> UInt64 {

@@ -1,16 +1,3 @@
-/// A small deterministic generator (SplitMix64): a failure found with a seed can be run again with it.
-public struct SplitMix64: RandomNumberGenerator {
-    public var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Documents an attacker sends to a parser: alias bombs with their aliases in key and value positions, nesting
 /// deep in block and flow style, huge scalars, invalid UTF-8, tags, JSON of the wrong shape and random bytes.
 /// Each kind is chosen in turn, its sizes from the generator. A value; any thread.
@@ -20,12 +7,12 @@ public struct HostileDocuments: Sequence, IteratorProtocol {
              wrongJSON, randomBytes, mutatedScene
     }
 
-    private var generator: SplitMix64
+    private var generator: SplitMix
     private var remaining: Int
     private var index = 0
 
     public init(count: Int, seed: UInt64) {
-        generator = SplitMix64(seed: seed)
+        generator = SplitMix(seed: seed)
         remaining = count
     }
 
