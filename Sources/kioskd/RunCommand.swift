@@ -233,7 +233,7 @@ struct RunCommand: ParsableCommand {
         var failure: String?
         FatalFrameExit.install(on: runner.engine, loop: loop) { failure = $0 }
         service.attach(runner: runner, session: session, signals: signals)
-        if problem != nil { service.startOverOnReload(signals, logger: logger) }
+        if problem != nil { service.startOverOnReload(signals, session: session, logger: logger) }
         let outputs = try opened.source.map { source in
             try OutputWiring(source: source, engine: runner.engine, attached: display, rotation: rotation,
                              control: controlSocket, service: service)
@@ -267,6 +267,10 @@ struct RunCommand: ParsableCommand {
         // go) before the next display can be opened.
         (display, output, opened.backend) = (nil, nil, nil)
         try session.run()
+        if service.startingOver {
+            runner.engine.stop()
+            try StartOver.exec(passing: service.activation)
+        }
 
         let shown = runner.engine.backend
         var problems = writePictures(display: shown, captured: capturer?.lastCapture)

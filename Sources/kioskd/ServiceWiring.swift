@@ -61,19 +61,20 @@ final class ServiceWiring {
         }
     }
 
-    /// SIGHUP while a configuration problem is shown: RELOADING=1, then kioskd starts over in this process with
-    /// the configuration read again (`StartOver`); the new start sends READY=1 at its first complete frame. If the
-    /// exec fails, kioskd goes on showing the page and says so.
-    func startOverOnReload(_ signals: SignalRouting, logger: Logger) {
-        signals.onReload = { [unowned self] in
+    /// True once SIGHUP asked for a start over: the run ends at the next frame boundary, and `runDisplay` then
+    /// starts kioskd over (`StartOver`) instead of ending.
+    private(set) var startingOver = false
+
+    /// SIGHUP while a configuration problem is shown: RELOADING=1, and the run stops at the next frame boundary
+    /// (no flip left in flight for the new start to trip over), to start over in this process with the
+    /// configuration read again; the new start sends READY=1 at its first complete frame.
+    func startOverOnReload(_ signals: SignalRouting, session: RunSession, logger: Logger) {
+        signals.onReload = { [unowned self, unowned session] in
+            guard !startingOver else { return }
+            startingOver = true
             notifier.reloading(status: "reloading: starting over to read the configuration again")
             logger.notice("SIGHUP with a configuration problem shown: starting over to read the configuration again")
-            do {
-                try StartOver.exec(passing: activation)
-            } catch {
-                logger.error("\(error); the diagnostic page stays")
-                notifier.ready(status: "reload failed, \(error); " + describe())
-            }
+            session.requestStop()
         }
     }
 

@@ -13,8 +13,9 @@ import KioskService
 /// the exec. Ignored signals (SIGPIPE) and the blocked mask carry over; the new start routes signals itself.
 /// Main thread.
 enum StartOver {
-    /// Does not return when it works.
-    /// - Throws: `SystemError` naming what failed (a descriptor that cannot be kept open, the exec) and the errno.
+    /// Does not return when it works. Call it with the run stopped at a frame boundary and its engine stopped.
+    /// - Throws: `SystemError` naming what failed (a descriptor that cannot be kept open, the exec) and the errno;
+    ///   kioskd then exits non-zero, and systemd restarts it.
     static func exec(passing activation: SocketActivation) throws {
         let passed = Set(activation.sockets.map(\.fd))
         try closeOnExec(except: passed)
