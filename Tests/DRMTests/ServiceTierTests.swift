@@ -202,7 +202,7 @@ final class ServiceTierTests: XCTestCase {
         let size = captured.size
         // The headless render of the same scene, nobody touching it.
         let normal = "\(work)/headless-button.png"
-        try T.must("/usr/bin/kioskd run --backend headless --mode \(size.width)x\(size.height) --scene \(T.scene) --frames 60 --screenshot \(normal) --socket none", timeout: 120)
+        try T.must("/usr/bin/kioskd run --backend headless --mode \(size.width)x\(size.height) --scene \(T.scene) --frames \(Self.boundedFrames) --screenshot \(normal) --socket none", timeout: 120)
         let rendered = try readPNG(path: normal)
         // On the button's fill, above its label; and the background beside the button.
         let (px, py) = (size.width / 2, size.height / 5)
