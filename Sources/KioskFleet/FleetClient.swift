@@ -82,12 +82,13 @@ public final class FleetClient {
     private let stateInterval: Duration
     private let logger = Logger(label: "kioskd.mqtt")
 
-    /// Sets up the client; `start` connects.
+    /// Sets up the client; `start` connects. `password` is the one `settings.password()` read from its file
+    /// when kioskd started, before the loop.
     ///
-    /// - Throws: an error naming the problem: a command in `allow` that does not exist, a password file that
-    ///   cannot be read, a client libmosquitto refuses.
-    public init(settings: MQTTSettings, registry: CommandRegistry, loop: MainLoop, deviceID: String = MQTTSettings.hostDeviceID(),
-                stateInterval: Duration = .seconds(60)) throws {
+    /// - Throws: an error naming the problem: a command in `allow` that does not exist, a client libmosquitto
+    ///   refuses.
+    public init(settings: MQTTSettings, password: String? = nil, registry: CommandRegistry, loop: MainLoop,
+                deviceID: String = MQTTSettings.hostDeviceID(), stateInterval: Duration = .seconds(60)) throws {
         self.settings = settings
         self.registry = registry
         self.loop = loop
@@ -100,7 +101,7 @@ public final class FleetClient {
         var endpoint = MQTTEndpoint(host: settings.host, port: settings.port, useTLS: settings.useTLS,
                                     clientID: settings.resolvedClientID(deviceID: deviceID), keepaliveSeconds: settings.keepaliveSeconds)
         endpoint.username = settings.username
-        endpoint.password = try settings.passwordFile.map(Self.readPassword)
+        endpoint.password = password
         endpoint.caFile = settings.caFile
         endpoint.certFile = settings.certFile
         endpoint.keyFile = settings.keyFile
@@ -421,21 +422,5 @@ public final class FleetClient {
         var line = ControlMessage.line(value)
         if line.last == UInt8(ascii: "\n") { line.removeLast() }
         return line
-    }
-
-    /// The most of a password file read: its first line is the password.
-    static let maximumPasswordFileBytes = 64 * 1024
-
-    /// The first line of `path`: a password kept out of the configuration file. A regular file only (a FIFO given
-    /// by mistake is refused, not waited on).
-    static func readPassword(_ path: String) throws -> String {
-        let bytes: [UInt8]
-        do throws(RegularFileError) {
-            bytes = try RegularFile(opening: path).contents(maximumBytes: maximumPasswordFileBytes)
-        } catch {
-            throw SystemError("mqtt.password_file \(error)")
-        }
-        let text = String(decoding: bytes, as: UTF8.self)
-        return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
     }
 }

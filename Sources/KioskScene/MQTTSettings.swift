@@ -14,8 +14,11 @@ public struct MQTTSettings: Sendable, Equatable {
     /// Defaults to `kioskd/<device id>`.
     public var topicPrefix: String?
     public var username: String?
-    /// A file holding the password (one line); read when kioskd starts, so it stays out of the config file.
+    /// A file holding the password (one line); read when kioskd starts (`password()`), so it stays out of the
+    /// config file.
     public var passwordFile: String?
+    /// Where the config file names `passwordFile`, for the error when it cannot be read.
+    public var passwordFileLocation: SourceLocation?
     public var caFile: String?
     public var certFile: String?
     public var keyFile: String?
@@ -65,7 +68,33 @@ public struct MQTTSettings: Sendable, Equatable {
         homeAssistant = false
     }
 
+    /// The most of a password file read: its first line is the password.
+    static let maximumPasswordFileBytes = 64 * 1024
+
     public var allowedCommands: Set<String> { Set(allow ?? Self.defaultAllowed).subtracting(Self.neverAllowed) }
+
+    /// The first line of `passwordFile`, nil without one. Synchronous file I/O: call it before the loop starts.
+    /// - Throws: the file that cannot be read, at the place the config file names it, with the errno
+    ///   (`kioskd.yaml:7:18: mqtt.password_file: /etc/kioskd/mqtt.password: cannot read it: EACCES`).
+    public func password() throws(SceneValidationError) -> String? {
+        guard let passwordFile else { return nil }
+        let bytes: [UInt8]
+        do throws(RegularFileError) {
+            // A regular file only: a FIFO given by mistake is refused, not waited on; never more than the bound.
+            bytes = try RegularFile(opening: passwordFile).contents(maximumBytes: Self.maximumPasswordFileBytes)
+        } catch {
+            let location = passwordFileLocation ?? SourceLocation(file: passwordFile, line: 1, column: 1)
+            let message: String
+            switch error.reason {
+            case .notFound(let code), .system(_, let code): message = "\(passwordFile): cannot read it: \(errnoDescription(code))"
+            case .notRegular: message = "\(passwordFile) \(error.problem)"
+            }
+            throw SceneValidationError(diagnostics: [SceneDiagnostic(severity: .error, location: location, path: "mqtt.password_file",
+                                                                     message: message)])
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+    }
 
     /// The device id topics and the client id default to: the host name.
     public static func hostDeviceID() -> String {
@@ -153,6 +182,9 @@ public struct MQTTSettings: Sendable, Equatable {
         settings.username = string("username")
         for (key, keyPath) in [("password_file", \MQTTSettings.passwordFile), ("ca_file", \.caFile), ("cert_file", \.certFile), ("key_file", \.keyFile)] {
             settings[keyPath: keyPath] = string(key)
+        }
+        settings.passwordFileLocation = fields["password_file"].map {
+            SourceLocation(file: file, line: $0.value.mark?.line ?? 1, column: $0.value.mark?.column ?? 1)
         }
         if let v = fields["keepalive"]?.value {
             if let n = v.scalar.flatMap({ Int($0.string) }), (5...65535).contains(n) {

@@ -11,16 +11,18 @@ import Logging
 /// command registry, publishes the state and the scene's events, and feeds the scene's data sources. Lives on
 /// the main thread.
 enum FleetWiring {
-    /// The config file's `mqtt:` section, validated, and the file it is in (for errors). A plain value.
+    /// The config file's `mqtt:` section, validated, the file it is in (for errors), and the password read from
+    /// its password file when kioskd started. A plain value.
     struct Configuration {
         var settings: MQTTSettings
         var file: String
+        var password: String?
     }
 
     /// Starts the fleet client, or returns nil when the config file has no `mqtt:` section.
     ///
-    /// - Throws: a command in `mqtt.allow` that does not exist, a password file that cannot be read, a
-    ///   configuration that needs the control socket's commands while the socket is disabled.
+    /// - Throws: a command in `mqtt.allow` that does not exist, a configuration that needs the control socket's
+    ///   commands while the socket is disabled.
     static func start(_ configuration: Configuration?, loop: MainLoop, control: ControlWiring?, stage: SceneStage,
                       logger: Logger) throws -> FleetClient? {
         guard let configuration else { return nil }
@@ -29,7 +31,7 @@ enum FleetWiring {
             throw ValidationError("\(configuration.file): mqtt: MQTT answers through the control socket's commands; do not give --socket none")
         }
         let fleet: FleetClient
-        do { fleet = try FleetClient(settings: settings, registry: control.server.commands, loop: loop) } catch {
+        do { fleet = try FleetClient(settings: settings, password: configuration.password, registry: control.server.commands, loop: loop) } catch {
             throw ValidationError("\(configuration.file): \(error)")
         }
         let registry = control.server.commands

@@ -36,7 +36,7 @@ extension RunCommand {
         }, runner: { engine, path in
             engine.repaintWindowMode = repaintWindowMode
             return try SceneRunner(engine: engine, path: path, watch: watch ?? true, fpsOverlay: fpsOverlay ?? false, memory: memory,
-                            substitute: diagnosticPage(scenePath: path, socket: socket), logger: logger)
+                            substitute: diagnosticPage(socket: socket), logger: logger)
         }, logger: logger)
         let first = wiring.first
         let controlSocket = try ControlWiring.start(options: control, inheritedListenFD: service.controlSocketFD, loop: loop,

@@ -149,13 +149,20 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
+        // A peer that hangs up (a control client, the journal's stream on stderr while journald restarts) makes a
+        // write fail with EPIPE, never kills kioskd. Inherited across the exec that starts kioskd over.
+        signal(SIGPIPE, SIG_IGN)
         MallocArenas.limitUnlessConfigured()
-        let (options, configWarnings, fleet, memory, outputs) = try withConfigFile()
+        let resolved = try resolvedRun()
+        let options = resolved.options
         ControlWiring.bootstrapLogging(level: options.log.logLevel ?? .info)
         let logger = Logger(label: "kioskd")
-        for warning in configWarnings { logger.warning("\(warning)") }
+        for warning in resolved.warnings { logger.warning("\(warning)") }
+        if let problem = resolved.problem {
+            logger.error("\(problem); showing the diagnostic page until it is fixed and kioskd reloaded: \(problem.error)")
+        }
         do {
-            try options.runDisplay(fleet: fleet, logger: logger, memory: memory, outputs: outputs)
+            try options.runDisplay(resolved, logger: logger)
         } catch let exit as ExitCode {
             throw exit
         } catch {
@@ -179,17 +186,18 @@ struct RunCommand: ParsableCommand {
     }
 
     /// One path for every scene: resolve options, open the display, build the engine and the stage, wire the
-    /// control socket and signals, run, write the outputs.
-    private func runDisplay(fleet: FleetWiring.Configuration?, logger: Logger, memory: KioskConfig.Memory,
-                            outputs config: [KioskConfig.Output]) throws {
+    /// control socket and signals, run, write the outputs. With a configuration problem, the diagnostic page on
+    /// one output instead of the scene, and a reload starts kioskd over.
+    private func runDisplay(_ resolved: ResolvedRun, logger: Logger) throws {
+        let (fleet, memory, config, problem) = (resolved.fleet, resolved.memory, resolved.outputs, resolved.problem)
         let loop = try MainLoop.epoll()
         // Before any other thread starts, so render threads inherit the blocked mask and signals reach signalfd.
         let signals = try SignalRouting(loop: loop, logger: logger)
-        let settings = try resolveSettings(logger: logger)
+        let settings = try resolveSettings(board: resolved.board, logger: logger)
         let service = try ServiceWiring(loop: loop)
         let backendKind = BackendKind.resolve(backend, fbdev: fbdev, drmRequested: settings.driver != nil || (settings.device ?? "auto") != "auto",
                                               logger: logger)
-        if !config.isEmpty {
+        if !config.isEmpty && problem == nil {
             return try runOutputs(config, loop: loop, signals: signals, settings: settings, service: service, backendKind: backendKind,
                                   fleet: fleet, memory: memory, logger: logger)
         }
@@ -207,9 +215,9 @@ struct RunCommand: ParsableCommand {
         let waitingPanel = settings.mode.map { Size(width: $0.width, height: $0.height) } ?? Size(width: 1024, height: 768)
         let runner = try SceneRunner(loop: loop, output: output, waitingSize: rotation.sceneSize(forPanel: waitingPanel), pool: pool,
                                      path: settings.scenePath, watch: watch ?? true, fpsOverlay: fpsOverlay ?? false, memory: memory,
-                                     substitute: diagnosticPage(scenePath: settings.scenePath, socket: ControlWiring.socketDescription(
+                                     substitute: diagnosticPage(socket: ControlWiring.socketDescription(
                                          options: control, inheritedListenFD: service.controlSocketFD)),
-                                     logger: logger)
+                                     problem: problem, logger: logger)
         runner.engine.repaintWindowMode = repaintWindowMode
         let controlSocket = try ControlWiring.start(options: control, inheritedListenFD: service.controlSocketFD, loop: loop,
                                                     scene: runner.stage, logger: logger)
@@ -225,6 +233,7 @@ struct RunCommand: ParsableCommand {
         var failure: String?
         FatalFrameExit.install(on: runner.engine, loop: loop) { failure = $0 }
         service.attach(runner: runner, session: session, signals: signals)
+        if problem != nil { service.startOverOnReload(signals, session: session, logger: logger) }
         let outputs = try opened.source.map { source in
             try OutputWiring(source: source, engine: runner.engine, attached: display, rotation: rotation,
                              control: controlSocket, service: service)
@@ -258,6 +267,10 @@ struct RunCommand: ParsableCommand {
         // go) before the next display can be opened.
         (display, output, opened.backend) = (nil, nil, nil)
         try session.run()
+        if service.startingOver {
+            runner.engine.stop()
+            try StartOver.exec(passing: service.activation)
+        }
 
         let shown = runner.engine.backend
         var problems = writePictures(display: shown, captured: capturer?.lastCapture)
@@ -274,8 +287,7 @@ struct RunCommand: ParsableCommand {
         if !problems.isEmpty { throw DisplayError(problems.joined(separator: "; ")) }
     }
 
-    private func resolveSettings(logger: Logger) throws -> Settings {
-        let boardFile = try board.map(BoardConfig.load(path:)) ?? BoardConfig()
+    private func resolveSettings(board boardFile: BoardConfig, logger: Logger) throws -> Settings {
         if let name = boardFile.name { logger.info("board \(name) (\(board ?? ""))") }
         let settings = Settings(
             device: device ?? boardFile.device,

@@ -15,26 +15,49 @@ extension RunCommand {
         return PathNames.exists(KioskConfig.defaultPath) ? KioskConfig.defaultPath : nil
     }
 
-    /// These options over the config file, the file's warnings (reserved sections), its `mqtt:` section with the
-    /// file it came from, its `memory:` section and its `outputs:` entries (none of them has options).
-    /// - Throws: `ExitCode(1)` after printing the file's located errors, one a line, on stderr.
-    func withConfigFile() throws -> (RunCommand, [SceneDiagnostic], FleetWiring.Configuration?, KioskConfig.Memory, [KioskConfig.Output]) {
+    /// These options over the config file, with the board file and the MQTT password file read: everything a run
+    /// reads before its loop starts. A file that cannot be used fails the run (its located errors on stderr), or,
+    /// where keep-going was asked for, becomes the run's `problem`: the run then goes on without what that file
+    /// gave, and shows the diagnostic page. Keep-going for the config file itself can only come from the command
+    /// line; for the board and password files the config file's `keep_going` counts too. The default keep-going
+    /// of a run without `--scene` covers scenes only: `kioskd run` at a terminal still fails on a bad file.
+    /// - Throws: `ExitCode(1)` after printing the problem on stderr, one line each.
+    func resolvedRun() throws -> ResolvedRun {
         var merged = self
-        var warnings: [SceneDiagnostic] = []
-        var fleet: FleetWiring.Configuration?
-        var memory = KioskConfig.Memory()
-        var outputs: [KioskConfig.Output] = []
+        var run = ResolvedRun(options: self)
         if let path = configPath {
             do {
                 let loaded = try ConfigLoader.load(path: path)
                 merged.fill(from: loaded.config)
-                warnings = loaded.warnings
-                fleet = loaded.config.mqtt.map { FleetWiring.Configuration(settings: $0, file: path) }
-                memory = loaded.config.memory
-                outputs = loaded.config.outputs
+                run.warnings = loaded.warnings
+                run.fleet = loaded.config.mqtt.map { FleetWiring.Configuration(settings: $0, file: path) }
+                run.memory = loaded.config.memory
+                run.outputs = loaded.config.outputs
             } catch {
-                for diagnostic in error.diagnostics { FileHandle.standardError.write(Data("kioskd: \(diagnostic)\n".utf8)) }
-                throw ExitCode(1)
+                guard keepGoing == true else {
+                    for diagnostic in error.diagnostics { FileHandle.standardError.write(Data("kioskd: \(diagnostic)\n".utf8)) }
+                    throw ExitCode(1)
+                }
+                run.problem = ConfigurationProblem(subject: .configFile(path), error: error)
+            }
+        }
+        let keepGoingAsked = merged.keepGoing == true
+        if run.problem == nil, let path = merged.board {
+            do {
+                run.board = try BoardConfig.load(path: path)
+            } catch {
+                guard keepGoingAsked else { throw fail(error) }
+                merged.board = nil
+                run.problem = ConfigurationProblem(subject: .boardFile(path), error: error)
+            }
+        }
+        if run.problem == nil, let fleet = run.fleet {
+            do {
+                run.fleet?.password = try fleet.settings.password()
+            } catch {
+                guard keepGoingAsked else { throw fail(error) }
+                run.fleet = nil
+                run.problem = ConfigurationProblem(subject: .passwordFile(fleet.settings.passwordFile ?? ""), error: error)
             }
         }
         // A scene given on the command line is a person at a terminal: a bad one should fail loudly. Anywhere
@@ -42,7 +65,8 @@ extension RunCommand {
         if merged.keepGoing == nil { merged.keepGoing = scene == nil }
         try merged.validate()
         try merged.input.validate()
-        return (merged, warnings, fleet, memory, outputs)
+        run.options = merged
+        return run
     }
 
     /// Takes every value the command line left unset from `config`.
@@ -79,11 +103,40 @@ extension RunCommand {
         input.fill(from: config)
     }
 
-    /// With `--keep-going`, what shows a scene that cannot be shown: the diagnostic page.
-    func diagnosticPage(scenePath: String, socket: String) -> ((any Error) throws -> Scene)? {
+    /// With `--keep-going`, what shows a scene (or a configuration) that cannot be shown: the diagnostic page.
+    func diagnosticPage(socket: String) -> SceneRunner.Substitute? {
         guard keepGoing == true else { return nil }
-        return { error in try DiagnosticPage.scene(scenePath: scenePath, error: error, version: kioskdVersion, socket: socket) }
+        return { subject, error in try DiagnosticPage.scene(for: subject, error: error, version: kioskdVersion, socket: socket) }
     }
+}
+
+/// What `kioskd run` read before its loop started: the options over the config file, the file's warnings, its
+/// `mqtt:`, `memory:` and `outputs:` sections, the board file, and the configuration problem shown instead of
+/// the scene, if any. A plain value made on the main thread.
+struct ResolvedRun {
+    var options: RunCommand
+    var warnings: [SceneDiagnostic] = []
+    var fleet: FleetWiring.Configuration?
+    var memory = KioskConfig.Memory()
+    var outputs: [KioskConfig.Output] = []
+    var board = BoardConfig()
+    var problem: ConfigurationProblem?
+}
+
+/// A file of kioskd's configuration that could not be used, under keep-going: shown on the diagnostic page until
+/// it is fixed and kioskd reloaded (SIGHUP starts kioskd over, `StartOver`). A plain value.
+struct ConfigurationProblem: Error, CustomStringConvertible {
+    var subject: DiagnosticPage.Subject
+    var error: any Error
+
+    var description: String { "\(subject.label.lowercased()) \(subject.path) cannot be used" }
+}
+
+extension DiagnosticPage.Subject {
+    private static let reloadHint = "Fix the file, then reload kioskd (systemctl reload kioskd, or SIGHUP): it starts over with the configuration read again."
+    static func configFile(_ path: String) -> Self { Self(label: "Config file", path: path, hint: reloadHint) }
+    static func boardFile(_ path: String) -> Self { Self(label: "Board file", path: path, hint: reloadHint) }
+    static func passwordFile(_ path: String) -> Self { Self(label: "MQTT password file", path: path, hint: reloadHint) }
 }
 
 /// `kioskd check-config [FILE]`: validates a config file (and the board file and outputs' scene files it names)

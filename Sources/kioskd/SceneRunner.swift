@@ -19,16 +19,25 @@ final class SceneRunner {
     private var diagnosticScene: Scene?
     /// True while the diagnostic page is on screen.
     var showsDiagnosticPage: Bool { diagnosticScene != nil && stage.scene == diagnosticScene }
+    /// What the diagnostic page waits for, for systemd's STATUS line.
+    let diagnosticStatus: String
+    /// The configuration problem shown on the diagnostic page from the start, if any.
+    let configurationProblem: ConfigurationProblem?
+
+    /// What shows a scene, or a configuration, that cannot be shown: the diagnostic page for that file and error.
+    typealias Substitute = (DiagnosticPage.Subject, any Error) throws -> Scene
 
     /// - Parameters:
     ///   - output: the display to show on, with its compositor; nil when none is connected yet, and the scene is
     ///     laid out in `waitingSize` until one is.
     ///   - substitute: with it, a missing or invalid scene shows the scene it returns (the diagnostic page) and
     ///     the file stays watched; without it, the scene's error is thrown.
+    ///   - problem: a configuration kioskd could not use (needs `substitute`): its diagnostic page is shown from
+    ///     the start, and the scene file is neither read nor watched; a reload starts kioskd over.
     /// - Throws: the scene's validation errors (`SceneValidationError`), or the engine's.
     convenience init(loop: MainLoop, output: (backend: any DisplayBackend, compositor: any Compositing)?, waitingSize: Size,
                      pool: RenderQueuePool, path: String, watch: Bool, fpsOverlay: Bool, memory: KioskConfig.Memory = KioskConfig.Memory(),
-                     substitute: ((any Error) throws -> Scene)? = nil, logger: Logger) throws {
+                     substitute: Substitute? = nil, problem: ConfigurationProblem? = nil, logger: Logger) throws {
         let engine: LayerEngine
         if let output {
             engine = try LayerEngine(loop: loop, backend: output.backend, compositor: output.compositor, pool: pool)
@@ -36,14 +45,17 @@ final class SceneRunner {
             engine = try LayerEngine(loop: loop, sceneSize: waitingSize, pool: pool)
         }
         try self.init(engine: engine, path: path, watch: watch, fpsOverlay: fpsOverlay, memory: memory, substitute: substitute,
-                      logger: logger)
+                      problem: problem, logger: logger)
     }
 
     /// Shows the scene on an engine made elsewhere (one output slot's, when several outputs are driven).
     init(engine: LayerEngine, path: String, watch: Bool, fpsOverlay: Bool, memory: KioskConfig.Memory = KioskConfig.Memory(),
-         substitute: ((any Error) throws -> Scene)? = nil, logger: Logger) throws {
+         substitute: Substitute? = nil, problem: ConfigurationProblem? = nil, logger: Logger) throws {
         self.path = path
         self.engine = engine
+        configurationProblem = problem
+        diagnosticStatus = problem.map { "\($0), waiting for it to be fixed and kioskd reloaded" }
+            ?? "scene \(path) cannot be shown, waiting for it to be fixed"
         let loop = engine.loop
         let adjust: @Sendable (Scene) -> Scene
         if fpsOverlay {
@@ -52,30 +64,38 @@ final class SceneRunner {
             adjust = { scene in scene }
         }
         var shown: Scene
-        do {
-            let loaded = try SceneLoader.load(path: path, limits: memory.sceneLimits)
-            for warning in loaded.warnings { logger.warning("\(warning)") }
-            shown = adjust(loaded.scene)
-            startProblem = nil
-        } catch {
-            guard let substitute else { throw error }
-            logger.error("scene \(path) cannot be shown; showing the diagnostic page until it is fixed: \(error)")
-            shown = try substitute(error)
-            startProblem = error
+        if let problem, let substitute {
+            shown = try substitute(problem.subject, problem.error)
+            startProblem = problem
             diagnosticScene = shown
+        } else {
+            do {
+                let loaded = try SceneLoader.load(path: path, limits: memory.sceneLimits)
+                for warning in loaded.warnings { logger.warning("\(warning)") }
+                shown = adjust(loaded.scene)
+                startProblem = nil
+            } catch {
+                guard let substitute else { throw error }
+                logger.error("scene \(path) cannot be shown; showing the diagnostic page until it is fixed: \(error)")
+                shown = try substitute(.scene(path), error)
+                startProblem = error
+                diagnosticScene = shown
+            }
         }
         stage = SceneStage(engine: engine, scene: shown, source: path, limits: memory.sceneLimits)
         stage.adjustLoadedScene = adjust
         stage.preloadPages = memory.preloadPages ?? KioskConfig.Memory.defaultPreloadPages
         engine.surfaceBudgetBytes = (memory.surfaceBudgetMB ?? KioskConfig.Memory.defaultSurfaceBudgetMB) << 20
         VideoWiring.attach(to: stage, loop: loop, logger: logger)
-        if watch {
+        if watch && problem == nil {
             do { try stage.watch(path: path) } catch where substitute != nil {
                 // A kiosk keeps showing what it has; scene.load and SIGHUP still replace it.
                 logger.error("\(error); the scene file is not watched for changes")
             }
         }
-        logger.info("scene \(path): \(stage.scene.pages.count) page(s), \(stage.scene.allWidgets.count) widget(s)\(watch ? ", reloaded on change" : "")")
+        if problem == nil {
+            logger.info("scene \(path): \(stage.scene.pages.count) page(s), \(stage.scene.allWidgets.count) widget(s)\(watch ? ", reloaded on change" : "")")
+        }
     }
 
     /// SIGHUP: read the scene file shown again (the one `scene.load` switched to, if any), off the loop;

@@ -1,6 +1,7 @@
 import Foundation
 import KioskCore
 import KioskService
+import Logging
 
 /// kioskd under systemd: READY=1 at the first complete frame, a STATUS line kept current, RELOADING=1 … READY=1
 /// around SIGHUP, STOPPING=1 on SIGTERM, and watchdog pings while the frame path is healthy. Outside systemd it
@@ -13,12 +14,14 @@ final class ServiceWiring {
     /// The scene and page shown, fps and missed vblanks, for STATUS; set by `attach`.
     private var describe: () -> String = { "starting" }
 
+    /// The sockets systemd passed, kept to be passed on when kioskd starts over (`StartOver`).
+    let activation: SocketActivation
     /// The control socket systemd passed (kioskd.socket, `FileDescriptorName=control`), if any.
-    let controlSocketFD: Int32?
+    var controlSocketFD: Int32? { activation.socket(named: "control") }
 
     init(loop: MainLoop) throws {
         self.loop = loop
-        controlSocketFD = try SocketActivation.fromEnvironment().socket(named: "control")
+        activation = try SocketActivation.fromEnvironment()
     }
 
     /// Wires notify and the watchdog to a running scene. `health` says whether the frame path is healthy; by
@@ -34,7 +37,7 @@ final class ServiceWiring {
             previous = (flips.framesFlipped, loop.now)
             let waiting = runner.engine.hasOutput ? "" : "waiting for a display (nothing connected); "
             let what = waiting + (runner.showsDiagnosticPage
-                ? "diagnostic page: scene \(runner.path) cannot be shown, waiting for it to be fixed"
+                ? "diagnostic page: \(runner.diagnosticStatus)"
                 : "scene \(runner.stage.source) page \(runner.stage.currentPage)")
             return "\(what), \(String(format: "%.1f", fps)) fps, \(flips.missedVblanks) missed vblanks"
         }
@@ -55,6 +58,23 @@ final class ServiceWiring {
             runner.reload { [unowned self] accepted in
                 notifier.ready(status: (accepted ? "" : "reload rejected, previous scene kept; ") + describe())
             }
+        }
+    }
+
+    /// True once SIGHUP asked for a start over: the run ends at the next frame boundary, and `runDisplay` then
+    /// starts kioskd over (`StartOver`) instead of ending.
+    private(set) var startingOver = false
+
+    /// SIGHUP while a configuration problem is shown: RELOADING=1, and the run stops at the next frame boundary
+    /// (no flip left in flight for the new start to trip over), to start over in this process with the
+    /// configuration read again; the new start sends READY=1 at its first complete frame.
+    func startOverOnReload(_ signals: SignalRouting, session: RunSession, logger: Logger) {
+        signals.onReload = { [unowned self, unowned session] in
+            guard !startingOver else { return }
+            startingOver = true
+            notifier.reloading(status: "reloading: starting over to read the configuration again")
+            logger.notice("SIGHUP with a configuration problem shown: starting over to read the configuration again")
+            session.requestStop()
         }
     }
 

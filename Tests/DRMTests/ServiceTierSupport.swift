@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KioskCore
 import KioskDisplay
 import KioskRender
 import KioskRenderTestSupport
@@ -105,6 +106,65 @@ struct ServiceTier {
     static func writeAtomically(_ text: String, to path: String) throws {
         try text.write(toFile: path + ".tmp", atomically: false, encoding: .utf8)
         guard rename(path + ".tmp", path) == 0 else { throw ServiceCheckFailure("rename to \(path): errno \(errno)") }
+    }
+
+    /// A command's output (stdout and stderr), or `?` when it could not be run: for a check that compares it.
+    static func shellText(_ script: String) -> String {
+        (try? shell(script).text) ?? "?"
+    }
+
+    /// The installed unit's ExecStart= command: drop-ins and headless renders add their options to it, so the
+    /// unit's own options (keep-going, the socket group) cannot drift from what the checks run.
+    static func shippedExecStart() throws -> String {
+        let unit = try String(contentsOfFile: installedUnit, encoding: .utf8)
+        guard let line = unit.split(separator: "\n").first(where: { $0.hasPrefix("ExecStart=") }) else {
+            throw ServiceCheckFailure("\(installedUnit) has no ExecStart=")
+        }
+        return String(line.dropFirst("ExecStart=".count))
+    }
+
+    static let installedUnit = "/lib/systemd/system/kioskd.service"
+
+    /// The installed unit with its ExecStart= extended by `--frames N --capture FILE` (a bounded run whose last
+    /// frame is read back through writeback), as a drop-in; the rest of the unit as shipped.
+    static func addCaptureDropIn(frames: Int, capture: String) throws {
+        let command = try shippedExecStart() + " --frames \(frames) --capture \(capture)"
+        try must("mkdir -p \(dropInDirectory) && printf '[Service]\\nExecStart=\\nExecStart=%s\\n' '\(command)' > \(dropInDirectory)/capture.conf && systemctl daemon-reload")
+    }
+
+    static func removeCaptureDropIn() {
+        _ = try? shell("rm -f \(dropInDirectory)/capture.conf && systemctl daemon-reload")
+    }
+
+    /// The [Service] lines of the installed unit that make kioskd's sandbox and identity (everything but how
+    /// systemd starts, stops, watches and reloads it, and the directories it makes), as `KEY=VALUE`.
+    static func unitSandboxProperties() throws -> [String] {
+        let lifecycle: Set<String> = ["Type", "NotifyAccess", "ExecStart", "ExecReload", "WatchdogSec", "WatchdogSignal", "Sockets",
+                                      "Restart", "RestartSec", "KillSignal", "TimeoutStopSec", "RuntimeDirectory", "RuntimeDirectoryMode",
+                                      "RuntimeDirectoryPreserve", "StateDirectory", "StateDirectoryMode", "Environment"]
+        var inService = false
+        var properties: [String] = []
+        for raw in try String(contentsOfFile: installedUnit, encoding: .utf8).split(separator: "\n") {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            if line.hasPrefix("[") { inService = line == "[Service]"; continue }
+            guard inService, let eq = line.firstIndex(of: "="), !lifecycle.contains(String(line[..<eq])) else { continue }
+            properties.append(line)
+        }
+        return properties
+    }
+
+    /// `/bin/sh -c script` as a transient service with `properties` (systemd-run --wait --pipe): its exit status
+    /// and output.
+    static func runSandboxed(_ script: String, properties: [String]) throws -> (status: Int32, text: String) {
+        let options = properties.map { "-p '\($0)'" }.joined(separator: " ")
+        return try shell("systemd-run --quiet --wait --pipe --collect \(options) /bin/sh -c '\(script)'", timeout: 60)
+    }
+
+    /// The XRGB pixel at (x, y) of a PNG read with `readPNG`.
+    static func pixel(_ image: (pixels: [UInt8], size: Size, stride: Int), x: Int, y: Int) -> UInt32 {
+        let offset = y * image.stride + x * 4
+        return UInt32(image.pixels[offset + 2]) << 16 | UInt32(image.pixels[offset + 1]) << 8 | UInt32(image.pixels[offset])
     }
 
     /// kioskctl as the non-root member of group kioskd.

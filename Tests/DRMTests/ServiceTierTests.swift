@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import KioskDisplay
 import KioskRender
+import KioskTestSupport
 import XCTest
 
 /// The service tier: kioskd installed from its .deb and run by systemd as a board runs it. Runs only inside the
@@ -9,10 +10,11 @@ import XCTest
 /// builds the package and names it in KIOSKD_SERVICE_DEB); anywhere else it fails, never skips. scripts/test-all
 /// keeps this class out of the vkms tier's list.
 ///
-/// One test walks the service's life in order, each step one `service-check:` line: install, a bounded run whose
-/// writeback capture is compared with the headless render, READY=1 and active (running), the user it runs as,
-/// kioskctl as a member of group kioskd (and refused to others), reload, stop, socket activation of a stopped
-/// kioskd, the watchdog, the diagnostic page and its fix, and the journal.
+/// One test walks the service's life in order, each step one `service-check:` line: install, the socket's directory
+/// from boot, a bounded run whose writeback capture is compared with the headless render, a touch under the unit,
+/// a backlight-like write under the unit's sandbox, READY=1 and active (running), the user it runs as, kioskctl as
+/// a member of group kioskd (and refused to others), reload, stop, socket activation of a stopped kioskd, the
+/// watchdog, the diagnostic page and its fix, a broken config file and its fix with a reload, and the journal.
 final class ServiceTierTests: XCTestCase {
     private typealias T = ServiceTier
 
@@ -49,9 +51,13 @@ final class ServiceTierTests: XCTestCase {
         let cursor = try T.must("journalctl -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p'")
 
         tier.check("install") { try install() }
+        // The console's framebuffer, before any kioskd has run.
         let consoleBuffer = try T.crtcBuffer()
+        tier.check("socket-from-boot") { try socketFromBoot() }
 
         tier.check("writeback") { try boundedRun(scene: Self.scene("service tier v1"), headless: headlessScene) }
+        tier.check("touch") { try touchUnderTheUnit() }
+        tier.check("backlight-sandbox") { try backlightUnderTheSandbox() }
         tier.check("ready") { try startAndReady() }
         tier.check("user") { try runsAsKioskd() }
         tier.check("ping") { try pingAsMember() }
@@ -61,6 +67,8 @@ final class ServiceTierTests: XCTestCase {
         tier.check("watchdog") { try watchdog() }
         tier.check("diagnostic-page") { try boundedRun(scene: Self.brokenScene, headless: headlessDiagnosticPage) }
         tier.check("diagnostic-fixed") { try diagnosticPageThenFix() }
+        tier.check("config-diagnostic-page") { try brokenConfigShowsTheDiagnosticPage() }
+        tier.check("config-reload") { try brokenConfigFixedAndReloaded() }
         tier.check("journal") { try journalHasNoErrors(after: cursor) }
     }
 
@@ -108,8 +116,8 @@ final class ServiceTierTests: XCTestCase {
     private func boundedRun(scene: String, headless: () throws -> String) throws -> String {
         try T.writeAtomically(scene, to: T.scene)
         try? FileManager.default.removeItem(atPath: capture)
-        try T.must("mkdir -p \(T.dropInDirectory) && printf '[Service]\\nExecStart=\\nExecStart=/usr/bin/kioskd run --keep-going --frames \(Self.boundedFrames) --capture \(capture)\\n' > \(T.dropInDirectory)/capture.conf && systemctl daemon-reload")
-        defer { _ = try? T.shell("rm -f \(T.dropInDirectory)/capture.conf && systemctl daemon-reload") }
+        try T.addCaptureDropIn(frames: Self.boundedFrames, capture: capture)
+        defer { T.removeCaptureDropIn() }
         try T.must("systemctl stop kioskd.service && systemctl start kioskd.service", timeout: 120)
         let status = try T.unit()["StatusText"] ?? ""
         try T.waitFor("the bounded run to end", timeout: 120) { try T.unit()["ActiveState"] == "inactive" }
@@ -118,6 +126,124 @@ final class ServiceTierTests: XCTestCase {
         let expected = try headless()
         let same = try T.samePicture(capture, expected)
         return "READY=1 with STATUS=\(status); writeback capture of frame \(Self.boundedFrames) equals the headless render: \(same)"
+    }
+
+    /// /run/kioskd as boot leaves it, before kioskd has run: the package's tmpfiles entry makes it (kioskd:kioskd,
+    /// 0750), kioskd.socket puts its socket there, and a member of group kioskd (not root) connects and is answered,
+    /// socket activation starting kioskd. Boot is replayed without a reboot: kioskd and its socket stopped,
+    /// /run/kioskd removed, then what boot runs, in its order: systemd-tmpfiles --create --boot for the package's
+    /// file (systemd-tmpfiles-setup.service, before sysinit.target), then kioskd.socket (sockets.target).
+    private func socketFromBoot() throws -> String {
+        let installed = try T.must("stat -c '%A %U:%G' /run/kioskd")
+        guard installed == "drwxr-x--- kioskd:kioskd" else { throw ServiceCheckFailure("after dpkg -i, /run/kioskd is \(installed)") }
+        try T.must("systemctl stop kioskd.service kioskd.socket && rm -rf /run/kioskd", timeout: 60)
+        try T.must("systemd-tmpfiles --create --boot /usr/lib/tmpfiles.d/kioskd.conf && systemctl start kioskd.socket", timeout: 60)
+        let directory = try T.must("stat -c '%A %U:%G' /run/kioskd"), socket = try T.must("stat -c '%A %U:%G' \(T.socket)")
+        guard directory == "drwxr-x--- kioskd:kioskd", socket == "srw-rw---- root:kioskd" else {
+            throw ServiceCheckFailure("after the replayed boot: /run/kioskd \(directory), \(T.socket) \(socket)")
+        }
+        let before = try T.unit()
+        guard before["ActiveState"] == "inactive" else { throw ServiceCheckFailure("kioskd is \(T.state(before)) before the first client") }
+        let ping = try T.kioskctlAsMember("ping", timeout: 120)
+        guard ping.status == 0 else { throw ServiceCheckFailure("kioskctl ping as \(T.member) before kioskd ever ran: exit \(ping.status): \(ping.text)") }
+        try T.waitFor("kioskd active after the first client", timeout: 60) { try T.unit()["ActiveState"] == "active" }
+        try T.must("systemctl stop kioskd.service", timeout: 60)
+        return "after dpkg -i and after a replayed boot (tmpfiles, then kioskd.socket): /run/kioskd \(directory), socket \(socket); kioskd inactive, then kioskctl ping as \(T.member) answered (\(ping.text)) and started it"
+    }
+
+    /// The scene of the touch check: one big button whose pressed look is darker.
+    private static let buttonScene = """
+        size: display
+        background: "#102030"
+        widgets:
+          - {id: big, type: button, label: Press, x: 10%, y: 10%, width: 80%, height: 80%, background: "#2e7d32", corner_radius: 0, on_press: {emit: pressed}}
+        """ + "\n"
+
+    /// A uinput touchscreen under the unit as installed (with the capture drop-in only): libinput opens it (the
+    /// device cgroup must allow char-input rw, libinput opens event nodes O_RDWR), the tap's `down` reaches a
+    /// subscriber of the control socket, and with the finger held until the bounded run ends, the writeback
+    /// capture of the last frame shows the button's pressed look: darker than its headless render in every channel.
+    private func touchUnderTheUnit() throws -> String {
+        try InputTestEnvironment.prepare()
+        let frames = 900
+        let shot = "/var/lib/kioskd/touch.png"
+        try T.writeAtomically(Self.buttonScene, to: T.scene)
+        defer { _ = try? T.writeAtomically(Self.scene("service tier v1"), to: T.scene) }
+        try? FileManager.default.removeItem(atPath: shot)
+        try T.addCaptureDropIn(frames: frames, capture: shot)
+        defer { T.removeCaptureDropIn() }
+        let touch = try UInputDevice(.multitouch)
+        defer { touch.remove() }
+        try T.must("systemctl stop kioskd.service && systemctl start kioskd.service", timeout: 120)
+        let opened = try T.waitFor("kioskd to open \(touch.name)", timeout: 30) {
+            try T.kioskctlAsMember("stats --json", timeout: 20).text.contains(touch.name)
+        }
+        let subscriber = try ControlTestSocket(path: T.socket, timeoutSeconds: 20)
+        guard subscriber.request(#"{"id": 1, "cmd": "subscribe", "args": {"events": ["input"]}}"#)?["ok"] as? Bool == true else {
+            throw ServiceCheckFailure("subscribe to input events was refused")
+        }
+        try touch.down(0.5, 0.5)
+        let deadline = Date().addingTimeInterval(20)
+        var down: [String: Any]?
+        while down == nil, let event = subscriber.readObject(deadline: deadline) {
+            if event["event"] as? String == "input", let data = event["data"] as? [String: Any], data["kind"] as? String == "down" { down = data }
+        }
+        guard let down else { throw ServiceCheckFailure("no input event 'down' within 20 s of the touch") }
+        guard down["id"] as? String == "big" else { throw ServiceCheckFailure("the touch went down on \(down["id"] ?? "nothing"), not the button") }
+        let stats = try T.kioskctlAsMember("stats --json", timeout: 20).text
+        let flipped = stats.firstMatch(of: /"frames_flipped":([0-9]+)/).flatMap { Int($0.1) } ?? frames
+        guard flipped < frames - 120 else { throw ServiceCheckFailure("the finger went down at frame \(flipped) of \(frames): too late to be sure the last frame shows it") }
+        // The finger stays down until the run has captured its last frame and ended.
+        try T.waitFor("the bounded run to end", timeout: 120) { try T.unit()["ActiveState"] == "inactive" }
+        try touch.up()
+        let end = try T.unit()
+        guard end["Result"] == "success" else { throw ServiceCheckFailure("the bounded run ended \(T.state(end))") }
+        let captured = try readPNG(path: shot)
+        let size = captured.size
+        // The headless render of the same scene, nobody touching it.
+        let normal = "\(work)/headless-button.png"
+        try T.must("/usr/bin/kioskd run --backend headless --mode \(size.width)x\(size.height) --scene \(T.scene) --frames \(Self.boundedFrames) --screenshot \(normal) --socket none", timeout: 120)
+        let rendered = try readPNG(path: normal)
+        // On the button's fill, above its label; and the background beside the button.
+        let (px, py) = (size.width / 2, size.height / 5)
+        let pressed = T.pixel(captured, x: px, y: py), unpressed = T.pixel(rendered, x: px, y: py)
+        guard [16, 8, 0].allSatisfy({ (pressed >> $0) & 0xff < (unpressed >> $0) & 0xff }) else {
+            throw ServiceCheckFailure(String(format: "the button in the capture is #%06x, its unpressed look #%06x: not the pressed look", pressed, unpressed))
+        }
+        guard T.pixel(captured, x: 4, y: 4) == T.pixel(rendered, x: 4, y: 4) else {
+            throw ServiceCheckFailure(String(format: "the background differs: capture #%06x, headless #%06x", T.pixel(captured, x: 4, y: 4), T.pixel(rendered, x: 4, y: 4)))
+        }
+        return String(format: "%@ opened by kioskd %.1f s after start; subscriber got input down on 'big' at (%@, %@) by frame %d of %d; the capture of frame %d shows the button #%06x, pressed (unpressed #%06x)",
+                      touch.name, opened, "\(down["x"] ?? "?")", "\(down["y"] ?? "?")", flipped, frames, frames, pressed, unpressed)
+    }
+
+    /// The unit's sandbox, read from the installed unit, lets kioskd's user write a device attribute reached through
+    /// a /sys/class symlink, as the backlight's `brightness` is (/sys/class/backlight/X -> /sys/devices/...). The
+    /// VM has no backlight: the attribute is the `uevent` of /dev/null's device (/sys/class/mem/null ->
+    /// /sys/devices/virtual/mem/null), given to group video as a backlight's udev rule gives `brightness`, and
+    /// written with `change` (a uevent that changes nothing). Under systemd-run with every sandbox line of the
+    /// unit, the write succeeds; with the unit's ReadWritePaths= swapped for the class directory, it fails with
+    /// EROFS, as without any (ProtectKernelTunables=).
+    private func backlightUnderTheSandbox() throws -> String {
+        let attribute = "/sys/class/mem/null/uevent"
+        let real = try T.must("readlink -f \(attribute)")
+        guard real.hasPrefix("/sys/devices/") else { throw ServiceCheckFailure("\(attribute) resolves to \(real)") }
+        try T.must("chgrp video \(real) && chmod g+w \(real)")
+        defer { _ = try? T.shell("chgrp root \(real) && chmod g-w \(real)") }
+        let sandbox = try T.unitSandboxProperties()
+        guard sandbox.contains(where: { $0.hasPrefix("ProtectKernelTunables=yes") }), sandbox.contains("User=kioskd") else {
+            throw ServiceCheckFailure("the installed unit's sandbox lacks ProtectKernelTunables=yes or User=kioskd: \(sandbox)")
+        }
+        let write = "echo change > \(attribute)"
+        let unit = try T.runSandboxed(write, properties: sandbox)
+        guard unit.status == 0 else { throw ServiceCheckFailure("with the unit's sandbox the write failed: exit \(unit.status): \(unit.text)") }
+        let classOnly = sandbox.filter { !$0.hasPrefix("ReadWritePaths=") } + ["ReadWritePaths=/sys/class/mem"]
+        let refused = try T.runSandboxed(write, properties: classOnly)
+        guard refused.status != 0, refused.text.contains("Read-only file system") else {
+            throw ServiceCheckFailure("with ReadWritePaths=/sys/class/mem instead of the unit's, the write did not fail with EROFS: exit \(refused.status): \(refused.text)")
+        }
+        let paths = sandbox.filter { $0.hasPrefix("ReadWritePaths=") }.joined(separator: " ")
+        return "\(attribute) -> \(real) (group video, g+w): written as kioskd under the unit's \(sandbox.count) sandbox lines (\(paths)); with ReadWritePaths=/sys/class/mem instead: EROFS ('\(refused.text.split(separator: "\n").last ?? "")')"
     }
 
     /// The headless render of the scene file, in the display's mode.
@@ -306,18 +432,97 @@ final class ServiceTierTests: XCTestCase {
         return "STATUS=\(broken.prefix(60))...; problem names 'txet'; fixed file shown \(String(format: "%.1f", took)) s after saving; screenshot equals the headless render: \(same)"
     }
 
+    /// The config file with a typo: its diagnostic page names it.
+    private static let configTypo = "bufers: 2"
+
+    /// A config file with an unknown key under the shipped unit (with the capture drop-in): kioskd starts, READY=1
+    /// with the diagnostic page naming the config file, the unit active and never restarted; the writeback capture
+    /// at the end of the bounded run is the diagnostic page, equal to its headless render, not the scene.
+    private func brokenConfigShowsTheDiagnosticPage() throws -> String {
+        try T.must("systemctl stop kioskd.service && cp \(T.config) \(work)/kioskd.yaml.good && echo '\(Self.configTypo)' >> \(T.config)")
+        try? FileManager.default.removeItem(atPath: capture)
+        try T.addCaptureDropIn(frames: Self.boundedFrames, capture: capture)
+        defer { T.removeCaptureDropIn() }
+        try T.must("systemctl start kioskd.service", timeout: 120)
+        let running = try T.unit()
+        let status = running["StatusText"] ?? ""
+        guard running["ActiveState"] == "active", T.shellText("systemctl is-active kioskd.service") == "active" else {
+            throw ServiceCheckFailure("with the broken config: \(T.state(running))")
+        }
+        guard status.hasPrefix("diagnostic page: config file \(T.config) cannot be used") else { throw ServiceCheckFailure("STATUS=\(status)") }
+        let problem = try T.kioskctlAsMember("widget get problem --json").text
+        guard problem.contains("\(T.config):"), problem.contains("bufers") else { throw ServiceCheckFailure("the page's problem: \(problem)") }
+        try T.waitFor("the bounded run to end", timeout: 120) { try T.unit()["ActiveState"] == "inactive" }
+        let end = try T.unit()
+        guard end["Result"] == "success", end["NRestarts"] == running["NRestarts"] else {
+            throw ServiceCheckFailure("the run ended \(T.state(end)), NRestarts \(running["NRestarts"] ?? "?") -> \(end["NRestarts"] ?? "?")")
+        }
+        let page = try readPNG(path: capture)
+        guard T.pixel(page, x: 2, y: 2) == 0x3a0d0d else { throw ServiceCheckFailure(String(format: "the capture's corner is #%06x, not the diagnostic page's #3a0d0d", T.pixel(page, x: 2, y: 2))) }
+        let fromScene = try T.differingPixels(capture, "\(work)/headless-scene.png")
+        guard fromScene > 0 else { throw ServiceCheckFailure("the capture equals the scene's render") }
+        let same = try T.samePicture(capture, try headlessConfigDiagnosticPage())
+        return "active with STATUS=\(status.prefix(90))...; NRestarts \(running["NRestarts"] ?? "?") -> \(end["NRestarts"] ?? "?"), result success; capture of frame \(Self.boundedFrames): the diagnostic page (\(fromScene) pixels differ from the scene), equal to its headless render: \(same)"
+    }
+
+    /// The headless render of the diagnostic page for the broken config file, with the unit's own options and the
+    /// control socket handed over as systemd does, like `headlessDiagnosticPage`.
+    private func headlessConfigDiagnosticPage() throws -> String {
+        let out = "\(work)/headless-config-diagnostic.png", socket = "\(work)/config-diagnostic.sock"
+        try T.must("""
+            rm -f \(socket)
+            systemd-socket-activate --listen=\(socket) --fdname=control \(try T.shippedExecStart()) --backend headless \\
+                --mode \(try modeOfCapture()) --frames \(Self.boundedFrames) --screenshot \(out) & activator=$!
+            until [ -S \(socket) ]; do kill -0 $activator || exit 1; sleep 0.1; done
+            /usr/bin/kioskctl ping --socket \(socket)
+            wait $activator
+            """, timeout: 120)
+        return out
+    }
+
+    /// The broken config at start, then fixed and `systemctl reload`: kioskd starts over in the same process (same
+    /// MainPID, no restart), reads the config again, and the writeback capture at the end of its bounded run is the
+    /// scene, equal to its headless render.
+    private func brokenConfigFixedAndReloaded() throws -> String {
+        try? FileManager.default.removeItem(atPath: capture)
+        try T.addCaptureDropIn(frames: Self.boundedFrames, capture: capture)
+        defer { T.removeCaptureDropIn() }
+        try T.must("systemctl start kioskd.service", timeout: 120)
+        let broken = try T.unit()
+        guard (broken["StatusText"] ?? "").hasPrefix("diagnostic page: config file") else { throw ServiceCheckFailure("STATUS=\(broken["StatusText"] ?? "")") }
+        try T.must("cp \(work)/kioskd.yaml.good \(T.config)")
+        try T.must("systemctl reload kioskd.service", timeout: 120)
+        let took = try T.waitFor("the scene after the reload", timeout: 60) {
+            try T.kioskctlAsMember("widget get title --json").text.contains("service tier v1")
+        }
+        // READY=1 from the new start, at its first complete frame, ends the reload.
+        try T.waitFor("READY=1 after the reload", timeout: 60) { try T.unit()["ActiveState"] == "active" }
+        let after = try T.unit()
+        guard after["MainPID"] == broken["MainPID"], after["ActiveState"] == "active", after["NRestarts"] == broken["NRestarts"] else {
+            throw ServiceCheckFailure("after the reload: \(T.state(after)), pid \(after["MainPID"] ?? "?") (was \(broken["MainPID"] ?? "?")), NRestarts \(after["NRestarts"] ?? "?")")
+        }
+        let status = after["StatusText"] ?? ""
+        try T.waitFor("the bounded run to end", timeout: 120) { try T.unit()["ActiveState"] == "inactive" }
+        let end = try T.unit()
+        guard end["Result"] == "success", end["NRestarts"] == broken["NRestarts"] else {
+            throw ServiceCheckFailure("the run ended \(T.state(end)), NRestarts \(broken["NRestarts"] ?? "?") -> \(end["NRestarts"] ?? "?")")
+        }
+        let same = try T.samePicture(capture, "\(work)/headless-scene.png")
+        return "diagnostic page, config fixed, systemctl reload: scene shown \(String(format: "%.1f", took)) s later, same pid \(after["MainPID"] ?? "?"), NRestarts \(broken["NRestarts"] ?? "?") -> \(end["NRestarts"] ?? "?"), STATUS=\(status.prefix(60)); capture of frame \(Self.boundedFrames) equals the scene's headless render: \(same)"
+    }
+
     /// No message at priority err or worse since the package was installed, but those the checks provoked on
     /// purpose: the watchdog timeout and the broken scene.
     private func journalHasNoErrors(after cursor: String) throws -> String {
         let lines = try T.must("journalctl --after-cursor='\(cursor)' -p err --no-pager -o short-monotonic | grep -v '^-- ' || true")
             .split(separator: "\n").map(String.init)
-        let provoked = lines.filter { $0.contains("Watchdog timeout") || $0.contains("txet") }
+        let provoked = lines.filter { $0.contains("Watchdog timeout") || $0.contains("txet") || $0.contains("bufers") }
         let unexpected = lines.filter { !provoked.contains($0) }
         guard unexpected.isEmpty else { throw ServiceCheckFailure("\(unexpected.count) unexpected: \(unexpected.joined(separator: " | "))") }
         // kioskd's own errors reach the journal as errors (priority prefixes): the filter could have seen one.
         guard provoked.contains(where: { $0.contains("cannot be shown") }) else {
             throw ServiceCheckFailure("kioskd's error about the broken scene is not at priority err: the filter would see none of kioskd's")
         }
-        return "no message at priority err but the \(provoked.count) provoked on purpose (the broken scene\(provoked.contains { $0.contains("Watchdog") } ? ", the watchdog timeout" : ""))"
+        return "no message at priority err but the \(provoked.count) provoked on purpose (the broken scene, the broken config\(provoked.contains { $0.contains("Watchdog") } ? ", the watchdog timeout" : ""))"
     }
 }

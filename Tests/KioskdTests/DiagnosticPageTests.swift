@@ -59,7 +59,8 @@ final class DiagnosticPageTests: XCTestCase {
         let problem = values["problem"] ?? ""
         XCTAssertTrue(problem.contains("\(sceneFile.path):4:") && problem.contains("hologram"), "FILE:LINE:COL and the problem: \(problem)")
         XCTAssertEqual(values["socket"], daemon.socketPath)
-        XCTAssertEqual(values["scene"], sceneFile.path)
+        XCTAssertEqual(values["file"], sceneFile.path)
+        XCTAssertEqual(values["file_label"], "Scene file")
         XCTAssertEqual(values["version"], try daemon.result("version")["version"] as? String)
 
         // Fixing the file replaces the page: the watch was live all along.
