@@ -126,8 +126,14 @@ extension LayerEngine {
         guard let backend, let compositor else { return }
         let failure = PresentFailure(error)
         counters.presentFailures[failure.errnoName, default: 0] += 1
-        // Master loss says so in its own line.
-        if failure.policy != .regainMaster { logger.error("\(failure.message)") }
+        // Master loss says so in its own line. A present the policy retries at the next vblank (EBUSY: the kernel
+        // still holds a flip, as under emulation when a vblank comes late) is a warning: handled, counted in
+        // `present_failures` and sent as an `error` event, it is no error for the journal to carry.
+        switch failure.policy {
+        case .regainMaster: break
+        case .retryAtNextVblank: logger.warning("\(failure.message); retrying at the next vblank")
+        default: logger.error("\(failure.message)")
+        }
         switch failure.policy {
         case .retryAtNextVblank:
             counters.presentRetries += 1
