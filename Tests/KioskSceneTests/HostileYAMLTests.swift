@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import KioskCore
 import KioskTestSupport
@@ -9,22 +8,14 @@ import XCTest
 /// data sources) is composed through `YAMLTree`, whose event scan bounds the work before a tree exists. These tests
 /// throw adversarial documents at each entry point and hold every one to a time bound or a located refusal.
 final class HostileYAMLTests: XCTestCase {
-    /// Runs `work` on a thread of its own and waits at most `deadline` for it: a parser that never returns fails
-    /// the test instead of hanging the suite.
-    private func finishes<T: Sendable>(within deadline: DispatchTimeInterval, _ what: String,
-                                       _ work: @escaping @Sendable () -> T) -> T? {
-        let done = DispatchSemaphore(value: 0)
-        let result = Lock<T?>(nil)
-        Thread.detachNewThread {
-            let value = work()
-            result.withLock { $0 = value }
-            done.signal()
-        }
-        guard done.wait(timeout: .now() + deadline) == .success else {
+    /// `returnsPromptly`, failing the test when `work` does not finish by `deadline`: a parser that never returns
+    /// fails instead of hanging the suite.
+    private func finishes<T: Sendable>(within deadline: Duration, _ what: String, _ work: @escaping @Sendable () -> T) -> T? {
+        guard let value = returnsPromptly(within: deadline, work) else {
             XCTFail("\(what) did not finish within its deadline")
             return nil
         }
-        return result.withLock { $0 }
+        return value
     }
 
     /// The field's document: twelve levels of ten-element lists, each of aliases to the level before (10^12
