@@ -1,0 +1,131 @@
+import Foundation
+import KioskTestSupport
+import XCTest
+
+/// `kioskd bench --json` end to end: every scenario present, each figure measured or null, and each ratio made of
+/// exactly the figures beside it. It runs every scenario, so it is the longest of the daemon's tests: test-all runs it
+/// in the optimized tier, on code built as kioskd ships, and not again under ThreadSanitizer.
+final class BenchCLITests: XCTestCase {
+    func testBenchJSONHasEveryScenarioWithMeasuredFiguresAndConsistentRatios() throws {
+        let r = try KioskdProcess.run(["bench", "--frames", "10", "--mode", "640x360", "--json"], timeout: 600)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
+        let scenarios = try XCTUnwrap(report["scenarios"] as? [String: Any])
+        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "update-storm", "startup", "images", "pages", "plain-fill", "video"])
+        XCTAssertTrue(scenarios["video"] is NSNull, "video runs only when named")
+
+        // Plain fills: both paths measured side by side for each fill and damage, the ratio from exactly those figures.
+        let plain = try XCTUnwrap(scenarios["plain-fill"] as? [String: Any])
+        XCTAssertEqual(plain["surface_bytes"] as? Int, 1920 * 1080 * 4)
+        let cases = try XCTUnwrap(plain["cases"] as? [[String: Any]])
+        XCTAssertEqual(Set(cases.compactMap { c in (c["fill"] as? String).map { "\($0)/\(c["damage"] as? String ?? "?")" } }),
+                       ["solid/clock 480x120", "solid/full screen", "gradient/clock 480x120", "gradient/full screen"])
+        for c in cases {
+            let direct = try XCTUnwrap(c["direct_ms"] as? Double, "\(c)"), surface = try XCTUnwrap(c["surface_ms"] as? Double, "\(c)")
+            XCTAssertGreaterThan(direct, 0, "\(c)")
+            XCTAssertGreaterThan(surface, 0, "\(c)")
+            XCTAssertEqual(try XCTUnwrap(c["direct_vs_surface"] as? Double, "\(c)"), direct / surface, accuracy: 1e-9)
+        }
+        let renders = try XCTUnwrap(plain["surface_render_ms"] as? [String: Any])
+        for fill in ["solid", "gradient"] { XCTAssertGreaterThan(renders[fill] as? Double ?? 0, 0, fill) }
+        XCTAssertEqual(plain["drawn_without_surface"] as? [String: Bool], ["solid": true, "gradient": false])
+
+        let dashboard = try XCTUnwrap(scenarios["dashboard"] as? [String: Any])
+        XCTAssertEqual(dashboard["full_frame_bytes"] as? Int, 640 * 360 * 4)
+        let memcpy = try XCTUnwrap(dashboard["memcpy_ms_per_frame"] as? Double)
+        var naiveTotals: [String: Double] = [:]
+        for strategy in ["direct", "through_surfaces"] {
+            let naive = try XCTUnwrap(dashboard["naive_\(strategy)"] as? [String: Any], strategy)
+            // The baseline draws into memory with no display: flips, missed vblanks and a first frame are not measured.
+            for key in ["frames_flipped", "missed_vblanks", "first_frame_ms"] { XCTAssertTrue(naive[key] is NSNull, "naive_\(strategy).\(key)") }
+            naiveTotals[strategy] = try XCTUnwrap(naive["total_cpu_ms_per_frame"] as? Double)
+            XCTAssertGreaterThan(naiveTotals[strategy] ?? 0, 0)
+        }
+        let ratios = try XCTUnwrap(dashboard["ratios"] as? [String: Any])
+        for (key, name) in [("engine_round_robin", "round_robin"), ("engine_priority", "priority")] {
+            let f = try XCTUnwrap(dashboard[key] as? [String: Any], key)
+            XCTAssertEqual(f["frames_flipped"] as? Int, 10, key)
+            XCTAssertNotNil(f["missed_vblanks"] as? Int, key)
+            XCTAssertGreaterThan(f["first_frame_ms"] as? Double ?? 0, 0, key)
+            let total = try XCTUnwrap(f["total_cpu_ms_per_frame"] as? Double, key)
+            for (strategy, naiveTotal) in naiveTotals {
+                XCTAssertEqual(try XCTUnwrap(ratios["\(name)_cpu_vs_naive_\(strategy)"] as? Double), total / naiveTotal, accuracy: 1e-9)
+            }
+            XCTAssertEqual(try XCTUnwrap(ratios["\(name)_cpu_vs_memcpy"] as? Double), total / memcpy, accuracy: 1e-9)
+            let bytes = try XCTUnwrap(f["bytes_written_per_frame"] as? Int, key)
+            XCTAssertEqual(try XCTUnwrap(ratios["\(name)_bytes_vs_full_frame"] as? Double), Double(bytes) / Double(640 * 360 * 4), accuracy: 1e-9)
+        }
+
+        let slide = try XCTUnwrap(scenarios["page-slide"] as? [String: Any])
+        XCTAssertEqual(slide["mode"] as? String, "1920x1080@60")
+        let engine = try XCTUnwrap(slide["engine"] as? [String: Any])
+        let slideRatios = try XCTUnwrap(slide["ratios"] as? [String: Any])
+        XCTAssertEqual(try XCTUnwrap(slideRatios["cpu_vs_memcpy"] as? Double),
+                       try XCTUnwrap(engine["total_cpu_ms_per_frame"] as? Double) / (try XCTUnwrap(slide["memcpy_ms_per_frame"] as? Double)),
+                       accuracy: 1e-9)
+
+        let stormScenario = try XCTUnwrap(scenarios["update-storm"] as? [String: Any])
+        // Side by side in one run: the repaint window off, and kioskd's default (auto), whose verdict is the scenario's.
+        let off = try XCTUnwrap(stormScenario["repaint_window_off"] as? [String: Any])
+        let storm = try XCTUnwrap(stormScenario["repaint_window_auto"] as? [String: Any])
+        XCTAssertEqual(off["repaint_window"] as? String, "off")
+        XCTAssertEqual(storm["repaint_window"] as? String, "auto")
+        XCTAssertTrue(off["repaint_lead_ms"] is NSNull)
+        XCTAssertNotNil(storm["repaint_lead_ms"] as? Double)
+        for widget in ["storm", "clock", "label"] {
+            let lag = try XCTUnwrap(storm[widget] as? [String: Any], widget)
+            XCTAssertNotNil(lag["updates"] as? Int, widget)
+            for key in ["lag_ms_p50", "lag_ms_p99", "lag_ms_max"] { XCTAssertTrue(lag[key] is Double || lag[key] is NSNull, "\(widget).\(key)") }
+        }
+        let render = try XCTUnwrap(storm["storm_render_ms"] as? Double)
+        let target = try XCTUnwrap(storm["target_lag_ms"] as? Double)
+        let frameMs = try XCTUnwrap(storm["frame_ms"] as? Double)
+        XCTAssertEqual(target, 2 * render + frameMs, accuracy: 1e-9)
+        let beyond = try XCTUnwrap(storm["storm_lag_beyond_renders_ms_p99"] as? Double)
+        XCTAssertEqual(storm["target_met"] as? Bool, beyond <= frameMs)
+        XCTAssertEqual(stormScenario["target_met"] as? Bool, storm["target_met"] as? Bool)
+        XCTAssertGreaterThan(storm["frames_composed_per_second"] as? Double ?? 0, 0)
+
+        let startup = try XCTUnwrap(scenarios["startup"] as? [String: Any])
+        let runs = try XCTUnwrap(startup["runs"] as? [[String: Any]])
+        XCTAssertEqual(runs.compactMap { $0["mode"] as? String }, ["800x480", "1920x1080"])
+        // Issue 16's targets, judged on the 800x480 run.
+        XCTAssertEqual(startup["target_peak_rss_kib"] as? Int, 32 * 1024)
+        XCTAssertEqual(startup["target_private_dirty_kib"] as? Int, 12 * 1024)
+        let startupSmall = try XCTUnwrap(runs.first)
+        XCTAssertEqual(startup["target_met"] as? Bool, (startupSmall["peak_rss_kib"] as? Int ?? .max) <= 32 * 1024
+                       && (startupSmall["private_dirty_kib"] as? Int ?? .max) <= 12 * 1024)
+        for run in runs {
+            XCTAssertGreaterThan(run["first_frame_ms"] as? Double ?? 0, 0, "\(run)")
+            // The child's own high-water mark, private and file-backed parts each below it.
+            let peak = try XCTUnwrap(run["peak_rss_kib"] as? Int, "\(run)")
+            XCTAssertGreaterThan(peak, 1024, "\(run)")
+            for key in ["rss_anon_kib", "rss_file_kib", "private_dirty_kib"] {
+                let part = try XCTUnwrap(run[key] as? Int, "\(key): \(run)")
+                XCTAssertTrue(part > 0 && part <= peak, "\(key): \(run)")
+            }
+        }
+
+        let images = try XCTUnwrap(scenarios["images"] as? [String: Any])
+        let small = try XCTUnwrap((images["image_400x240"] as? [String: Any])?["peak_rss_kib"] as? Int)
+        let poster = try XCTUnwrap((images["image_12000x12000"] as? [String: Any])?["peak_rss_kib"] as? Int)
+        XCTAssertEqual(images["peak_rss_difference_kib"] as? Int, poster - small)
+        XCTAssertEqual(images["target_met"] as? Bool, poster - small <= 8 * 1024)
+
+        let pages = try XCTUnwrap(scenarios["pages"] as? [String: Any])
+        let one = try XCTUnwrap((pages["one_page"] as? [String: Any])?["peak_rss_kib"] as? Int)
+        let twenty = try XCTUnwrap((pages["twenty_pages"] as? [String: Any])?["peak_rss_kib"] as? Int)
+        XCTAssertEqual(pages["peak_rss_difference_kib"] as? Int, twenty - one)
+        XCTAssertEqual(pages["target_met"] as? Bool, twenty - one <= 24 * 1024)
+        XCTAssertGreaterThan(pages["twenty_pages_surface_bytes"] as? Int ?? 0, 0)
+        XCTAssertGreaterThanOrEqual(pages["timed_changes"] as? Int ?? 0, 19)
+        XCTAssertNotNil(pages["frames_missed_at_changes"] as? Int)
+        let nearChanges = try XCTUnwrap(pages["vblanks_at_changes"] as? Int)
+        let elsewhere = try XCTUnwrap(pages["vblanks_elsewhere"] as? Int)
+        // The windows split the loop's vblanks: some follow the timed changes, most do not.
+        XCTAssertGreaterThan(nearChanges, 0)
+        XCTAssertGreaterThan(elsewhere, nearChanges)
+        XCTAssertLessThanOrEqual(try XCTUnwrap(pages["frames_missed_elsewhere"] as? Int), elsewhere)
+        XCTAssertGreaterThan(pages["page_show_to_purged_ms"] as? Double ?? 0, 0)
+    }
+}
