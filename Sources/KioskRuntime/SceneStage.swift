@@ -93,7 +93,7 @@ public final class SceneStage: SceneControlling {
         builder.maxImagePixels = limits.maximumImagePixels
         motion = SceneMotion(engine: engine, builder: builder)
         ranges = PageRangeKeeper(engine: engine, preload: 1)
-        videos = SceneVideos(engine: engine)
+        videos = SceneVideos(engine: engine, schemes: limits.videoSchemes)
         self.scene = scene
         self.source = source
         currentPage = scene.pages.first?.name ?? ""

@@ -1,8 +1,8 @@
 import KioskCore
 
 /// kioskd's configuration file (`/etc/kioskd/kioskd.yaml`): one key per `kioskd run` option, the control socket
-/// in its own section, input devices and screen power in theirs, the MQTT broker in `mqtt:`, and the outputs in
-/// `outputs:`. Every value is
+/// in its own section, input devices and screen power in theirs, the MQTT broker in `mqtt:`, what video may open in
+/// `video:`, and the outputs in `outputs:`. Every value is
 /// optional: a key left out keeps the option's default, and an option given on the command line overrides the
 /// key. Relative paths are already resolved against the file's folder. An immutable value; any thread.
 public struct KioskConfig: Sendable, Equatable {
@@ -41,10 +41,18 @@ public struct KioskConfig: Sendable, Equatable {
         public static let defaultSurfaceBudgetMB = 64
         public static let defaultPreloadPages = 1
 
-        /// The scene limits these settings imply.
-        public var sceneLimits: SceneLimits {
-            SceneLimits(maximumImagePixels: maxImagePixels ?? ImagePixelLimit.defaultMaximum)
+    }
+
+    /// The `video:` section: what video widgets and `video.load` may open.
+    public struct Video: Sendable, Equatable {
+        /// `allowed_schemes`: the URI schemes a video source may use (a path is `file`); nil is the default list,
+        /// `VideoSchemes.defaultAllowed`.
+        public var allowedSchemes: [String]?
+        public init(allowedSchemes: [String]? = nil) {
+            self.allowedSchemes = allowedSchemes
         }
+
+        public var schemes: VideoSchemes { allowedSchemes.map(VideoSchemes.init) ?? VideoSchemes() }
     }
 
     /// One entry of the `outputs:` section: what one connector shows, and in which mode and rotation.
@@ -93,12 +101,21 @@ public struct KioskConfig: Sendable, Equatable {
     /// The `mqtt:` section: the broker to join a fleet through; nil when the file has none (or an empty one).
     public var mqtt: MQTTSettings?
     public var memory = Memory()
+    public var video = Video()
     /// The `outputs:` section's entries, in file order.
     public var outputs: [Output] = []
     /// Sections reserved for later capabilities, present in the file: their keys are accepted and not yet used.
     public var reservedSections: [String] = []
 
     public init() {}
+
+    /// The scene limits the `memory:` and `video:` sections imply: they apply to every scene the kiosk loads.
+    public static func sceneLimits(memory: Memory, video: Video) -> SceneLimits {
+        SceneLimits(maximumImagePixels: memory.maxImagePixels ?? ImagePixelLimit.defaultMaximum, videoSchemes: video.schemes)
+    }
+
+    /// The scene limits of this file.
+    public var sceneLimits: SceneLimits { Self.sceneLimits(memory: memory, video: video) }
 
     /// The default path kioskd reads when `--config` is not given (and the file exists).
     public static let defaultPath = "/etc/kioskd/kioskd.yaml"
@@ -107,9 +124,10 @@ public struct KioskConfig: Sendable, Equatable {
 
     /// Every key the file may hold, section keys as `section.key`: the documentation lists each of these.
     public static var allKeys: [String] {
-        ConfigDecoder.topKeys.filter { !["control", "input", "idle", "mqtt", "memory", "outputs"].contains($0) } + ConfigDecoder.controlKeys.map { "control." + $0 }
+        ConfigDecoder.topKeys.filter { !["control", "input", "idle", "mqtt", "memory", "video", "outputs"].contains($0) } + ConfigDecoder.controlKeys.map { "control." + $0 }
             + ConfigDecoder.inputKeys.map { "input." + $0 } + ConfigDecoder.idleKeys.map { "idle." + $0 }
             + MQTTSettings.keys.map { "mqtt." + $0 } + ConfigDecoder.memoryKeys.map { "memory." + $0 }
+            + ConfigDecoder.videoKeys.map { "video." + $0 }
             + ConfigDecoder.outputKeys.map { "outputs." + $0 } + ConfigDecoder.reservedSections
     }
 }

@@ -3,7 +3,7 @@ import KioskCore
 import Yams
 
 /// The `video` widget and `duration: video` pages. A clip GStreamer cannot open is an error only at run time;
-/// here a file must exist and be readable, and a URI must have a scheme.
+/// here a file must exist and be readable, and a URI must have a scheme that `video.allowed_schemes` allows.
 extension SceneDecoder {
     static let videoKeys = ["source", "playlist", "loop", "fit", "muted", "volume", "placeholder"]
 
@@ -36,14 +36,16 @@ extension SceneDecoder {
         return VideoProperties(sources: sources, loop: loop, fit: fit, muted: muted, volume: volume, placeholder: placeholder)
     }
 
-    /// A URI as written, or a file resolved against the scene's folder that exists and can be read.
+    /// A URI as written, or a file resolved against the scene's folder that exists and can be read. Its scheme (`file`
+    /// for a path) must be one of `video.allowed_schemes` (`limits.videoSchemes`).
     func videoSource(_ node: Node, _ path: String) -> String? {
         guard let name = string(node, path) else { return nil }
-        if let scheme = name.range(of: "://") {
-            guard !name[..<scheme.lowerBound].isEmpty else { error(node, path, "'\(name)' is not a URI (no scheme before '://')"); return nil }
-            if name.hasPrefix("file://") { return videoFileProblem(String(name.dropFirst("file://".count)), named: name, node, path) ? nil : name }
-            return name
+        if let refusal = limits.videoSchemes.refusal(of: name) {
+            error(node, path, refusal.hasPrefix("'") ? refusal : "video '\(name)': \(refusal)")
+            return nil
         }
+        guard let file = VideoSchemes.filePath(of: name) else { return name }
+        if file != name { return videoFileProblem(file, named: name, node, path) ? nil : name }
         let resolved = name.hasPrefix("/") ? name : URL(fileURLWithPath: baseDirectory).appendingPathComponent(name).standardizedFileURL.path
         return videoFileProblem(resolved, named: name, node, path) ? nil : resolved
     }

@@ -16,7 +16,7 @@ struct CheckCommand: ParsableCommand {
     @Flag(help: "Do not ask fontconfig whether the fonts the scene names are installed.")
     var noFontCheck = false
 
-    @Option(help: "The config file whose memory.max_image_pixels applies (default /etc/kioskd/kioskd.yaml when it exists).")
+    @Option(help: "The config file whose memory.max_image_pixels and video.allowed_schemes apply (default /etc/kioskd/kioskd.yaml when it exists).")
     var config: String?
 
     func run() throws {
@@ -39,7 +39,7 @@ extension CheckCommand {
     func configLimits() throws(SceneValidationError) -> SceneLimits {
         let path = config ?? (FileManager.default.fileExists(atPath: KioskConfig.defaultPath) ? KioskConfig.defaultPath : nil)
         guard let path else { return SceneLimits() }
-        return try ConfigLoader.load(path: path).config.memory.sceneLimits
+        return try ConfigLoader.load(path: path).config.sceneLimits
     }
 }
 

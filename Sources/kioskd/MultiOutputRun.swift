@@ -12,7 +12,7 @@ import Logging
 extension RunCommand {
     func runOutputs(_ config: [KioskConfig.Output], loop: MainLoop, signals: SignalRouting, settings: Settings,
                     service: ServiceWiring, backendKind: BackendKind, fleet: FleetWiring.Configuration?,
-                    memory: KioskConfig.Memory, logger: Logger) throws {
+                    memory: KioskConfig.Memory, video: KioskConfig.Video, logger: Logger) throws {
         if settings.connector != nil {
             logger.warning("connector \(settings.connector!): ignored, the outputs: section names the connectors")
         }
@@ -35,7 +35,7 @@ extension RunCommand {
                                         bufferCount: settings.buffers)
         }, runner: { engine, path in
             engine.repaintWindowMode = repaintWindowMode
-            return try SceneRunner(engine: engine, path: path, watch: watch ?? true, fpsOverlay: fpsOverlay ?? false, memory: memory,
+            return try SceneRunner(engine: engine, path: path, watch: watch ?? true, fpsOverlay: fpsOverlay ?? false, memory: memory, video: video,
                             substitute: diagnosticPage(socket: socket), logger: logger)
         }, logger: logger)
         let first = wiring.first

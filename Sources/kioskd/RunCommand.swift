@@ -189,7 +189,7 @@ struct RunCommand: ParsableCommand {
     /// control socket and signals, run, write the outputs. With a configuration problem, the diagnostic page on
     /// one output instead of the scene, and a reload starts kioskd over.
     private func runDisplay(_ resolved: ResolvedRun, logger: Logger) throws {
-        let (fleet, memory, config, problem) = (resolved.fleet, resolved.memory, resolved.outputs, resolved.problem)
+        let (fleet, memory, video, config, problem) = (resolved.fleet, resolved.memory, resolved.video, resolved.outputs, resolved.problem)
         let loop = try MainLoop.epoll()
         // Before any other thread starts, so render threads inherit the blocked mask and signals reach signalfd.
         let signals = try SignalRouting(loop: loop, logger: logger)
@@ -199,7 +199,7 @@ struct RunCommand: ParsableCommand {
                                               logger: logger)
         if !config.isEmpty && problem == nil {
             return try runOutputs(config, loop: loop, signals: signals, settings: settings, service: service, backendKind: backendKind,
-                                  fleet: fleet, memory: memory, logger: logger)
+                                  fleet: fleet, memory: memory, video: video, logger: logger)
         }
         guard var opened = try openDisplay(backendKind, settings, logger: logger) else { return }
         var display = opened.backend
@@ -214,7 +214,7 @@ struct RunCommand: ParsableCommand {
         // With nothing connected, the scene is laid out for the mode asked for (else 1024x768) until a display comes.
         let waitingPanel = settings.mode.map { Size(width: $0.width, height: $0.height) } ?? Size(width: 1024, height: 768)
         let runner = try SceneRunner(loop: loop, output: output, waitingSize: rotation.sceneSize(forPanel: waitingPanel), pool: pool,
-                                     path: settings.scenePath, watch: watch ?? true, fpsOverlay: fpsOverlay ?? false, memory: memory,
+                                     path: settings.scenePath, watch: watch ?? true, fpsOverlay: fpsOverlay ?? false, memory: memory, video: video,
                                      substitute: diagnosticPage(socket: ControlWiring.socketDescription(
                                          options: control, inheritedListenFD: service.controlSocketFD)),
                                      problem: problem, logger: logger)

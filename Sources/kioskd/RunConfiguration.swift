@@ -32,6 +32,7 @@ extension RunCommand {
                 run.warnings = loaded.warnings
                 run.fleet = loaded.config.mqtt.map { FleetWiring.Configuration(settings: $0, file: path) }
                 run.memory = loaded.config.memory
+                run.video = loaded.config.video
                 run.outputs = loaded.config.outputs
             } catch {
                 guard keepGoing == true else {
@@ -111,13 +112,14 @@ extension RunCommand {
 }
 
 /// What `kioskd run` read before its loop started: the options over the config file, the file's warnings, its
-/// `mqtt:`, `memory:` and `outputs:` sections, the board file, and the configuration problem shown instead of
+/// `mqtt:`, `memory:`, `video:` and `outputs:` sections, the board file, and the configuration problem shown instead of
 /// the scene, if any. A plain value made on the main thread.
 struct ResolvedRun {
     var options: RunCommand
     var warnings: [SceneDiagnostic] = []
     var fleet: FleetWiring.Configuration?
     var memory = KioskConfig.Memory()
+    var video = KioskConfig.Video()
     var outputs: [KioskConfig.Output] = []
     var board = BoardConfig()
     var problem: ConfigurationProblem?
@@ -165,7 +167,7 @@ struct CheckConfigCommand: ParsableCommand {
             // Each output's own scene file; which connectors exist only a run can tell.
             for output in loaded.config.outputs {
                 guard let scene = output.scene, scene != "default" else { continue }
-                let checked = try SceneLoader.load(path: scene, limits: loaded.config.memory.sceneLimits)
+                let checked = try SceneLoader.load(path: scene, limits: loaded.config.sceneLimits)
                 for warning in checked.warnings { standardError.write(Data("\(warning)\n".utf8)) }
             }
             print("ok")

@@ -37,6 +37,7 @@ final class SceneRunner {
     /// - Throws: the scene's validation errors (`SceneValidationError`), or the engine's.
     convenience init(loop: MainLoop, output: (backend: any DisplayBackend, compositor: any Compositing)?, waitingSize: Size,
                      pool: RenderQueuePool, path: String, watch: Bool, fpsOverlay: Bool, memory: KioskConfig.Memory = KioskConfig.Memory(),
+                     video: KioskConfig.Video = KioskConfig.Video(),
                      substitute: Substitute? = nil, problem: ConfigurationProblem? = nil, logger: Logger) throws {
         let engine: LayerEngine
         if let output {
@@ -44,12 +45,13 @@ final class SceneRunner {
         } else {
             engine = try LayerEngine(loop: loop, sceneSize: waitingSize, pool: pool)
         }
-        try self.init(engine: engine, path: path, watch: watch, fpsOverlay: fpsOverlay, memory: memory, substitute: substitute,
+        try self.init(engine: engine, path: path, watch: watch, fpsOverlay: fpsOverlay, memory: memory, video: video, substitute: substitute,
                       problem: problem, logger: logger)
     }
 
     /// Shows the scene on an engine made elsewhere (one output slot's, when several outputs are driven).
     init(engine: LayerEngine, path: String, watch: Bool, fpsOverlay: Bool, memory: KioskConfig.Memory = KioskConfig.Memory(),
+         video: KioskConfig.Video = KioskConfig.Video(),
          substitute: Substitute? = nil, problem: ConfigurationProblem? = nil, logger: Logger) throws {
         self.path = path
         self.engine = engine
@@ -57,6 +59,7 @@ final class SceneRunner {
         diagnosticStatus = problem.map { "\($0), waiting for it to be fixed and kioskd reloaded" }
             ?? "scene \(path) cannot be shown, waiting for it to be fixed"
         let loop = engine.loop
+        let limits = KioskConfig.sceneLimits(memory: memory, video: video)
         let adjust: @Sendable (Scene) -> Scene
         if fpsOverlay {
             adjust = { scene in scene.addingFPSWidget() }
@@ -70,7 +73,7 @@ final class SceneRunner {
             diagnosticScene = shown
         } else {
             do {
-                let loaded = try SceneLoader.load(path: path, limits: memory.sceneLimits)
+                let loaded = try SceneLoader.load(path: path, limits: limits)
                 for warning in loaded.warnings { logger.warning("\(warning)") }
                 shown = adjust(loaded.scene)
                 startProblem = nil
@@ -82,7 +85,7 @@ final class SceneRunner {
                 diagnosticScene = shown
             }
         }
-        stage = SceneStage(engine: engine, scene: shown, source: path, limits: memory.sceneLimits)
+        stage = SceneStage(engine: engine, scene: shown, source: path, limits: limits)
         stage.adjustLoadedScene = adjust
         stage.preloadPages = memory.preloadPages ?? KioskConfig.Memory.defaultPreloadPages
         engine.surfaceBudgetBytes = (memory.surfaceBudgetMB ?? KioskConfig.Memory.defaultSurfaceBudgetMB) << 20

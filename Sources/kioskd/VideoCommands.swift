@@ -33,23 +33,20 @@ extension ControlWiring {
             let videos = try videoRuntime(args)
             return try videoState(videos, id: try videoID(args), args)
         }
-        // A file (a path or a file:// URI) is checked off the loop to be a readable regular file before GStreamer
-        // opens it: its file source would block on a FIFO. The answer comes once the clip is loaded.
+        // The source's scheme (a path is `file`) must be one of `video.allowed_schemes`: over MQTT as over the socket,
+        // this is the one way a video comes from outside the scene. A file (a path or a file:// URI) is then checked
+        // off the loop to be a readable regular file before GStreamer opens it: its file source would block on a
+        // FIFO. The answer comes once the clip is loaded.
         commands.registerDeferred("video.load", arguments: ["id", "source"]) { [unowned self] args, _, reply in
             let videos = try videoRuntime(args)
             let id = try videoID(args)
             let source = try args.string("source")
-            let file: String
-            if source.hasPrefix("file://") {
-                let path = String(source.dropFirst("file://".count))
-                file = path.removingPercentEncoding ?? path
-            } else if !source.contains("://") {
-                guard source.hasPrefix("/") else { throw args.invalid("source", "must be an absolute path or a URI, got '\(source)'") }
-                file = source
-            } else {
+            try videoCall(args) { () throws(StageError) in try videos.checkVideoSource(source) }
+            guard let file = VideoSchemes.filePath(of: source) else {
                 try videoCall(args) { () throws(StageError) in try videos.loadVideo(id: id, source: source) }
                 return reply.succeed(try videoState(videos, id: id, args))
             }
+            guard file.hasPrefix("/") else { throw args.invalid("source", "must be an absolute path or a URI, got '\(source)'") }
             jobs.run({ () -> RegularFileError? in
                 do throws(RegularFileError) { _ = try RegularFile(opening: file) } catch { return error }
                 return nil

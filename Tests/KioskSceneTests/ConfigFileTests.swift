@@ -182,13 +182,37 @@ final class ConfigFileTests: XCTestCase {
         XCTAssertEqual(config.memory.maxImagePixels, 4_000_000)
         XCTAssertEqual(config.memory.preloadPages, 2)
         XCTAssertEqual(config.memory.surfaceBudgetMB, 48)
-        XCTAssertEqual(config.memory.sceneLimits.maximumImagePixels, 4_000_000)
+        XCTAssertEqual(config.sceneLimits.maximumImagePixels, 4_000_000)
         // Left out: the defaults.
-        XCTAssertEqual(try parse("memory:\n").config.memory.sceneLimits.maximumImagePixels, ImagePixelLimit.defaultMaximum)
+        XCTAssertEqual(try parse("memory:\n").config.sceneLimits.maximumImagePixels, ImagePixelLimit.defaultMaximum)
         XCTAssertEqual(errors("memory:\n  max_image_pixels: 0\n  preload_pages: -1\n  surface_budget: 8\n"), [
             "\(file):2:21: memory.max_image_pixels: 0 is out of range 1...1099511627776",
             "\(file):3:18: memory.preload_pages: -1 is out of range 0...100",
             "\(file):4:3: memory.surface_budget: unknown key 'surface_budget'; known keys: max_image_pixels, preload_pages, surface_budget_mb",
         ])
+    }
+
+    func testTheVideoSectionListsTheAllowedSchemes() throws {
+        XCTAssertEqual(try parse("scene: a.yaml\n").config.sceneLimits.videoSchemes.allowed, ["file", "https", "http"], "the default")
+        XCTAssertEqual(try parse("video:\n").config.video, KioskConfig.Video(), "an empty section is no section")
+        let (config, _) = try parse("video:\n  allowed_schemes: [file, rtsp]\n")
+        XCTAssertEqual(config.video.allowedSchemes, ["file", "rtsp"])
+        XCTAssertEqual(config.sceneLimits.videoSchemes, VideoSchemes(["file", "rtsp"]))
+        XCTAssertEqual(try parse("video:\n  allowed_schemes: []\n").config.sceneLimits.videoSchemes.allowed, [], "no video at all")
+    }
+
+    func testBadSchemeEntriesAreNamedAtTheirLocation() {
+        XCTAssertEqual(errors("video:\n  allowed_schemes: [file, HTTPS, \"rtsp://\", 2x, file, \"\"]\n"), [
+            "\(file):2:27: video.allowed_schemes[1]: 'HTTPS': scheme names are written in lowercase: 'https'",
+            "\(file):2:34: video.allowed_schemes[2]: 'rtsp://' is a scheme with its separator: write 'rtsp'",
+            "\(file):2:45: video.allowed_schemes[3]: '2x' is not a URI scheme (RFC 3986: a letter, then letters, digits, '+', '-' or '.')",
+            "\(file):2:49: video.allowed_schemes[4]: 'file' is listed twice",
+            "\(file):2:55: video.allowed_schemes[5]: expected a scheme name such as 'https', got an empty string",
+        ])
+        XCTAssertEqual(errors("video:\n  allowed_schemes: https\n"),
+                       ["\(file):2:20: video.allowed_schemes: expected a list of URI schemes, such as [file, https, http]"])
+        XCTAssertEqual(errors("video:\n  allowed_scheme: [file]\n"),
+                       ["\(file):2:3: video.allowed_scheme: unknown key 'allowed_scheme'; did you mean 'allowed_schemes'?"])
+        XCTAssertEqual(errors("video: [file]\n"), ["\(file):1:8: video: expected a mapping (allowed_schemes)"])
     }
 }

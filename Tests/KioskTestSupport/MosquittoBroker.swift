@@ -23,7 +23,7 @@ public final class MosquittoBroker {
         var template = Array("/tmp/kioskd-mqtt-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw ControlTestError("mkdtemp: errno \(errno)") }
         directory = String(cString: made)
-        port = try Self.freeLoopbackPort()
+        port = try LoopbackPort.free()
         self.credentials = credentials
         var config = "listener \(port) 127.0.0.1\nlog_dest stderr\npersistence false\nmax_queued_messages 100000\n"
         if let credentials {
@@ -160,23 +160,6 @@ public final class MosquittoBroker {
             if data.isEmpty { reading.readabilityHandler = nil; return }
             handle?.write(data)
         }
-    }
-
-    /// A port nothing listens on now: bound to port 0 on loopback, noted, released.
-    static func freeLoopbackPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ControlTestError("socket: errno \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw ControlTestError("bind 127.0.0.1:0: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     static func run(_ path: String, _ arguments: [String], input: String? = nil, timeout: Double = 30) throws -> (status: Int32, output: String) {

@@ -46,12 +46,25 @@ extension SceneStage: VideoControlling {
             "frames_shown": .number(Double(counts.shown)),
             "frames_dropped": .number(Double(counts.dropped)),
             "error": slot.problem.map(PropertyValue.string) ?? .null,
+            "retry_in": seconds(slot.retryDue.map { max($0 - engine.loop.now, .zero) }),
         ]
     }
 
     public func loadVideo(id: String?, source: String) throws(StageError) {
         let slot = try videoSlot(id)
+        try checkVideoSource(source)
         slot.load(source: source)
+    }
+
+    public func checkVideoSource(_ source: String) throws(StageError) {
+        if let refusal = videos.schemes.refusal(of: source) { throw StageError(.invalidArgument, refusal) }
+    }
+
+    /// The backoff every video widget of scenes adopted from now on starts from: 1 s doubling to 60 s, ±25 %, by
+    /// default; tests give it a known random source.
+    public var videoRetryBackoff: RetryBackoff {
+        get { videos.retryBackoff }
+        set { videos.retryBackoff = newValue }
     }
 
     public var videoFrameTotals: (decoded: Int, shown: Int, dropped: Int) { videos.totals }

@@ -3,19 +3,24 @@ import KioskScene
 
 /// The video widgets of the scene on screen: one `VideoSlot` each, opened when its page is first shown, playing
 /// while its page is the current one and paused otherwise (a paused clip decodes nothing and costs no frames). Players come from `maker`, which
-/// `kioskd` sets to GStreamer; without one, video widgets show their placeholder and report an error. Main
-/// thread, with the stage.
+/// `kioskd` sets to GStreamer; without one, video widgets show their placeholder and report an error. Each widget
+/// opens only sources whose scheme `schemes` allows, and tries failed network items again with its own copy of
+/// `retryBackoff`. Main thread, with the stage.
 final class SceneVideos {
     private unowned let engine: LayerEngine
     var maker: (any VideoPlayerMaking)?
+    let schemes: VideoSchemes
+    /// The backoff each widget starts from (tests give it a known random source).
+    var retryBackoff = RetryBackoff()
     private(set) var slots: [VideoSlot] = []
     var onReport: ((VideoEventReport) -> Void)?
     /// A `duration: video` page's video played its playlist once: the page named advances.
     var onPageVideoFinished: ((_ page: String) -> Void)?
     private var advancingPages: Set<String> = []
 
-    init(engine: LayerEngine) {
+    init(engine: LayerEngine, schemes: VideoSchemes) {
         self.engine = engine
+        self.schemes = schemes
     }
 
     /// Takes over the video widgets of a newly adopted scene; the previous scene's players are closed.
@@ -25,7 +30,8 @@ final class SceneVideos {
         var firstOnPage: Set<String> = []
         for node in nodes {
             guard case .video(let properties) = node.widget.content else { continue }
-            let slot = VideoSlot(node: node, properties: properties, engine: engine, maker: maker, playing: node.page == currentPage)
+            let slot = VideoSlot(node: node, properties: properties, engine: engine, maker: maker, schemes: schemes,
+                                 retryBackoff: retryBackoff, playing: node.page == currentPage)
             slot.onReport = { [weak self] report in self?.onReport?(report) }
             // The first video of a `duration: video` page decides when the page is done.
             if advancingPages.contains(node.page), firstOnPage.insert(node.page).inserted {
@@ -81,8 +87,12 @@ public protocol VideoControlling: AnyObject {
     func playVideo(id: String?) throws(StageError)
     func pauseVideo(id: String?) throws(StageError)
     func seekVideo(id: String?, to position: Duration) throws(StageError)
-    /// `{id, source, index, state, position, duration, frames_decoded, frames_shown, frames_dropped, error}`.
+    /// `{id, source, index, state, position, duration, frames_decoded, frames_shown, frames_dropped, error, retry_in}`:
+    /// `retry_in` is the seconds until a failed network item is tried again, or null.
     func videoState(id: String?) throws(StageError) -> [String: PropertyValue]
+    /// Refuses (`invalid_argument`) a source whose scheme `video.allowed_schemes` does not allow, naming the scheme
+    /// and the list; `loadVideo` checks it too, and `video.load` checks it before anything else is done.
+    func checkVideoSource(_ source: String) throws(StageError)
     func loadVideo(id: String?, source: String) throws(StageError)
     /// Counters over every video widget of the scene.
     var videoFrameTotals: (decoded: Int, shown: Int, dropped: Int) { get }

@@ -13,7 +13,8 @@ public struct VideoEventReport: Sendable, Equatable {
         case ended
         /// The last item ended and playback starts again from the first.
         case looped
-        /// An item could not be played: its placeholder is shown and the next item is tried.
+        /// An item could not be played: its placeholder is shown and the next item is tried (or, once every item has
+        /// failed in a row and one of them is a network item, the playlist again after a backoff delay).
         case error
     }
 
@@ -28,14 +29,28 @@ public struct VideoEventReport: Sendable, Equatable {
 
 /// One video widget's playback: its playlist, the player of the current item, the frames it shows on the widget's
 /// body layer, and the counters across items. Its `VideoFramePacer` shows each frame at the vblank nearest its due
-/// time. A failed item (an error, or no frame within `startTimeout` of opening
-/// while playing) shows the placeholder (the body's own content) and the next one is tried; when every item has failed in a row, the widget stays on its placeholder until told to load
-/// or play. Main thread, with the stage.
+/// time.
+///
+/// Failures. A failed item (an error, or no frame within `startTimeout` of opening while playing) shows the
+/// placeholder (the body's own content) and the next item is opened at once: one item down never stalls the
+/// playlist. When every item has failed in a row (a one-item playlist: its item), what happens depends on what the
+/// playlist holds:
+/// - a network item (any scheme but `file`) may work later (the network, the server, the stream comes up): the
+///   playlist is tried again, from the item after the last failed, after a `RetryBackoff` delay (1 s doubling to
+///   60 s, jittered), for as long as it keeps failing; the backoff starts over once an item shows its first frame;
+/// - files only would fail again the same way: the widget stays on its placeholder until told to load or play.
+/// An item whose scheme `video.allowed_schemes` does not allow is never opened; it fails at once and is not
+/// retried. Main thread, with the stage.
 final class VideoSlot {
     let node: WidgetNode
     private(set) var properties: VideoProperties
     private unowned let engine: LayerEngine
     private let maker: (any VideoPlayerMaking)?
+    private let schemes: VideoSchemes
+    private var backoff: RetryBackoff
+    /// The pending try of the playlist after every item failed, and when it comes.
+    private var retryTimer: TimerHandle?
+    private(set) var retryDue: MonotonicInstant?
     private(set) var player: (any VideoPlayer)?
     /// The frame size the current player was asked for, and the last frame it showed.
     private var requestedSize: Size?
@@ -73,11 +88,14 @@ final class VideoSlot {
     /// The whole playlist played once (a `duration: video` page advances on it).
     var onPlaylistFinished: (() -> Void)?
 
-    init(node: WidgetNode, properties: VideoProperties, engine: LayerEngine, maker: (any VideoPlayerMaking)?, playing: Bool) {
+    init(node: WidgetNode, properties: VideoProperties, engine: LayerEngine, maker: (any VideoPlayerMaking)?,
+         schemes: VideoSchemes, retryBackoff: RetryBackoff, playing: Bool) {
         self.node = node
         self.properties = properties
         self.engine = engine
         self.maker = maker
+        self.schemes = schemes
+        backoff = retryBackoff
         wantsPlaying = playing
     }
 
@@ -136,10 +154,11 @@ final class VideoSlot {
         player?.seek(to: position)
     }
 
-    /// Replaces the playlist with one clip and plays it (`video.load`).
+    /// Replaces the playlist with one clip and plays it (`video.load`). A new source has no failures behind it.
     func load(source: String) {
         properties.sources = [source]
         wantsPlaying = true
+        backoff.reset()
         start()
     }
 
@@ -171,6 +190,11 @@ final class VideoSlot {
             fail(source, message: Self.noDecoder, advance: false)
             return
         }
+        // What the scene decoder and `video.load` refuse never gets here; a scene made some other way is held to it too.
+        if let refusal = schemes.refusal(of: source) {
+            fail(source, message: refusal, advance: true)
+            return
+        }
         let request = VideoPlayerRequest(source: source, size: body.frame.size, fit: properties.fit,
                                          muted: properties.muted, volume: properties.volume)
         let player: any VideoPlayer
@@ -196,6 +220,7 @@ final class VideoSlot {
             startDeadline = nil
             failuresInARow = 0
             lastError = nil
+            backoff.reset()
             onReport?(VideoEventReport(id: node.id, kind: .started, source: source))
         case .ended:
             // The decoder is done before its last frames are on screen: the end is handled once they are.
@@ -231,15 +256,21 @@ final class VideoSlot {
     }
 
 
-    /// Shows the placeholder, reports the failure, and moves on to the next item unless every item failed.
+    /// Shows the placeholder, reports the failure, and moves on to the next item; once every item failed in a row,
+    /// tries the playlist again after the backoff delay when it has a network item, else stays on the placeholder.
     private func fail(_ source: String, message: String, advance: Bool) {
         lastError = message
         failuresInARow += 1
         logger.error("video widget \(node.id ?? "(no id)"): \(source): \(message)")
         showPlaceholder()
         onReport?(VideoEventReport(id: node.id, kind: .error, source: source, message: message))
-        guard advance, failuresInARow < properties.sources.count else {
+        guard advance else {
             retirePlayer()
+            return
+        }
+        guard failuresInARow < properties.sources.count else {
+            retirePlayer()
+            retryLater()
             return
         }
         let next = index + 1
@@ -250,6 +281,24 @@ final class VideoSlot {
         } else {
             retirePlayer()
             onPlaylistFinished?()
+        }
+    }
+
+    /// After every item failed in a row: the playlist again from the item after the last failed, once the backoff
+    /// delay has passed, when a network item may come back. Files only, or only refused items, would fail the same
+    /// way again: nothing is scheduled.
+    private func retryLater() {
+        let retried = properties.sources.contains { VideoSchemes.isNetworkSource($0) && schemes.refusal(of: $0) == nil }
+        guard retried else { return }
+        let delay = backoff.nextDelay()
+        let from = (index + 1) % properties.sources.count
+        logger.info("video widget \(node.id ?? "(no id)"): every item failed; trying again in \(delay)")
+        retryDue = engine.loop.now + delay
+        retryTimer = engine.loop.addTimer(after: delay) { [weak self] in
+            guard let self else { return }
+            retryTimer = nil
+            retryDue = nil
+            start(at: from)
         }
     }
 
@@ -267,6 +316,9 @@ final class VideoSlot {
         lastSurface = nil
         startDeadline?.cancel()
         startDeadline = nil
+        retryTimer?.cancel()
+        retryTimer = nil
+        retryDue = nil
         guard let player else { return }
         let counts = player.counts
         closedCounts.decoded += counts.decoded
