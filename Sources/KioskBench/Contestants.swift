@@ -41,7 +41,7 @@ public enum Contestants {
         let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: mode.size),
                                      pool: RenderQueuePool(strategy: .manual))
         var seconds = 0.0
-        let stage = try SceneStage(engine: engine, path: path, clock: { clockStart + Int(seconds) })
+        let stage = try SceneStage(engine: engine, path: path, clock: { WallTime(seconds: clockStart) + .nanoseconds(Int64(seconds * 1e9)) })
         try engine.start()
         let renderer = NaiveFrameRenderer(strategy: strategy)
         let stride = mode.width * 4
@@ -81,7 +81,7 @@ public enum Contestants {
         let engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: RenderQueuePool(strategy: strategy))
         let begin = MonotonicInstant.now()
         let stage = try SceneStage(engine: engine, path: path, clock: {
-            clockStart + Int((MonotonicInstant.now() - begin).milliseconds / 1000)
+            WallTime(seconds: clockStart) + (MonotonicInstant.now() - begin)
         })
         var firstFrameMs: Double?
         var completeQueued = false

@@ -15,7 +15,7 @@ public final class OutputStages {
 
     /// Makes a stage per slot with the scene `scene(slot)` gives it (nil: `defaultScene`, mirrored).
     public init(slots: OutputSlots, defaultScene: Scene, source: String, limits: SceneLimits = SceneLimits(),
-                clock: @escaping () -> Int = WallClock.seconds,
+                clock: @escaping () -> WallTime = WallClock.now,
                 scene: (OutputSlots.Slot) -> (scene: Scene, source: String)? = { _ in nil }) {
         self.slots = slots
         stages = slots.slots.map { slot in

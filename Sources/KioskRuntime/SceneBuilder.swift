@@ -38,8 +38,8 @@ final class SceneBuilder {
     static let placeholder = "–"
 
     let engine: LayerEngine
-    /// The wall-clock time clocks show, in seconds since the epoch.
-    let now: () -> Int
+    /// The wall clock clocks show (`WallClock.now` but in tests).
+    let wallClock: () -> WallTime
     /// The data values widgets show; the controller changes them (`data.set`).
     var values: [String: String]
     /// `memory.max_image_pixels`, for image contents.
@@ -48,11 +48,14 @@ final class SceneBuilder {
     /// pixel limit, a broken file).
     static let imagePlaceholder = Color(red: 1, green: 1, blue: 1, alpha: 0.08)
 
-    init(engine: LayerEngine, values: [String: String], clock: @escaping () -> Int) {
+    init(engine: LayerEngine, values: [String: String], clock: @escaping () -> WallTime) {
         self.engine = engine
         self.values = values
-        now = clock
+        wallClock = clock
     }
+
+    /// The wall-clock time clocks show, in whole seconds since the epoch.
+    func now() -> Int { wallClock().seconds }
 
     // MARK: Preparing (any thread)
 

@@ -6,7 +6,8 @@ import Glibc
 
 private let logger = Logger(label: "kioskd.scene-watcher")
 
-/// Watches a scene file for live reload and calls `onChange` once the file has settled after a change.
+/// Watches a file and calls `onChange` once the file has settled after a change: the scene file for live reload,
+/// /etc/localtime for clocks in the local time zone (`LocalTimeZoneSource`).
 ///
 /// The watch is on the file's folder, not the file: editors and deploy tools replace a file by writing a
 /// temporary one and renaming it over the original, or delete it and create it again, and an inotify watch on
@@ -30,6 +31,8 @@ private let logger = Logger(label: "kioskd.scene-watcher")
 public final class SceneFileWatcher {
     /// The watched file, as given.
     public let path: String
+    /// What the file is, naming it in errors and logs: "scene file", "time zone file".
+    public let subject: String
     /// The folder the inotify watch is on.
     public let directory: String
     /// The file's name in `directory`, which events are filtered to.
@@ -63,14 +66,16 @@ public final class SceneFileWatcher {
     ///   inotify_add_watch /etc/kioskd: ENOENT (No such file or directory)` when the folder does not exist,
     ///   `ENOTDIR` when it is not a folder; `EINVAL` for a path that names a folder; `inotify_init1` failures
     ///   (`EMFILE` at the per-user instance limit); `LoopError` from `MainLoop.addSource`.
-    public init(path: String, loop: MainLoop, debounce: Duration = .milliseconds(150), onChange: @escaping () -> Void) throws {
+    public init(path: String, subject: String = "scene file", loop: MainLoop, debounce: Duration = .milliseconds(150),
+                onChange: @escaping () -> Void) throws {
         precondition(debounce >= .zero, "SceneFileWatcher: debounce \(debounce) is negative")
         self.path = path
+        self.subject = subject
         let slash = path.lastIndex(of: "/")
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         guard !name.isEmpty, name != ".", name != ".." else {
-            throw SystemError("scene file \(path): the path names a folder, not a file", errno: EINVAL)
+            throw SystemError("\(subject) \(path): the path names a folder, not a file", errno: EINVAL)
         }
         self.directory = folder
         self.fileName = name
@@ -80,11 +85,11 @@ public final class SceneFileWatcher {
         self.onChange = onChange
 
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { throw SystemError("scene file \(path): inotify_init1", errno: errno) }
+        guard fd >= 0 else { throw SystemError("\(subject) \(path): inotify_init1", errno: errno) }
         guard inotify_add_watch(fd, folder, Self.watchedEvents) >= 0 else {
             let code = errno
             close(fd)
-            throw SystemError("scene file \(path): inotify_add_watch \(folder)", errno: code)
+            throw SystemError("\(subject) \(path): inotify_add_watch \(folder)", errno: code)
         }
         do {
             source = try loop.addSource(fd: fd, events: .readable) { [weak self] events in self?.readEvents(events) }
@@ -120,7 +125,7 @@ public final class SceneFileWatcher {
     /// Reads every queued event: the source is level-triggered, and one wake-up may hold a whole burst.
     private func readEvents(_ events: IOEvents) {
         guard let fd else { return }
-        if events.contains(.error) { logger.error("scene file \(path): inotify descriptor reported an error") }
+        if events.contains(.error) { logger.error("\(subject) \(path): inotify descriptor reported an error") }
         // Aligned for inotify_event, and large enough for at least one event with the longest name (NAME_MAX).
         let capacity = 4096
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: MemoryLayout<inotify_event>.alignment)
@@ -131,7 +136,7 @@ public final class SceneFileWatcher {
             if count < 0 {
                 let code = errno
                 if code == EINTR { continue }
-                if code != EAGAIN { logger.error("scene file \(path): reading inotify events: \(errnoDescription(code))") }
+                if code != EAGAIN { logger.error("\(subject) \(path): reading inotify events: \(errnoDescription(code))") }
                 break
             }
             if count == 0 { break }
@@ -153,18 +158,18 @@ public final class SceneFileWatcher {
             offset = nameStart + nameLength
             guard offset <= bytes.count else { break }
             if mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                logger.warning("scene file \(path): inotify queue overflowed; treating it as a change")
+                logger.warning("\(subject) \(path): inotify queue overflowed; treating it as a change")
                 changes += 1
                 continue
             }
             if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
-                logger.error("scene file \(path): folder \(directory) was deleted or moved; live reload stops")
+                logger.error("\(subject) \(path): folder \(directory) was deleted or moved; the watch ends")
                 endWatch()
                 return changes
             }
             if mask & UInt32(IN_IGNORED) != 0 {
                 // The kernel dropped the watch (the folder's file system was unmounted).
-                logger.error("scene file \(path): the watch on \(directory) was removed; live reload stops")
+                logger.error("\(subject) \(path): the watch on \(directory) was removed; the watch ends")
                 endWatch()
                 return changes
             }

@@ -2,23 +2,48 @@ import Glibc
 import KioskCore
 import KioskRender
 import KioskScene
+import Logging
+
+private let logger = Logger(label: "kioskd.scene")
 
 /// What moves by itself in the running scene: clocks (a timer at each wall-clock second), `fps` widgets (a timer
 /// each second), tickers (on the display link), and the animations of bound values (a progress bar easing to its
 /// value, `on_change` pulses and flashes).
 ///
+/// Clocks follow the wall clock when it is set. The loop's timers run on CLOCK_MONOTONIC, which a step of the wall
+/// clock (NTP at boot on a board without an RTC, `date -s`) does not move; a repeating timer aligned once would
+/// from then on tick mid-second and show each second late, by up to a second, for good. So each tick is a one-shot
+/// timer armed from the wall clock just read, to just after its next second boundary: after a step either way
+/// (+0.4 s, or −3 h) the next tick, at most a second away, shows the new time and lands on the new boundaries.
+/// Not a timerfd on CLOCK_REALTIME with TFD_TIMER_CANCEL_ON_SET, which would see the step at once: it would be a
+/// second kind of loop timer, on epoll only, for a gain of under a second once per step, where re-arming costs
+/// nothing the once-a-second wake-up does not already pay, and works with the manual clock of the tests as well.
+///
+/// A change of the local time zone (/etc/localtime replaced) re-renders the clocks at once: see
+/// `LocalTimeZoneSource`.
+///
 /// Lives on the main thread with the engine and the nodes it moves.
 final class SceneMotion {
+    /// How long after a second boundary of the wall clock clocks tick: by then a precise read surely gives the new
+    /// second (`WallClock.now`).
+    static let tickMargin = Duration.milliseconds(2)
+
     private let engine: LayerEngine
     private let builder: SceneBuilder
+    private let localZone: LocalTimeZoneSource
     private var nodes: [WidgetNode] = []
     private var scene: Scene?
     private var clockTimer: TimerHandle?
     private var fpsTimer: TimerHandle?
+    /// The watch on the local time zone, once a scene with a clock was shown; nil before, when there is nothing
+    /// to watch (TZ set), or when it could not be set up (logged once).
+    private var zoneWatch: AnyObject?
+    private var zoneWatchStarted = false
 
-    init(engine: LayerEngine, builder: SceneBuilder) {
+    init(engine: LayerEngine, builder: SceneBuilder, localZone: LocalTimeZoneSource) {
         self.engine = engine
         self.builder = builder
+        self.localZone = localZone
     }
 
     deinit {
@@ -36,14 +61,23 @@ final class SceneMotion {
         clockTimer = nil
         fpsTimer = nil
         if nodes.contains(where: { $0.widget.type == .clock }) {
-            // Fire just after each second boundary of the wall clock, when a clock's text can change.
-            var ts = timespec()
-            clock_gettime(CLOCK_REALTIME, &ts)
-            let untilNextSecond = Duration.nanoseconds(1_000_000_000 - Int64(ts.tv_nsec) + 2_000_000)
-            clockTimer = engine.loop.addTimer(after: untilNextSecond, repeating: .seconds(1)) { [weak self] in self?.tickClocks() }
+            armClockTick()
+            // Any clock, not only those in the local zone: `widget.set` may move one there.
+            watchLocalZone()
         }
         if nodes.contains(where: { $0.widget.type == .fps }) {
             fpsTimer = engine.loop.addTimer(after: .seconds(1), repeating: .seconds(1)) { [weak self] in self?.tickFPS() }
+        }
+    }
+
+    /// Arms the next clock tick just after the wall clock's next second boundary, as the wall clock reads now.
+    private func armClockTick() {
+        clockTimer?.cancel()
+        let untilNextSecond = Duration.nanoseconds(1_000_000_000 - builder.wallClock().nanosecondsIntoSecond) + Self.tickMargin
+        clockTimer = engine.loop.addTimer(after: untilNextSecond) { [weak self] in
+            guard let self else { return }
+            self.tickClocks()
+            self.armClockTick()
         }
     }
 
@@ -57,6 +91,31 @@ final class SceneMotion {
             guard text != node.clockText else { continue }
             body.content = builder.content(for: node, scene: scene)
         }
+    }
+
+    /// Starts watching the local time zone, once per stage. A watch that cannot be set up is logged once; the
+    /// clocks keep ticking, and a change of the zone shows after a restart.
+    private func watchLocalZone() {
+        guard !zoneWatchStarted else { return }
+        zoneWatchStarted = true
+        do {
+            zoneWatch = try localZone.watch(engine.loop) { [weak self] in self?.localZoneChanged() }
+        } catch {
+            logger.warning("clocks: cannot watch the local time zone: \(error); a change of it shows after a restart")
+        }
+    }
+
+    /// The local time zone changed: glibc loads it again (tzset), and every clock whose text it changes is
+    /// re-rendered now, not at the next tick.
+    private func localZoneChanged() {
+        localZone.reload()
+        logger.info("clocks: the local time zone changed (now \(Self.localZoneName())); clocks re-rendered")
+        tickClocks()
+    }
+
+    /// The local zone's abbreviation now, e.g. "JST", for the log.
+    private static func localZoneName() -> String {
+        ClockContent.format(time: WallClock.seconds(), format: "%Z", timeZone: .local)
     }
 
     private func tickFPS() {

@@ -79,9 +79,10 @@ public final class SceneStage: SceneControlling {
     let videos: SceneVideos
 
     /// Shows `scene` on `engine` (its first page), laid out on the calling thread. `clock` gives the wall-clock
-    /// time clocks show, in seconds since the epoch (tests pass a fixed one).
+    /// time clocks show (tests pass a fixed one, or one they step); `localZone` tells clocks in the local time zone
+    /// that it changed (tests pass a fake).
     public init(engine: LayerEngine, scene: Scene, source: String, limits: SceneLimits = SceneLimits(),
-                clock: @escaping () -> Int = WallClock.seconds) {
+                clock: @escaping () -> WallTime = WallClock.now, localZone: LocalTimeZoneSource = .system) {
         self.engine = engine
         self.limits = limits
         // The budget answers for the decoded images the scene's pages leave in the cache.
@@ -91,7 +92,7 @@ public final class SceneStage: SceneControlling {
         animator = Animator(engine: engine)
         builder = SceneBuilder(engine: engine, values: scene.data, clock: clock)
         builder.maxImagePixels = limits.maximumImagePixels
-        motion = SceneMotion(engine: engine, builder: builder)
+        motion = SceneMotion(engine: engine, builder: builder, localZone: localZone)
         ranges = PageRangeKeeper(engine: engine, preload: 1)
         videos = SceneVideos(engine: engine, schemes: limits.videoSchemes)
         self.scene = scene
@@ -99,7 +100,7 @@ public final class SceneStage: SceneControlling {
         currentPage = scene.pages.first?.name ?? ""
         root = Layer(name: "scene")
         let prepared = SceneBuilder.prepare(scene, source: source, screen: engine.rootLayer.frame.size,
-                                            values: builder.values, time: clock())
+                                            values: builder.values, time: builder.now())
         let built = builder.build(prepared, currentPage: currentPage)
         adopt(built)
         built.root.didDisplay = { [weak self] layer, finished in
@@ -124,10 +125,10 @@ public final class SceneStage: SceneControlling {
     /// Loads and shows the scene file at `path` on the calling thread (at start, before the loop runs); throws
     /// the validation errors (`SceneValidationError`).
     public convenience init(engine: LayerEngine, path: String, limits: SceneLimits = SceneLimits(),
-                            clock: @escaping () -> Int = WallClock.seconds) throws {
+                            clock: @escaping () -> WallTime = WallClock.now, localZone: LocalTimeZoneSource = .system) throws {
         let loaded = try SceneLoader.load(path: path, limits: limits)
         for warning in loaded.warnings { logger.warning("\(warning)") }
-        self.init(engine: engine, scene: loaded.scene, source: path, limits: limits, clock: clock)
+        self.init(engine: engine, scene: loaded.scene, source: path, limits: limits, clock: clock, localZone: localZone)
     }
 
     deinit {

@@ -41,7 +41,7 @@ final class EngineDRMTests: XCTestCase {
         try Self.stillDashboard.write(to: path, atomically: true, encoding: .utf8)
         setenv("TZ", "UTC", 1)
         tzset()
-        let stage = try SceneStage(engine: engine, path: path.path, clock: { 1_700_000_000 })
+        let stage = try SceneStage(engine: engine, path: path.path, clock: { WallTime(seconds: 1_700_000_000) })
         defer { withExtendedLifetime(stage) {} }
         try engine.start()
         defer { engine.stop() }

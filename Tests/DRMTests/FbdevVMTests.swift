@@ -70,7 +70,7 @@ final class FbdevVMTests: XCTestCase {
         let loop = try MainLoop.epoll()
         let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: backend.info.mode.size),
                                      pool: RenderQueuePool(strategy: .roundRobin))
-        let stage = try SceneStage(engine: engine, path: scene, clock: { 1_700_000_000 })
+        let stage = try SceneStage(engine: engine, path: scene, clock: { WallTime(seconds: 1_700_000_000) })
         defer { withExtendedLifetime(stage) {} }
         try engine.start()
         defer { engine.stop() }

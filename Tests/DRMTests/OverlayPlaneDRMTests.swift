@@ -46,7 +46,7 @@ final class OverlayPlaneDRMTests: XCTestCase {
         try Self.poster.write(to: dir.appendingPathComponent("poster.svg"), atomically: true, encoding: .utf8)
         let path = dir.appendingPathComponent("scene.yaml")
         try yaml.write(to: path, atomically: true, encoding: .utf8)
-        let stage = try SceneStage(engine: engine, path: path.path, clock: { 1_700_000_000 })
+        let stage = try SceneStage(engine: engine, path: path.path, clock: { WallTime(seconds: 1_700_000_000) })
         defer { withExtendedLifetime(stage) {} }
         try engine.start()
         defer { engine.stop() }

@@ -14,7 +14,8 @@ import XCTest
 /// from boot, a bounded run whose writeback capture is compared with the headless render, a touch under the unit,
 /// a backlight-like write under the unit's sandbox, READY=1 and active (running), the user it runs as, kioskctl as
 /// a member of group kioskd (and refused to others), reload, stop, socket activation of a stopped kioskd, the
-/// watchdog, the diagnostic page and its fix, a broken config file and its fix with a reload, and the journal.
+/// watchdog, the diagnostic page and its fix, a broken config file and its fix with a reload, a clock after a change of
+/// the time zone and after a step of the wall clock, and the journal.
 final class ServiceTierTests: XCTestCase {
     private typealias T = ServiceTier
 
@@ -69,6 +70,8 @@ final class ServiceTierTests: XCTestCase {
         tier.check("diagnostic-fixed") { try diagnosticPageThenFix() }
         tier.check("config-diagnostic-page") { try brokenConfigShowsTheDiagnosticPage() }
         tier.check("config-reload") { try brokenConfigFixedAndReloaded() }
+        tier.check("timezone") { try timeZoneChangeWithoutARestart() }
+        tier.check("clock-step") { try clockStepShownWithinASecond() }
         tier.check("journal") { try journalHasNoErrors(after: cursor) }
     }
 
@@ -509,6 +512,115 @@ final class ServiceTierTests: XCTestCase {
         }
         let same = try T.samePicture(capture, "\(work)/headless-scene.png")
         return "diagnostic page, config fixed, systemctl reload: scene shown \(String(format: "%.1f", took)) s later, same pid \(after["MainPID"] ?? "?"), NRestarts \(broken["NRestarts"] ?? "?") -> \(end["NRestarts"] ?? "?"), STATUS=\(status.prefix(60)); capture of frame \(Self.boundedFrames) equals the scene's headless render: \(same)"
+    }
+
+    /// Two clocks: one in the local time zone, one in UTC.
+    private static let clockScene = """
+        size: display
+        background: "#102030"
+        font: {family: Sans, size: 40}
+        widgets:
+          - {id: local, type: clock, format: "%H:%M:%S %Z", x: 5%, y: 10%, width: 90%, height: 30%, foreground: white}
+          - {id: utc, type: clock, format: "%H:%M:%S", timezone: UTC, x: 5%, y: 55%, width: 90%, height: 30%, foreground: white}
+        """ + "\n"
+
+    /// Points /etc/localtime at `zone` as timedatectl does: a new link renamed over the old one.
+    private static func setLocalTime(_ zone: String) throws {
+        try T.must("ln -sfn /usr/share/zoneinfo/\(zone) /etc/localtime.new && mv -T /etc/localtime.new /etc/localtime")
+    }
+
+    /// The clock widget `id`'s text now (`widget.get`'s `shown_text`).
+    private static func shownText(_ socket: ControlTestSocket, _ id: String) throws -> String {
+        let reply = socket.request(#"{"id": 1, "cmd": "widget.get", "args": {"id": "\#(id)"}}"#)
+        guard let text = (reply?["result"] as? [String: Any])?["shown_text"] as? String else {
+            throw ServiceCheckFailure("widget.get \(id): \(reply.map { "\($0)" } ?? "no reply")")
+        }
+        return text
+    }
+
+    /// The wall clock's time now, in UTC, as the `utc` clock formats it.
+    private static func utcNow() -> (seconds: Int, text: String) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec, broken = tm()
+        gmtime_r(&seconds, &broken)
+        return (Int(now.tv_sec), String(format: "%02d:%02d:%02d", broken.tm_hour, broken.tm_min, broken.tm_sec))
+    }
+
+    /// Polls `condition` until it holds or `limit` seconds of CLOCK_MONOTONIC pass (not the wall clock, which the
+    /// clock-step check moves); how long it took, nil when it never held.
+    private static func monotonicWait(limit: Double, _ condition: () throws -> Bool) rethrows -> Double? {
+        let start = T.uptime()
+        while T.uptime() - start <= limit {
+            if try condition() { return T.uptime() - start }
+            usleep(20_000)
+        }
+        return nil
+    }
+
+    /// /etc/localtime replaced (Etc/UTC, then Asia/Tokyo) while kioskd runs under the unit: the local clock shows
+    /// the new zone within 2 s, its hour 9 ahead of the UTC clock's, without a restart (same MainPID).
+    private func timeZoneChangeWithoutARestart() throws -> String {
+        try T.must("cp -P /etc/localtime \(work)/localtime.orig")
+        try Self.setLocalTime("Etc/UTC")
+        try T.writeAtomically(Self.clockScene, to: T.scene)
+        try T.must("systemctl start kioskd.service", timeout: 120)
+        try T.waitFor("kioskd active with the clocks", timeout: 60) { try T.unit()["ActiveState"] == "active" }
+        let pid = try T.unit()["MainPID"]
+        let socket = try ControlTestSocket(path: T.socket, timeoutSeconds: 20)
+        let before = try Self.shownText(socket, "local")
+        guard before.hasSuffix(" UTC") else { throw ServiceCheckFailure("with /etc/localtime at Etc/UTC the local clock shows \(before)") }
+        try Self.setLocalTime("Asia/Tokyo")
+        var shown = (local: "", utc: "")
+        let took = try Self.monotonicWait(limit: 10) {
+            shown = (try Self.shownText(socket, "local"), try Self.shownText(socket, "utc"))
+            return shown.local.hasSuffix(" JST")
+        }
+        guard let took else { throw ServiceCheckFailure("the local clock still shows \(shown.local) 10 s after /etc/localtime became Asia/Tokyo") }
+        let hour = { (text: String) in Int(text.prefix(2)) ?? -100 }
+        // Read again should an hour have turned between the two requests.
+        let utcAfter = try Self.shownText(socket, "utc")
+        guard [shown.utc, utcAfter].contains(where: { (hour($0) + 9) % 24 == hour(shown.local) }) else {
+            throw ServiceCheckFailure("local clock \(shown.local), UTC clock \(shown.utc): not 9 hours apart")
+        }
+        guard took <= 2 else { throw ServiceCheckFailure("the local clock showed \(shown.local) only \(String(format: "%.2f", took)) s after the change (limit 2 s)") }
+        let after = try T.unit()
+        guard after["MainPID"] == pid, after["ActiveState"] == "active" else { throw ServiceCheckFailure("kioskd restarted: \(T.state(after)), pid \(after["MainPID"] ?? "?") (was \(pid ?? "?"))") }
+        return "local clock \(before) -> \(shown.local) (UTC clock \(shown.utc)) \(String(format: "%.2f", took)) s after /etc/localtime was renamed to Asia/Tokyo (limit 2 s); same pid \(pid ?? "?")"
+    }
+
+    /// The wall clock stepped back by 1 h 0.5 s (clock_settime, what `date -s` does) while kioskd runs: its UTC
+    /// clock shows the new time within 1.5 s. The step is undone afterwards; kioskd is stopped and the zone and
+    /// scene put back.
+    private func clockStepShownWithinASecond() throws -> String {
+        defer {
+            _ = try? T.shell("systemctl stop kioskd.service; cp -P \(work)/localtime.orig /etc/localtime.new && mv -T /etc/localtime.new /etc/localtime", timeout: 60)
+            _ = try? T.writeAtomically(Self.scene("service tier v1"), to: T.scene)
+        }
+        // Nothing may set the clock back meanwhile.
+        try T.must("systemctl stop systemd-timesyncd.service 2>/dev/null || true")
+        let socket = try ControlTestSocket(path: T.socket, timeoutSeconds: 20)
+        let step: Int64 = -3_600_500_000_000
+        func stepWallClock(by nanoseconds: Int64) throws {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            let total = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) + nanoseconds
+            var to = timespec(tv_sec: Int(total / 1_000_000_000), tv_nsec: Int(total % 1_000_000_000))
+            guard clock_settime(CLOCK_REALTIME, &to) == 0 else { throw ServiceCheckFailure("clock_settime: errno \(errno)") }
+        }
+        let before = try Self.shownText(socket, "utc")
+        try stepWallClock(by: step)
+        defer { _ = try? stepWallClock(by: -step) }
+        var shown = "", expected: [String] = []
+        let took = try Self.monotonicWait(limit: 10) {
+            let first = Self.utcNow()
+            shown = try Self.shownText(socket, "utc")
+            expected = [first.text, Self.utcNow().text]
+            return expected.contains(shown)
+        }
+        guard let took else { throw ServiceCheckFailure("the UTC clock shows \(shown), the wall clock \(expected.last ?? "?"), 10 s after the step") }
+        guard took <= 1.5 else { throw ServiceCheckFailure("the UTC clock showed the new time \(shown) only \(String(format: "%.2f", took)) s after the step (limit 1.5 s)") }
+        return "wall clock stepped back 1 h 0.5 s: UTC clock \(before) -> \(shown) \(String(format: "%.2f", took)) s after the step (limit 1.5 s)"
     }
 
     /// No message at priority err or worse since the package was installed, but those the checks provoked on

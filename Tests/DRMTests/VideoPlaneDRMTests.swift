@@ -47,7 +47,7 @@ final class VideoPlaneDRMTests: XCTestCase {
         let dir = try KioskdProcess.scratchDirectory("drm-video-plane-\(name)")
         let path = dir.appendingPathComponent("scene.yaml")
         try yaml.write(to: path, atomically: true, encoding: .utf8)
-        let stage = try SceneStage(engine: engine, path: path.path, clock: { 1_700_000_000 })
+        let stage = try SceneStage(engine: engine, path: path.path, clock: { WallTime(seconds: 1_700_000_000) })
         defer { withExtendedLifetime(stage) {} }
         stage.videoPlayers = try GStreamerVideo(loop: loop)
         try engine.start()

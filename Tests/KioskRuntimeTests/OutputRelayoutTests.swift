@@ -70,7 +70,7 @@ final class RelayoutHarness {
         (loop, poller) = MainLoop.manual()
         engine = try LayerEngine(loop: loop, sceneSize: Size(width: 1024, height: 768), pool: pool)
         let scene = try SceneLoader.parse(data: Data(yaml.utf8), file: "relayout.yaml", baseDirectory: "/").scene
-        stage = SceneStage(engine: engine, scene: scene, source: "inline", clock: { 1_700_000_000 })
+        stage = SceneStage(engine: engine, scene: scene, source: "inline", clock: { WallTime(seconds: 1_700_000_000) })
         try engine.start()
         manager = OutputManager(engine: engine, source: card, attached: nil) { mode in
             try ShadowCompositor(size: mode.size, rotation: .degrees0)

@@ -94,7 +94,7 @@ final class StagesHarness {
         }) { _, mode in try ShadowCompositor(size: mode.size, rotation: .degrees0) }
         let mirrored = try SceneLoader.parse(data: Data(OutputStagesTests.mirrored.utf8), file: "mirrored.yaml", baseDirectory: "/").scene
         let own = try SceneLoader.parse(data: Data(OutputStagesTests.own.utf8), file: "own.yaml", baseDirectory: "/").scene
-        stages = OutputStages(slots: slots, defaultScene: mirrored, source: "mirrored.yaml", clock: { 1_700_000_000 }) { slot in
+        stages = OutputStages(slots: slots, defaultScene: mirrored, source: "mirrored.yaml", clock: { WallTime(seconds: 1_700_000_000) }) { slot in
             slot.connector == connector ? (own, "own.yaml") : nil
         }
         slots.rescan()

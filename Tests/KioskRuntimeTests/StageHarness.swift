@@ -7,10 +7,53 @@ import KioskRuntime
 import KioskScene
 import XCTest
 
-/// The wall-clock time a harness's clocks show, in seconds since the epoch; a test may change it. Main thread.
+/// The wall clock a harness's stage reads; a test may set or step it. Main thread.
+///
+/// Standing (as made), it reads `seconds` plus the manual loop's time into its current second: what clocks show
+/// changes only when a test moves `seconds`, and the stage's clock ticks land one second of loop time apart. After
+/// `run()` it runs with the loop's clock, as CLOCK_REALTIME runs beside CLOCK_MONOTONIC, and `step(by:)` sets it
+/// forwards or back the way NTP or `date -s` does, without moving the loop's clock.
 final class ManualWallClock {
-    var seconds: Int
-    init(_ seconds: Int) { self.seconds = seconds }
+    private let loop: MainLoop
+    private var standing: Int
+    /// While running: the wall time minus the loop's time, in nanoseconds.
+    private var offset: Int64?
+
+    init(_ seconds: Int, loop: MainLoop) {
+        standing = seconds
+        self.loop = loop
+    }
+
+    /// The time now.
+    func now() -> WallTime {
+        let loopNanoseconds = Int64(loop.now.nanoseconds)
+        if let offset { return WallTime(nanoseconds: loopNanoseconds + offset) }
+        return WallTime(seconds: standing, nanoseconds: loopNanoseconds % 1_000_000_000)
+    }
+
+    /// The whole second it shows; setting it moves the clock by whole seconds.
+    var seconds: Int {
+        get { now().seconds }
+        set {
+            if let offset {
+                self.offset = offset + Int64(newValue - now().seconds) * 1_000_000_000
+            } else {
+                standing = newValue
+            }
+        }
+    }
+
+    /// From now on it runs with the loop's clock, from the time it reads now.
+    func run() {
+        guard offset == nil else { return }
+        offset = now().nanoseconds - Int64(loop.now.nanoseconds)
+    }
+
+    /// Sets the running clock forwards (positive) or back by `duration`.
+    func step(by duration: Duration) {
+        precondition(offset != nil, "ManualWallClock.step(by:): run() it first")
+        offset! += duration.nanosecondsClamped
+    }
 }
 
 /// A scene on a real engine, compositor and headless backend, driven by a manual clock: renders run on a
@@ -32,7 +75,8 @@ final class StageHarness {
 
     /// Loads `yaml` (written to a scene file in a fresh directory, so relative image paths resolve there).
     convenience init(yaml: String, size: Size = Size(width: 1024, height: 768), rotation: OutputRotation = .degrees0,
-                     files: [String: Data] = [:], limits: SceneLimits = SceneLimits()) throws {
+                     files: [String: Data] = [:], limits: SceneLimits = SceneLimits(),
+                     localZone: LocalTimeZoneSource = .system) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-stage-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for (name, data) in files {
@@ -42,14 +86,14 @@ final class StageHarness {
         }
         let scenePath = directory.appendingPathComponent("scene.yaml").path
         try Data(yaml.utf8).write(to: URL(fileURLWithPath: scenePath))
-        try self.init(path: scenePath, size: size, rotation: rotation, directory: directory, limits: limits)
+        try self.init(path: scenePath, size: size, rotation: rotation, directory: directory, limits: limits, localZone: localZone)
     }
 
     /// `size` is the panel's mode; with `rotation` 90 or 270 the scene is laid out at the swapped size.
     /// `limits` apply to the loads the stage makes; the scene at `path` itself is loaded with the default ones
     /// (as if its files changed on disk after it was checked).
     init(path: String, size: Size = Size(width: 1024, height: 768), rotation: OutputRotation = .degrees0,
-         directory: URL? = nil, limits: SceneLimits = SceneLimits()) throws {
+         directory: URL? = nil, limits: SceneLimits = SceneLimits(), localZone: LocalTimeZoneSource = .system) throws {
         self.directory = directory ?? URL(fileURLWithPath: (path as NSString).deletingLastPathComponent)
         // Clocks without a zone show local time: make it the same on every machine the goldens are checked on.
         setenv("TZ", "UTC", 1)
@@ -60,10 +104,11 @@ final class StageHarness {
         compositor = try ShadowCompositor(size: physical, rotation: rotation)
         pool = RenderQueuePool(strategy: .manual)
         engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: pool)
-        let wallClock = ManualWallClock(StageHarness.fixedTime)
+        let wallClock = ManualWallClock(StageHarness.fixedTime, loop: loop)
         self.wallClock = wallClock
         let loaded = try SceneLoader.load(path: path)
-        stage = SceneStage(engine: engine, scene: loaded.scene, source: path, limits: limits, clock: { wallClock.seconds })
+        stage = SceneStage(engine: engine, scene: loaded.scene, source: path, limits: limits, clock: { wallClock.now() },
+                           localZone: localZone)
         try engine.start()
     }
 
