@@ -502,12 +502,12 @@ final class FleetMQTTTests: XCTestCase {
     }
 
     /// A ThreadSanitizer build runs several times slower: its tier sets KIOSKD_TSAN_SLOWDOWN.
-    private var pingSlowdown: Double { ProcessInfo.processInfo.environment["KIOSKD_TSAN_SLOWDOWN"].flatMap(Double.init) ?? 1 }
+    private var pingSlowdown: Double { Instrumentation.slowdown }
 
     /// 16 MiB, as the bound, with glibc's allocator (tier 1). ThreadSanitizer's allocator keeps what the
     /// payload worker frees in its own caches and quarantine, and maps shadow memory beside it: 20 MiB was seen
     /// there for the same run, so its tier is held to four times the bound.
-    private var payloadMemoryBoundKiB: Int { ProcessInfo.processInfo.environment["KIOSKD_TSAN_SLOWDOWN"] == nil ? 16 * 1024 : 64 * 1024 }
+    private var payloadMemoryBoundKiB: Int { Instrumentation.isInstrumented ? 64 * 1024 : 16 * 1024 }
 
     private func screenshot(_ daemon: ControlledKioskd) throws -> Data {
         try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(try daemon.result("screenshot")["png_base64"] as? String)))
