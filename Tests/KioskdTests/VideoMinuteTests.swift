@@ -6,8 +6,8 @@ import XCTest
 /// widgets keep updating all along. The clip is H.264 in MP4 (1800 frames, the frame number burned in), which
 /// GStreamer's software decoder takes at about ten times real time on a 2-core host, where VP9 in WebM runs at
 /// under three times: the margin a zero-drop assertion needs. It runs in the host tier, which runs the tests one at
-/// a time; not under ThreadSanitizer (`scripts/test-all` skips this class there), where a 1080p frame costs
-/// several times its period. The shorter 1080p run (`VideoFullHDTests`) still runs in both.
+/// a time; not under ThreadSanitizer, where a 1080p frame costs several times its period (that tier runs
+/// `VideoWidgetTests`, whose shorter clips cross the same threads).
 final class VideoMinuteTests: XCTestCase {
     /// What `stats` said at one moment of the run.
     private struct Sample {
