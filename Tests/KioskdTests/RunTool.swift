@@ -1,0 +1,18 @@
+import Foundation
+import KioskTestSupport
+import XCTest
+
+/// Runs a tool to completion, stdout and stderr together.
+func runTool(_ path: String, _ arguments: [String], timeout: Double = 60) throws -> (status: Int32, text: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
