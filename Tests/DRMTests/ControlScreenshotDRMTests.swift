@@ -29,7 +29,7 @@ final class ControlScreenshotDRMTests: XCTestCase {
         // Past the first render (under TCG fonts load slowly, so flips alone say nothing): every render dispatched
         // has come back and no frame was composed for half a second. No event reports that, so `stats` is polled.
         var composed: Int?
-        try waitByPolling(for: "every render back and no frame composed for 0.5 s", timeout: 120, interval: 0.5) {
+        try Poll.until("every render back and no frame composed for 0.5 s", timeout: 120, interval: 0.5) {
             let stats = try daemon.result("stats")
             let started = stats["renders_started"] as? Int ?? 0
             let completed = stats["renders_completed"] as? Int ?? -1

@@ -27,13 +27,13 @@ final class BrokenPipeTests: XCTestCase {
         func ping() -> Bool {
             (try? ControlTestSocket(path: socket, timeoutSeconds: 5))?.request(#"{"id": 0, "cmd": "ping"}"#)?["ok"] as? Bool == true
         }
-        try waitByPolling(for: "kioskd to answer ping", timeout: 60, interval: 0.05) {
+        try Poll.until("kioskd to answer ping", timeout: 60, interval: 0.05) {
             XCTAssertTrue(process.isRunning, "kioskd ended: status \(process.terminationStatus), reason \(process.terminationReason.rawValue)")
             return !process.isRunning || ping()
         }
         // SIGHUP logs a line (and reloads the scene): another write to the broken pipe.
         kill(process.processIdentifier, SIGHUP)
-        try waitByPolling(for: "kioskd to answer ping after SIGHUP", timeout: 30, interval: 0.05) { !process.isRunning || ping() }
+        try Poll.until("kioskd to answer ping after SIGHUP", timeout: 30, interval: 0.05) { !process.isRunning || ping() }
         XCTAssertTrue(process.isRunning, "kioskd ended: status \(process.terminationStatus), reason \(process.terminationReason.rawValue)")
     }
 }

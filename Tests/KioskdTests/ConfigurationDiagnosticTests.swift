@@ -24,7 +24,7 @@ final class ConfigurationDiagnosticTests: XCTestCase {
 
     /// The diagnostic page's data keys, once its background is on screen.
     private func waitForDiagnosticPage(_ daemon: ControlledKioskd) throws -> [String: String] {
-        try waitByPolling(for: "the diagnostic page on screen", timeout: 30, interval: 0.05) {
+        try Poll.until("the diagnostic page on screen", timeout: 30, interval: 0.05) {
             let result = try daemon.result("screenshot")
             let data = try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(result["png_base64"] as? String)))
             let file = directory.appendingPathComponent("shot-\(UUID().uuidString).png")
@@ -40,7 +40,7 @@ final class ConfigurationDiagnosticTests: XCTestCase {
         let pid = daemon.pid
         daemon.process.signal(SIGHUP)
         _ = try notify.waitFor("RELOADING=1") { $0.contains("RELOADING=1") }
-        try waitByPolling(for: "the fixed configuration's scene", timeout: 60, interval: 0.05) {
+        try Poll.until("the fixed configuration's scene", timeout: 60, interval: 0.05) {
             XCTAssertTrue(daemon.isRunning, "kioskd ended while starting over")
             guard daemon.isRunning else { return true }
             guard let reply = try? daemon.request(#"{"id": 1, "cmd": "widget.get", "args": {"id": "hello"}}"#) else { return false }

@@ -59,7 +59,7 @@ final class VideoWidgetTests: XCTestCase {
             XCTAssertEqual(state["duration"] as? Double ?? Double(state["duration"] as? Int ?? 0), 1, accuracy: 0.1)
             // An ended clip costs no frames: once the last frame's flip is in, the flip counter stands still.
             var last = try daemon.framesFlipped(), since = Date()
-            try waitByPolling(for: "\(codec): flips to stop after the clip ended", timeout: 10, interval: 0.05) {
+            try Poll.until("\(codec): flips to stop after the clip ended", timeout: 10, interval: 0.05) {
                 let now = try daemon.framesFlipped()
                 if now != last { (last, since) = (now, Date()) }
                 return Date().timeIntervalSince(since) > 1
@@ -92,7 +92,7 @@ final class VideoWidgetTests: XCTestCase {
             // The number region: the time code at the top left (HH:MM:SS:FF, about 100x20 pixels at this size).
             let region = (x: 0, y: 0, width: 160, height: 72)
             var mismatch = Int.max
-            try waitByPolling(for: "frame \(frame) on screen", timeout: 20, interval: 0.1) {
+            try Poll.until("frame \(frame) on screen", timeout: 20, interval: 0.1) {
                 let shot = try daemon.result("screenshot")
                 let png = try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(shot["png_base64"] as? String)))
                 let file = directory.appendingPathComponent("shot.png")
@@ -145,7 +145,7 @@ final class VideoWidgetTests: XCTestCase {
         XCTAssertEqual(state["state"] as? String, "failed")
         XCTAssertFalse((state["error"] as? String ?? "").isEmpty)
         // The placeholder is the widget's background.
-        try waitByPolling(for: "the placeholder on screen", timeout: 20, interval: 0.1) {
+        try Poll.until("the placeholder on screen", timeout: 20, interval: 0.1) {
             let shot = try daemon.result("screenshot")
             let png = try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(shot["png_base64"] as? String)))
             let file = directory.appendingPathComponent("shot.png")
@@ -181,7 +181,7 @@ final class VideoWidgetTests: XCTestCase {
         XCTAssertEqual(paused["state"] as? String, "paused")
         let seeked = try daemon.result("video.seek", #"{"position": 2.5}"#)
         XCTAssertEqual(seeked["source"] as? String, clip)
-        try waitByPolling(for: "the position after the seek", timeout: 20, interval: 0.05) {
+        try Poll.until("the position after the seek", timeout: 20, interval: 0.05) {
             let position = try daemon.result("video.state")["position"] as? Double ?? 0
             return abs(position - 2.5) < 0.05
         }
