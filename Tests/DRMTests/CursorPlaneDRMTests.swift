@@ -67,7 +67,7 @@ final class CursorPlaneDRMTests: XCTestCase {
 
     func testKioskdRunSaysTheCursorGoesOnThePlaneAndLeavesItOffAtExit() throws {
         let kiosk = try ControlledKioskd(["run", "--backend", "drm", "--seat", "none"])
-        XCTAssertTrue(try waitFor(20) { try kiosk.framesFlipped() > 0 }, "kioskd shows its scene")
+        try Poll.until("kioskd to show its scene", timeout: 20, reading: { try kiosk.framesFlipped() }, satisfies: { $0 > 0 })
         let input = try XCTUnwrap(try kiosk.result("display.info")["input"] as? [String: Any])
         let cursor = try XCTUnwrap(input["cursor"] as? [String: Any])
         XCTAssertEqual(cursor["path"] as? String, "plane", "\(cursor)")
@@ -79,14 +79,5 @@ final class CursorPlaneDRMTests: XCTestCase {
         card.setClientCap(Int32(DRM_CLIENT_CAP_UNIVERSAL_PLANES), 1)
         let id = try XCTUnwrap(UInt32(name.dropFirst("plane ".count)))
         XCTAssertNil(try DRMResources(card: card).planes.first { $0.id == id }?.crtcID, "the cursor plane is off after kioskd exits")
-    }
-
-    private func waitFor(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(20_000)
-        }
-        return try condition()
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import KioskCore
 import KioskDisplay
 import KioskRender
+import KioskTestSupport
 import XCTest
 
 /// DRM tests need a real KMS device: inside the vkms VM (`scripts/vkms-run`), where KIOSKD_REQUIRE_DRM=1 turns a
@@ -36,13 +37,10 @@ func snapshot(_ buffer: PixelBuffer) -> [UInt8] {
 }
 
 extension MainLoop {
-    /// Runs the loop until `done` holds or `seconds` pass; returns whether `done` held.
+    /// Runs the loop until `done` holds or `seconds` pass (`Poll`, each turn waiting at most 100 ms); returns
+    /// whether `done` held. With a `done` that never holds: the loop runs `seconds`, a window to show that
+    /// nothing comes.
     func spin(seconds: Double = 5, until done: () -> Bool) -> Bool {
-        let deadline = MonotonicInstant.now() + .milliseconds(Int64(seconds * 1000))
-        while !done() {
-            if MonotonicInstant.now() >= deadline { return false }
-            runOnce(timeout: .milliseconds(100))
-        }
-        return true
+        (try? Poll.until("the condition", timeout: seconds, turning: self, every: .milliseconds(100), done)) != nil
     }
 }

@@ -25,15 +25,15 @@ final class DeviceGoneDRMTests: XCTestCase {
         try Self.clockScene.write(to: scene, atomically: true, encoding: .utf8)
         let childrenCPUBefore = reapedChildrenCPUSeconds()
         let kiosk = try ControlledKioskd(["run", "--backend", "drm", "--device", cardPath, "--scene", scene.path])
-        try waitByPolling(for: "kioskd to flip on \(cardPath)", timeout: 60) { try kiosk.framesFlipped() > 0 }
+        try Poll.until("kioskd to flip on \(cardPath)", timeout: 60) { try kiosk.framesFlipped() > 0 }
         // Idle before the unbind: start-up work (fonts, first renders; slow under TCG) is done once kioskd uses less
         // than half a CPU from one clock flip to the next, so CPU spent spinning afterwards would show. Polled
         // gently: every `stats` request costs kioskd CPU too.
         var idleRate = Double.infinity
-        try waitByPolling(for: "kioskd to use less than half a CPU between clock flips", timeout: 60) {
+        try Poll.until("kioskd to use less than half a CPU between clock flips", timeout: 60) {
             let flips = try kiosk.framesFlipped()
             let cpu = try XCTUnwrap(cpuSeconds(pid: kiosk.pid), "kioskd's /proc stat"), since = Date()
-            try waitByPolling(for: "a clock flip", timeout: 30, interval: 0.25) { try kiosk.framesFlipped() > flips }
+            try Poll.until("a clock flip", timeout: 30, interval: 0.25) { try kiosk.framesFlipped() > flips }
             idleRate = (try XCTUnwrap(cpuSeconds(pid: kiosk.pid)) - cpu) / Date().timeIntervalSince(since)
             return idleRate < 0.5
         }
@@ -117,7 +117,7 @@ private struct BochsDisplay {
             try run("/usr/sbin/insmod", ["/proc/1/root/lib/modules/\(module).ko"])
         }
         var address: String?
-        try waitByPolling(for: "bochs to bind a device", timeout: 10) {
+        try Poll.until("bochs to bind a device", timeout: 10) {
             address = try? FileManager.default.contentsOfDirectory(atPath: driverDirectory).first { $0.contains(":") }
             return address != nil
         }
@@ -127,7 +127,7 @@ private struct BochsDisplay {
     /// The card node of the device, once it has one.
     func cardPath() throws -> String {
         var path: String?
-        try waitByPolling(for: "a /dev/dri card node for \(address)", timeout: 10) {
+        try Poll.until("a /dev/dri card node for \(address)", timeout: 10) {
             let drm = "/sys/bus/pci/devices/\(address)/drm"
             path = (try? FileManager.default.contentsOfDirectory(atPath: drm))?.first { $0.hasPrefix("card") }.map { "/dev/dri/\($0)" }
             return path.map { FileManager.default.fileExists(atPath: $0) } ?? false
@@ -157,7 +157,9 @@ private struct BochsDisplay {
         let errors = Pipe()
         process.standardError = errors
         try process.run()
+        let deadline = ProcessDeadline(process, seconds: 60)
         process.waitUntilExit()
+        try deadline.finish("\(tool) \(arguments.joined(separator: " "))")
         guard process.terminationStatus == 0 else {
             let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             throw ControlTestError("\(tool) \(arguments.joined(separator: " ")) failed with status \(process.terminationStatus): \(message)")

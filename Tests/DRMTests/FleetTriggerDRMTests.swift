@@ -29,7 +29,7 @@ final class FleetTriggerDRMTests: XCTestCase {
         XCTAssertEqual(topic, "kioskd/door/action")
 
         let hid = try UInputDevice(.hid)
-        try waitByPolling(for: "kioskd to open \(hid.name)", timeout: 20, interval: 0.05) {
+        try Poll.until("kioskd to open \(hid.name)", timeout: 20, interval: 0.05) {
             ((try daemon.result("stats")["input"] as? [String: Any])?["devices"] as? [String])?.contains(hid.name) == true
         }
         try hid.tap(0.5, 0.5)

@@ -24,7 +24,7 @@ final class InputDRMTests: XCTestCase {
 
     /// Waits until kioskd's libinput has the devices (`stats` lists them by name).
     func waitForDevices(_ events: ControlEventStream, _ names: [String], present: Bool = true) throws {
-        try waitByPolling(for: "input devices \(names) \(present ? "added" : "removed")", timeout: 20, interval: 0.05) {
+        try Poll.until("input devices \(names) \(present ? "added" : "removed")", timeout: 20, interval: 0.05) {
             let devices = ((try events.stats()["input"] as? [String: Any])?["devices"] as? [String]) ?? []
             return names.allSatisfy { devices.contains($0) == present }
         }
@@ -191,7 +191,7 @@ final class InputDRMTests: XCTestCase {
         try waitForDevices(events, [touch.name])
         let start = try centre(events, "start")
         // The dim may come before this test's subscription is up: wait on the state.
-        try waitByPolling(for: "the idle dim", timeout: 30, interval: 0.05) {
+        try Poll.until("the idle dim", timeout: 30, interval: 0.05) {
             (try events.stats()["idle"] as? [String: Any])?["state"] as? String == "dimmed"
         }
         XCTAssertEqual(try brightness(), "100\n", "half the brightness found")

@@ -47,7 +47,7 @@ enum InputTestEnvironment {
             udevd.standardError = FileHandle.standardError
             try udevd.run()
             self.udevd = udevd
-            try waitByPolling(for: "udevd to answer", timeout: 30, interval: 0.05) {
+            try Poll.until("udevd to answer", timeout: 30, interval: 0.05) {
                 try run("/usr/bin/udevadm", ["control", "--ping", "--timeout=5"]).status == 0
             }
             _ = try run("/usr/bin/udevadm", ["trigger", "--subsystem-match=input", "--action=add"])
@@ -70,7 +70,9 @@ enum InputTestEnvironment {
         process.standardError = handle
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        let deadline = ProcessDeadline(process, seconds: 60)
         process.waitUntilExit()
+        try deadline.finish("\(path) \(arguments.joined(separator: " "))")
         try handle.close()
         let output = (try? Data(contentsOf: outputURL)) ?? Data()
         return (process.terminationStatus, String(decoding: output, as: UTF8.self))
@@ -135,8 +137,11 @@ final class UInputDevice {
     /// Unplugs the device: the helper closes it and exits.
     func remove() {
         guard process.isRunning else { return }
+        // The helper exits at the end of its input; killed if it has not within 10 s.
+        let deadline = ProcessDeadline(process, seconds: 10)
         try? input.fileHandleForWriting.close()
         process.waitUntilExit()
+        deadline.cancel()
     }
 
     /// Device units for a panel position given as a share (0...1) of the panel's width and height.

@@ -68,7 +68,7 @@ final class KioskdTwoOutputVMTests: XCTestCase {
     private func assertShows(_ expected: (pixels: [UInt8], size: Size, stride: Int), on output: String, file: StaticString = #filePath, line: UInt = #line) throws {
         var last: (pixels: [UInt8], size: Size, stride: Int)?
         var n = 0
-        try? waitByPolling(for: "\(output) to show its scene", timeout: 60, interval: 0.25) {
+        try? Poll.until("\(output) to show its scene", timeout: 60, interval: 0.25) {
             n += 1
             let shot = try screenshot(output, n)
             last = shot
@@ -117,13 +117,13 @@ final class KioskdTwoOutputVMTests: XCTestCase {
         for output in ["Virtual-1", "Virtual-2"] {
             _ = try kiosk.result("animate", #"{"id": "bar", "property": "x", "to": 400, "duration": 30, "easing": "linear", "output": "\#(output)"}"#)
         }
-        try waitByPolling(for: "both outputs to flip the animation", timeout: 60, interval: 0.1) {
+        try Poll.until("both outputs to flip the animation", timeout: 60, interval: 0.1) {
             try byOutput().values.allSatisfy { ($0["frames_flipped"] as? Int ?? 0) > 30 }
         }
         let before = try byOutput(), start = MonotonicInstant.now()
         // At least three seconds of flips on each, measured against the test's own clock.
         let started = Date()
-        try waitByPolling(for: "three seconds of flips", timeout: 30, interval: 0.2) { Date().timeIntervalSince(started) >= 3 }
+        try Poll.until("three seconds of flips", timeout: 30, interval: 0.2) { Date().timeIntervalSince(started) >= 3 }
         let after = try byOutput(), seconds = Double((MonotonicInstant.now() - start).nanosecondsClamped) / 1e9
         for (output, mode) in zip(["Virtual-1", "Virtual-2"], modes) {
             let refresh = try XCTUnwrap(Double(mode.split(separator: "@").last ?? ""), mode)

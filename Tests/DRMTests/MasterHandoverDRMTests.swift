@@ -11,16 +11,6 @@ import XCTest
 final class MasterHandoverDRMTests: XCTestCase {
     override func setUpWithError() throws { try requireDRMDevice() }
 
-    /// Waits for `condition` with a deadline, checking every 20 ms.
-    private func waitFor(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(20_000)
-        }
-        return try condition()
-    }
-
     private func socketPath(_ name: String) throws -> String {
         var template = Array("/tmp/kioskd-mh-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw ControlTestError("mkdtemp: errno \(errno)") }
@@ -60,10 +50,11 @@ final class MasterHandoverDRMTests: XCTestCase {
     func testAnotherProcessTakesMasterAfterSIGUSR1AndKioskdResumesWithinASecondOfSIGUSR2() throws {
         let kiosk = try ControlledKioskd(["run", "--backend", "drm"])
         defer { _ = kiosk.stop() }
-        XCTAssertTrue(try waitFor(20) { try kiosk.framesFlipped() > 0 }, "kioskd shows its scene")
+        try Poll.until("kioskd to show its scene", timeout: 20, reading: { try kiosk.framesFlipped() }, satisfies: { $0 > 0 })
 
         kiosk.process.signal(SIGUSR1)
-        XCTAssertTrue(try waitFor(10) { try kiosk.result("stats")["health_reason"] as? String == "waiting for DRM master" })
+        try Poll.until("health_reason 'waiting for DRM master'", timeout: 10,
+                       reading: { try kiosk.result("stats")["health_reason"] as? String }, satisfies: { $0 == "waiting for DRM master" })
         XCTAssertEqual(try kiosk.result("stats")["healthy"] as? Bool, true, "handing the display over is not a fault")
 
         // A second process takes master, shows frames of its own and gives master back when it exits.
@@ -73,10 +64,12 @@ final class MasterHandoverDRMTests: XCTestCase {
         let flipped = try kiosk.framesFlipped()
         let handback = Date()
         kiosk.process.signal(SIGUSR2)
-        XCTAssertTrue(try waitFor(1) { try kiosk.framesFlipped() > flipped }, "kioskd flips again within 1 s of SIGUSR2")
+        try Poll.until("kioskd to flip again within 1 s of SIGUSR2 (frames_flipped above \(flipped))", timeout: 1,
+                       reading: { try kiosk.framesFlipped() }, satisfies: { $0 > flipped })
         let resumedAfter = Date().timeIntervalSince(handback)
         print("kioskd resumed \(Int(resumedAfter * 1000)) ms after SIGUSR2")
-        XCTAssertTrue(try waitFor(5) { try kiosk.result("stats")["health_reason"] as? String == "ok" })
+        try Poll.until("health_reason 'ok'", timeout: 5,
+                       reading: { try kiosk.result("stats")["health_reason"] as? String }, satisfies: { $0 == "ok" })
         let log = kiosk.process.stderrSoFar
         XCTAssertTrue(log.contains("DRM master dropped"), log)
         XCTAssertTrue(log.contains("display regained (DRM master where there is one); mode set again, redrawing the whole screen"), log)
@@ -85,21 +78,23 @@ final class MasterHandoverDRMTests: XCTestCase {
 
     func testKioskdStartedWhileAnotherProcessHoldsMasterWaitsAndTakesTheDisplayOnceFree() throws {
         let holder = try ControlledKioskd(["run", "--backend", "drm"])
-        XCTAssertTrue(try waitFor(20) { try holder.framesFlipped() > 0 })
+        try Poll.until("the holder to show its scene", timeout: 20, reading: { try holder.framesFlipped() }, satisfies: { $0 > 0 })
 
         let socket = try socketPath("waiting")
         let waiting = try KioskdProcess.start(["run", "--backend", "drm", "--socket", socket])
         defer { _ = waiting.finish(timeout: 0) }
-        XCTAssertTrue(waitFor(20) { waiting.stderrSoFar.contains("waiting for DRM master to be released") }, waiting.stderrSoFar)
+        try Poll.until("kioskd to say it waits for DRM master; stderr: \(waiting.stderrSoFar)", timeout: 20) {
+            waiting.stderrSoFar.contains("waiting for DRM master to be released")
+        }
         XCTAssertTrue(waiting.process.isRunning)
 
         let released = Date()
         let holderResult = holder.stop()
         XCTAssertEqual(holderResult.status, 0, holderResult.stderr)
-        XCTAssertTrue(waitFor(10) {
+        try Poll.until("kioskd to take the display once master was free; stderr: \(waiting.stderrSoFar)", timeout: 10) {
             (try? ControlTestSocket(path: socket, timeoutSeconds: 2))?.request(#"{"id": 0, "cmd": "stats"}"#)
                 .flatMap { $0["result"] as? [String: Any] }.flatMap { $0["frames_flipped"] as? Int }.map { $0 > 0 } ?? false
-        }, "kioskd took the display once master was free: \(waiting.stderrSoFar)")
+        }
         print("kioskd took the display \(Int(Date().timeIntervalSince(released) * 1000)) ms after the holder stopped")
 
         waiting.signal(SIGTERM)

@@ -86,7 +86,7 @@ final class PageLoopWritebackDRMTests: XCTestCase {
         // capture, those before it too, must be its page whole.
         var files: [String] = []
         func firstLast() -> Int? { files.firstIndex { Self.pageIndex(inFileName: $0) == Self.pageCount } }
-        try waitByPolling(for: "\(changes) page captures from the requested change on in \(captures.path)",
+        try Poll.until("\(changes) page captures from the requested change on in \(captures.path)",
                           timeout: Double(changes) * Self.pageSeconds * 4 + 60, interval: 0.2) {
             files = ((try? FileManager.default.contentsOfDirectory(atPath: captures.path)) ?? []).filter { $0.hasSuffix(".png") }.sorted()
             return firstLast().map { files.count - $0 >= changes } ?? false || !daemon.isRunning

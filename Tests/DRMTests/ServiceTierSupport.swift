@@ -4,6 +4,7 @@ import KioskCore
 import KioskDisplay
 import KioskRender
 import KioskRenderTestSupport
+import KioskTestSupport
 import XCTest
 
 /// A check of the service tier that did not hold, with what was seen instead.
@@ -91,15 +92,13 @@ struct ServiceTier {
         "\(p["ActiveState"] ?? "?") (\(p["SubState"] ?? "?")), result \(p["Result"] ?? "?")"
     }
 
-    /// Polls `condition` every 100 ms until it holds or `timeout` seconds pass; how long it took.
+    /// Polls `condition` every 100 ms until it holds or `timeout` seconds of CLOCK_MONOTONIC pass (`Poll`); how
+    /// long it took.
     @discardableResult
     static func waitFor(_ what: String, timeout: Double, _ condition: () throws -> Bool) throws -> Double {
-        let start = Date()
-        while true {
-            if try condition() { return Date().timeIntervalSince(start) }
-            if Date().timeIntervalSince(start) > timeout { throw ServiceCheckFailure("\(what): not within \(Int(timeout)) s") }
-            usleep(100_000)
-        }
+        let start = uptime()
+        try Poll.until(what, timeout: timeout, interval: 0.1, condition)
+        return uptime() - start
     }
 
     /// Writes `text` to `path` in one rename, so kioskd's watch never reads half a file.

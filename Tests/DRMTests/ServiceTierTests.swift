@@ -549,13 +549,14 @@ final class ServiceTierTests: XCTestCase {
 
     /// Polls `condition` until it holds or `limit` seconds of CLOCK_MONOTONIC pass (not the wall clock, which the
     /// clock-step check moves); how long it took, nil when it never held.
-    private static func monotonicWait(limit: Double, _ condition: () throws -> Bool) rethrows -> Double? {
+    private static func monotonicWait(limit: Double, _ condition: () throws -> Bool) throws -> Double? {
         let start = T.uptime()
-        while T.uptime() - start <= limit {
-            if try condition() { return T.uptime() - start }
-            usleep(20_000)
+        do {
+            try Poll.until("the condition", timeout: limit, condition)
+        } catch is Poll.Timeout {
+            return nil
         }
-        return nil
+        return T.uptime() - start
     }
 
     /// /etc/localtime replaced (Etc/UTC, then Asia/Tokyo) while kioskd runs under the unit: the local clock shows

@@ -60,7 +60,9 @@ private func runTool(_ path: String, _ arguments: [String]) throws -> (status: I
     process.standardError = handle
     process.standardInput = FileHandle.nullDevice
     try process.run()
+    let deadline = ProcessDeadline(process, seconds: 120)
     process.waitUntilExit()
+    try deadline.finish("\(path) \(arguments.joined(separator: " "))")
     try handle.close()
     return (process.terminationStatus, try String(contentsOf: output, encoding: .utf8))
 }

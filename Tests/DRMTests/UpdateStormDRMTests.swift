@@ -18,6 +18,7 @@ final class UpdateStormDRMTests: XCTestCase {
 
         func draw(into surface: LayerSurface, isCancelled: () -> Bool) throws {
             let end = MonotonicInstant.now() + delay
+            // The draw's own time (a stand-in for a long render), not a wait.
             while MonotonicInstant.now() < end, !isCancelled() { usleep(1000) }
             let pixel = 0xFF00_0000 | xrgb
             for y in 0..<surface.size.height {

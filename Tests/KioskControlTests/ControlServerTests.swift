@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import KioskControl
 import KioskCore
+import KioskTestSupport
 import XCTest
 
 final class ControlServerTests: XCTestCase {
@@ -27,14 +28,18 @@ final class ControlServerTests: XCTestCase {
         return server
     }
 
-    /// Sends `line` and returns the next reply, pumping the loop meanwhile.
+    /// Sends `line` and returns the next reply, turning the loop meanwhile; nil (and a failure) when none came in 5 s.
     private func request(_ client: TestSocketClient, _ line: String) -> JSONValue? {
         client.send(line + "\n")
         var reply: JSONValue?
-        pump(loop) {
-            client.poll()
-            if reply == nil, !client.lines.isEmpty { reply = client.takeLines().first }
-            return reply != nil || client.closedByPeer
+        do {
+            try Poll.until("a reply to \(line)", turning: loop, every: .milliseconds(5)) {
+                client.poll()
+                if reply == nil, !client.lines.isEmpty { reply = client.takeLines().first }
+                return reply != nil || client.closedByPeer
+            }
+        } catch {
+            XCTFail("\(error)")
         }
         return reply
     }
@@ -98,13 +103,13 @@ final class ControlServerTests: XCTestCase {
         let first = try TestSocketClient(path: server.options.socketPath)
         let second = try TestSocketClient(path: server.options.socketPath)
         first.send(#"{"id": 1, "cmd": "slow"}"# + "\n" + #"{"id": 2, "cmd": "ping"}"# + "\n" + #"{"id": 3, "cmd": "nope"}"# + "\n")
-        XCTAssertTrue(pump(loop) { pending.count == 1 })
+        try Poll.until("the deferred command to be called", turning: loop, every: .milliseconds(5)) { pending.count == 1 }
         XCTAssertEqual(request(second, #"{"id": 9, "cmd": "ping"}"#)?["id"], 9, "another client is answered meanwhile")
         first.poll()
         XCTAssertTrue(first.lines.isEmpty, "nothing overtakes the deferred reply: \(first.lines)")
         pending[0].succeed(["done": true])
         pending[0].succeed(["twice": true])
-        XCTAssertTrue(pump(loop) { first.poll(); return first.lines.count >= 3 })
+        try Poll.until("the three replies", turning: loop, every: .milliseconds(5)) { first.poll(); return first.lines.count >= 3 }
         XCTAssertEqual(first.lines.map { $0["id"] }, [1, 2, 3])
         XCTAssertEqual(first.lines[0]["result"], ["done": true])
         XCTAssertEqual(first.takeLines()[2]["error"]?["code"], "unknown_command")
@@ -119,9 +124,9 @@ final class ControlServerTests: XCTestCase {
         server.commands.registerDeferred("slow") { _, _, reply in pending.append(reply) }
         var client: TestSocketClient? = try TestSocketClient(path: server.options.socketPath)
         client?.send(#"{"id": 1, "cmd": "slow"}"# + "\n")
-        XCTAssertTrue(pump(loop) { pending.count == 1 })
+        try Poll.until("the deferred command to be called", turning: loop, every: .milliseconds(5)) { pending.count == 1 }
         client = nil
-        XCTAssertTrue(pump(loop) { server.connections.isEmpty }, "the hang-up is noticed while the reply is outstanding")
+        try Poll.until("the hang-up to be noticed while the reply is outstanding", turning: loop, every: .milliseconds(5)) { server.connections.isEmpty }
         pending[0].succeed(["late": true])
         let other = try TestSocketClient(path: server.options.socketPath)
         XCTAssertEqual(request(other, #"{"id": 2, "cmd": "ping"}"#)?["ok"], true)
@@ -147,7 +152,7 @@ final class ControlServerTests: XCTestCase {
         let batch = (0..<200).map { i in i % 3 == 0 ? #"{"id": \#(i), "cmd": "nope"}"# : #"{"id": \#(i), "cmd": "ping"}"# }
         client.send(batch.joined(separator: "\n") + "\n")
         var replies: [JSONValue] = []
-        XCTAssertTrue(pump(loop) { client.poll(); replies += client.takeLines(); return replies.count == 200 })
+        try Poll.until("200 replies", turning: loop, every: .milliseconds(5)) { client.poll(); replies += client.takeLines(); return replies.count == 200 }
         XCTAssertEqual(replies.map { $0["id"] }, (0..<200).map { JSONValue.int(Int64($0)) })
     }
 
@@ -156,7 +161,7 @@ final class ControlServerTests: XCTestCase {
         defer { server.stop() }
         let client = try TestSocketClient(path: server.options.socketPath)
         client.send(String(repeating: "x", count: 3000))
-        XCTAssertTrue(pump(loop) { client.poll(); return client.closedByPeer })
+        try Poll.until("the server to close the connection", turning: loop, every: .milliseconds(5)) { client.poll(); return client.closedByPeer }
         XCTAssertEqual(client.lines.first?["error"]?["code"], "line_too_long")
         XCTAssertTrue(server.connections.isEmpty)
 
@@ -169,10 +174,10 @@ final class ControlServerTests: XCTestCase {
         defer { server.stop() }
         let clients = try (0..<40).map { _ in try TestSocketClient(path: server.options.socketPath) }
         for (i, client) in clients.enumerated() { client.send(#"{"id": \#(i), "cmd": "ping"}"# + "\n") }
-        XCTAssertTrue(pump(loop) {
+        try Poll.until("a reply on each of the 40 connections", turning: loop, every: .milliseconds(5)) {
             clients.forEach { $0.poll() }
             return clients.allSatisfy { !$0.lines.isEmpty }
-        })
+        }
         for (i, client) in clients.enumerated() {
             XCTAssertEqual(client.lines.first?["id"], .int(Int64(i)))
             XCTAssertEqual(client.lines.first?["ok"], true)
@@ -189,7 +194,7 @@ final class ControlServerTests: XCTestCase {
         XCTAssertEqual(request(client, #"{"id": 3, "cmd": "subscribe", "args": {"events": ["flip"]}}"#)?["result"], ["events": ["flip"]])
         server.broadcast(event: "flip", data: ["sequence": 42])
         server.broadcast(event: "frame", data: ["n": 1])  // not subscribed: not delivered
-        XCTAssertTrue(pump(loop) { client.poll(); return !client.lines.isEmpty })
+        try Poll.until("the flip event", turning: loop, every: .milliseconds(5)) { client.poll(); return !client.lines.isEmpty }
         XCTAssertEqual(client.takeLines(), [["event": "flip", "data": ["sequence": 42]]])
         XCTAssertEqual(request(client, #"{"id": 4, "cmd": "unsubscribe", "args": {"events": ["flip"]}}"#)?["result"], ["events": []])
         server.broadcast(event: "flip", data: ["sequence": 43])
@@ -211,12 +216,12 @@ final class ControlServerTests: XCTestCase {
         // The slow client never reads: kernel buffers fill, then the bounded queue, then it is dropped.
         let payload = JSONValue.string(String(repeating: "e", count: 1000))
         var sent = 0
-        XCTAssertTrue(pump(loop, seconds: 10) {
+        try Poll.until("the slow reader to be dropped", timeout: 10, turning: loop, every: .milliseconds(5)) {
             for _ in 0..<50 { server.broadcast(event: "flip", data: ["sequence": .int(Int64(sent)), "pad": payload]); sent += 1 }
             return server.connections.count == 1
-        })
+        }
         let ticksAtDrop = ticks
-        XCTAssertTrue(pump(loop) { ticks > ticksAtDrop + 3 }, "timers still fire after the drop")
+        try Poll.until("timers to fire after the drop", turning: loop, every: .milliseconds(5)) { ticks > ticksAtDrop + 3 }
         XCTAssertEqual(request(healthy, #"{"id": 9, "cmd": "ping"}"#)?["id"], 9)
         XCTAssertLessThan(sent, 10_000, "dropped within a bounded amount of output")
     }
@@ -229,7 +234,7 @@ final class ControlServerTests: XCTestCase {
         defer { server.stop() }
         let client = try TestSocketClient(path: server.options.socketPath)
         client.send(#"{"cmd": "ping"}"# + "\n")
-        XCTAssertTrue(pump(loop) { client.poll(); return client.closedByPeer })
+        try Poll.until("the server to close the refused connection", turning: loop, every: .milliseconds(5)) { client.poll(); return client.closedByPeer }
         XCTAssertEqual(client.lines.count, 1)
         XCTAssertEqual(client.lines.first?["error"]?["code"], "permission_denied")
         XCTAssertTrue(server.connections.isEmpty)
@@ -322,8 +327,8 @@ final class ControlServerTests: XCTestCase {
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
-        XCTAssertTrue(pump(loop, seconds: 20) { !process.isRunning }, "child finished")
-        if process.isRunning { process.terminate() }
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        try Poll.until("\(path) to finish", timeout: 20, turning: loop, every: .milliseconds(5)) { !process.isRunning }
         process.waitUntilExit()
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         return (process.terminationStatus, text)

@@ -28,7 +28,7 @@ final class KioskctlEndToEndTests: XCTestCase {
         daemon = process
         // No event can say the socket is up: poll until kioskctl's ping is answered.
         var answered = false
-        try? waitByPolling(for: "kioskd to answer kioskctl ping", timeout: 30, interval: 0.05) {
+        try? Poll.until("kioskd to answer kioskctl ping", timeout: 30, interval: 0.05) {
             answered = process.process.isRunning ? (try? kioskctl(["ping"]))?.status == 0 : false
             return answered || !process.process.isRunning
         }
@@ -47,9 +47,11 @@ final class KioskctlEndToEndTests: XCTestCase {
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        let deadline = ProcessDeadline(process, seconds: 60)
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        try deadline.finish("kioskctl \(arguments.joined(separator: " "))")
         return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
     }
 
@@ -121,7 +123,8 @@ final class KioskctlEndToEndTests: XCTestCase {
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        defer { process.terminate(); process.waitUntilExit() }
+        let deadline = ProcessDeadline(process, seconds: 30)
+        defer { process.terminate(); process.waitUntilExit(); deadline.cancel() }
         let lines = try PipeLineReader(out).waitForLines(6, "flip event lines", timeout: 10) { $0.contains(#""event":"flip""#) }
         let events = lines.compactMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }.filter { $0["event"] == "flip" }
         XCTAssertEqual(events.count, 6, "each line is one JSON flip event: \(lines)")
@@ -156,13 +159,15 @@ final class KioskctlEndToEndTests: XCTestCase {
 
         // No event can say the socket is served: poll until kioskctl's ping is answered.
         var answered = false
-        try? waitByPolling(for: "kioskd to answer on the inherited socket", timeout: 30, interval: 0.05) {
+        try? Poll.until("kioskd to answer on the inherited socket", timeout: 30, interval: 0.05) {
             answered = process.isRunning ? (try? kioskctl(["ping"]))?.status == 0 : false
             return answered || !process.isRunning
         }
         XCTAssertTrue(answered, "kioskd answered on the socket systemd (here: python) passed it")
+        let deadline = ProcessDeadline(process, seconds: 30)
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
+        try deadline.finish("kioskd after SIGTERM")
         XCTAssertEqual(process.terminationStatus, 0)
         var info = stat()
         XCTAssertEqual(lstat(socketPath, &info), 0, "a socket kioskd did not make is not removed by it")

@@ -4,7 +4,7 @@ import KioskControl
 import KioskCore
 
 /// A non-blocking client for tests that drive the server's loop on the same thread: sends are small enough
-/// for the socket buffer, and replies are collected while the test pumps the loop. Test thread only.
+/// for the socket buffer, and replies are collected while the test turns the loop. Test thread only.
 final class TestSocketClient {
     let fd: Int32
     private var framer = LineFramer(maxLineBytes: 16 << 20)
@@ -61,17 +61,6 @@ final class TestSocketClient {
         defer { lines = [] }
         return lines
     }
-}
-
-/// Runs the loop until `condition` holds or `seconds` pass; returns whether it held.
-@discardableResult
-func pump(_ loop: MainLoop, seconds: Double = 5, until condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        loop.runOnce(timeout: .milliseconds(5))
-    }
-    return condition()
 }
 
 /// A short socket directory: sun_path holds 108 bytes, and build folders can be deep.

@@ -104,10 +104,11 @@ final class CoalescingAndSentinelTests: XCTestCase {
     func testARenderDrawingOnAWorkerIsNotCancelledByANewerRequest() throws {
         let h = try EngineHarness(pool: RenderQueuePool(strategy: .roundRobin, workerCount: 2))
         let gate = Gate()
+        defer { gate.open() }
         let layer = Layer(frame: Rect(x: 0, y: 0, width: 16, height: 16), content: GatedContent(color: red, gate: gate), name: "slow")
         h.root.addChild(layer)
         h.turn()
-        XCTAssertTrue(gate.waitForArrivals(1), "the first render is drawing")
+        try gate.waitForArrivals(1)  // the first render is drawing
 
         layer.content = SolidContent(color: green)
         h.turn()
@@ -115,7 +116,7 @@ final class CoalescingAndSentinelTests: XCTestCase {
         gate.open()
         // The worker's wake-up is taken by the loop the harness turns by hand: poll it with a deadline.
         var sawRed = false
-        try waitByPolling(for: "the green render to land", timeout: 10, interval: 0.0005) {
+        try Poll.until("the green render to land", timeout: 10, interval: 0.0005) {
             if layer.renderedSurface?.pixel(x: 0, y: 0) == premultipliedARGB(red) { sawRed = true }
             if layer.renderedSurface?.pixel(x: 0, y: 0) == premultipliedARGB(green) { return true }
             h.turn()
@@ -151,13 +152,14 @@ final class CoalescingAndSentinelTests: XCTestCase {
     func testLayerFreedWhileItsRenderIsDrawingOnAWorker() throws {
         let h = try EngineHarness(pool: RenderQueuePool(strategy: .priority, workerCount: 1))
         let gate = Gate()
+        defer { gate.open() }
         weak var weakLayer: Layer?
         do {
             let layer = Layer(frame: Rect(x: 0, y: 0, width: 8, height: 8), content: GatedContent(color: red, gate: gate))
             weakLayer = layer
             h.root.addChild(layer)
             h.turn()
-            XCTAssertTrue(gate.waitForArrivals(1))
+            try gate.waitForArrivals(1)
             layer.removeFromParent()
         }
         XCTAssertNil(weakLayer, "the drawing worker does not hold the layer")

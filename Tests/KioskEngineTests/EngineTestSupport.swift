@@ -70,26 +70,40 @@ final class Counter: Sendable {
     var value: Int { count.withLock { $0 } }
 }
 
-/// A gate a worker waits at until the test opens it. Polls a pthread lock, which ThreadSanitizer models.
+/// A gate a worker waits at until the test opens it. Polls a pthread lock, which ThreadSanitizer models. A test
+/// opens it on every way out (`defer { gate.open() }`), so that a test that fails early leaves no worker waiting.
 final class Gate: Sendable {
     private let state = Lock((open: false, arrived: 0))
+    private let file: StaticString
+    private let line: UInt
+
+    init(file: StaticString = #filePath, line: UInt = #line) {
+        self.file = file
+        self.line = line
+    }
 
     func open() { state.withLock { $0.open = true } }
     func arrive() { state.withLock { $0.arrived += 1 } }
     var arrivals: Int { state.withLock { $0.arrived } }
 
-    func waitUntilOpen() {
-        while !state.withLock({ $0.open }) { usleep(200) }
+    /// On a worker: waits until the test opens the gate, for at most `timeout` seconds. A gate still shut then
+    /// fails the test where the gate was made and lets the worker go on, so a test that never opens it fails
+    /// instead of hanging.
+    func waitUntilOpen(timeout: Double = 20) {
+        do {
+            try Poll.until("the test to open the gate", timeout: timeout, interval: 0.0002) {
+                state.withLock { $0.open }
+            }
+        } catch {
+            XCTFail("a worker waited at the gate: \(error)", file: file, line: line)
+        }
     }
 
-    /// On the test thread: waits until `count` workers are waiting at the gate.
-    func waitForArrivals(_ count: Int, timeout: Duration = .seconds(10)) -> Bool {
-        let deadline = MonotonicInstant.now() + timeout
-        while arrivals < count {
-            if MonotonicInstant.now() > deadline { return false }
-            usleep(200)
-        }
-        return true
+    /// On the test thread: waits until `count` workers are waiting at the gate, for at most `timeout` seconds;
+    /// throws naming the count and the arrivals seen when they do not come.
+    func waitForArrivals(_ count: Int, timeout: Double = 10) throws {
+        try Poll.until("\(count) worker(s) at the gate", timeout: timeout, interval: 0.0002,
+                       reading: { arrivals }, satisfies: { $0 >= count })
     }
 }
 

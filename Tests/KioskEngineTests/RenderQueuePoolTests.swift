@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import KioskCore
+import KioskTestSupport
 import XCTest
 
 final class RenderQueuePoolTests: XCTestCase {
@@ -9,15 +10,16 @@ final class RenderQueuePoolTests: XCTestCase {
         RenderJobInfo(label: label, kind: "test", priority: priority)
     }
 
-    func testPriorityStrategyRunsTheMostImportantQueuedJobFirst() {
+    func testPriorityStrategyRunsTheMostImportantQueuedJobFirst() throws {
         let pool = RenderQueuePool(strategy: .priority, workerCount: 1)
         let gate = Gate()
+        defer { gate.open() }
         let order = Lock<[String]>([])
         pool.submit(info("blocker")) {
             gate.arrive()
             gate.waitUntilOpen()
         }
-        XCTAssertTrue(gate.waitForArrivals(1))
+        try gate.waitForArrivals(1)
         for (label, priority) in [("low", 1), ("high-1", 5), ("mid", 3), ("high-2", 5)] {
             pool.submit(info(label, priority: priority)) { order.withLock { $0.append(label) } }
         }
@@ -30,10 +32,11 @@ final class RenderQueuePoolTests: XCTestCase {
         XCTAssertEqual(pool.outstandingJobCount, 0)
     }
 
-    func testRoundRobinStrategySpreadsJobsOverItsSerialQueuesInTurn() {
+    func testRoundRobinStrategySpreadsJobsOverItsSerialQueuesInTurn() throws {
         let pool = RenderQueuePool(strategy: .roundRobin, workerCount: 2)
         let threads = Lock<[Int: pthread_t]>([:])
         let gate = Gate()
+        defer { gate.open() }
         for index in 0..<6 {
             pool.submit(info("job\(index)", priority: 10 - index)) {
                 if index < 2 {
@@ -43,7 +46,7 @@ final class RenderQueuePoolTests: XCTestCase {
                 threads.withLock { $0[index] = pthread_self() }
             }
         }
-        XCTAssertTrue(gate.waitForArrivals(2), "both queues run at once")
+        try gate.waitForArrivals(2)  // both queues run at once
         XCTAssertEqual(pool.runningJobCount, 2)
         XCTAssertEqual(pool.queuedJobCount, 4)
         gate.open()
@@ -57,21 +60,22 @@ final class RenderQueuePoolTests: XCTestCase {
 
     /// A short job whose turn falls on the queue busy with a long render goes to the idle queue instead: a clock
     /// is not held back by a storm widget's render while a worker has nothing to do.
-    func testRoundRobinGivesAJobToAnIdleQueueRatherThanQueueItBehindARunningOne() {
+    func testRoundRobinGivesAJobToAnIdleQueueRatherThanQueueItBehindARunningOne() throws {
         let pool = RenderQueuePool(strategy: .roundRobin, workerCount: 2)
         let gate = Gate()
+        defer { gate.open() }
         let done = Lock<[String]>([])
         pool.submit(info("long")) {
             gate.arrive()
             gate.waitUntilOpen()
             done.withLock { $0.append("long") }
         }
-        XCTAssertTrue(gate.waitForArrivals(1))
+        try gate.waitForArrivals(1)
         for label in ["short-1", "short-2", "short-3"] {
             pool.submit(info(label)) { done.withLock { $0.append(label) } }
             // Each one finishes while the long job still runs; strict rotation would queue short-2 behind it.
-            let deadline = MonotonicInstant.now() + .seconds(10)
-            while !done.withLock({ $0.contains(label) }), MonotonicInstant.now() < deadline { usleep(1000) }
+            try Poll.until("\(label) to run beside the long job", timeout: 10, interval: 0.001,
+                           reading: { done.withLock { $0 } }, satisfies: { $0.contains(label) })
         }
         XCTAssertEqual(done.withLock { $0 }, ["short-1", "short-2", "short-3"], "none waited behind the long job")
         gate.open()

@@ -9,7 +9,7 @@ final class LoopHoldMeterTests: XCTestCase {
     func testACallThatSleepsIsCountedAsBlocked() {
         var meter = LoopHoldMeter()
         let mark = LoopHoldMeter.mark()
-        usleep(30_000)
+        usleep(30_000)  // the blocking call measured, not a wait
         meter.record(since: mark)
         XCTAssertGreaterThanOrEqual(meter.longestHold, .milliseconds(30))
         XCTAssertGreaterThanOrEqual(meter.longestBlock, .milliseconds(25), "a 30 ms sleep is 30 ms blocked, less the call's own CPU time")
@@ -33,7 +33,7 @@ final class LoopHoldMeterTests: XCTestCase {
         var meter = LoopHoldMeter()
         for sleep in [5_000, 40_000, 10_000] as [UInt32] {
             let mark = LoopHoldMeter.mark()
-            usleep(sleep)
+            usleep(sleep)  // the blocking call measured, not a wait
             meter.record(since: mark)
         }
         XCTAssertGreaterThanOrEqual(meter.longestHold, .milliseconds(40))

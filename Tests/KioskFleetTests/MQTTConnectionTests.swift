@@ -191,7 +191,9 @@ extension MQTTConnectionTests {
             connection.resolver = { host, _ in
                 asked.withLock { $0.append(host) }
                 entered.withLock { $0 = true }
-                answer.wait()
+                // Bounded, so that a run whose loop never lets it answer fails on its figures instead of leaving
+                // the worker blocked.
+                _ = answer.wait(timeout: .now() + 30)
                 return .success("127.0.0.1")
             }
             var ticksWhileBlocked = 0

@@ -4,6 +4,7 @@ import KioskDisplay
 import KioskRender
 import KioskRuntime
 import KioskScene
+import KioskTestSupport
 import XCTest
 
 /// A scene load does its heavy work off the loop: while a ~4 MiB scene file is read, validated and laid out,
@@ -63,15 +64,20 @@ final class LargeSceneLoadTests: XCTestCase {
         try engine.start()
         defer { engine.stop() }
 
-        XCTAssertTrue(spin(loop, seconds: 10) { flips.count >= 10 }, "frames flip before the load")
+        try Poll.until("frames to flip before the load", timeout: 10, turning: loop, every: .milliseconds(100)) { flips.count >= 10 }
         var outcome: Result<Void, StageError>?
         let requested = ContinuousClock.now
         stage.loadScene(path: bigFile.path) { outcome = $0 }
         var longestIterationCPU = Duration.zero
-        XCTAssertTrue(spin(loop, seconds: 60, longestIterationCPU: &longestIterationCPU) { outcome != nil }, "the load completes")
+        try Poll.until("the load to complete", timeout: 60, interval: 0) {
+            let before = threadCPUTime()
+            loop.runOnce(timeout: .milliseconds(100))
+            longestIterationCPU = max(longestIterationCPU, threadCPUTime() - before)
+            return outcome != nil
+        }
         let answered = ContinuousClock.now
         XCTAssertNoThrow(try outcome?.get())
-        XCTAssertTrue(spin(loop, seconds: 30) { loaded == [bigFile.path] }, "the new scene is shown")
+        try Poll.until("the new scene to be shown", timeout: 30, turning: loop, every: .milliseconds(100)) { loaded == [bigFile.path] }
         XCTAssertEqual(stage.source, bigFile.path)
         XCTAssertEqual(stage.data(keys: ["k0"])["k0"]?.count, 180)
 
@@ -84,24 +90,6 @@ final class LargeSceneLoadTests: XCTestCase {
         let during = zip(flips, flips.dropFirst()).filter { $0.1 > requested && $0.0 < answered }
         XCTAssertGreaterThan(during.count, 3, "frames flipped while the scene loaded (\(answered - requested))")
         XCTAssertLessThanOrEqual(longestIterationCPU, period * 2, "the loop's longest turn (CPU time) during a \(bytes)-byte load")
-    }
-
-    /// Turns `loop` until `done`, or until `seconds` have passed; whether `done` became true.
-    private func spin(_ loop: MainLoop, seconds: Int, until done: () -> Bool) -> Bool {
-        var ignored = Duration.zero
-        return spin(loop, seconds: seconds, longestIterationCPU: &ignored, until: done)
-    }
-
-    /// Like `spin(_:seconds:until:)`, also noting the most CPU time the calling (loop) thread spent in one turn.
-    private func spin(_ loop: MainLoop, seconds: Int, longestIterationCPU: inout Duration, until done: () -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while !done() {
-            if ContinuousClock.now >= deadline { return false }
-            let before = threadCPUTime()
-            loop.runOnce(timeout: .milliseconds(100))
-            longestIterationCPU = max(longestIterationCPU, threadCPUTime() - before)
-        }
-        return true
     }
 
     /// CPU time the calling thread has used.

@@ -38,7 +38,9 @@ final class ModeFallbackRelayoutTests: XCTestCase {
         let (h, recorder) = try makeHarness(refusing: [requested])
         try h.stage.setData(["greeting": "hello"])
         h.manager.rescan()
-        try h.waitUntil { try h.engine.backend?.info.mode.size == preferred.size && h.width(of: "half") == 640 }
+        try h.waitUntil("the preferred mode and the scene laid out for it") {
+            try h.engine.backend?.info.mode.size == preferred.size && h.width(of: "half") == 640
+        }
         h.settle()
 
         // Atomic, then legacy commits in the requested mode were refused; then the output was opened again.
@@ -75,7 +77,7 @@ final class ModeFallbackRelayoutTests: XCTestCase {
         // not try the refused mode again.
         let presents = h.card.presents
         try h.stage.setData(["greeting": "again"])
-        try h.waitUntil { try h.stage.widget(id: "label")["shown_text"] == .string("again") }
+        try h.waitUntil("the label to show 'again'") { try h.stage.widget(id: "label")["shown_text"] == .string("again") }
         h.settle()
         h.manager.rescan()
         h.settle()
@@ -88,8 +90,10 @@ final class ModeFallbackRelayoutTests: XCTestCase {
     func testAPreferredModeRefusedTooIsFatalWithoutRetrying() throws {
         let (h, recorder) = try makeHarness(refusing: [requested, preferred])
         h.manager.rescan()
-        let deadline = ContinuousClock.now + .seconds(10)
-        while recorder.fatal == nil, ContinuousClock.now < deadline { h.settleNow() }
+        try Poll.until("the preferred mode's refusal to be fatal", interval: 0) {
+            if recorder.fatal == nil { h.settleNow() }
+            return recorder.fatal != nil
+        }
         XCTAssertEqual(recorder.fatal?.code, .presentFailed)
         XCTAssertEqual(h.card.opened, 2, "the preferred mode was tried once, in a new output")
         XCTAssertEqual(h.card.fallbackAttempts.map(\.commitAPI), [.legacy, .legacy])
@@ -103,7 +107,7 @@ final class ModeFallbackRelayoutTests: XCTestCase {
     func testAnUnpluggedDisplayTriesTheRequestedModeAgainWhenPluggedBack() throws {
         let (h, _) = try makeHarness(refusing: [requested])
         h.manager.rescan()
-        try h.waitUntil { h.engine.backend?.info.mode.size == preferred.size }
+        try h.waitUntil("the preferred mode") { h.engine.backend?.info.mode.size == preferred.size }
         h.settle()
         h.card.unplug()
         h.manager.rescan()
@@ -112,7 +116,7 @@ final class ModeFallbackRelayoutTests: XCTestCase {
         h.card.refusedModes = []
         h.card.plug(modes: [preferred, requested])
         h.manager.rescan()
-        try h.waitUntil { try h.width(of: "half") == 400 }
+        try h.waitUntil("'half' laid out 400 wide") { try h.width(of: "half") == 400 }
         h.settle()
         XCTAssertEqual(h.engine.backend?.info.mode.size, requested.size)
         XCTAssertEqual(h.frontPixel(x: 399, y: 299), 0xFF0000)

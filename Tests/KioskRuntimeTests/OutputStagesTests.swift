@@ -34,7 +34,9 @@ final class OutputStagesTests: XCTestCase {
 
     func testTheDefaultSceneIsMirroredAndLaidOutForEachOutputsMode() throws {
         let h = try StagesHarness(ownSceneOn: nil)
-        try h.waitUntil { try h.width(of: "half", on: "HDMI-A-1") == 100 && h.width(of: "half", on: "DSI-1") == 60 }
+        try h.waitUntil("'half' laid out for each output's mode") {
+            try h.width(of: "half", on: "HDMI-A-1") == 100 && h.width(of: "half", on: "DSI-1") == 60
+        }
         h.settle()
         XCTAssertEqual(try h.frame(of: "half", on: "DSI-1"), [0, 0, 60, 80])
         XCTAssertEqual(h.frontPixel("HDMI-A-1", x: 5, y: 5), 0xFF0000)
@@ -44,7 +46,9 @@ final class OutputStagesTests: XCTestCase {
 
     func testAnOutputWithItsOwnSceneAndDataReachingEveryOutput() throws {
         let h = try StagesHarness(ownSceneOn: "DSI-1")
-        try h.waitUntil { try h.width(of: "half", on: "HDMI-A-1") == 100 && h.width(of: "quarter", on: "DSI-1") == 30 }
+        try h.waitUntil("each output's own scene laid out") {
+            try h.width(of: "half", on: "HDMI-A-1") == 100 && h.width(of: "quarter", on: "DSI-1") == 30
+        }
         h.settle()
         XCTAssertEqual(h.frontPixel("HDMI-A-1", x: 5, y: 5), 0xFF0000)
         XCTAssertEqual(h.frontPixel("DSI-1", x: 5, y: 5), 0x0000FF)
@@ -124,14 +128,15 @@ final class StagesHarness {
         XCTFail("the loop never went quiet")
     }
 
-    /// Turns the loop (layouts run on the load queue and hop back) until `condition` holds, for at most 10 s.
-    func waitUntil(_ condition: () throws -> Bool, file: StaticString = #filePath, line: UInt = #line) throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while try !condition() {
-            guard ContinuousClock.now < deadline else { return XCTFail("the condition never held", file: file, line: line) }
+    /// Turns the loop (layouts run on the load queue and hop back) until `condition` holds, for at most 10
+    /// s; throws naming `what` when it does not.
+    func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
+        if try condition() { return }
+        try Poll.until(what, timeout: 10, interval: 0) {
             loop.runOnce(timeout: .zero)
             _ = pool.runQueued()
             sched_yield()
+            return try condition()
         }
     }
 

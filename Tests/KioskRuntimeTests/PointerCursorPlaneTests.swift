@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 import KioskRender
 import KioskRuntime
+import KioskTestSupport
 import XCTest
 
 /// A cursor plane records what the cursor asks of it. Main thread.
@@ -47,19 +48,19 @@ final class PointerCursorPlaneTests: XCTestCase {
     }
 
     /// Turns the loop until the arrow drawn on the background queue has reached the plane.
-    func waitForImage() {
-        let deadline = Date().addingTimeInterval(10)
-        while plane.image == nil, Date() < deadline {
+    func waitForImage() throws {
+        try Poll.until("the arrow to reach the plane", timeout: 10, interval: 0) {
+            guard plane.image == nil else { return true }
             harness.loop.runOnce(timeout: .zero)
             if plane.image == nil { sched_yield() }
+            return plane.image != nil
         }
-        XCTAssertNotNil(plane.image, "the arrow never reached the plane")
     }
 
     func testTheCursorGoesOnThePlaneWithAPresentAndNothingComposited() throws {
         try makeRouter()
         send(.pointerMotion(dx: 0, dy: 0))
-        waitForImage()
+        try waitForImage()
         XCTAssertEqual(router.cursor?.path, .plane)
         XCTAssertEqual(plane.image?.size, CursorContent.size)
         let presented = harness.stats.framesPresented
@@ -85,7 +86,7 @@ final class PointerCursorPlaneTests: XCTestCase {
     func testAtNinetyDegreesTheArrowIsTurnedAndItsTipStaysOnThePointer() throws {
         try makeRouter(rotation: .degrees90)
         send(.pointerMotion(dx: 0, dy: 0))
-        waitForImage()
+        try waitForImage()
         let image = try XCTUnwrap(plane.image)
         XCTAssertEqual(image.size, Size(width: 24, height: 16), "turned with the scene")
         XCTAssertTrue(image.hotspot == (24, 0), "the tip's corner is the box's top-right on the panel: \(image.hotspot)")
@@ -97,7 +98,7 @@ final class PointerCursorPlaneTests: XCTestCase {
     func testAPlaneThatStopsBeingUsableHandsTheCursorToTheCompositor() throws {
         try makeRouter()
         send(.pointerMotion(dx: 0, dy: 0))
-        waitForImage()
+        try waitForImage()
         plane.isUsable = false
         send(.pointerMotion(dx: 100, dy: 110))
         XCTAssertEqual(router.cursor?.path, .composited)

@@ -1,11 +1,12 @@
 import Foundation
 import KioskCore
 import KioskRuntime
+import KioskTestSupport
 import XCTest
 
 /// `SceneFileWatcher` on a real epoll loop and a temporary folder, changed the ways editors and deploy tools change
-/// files. Waits are bounded loops over the real loop: until the expected callbacks arrived or a generous deadline,
-/// and, to show that nothing more comes, for a few debounce periods after.
+/// files. Waits turn the real loop until the expected callbacks arrived (`Poll`, with a generous deadline), and, to
+/// show that nothing more comes, for a few debounce periods after.
 final class SceneFileWatcherTests: XCTestCase {
     private var directory = ""
     private var scenePath: String { directory + "/scene.yaml" }
@@ -31,15 +32,11 @@ final class SceneFileWatcherTests: XCTestCase {
         guard written == text.utf8.count else { throw SystemError("write \(path)", errno: errno) }
     }
 
-    /// Runs `loop` until `condition` holds or `limit` has passed; returns whether it held.
-    @discardableResult
-    private func run(_ loop: MainLoop, for limit: Duration = .seconds(5), until condition: () -> Bool = { false }) -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while !condition() {
-            if ContinuousClock.now >= deadline { return false }
-            loop.runOnce(timeout: .milliseconds(20))
-        }
-        return true
+    /// Runs `loop` for `window`, the callbacks it makes counted by the caller: a window to show that nothing more
+    /// comes (no event announces that nothing happened), a few debounce periods long.
+    private func runQuiet(_ loop: MainLoop, for window: Duration) {
+        let end = ContinuousClock.now + window
+        while ContinuousClock.now < end { loop.runOnce(timeout: .milliseconds(20)) }
     }
 
     private func makeWatcher(_ loop: MainLoop, debounce: Duration = .milliseconds(150), _ onChange: @escaping () -> Void) throws -> SceneFileWatcher {
@@ -57,9 +54,9 @@ final class SceneFileWatcherTests: XCTestCase {
 
         let start = ContinuousClock.now
         try write("pages: [] # edited\n", to: scenePath)
-        XCTAssertTrue(run(loop) { calls == 1 }, "no callback after an in-place write")
+        try Poll.until("a callback after an in-place write", turning: loop) { calls == 1 }
         XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .milliseconds(150), "fired before the debounce passed")
-        run(loop, for: .milliseconds(450))
+        runQuiet(loop, for: .milliseconds(450))
         XCTAssertEqual(calls, 1)
         XCTAssertGreaterThanOrEqual(watcher.changeEvents, 1)
     }
@@ -76,8 +73,8 @@ final class SceneFileWatcherTests: XCTestCase {
         let temporary = directory + "/.scene.yaml.tmp"
         try write("pages: [] # replaced\n", to: temporary)
         XCTAssertEqual(rename(temporary, scenePath), 0)
-        XCTAssertTrue(run(loop) { calls == 1 }, "no callback after rename over the file")
-        run(loop, for: .milliseconds(450))
+        try Poll.until("a callback after rename over the file", turning: loop) { calls == 1 }
+        runQuiet(loop, for: .milliseconds(450))
         XCTAssertEqual(calls, 1, "the temporary file's own events are not the scene's")
         XCTAssertEqual(contentsSeen, ["pages: [] # replaced\n"])
         XCTAssertTrue(watcher.isWatching)
@@ -89,12 +86,12 @@ final class SceneFileWatcherTests: XCTestCase {
         let watcher = try makeWatcher(loop) { existedAtCall.append(access(self.scenePath, F_OK) == 0) }
 
         XCTAssertEqual(unlink(scenePath), 0)
-        XCTAssertTrue(run(loop) { existedAtCall.count == 1 }, "no callback after delete")
+        try Poll.until("a callback after delete", turning: loop) { existedAtCall.count == 1 }
         XCTAssertEqual(existedAtCall, [false])
 
         try write("pages: [] # back\n", to: scenePath)
-        XCTAssertTrue(run(loop) { existedAtCall.count == 2 }, "no callback after the file came back")
-        run(loop, for: .milliseconds(450))
+        try Poll.until("a callback after the file came back", turning: loop) { existedAtCall.count == 2 }
+        runQuiet(loop, for: .milliseconds(450))
         XCTAssertEqual(existedAtCall, [false, true])
         XCTAssertTrue(watcher.isWatching)
     }
@@ -111,8 +108,8 @@ final class SceneFileWatcherTests: XCTestCase {
         }
         let burst = ContinuousClock.now - start
         XCTAssertLessThan(burst, .milliseconds(400), "the burst took longer than the debounce; the test proves nothing")
-        XCTAssertTrue(run(loop) { calls == 1 })
-        run(loop, for: .milliseconds(1200))
+        try Poll.until("a callback after the burst", turning: loop) { calls == 1 }
+        runQuiet(loop, for: .milliseconds(1200))
         XCTAssertEqual(calls, 1)
         XCTAssertGreaterThanOrEqual(watcher.changeEvents, 20, "each write is at least one close-write")
     }
@@ -128,13 +125,13 @@ final class SceneFileWatcherTests: XCTestCase {
         XCTAssertEqual(rename(directory + "/other.yaml", directory + "/renamed.yaml"), 0)
         XCTAssertEqual(unlink(directory + "/renamed.yaml"), 0)
         XCTAssertEqual(mkdir(directory + "/images", 0o755), 0)
-        run(loop, for: .milliseconds(400))
+        runQuiet(loop, for: .milliseconds(400))
         XCTAssertEqual(calls, 0)
         XCTAssertEqual(watcher.changeEvents, 0)
 
         // The watch is alive: the file itself still counts.
         try write("pages: []\n", to: scenePath)
-        XCTAssertTrue(run(loop) { calls == 1 })
+        try Poll.until("a callback after the scene file was written", turning: loop) { calls == 1 }
     }
 
     func testCancelStopsCallbacksEvenWithAChangePending() throws {
@@ -143,13 +140,13 @@ final class SceneFileWatcherTests: XCTestCase {
         let watcher = try makeWatcher(loop, debounce: .milliseconds(50)) { calls += 1 }
 
         try write("pages: [] # pending\n", to: scenePath)
-        XCTAssertTrue(run(loop) { watcher.changeEvents > 0 }, "the change was never read")
+        try Poll.until("the change to be read", turning: loop) { watcher.changeEvents > 0 }
         watcher.cancel()
         XCTAssertFalse(watcher.isWatching)
         XCTAssertNil(loop.nextTimerDeadline, "the debounce timer is gone")
 
         try write("pages: [] # after\n", to: scenePath)
-        run(loop, for: .milliseconds(300))
+        runQuiet(loop, for: .milliseconds(300))
         XCTAssertEqual(calls, 0)
         XCTAssertEqual(loop.wakeups, 1, "only the wake-up that read the first change")
         watcher.cancel()  // idempotent
@@ -164,7 +161,7 @@ final class SceneFileWatcherTests: XCTestCase {
         XCTAssertNil(released, "the loop must not keep the watcher alive")
 
         try write("pages: []\n", to: scenePath)
-        run(loop, for: .milliseconds(200))
+        runQuiet(loop, for: .milliseconds(200))
         XCTAssertEqual(calls, 0)
         XCTAssertEqual(loop.wakeups, 0, "the inotify source was removed")
     }
@@ -183,7 +180,8 @@ final class SceneFileWatcherTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(fd, 0)
             close(fd)
         }
-        XCTAssertTrue(run(loop) { calls == 1 }, "an overflow must reload: events for the scene may have been lost")
+        // An overflow must reload: events for the scene may have been lost.
+        try Poll.until("a callback after the queue overflowed", turning: loop) { calls == 1 }
         XCTAssertEqual(watcher.changeEvents, 1)
     }
 

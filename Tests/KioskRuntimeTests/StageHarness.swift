@@ -133,12 +133,16 @@ final class StageHarness {
                    _ start: (@escaping (Result<Void, StageError>) -> Void) -> Void) -> Result<Void, StageError>? {
         var outcome: Result<Void, StageError>?
         start { outcome = $0 }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while outcome == nil, ContinuousClock.now < deadline {
-            loop.runOnce(timeout: .zero)
-            if outcome == nil { sched_yield() }
+        do {
+            try Poll.until("the request to complete", timeout: 10, interval: 0) {
+                guard outcome == nil else { return true }
+                loop.runOnce(timeout: .zero)
+                if outcome == nil { sched_yield() }
+                return outcome != nil
+            }
+        } catch {
+            XCTFail("\(error)", file: file, line: line)
         }
-        if outcome == nil { XCTFail("the request never completed", file: file, line: line) }
         return outcome
     }
 

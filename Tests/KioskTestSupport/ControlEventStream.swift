@@ -170,14 +170,3 @@ public final class ControlEventStream {
         return ControlEvent(name: name, data: object["data"] as? [String: Any] ?? [:])
     }
 }
-
-/// Waits for a condition no control event reports (a socket accepting connections, a file appearing) by checking
-/// it every `interval` seconds until it holds; throws naming `what` when `timeout` seconds pass first. Use a
-/// `ControlEventStream` wait wherever kioskd reports the thing as an event.
-public func waitByPolling(for what: String, timeout: Double, interval: Double = 0.02, _ condition: () throws -> Bool) throws {
-    let deadline = Date().addingTimeInterval(timeout)
-    while try !condition() {
-        guard Date() < deadline else { throw ControlTestError("waited \(timeout) s for \(what); it did not happen") }
-        usleep(useconds_t(interval * 1_000_000))
-    }
-}

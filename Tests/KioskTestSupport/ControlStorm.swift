@@ -70,6 +70,8 @@ public enum ControlStorm {
                 clientsDone.signal()
             }.start()
         }
+        // Every read and write of the storm's threads times out (the sockets' SO_RCVTIMEO and SO_SNDTIMEO, the
+        // monitor's flip waits) and a thread ends at its first problem: these waits end with them.
         for _ in 0..<clients { clientsDone.wait() }
         stormOver.set()
         done.wait()

@@ -21,7 +21,7 @@ public final class ControlledKioskd {
         process = started
         // No event can say the socket is up (events need a connection): poll until a ping is answered.
         var answered = false
-        try? waitByPolling(for: "kioskd to answer ping on \(socketPath)", timeout: readyTimeout, interval: 0.05) { [socketPath] in
+        try? Poll.until("kioskd to answer ping on \(socketPath)", timeout: readyTimeout, interval: 0.05) { [socketPath] in
             guard started.process.isRunning else { return true }
             answered = (try? ControlTestSocket(path: socketPath, timeoutSeconds: 5))?.request(#"{"id": 0, "cmd": "ping"}"#)?["ok"] as? Bool == true
             return answered
@@ -73,8 +73,9 @@ public final class ControlledKioskd {
         return n
     }
 
-    /// Runs the built kioskctl against this daemon (`--socket` added unless given).
-    public func kioskctl(_ arguments: [String], stdin: FileHandle? = nil) throws -> (status: Int32, stdout: Data, stderr: String) {
+    /// Runs the built kioskctl against this daemon (`--socket` added unless given); throws when it has not finished
+    /// within `timeout` seconds.
+    public func kioskctl(_ arguments: [String], stdin: FileHandle? = nil, timeout: Double = 60) throws -> (status: Int32, stdout: Data, stderr: String) {
         let process = Process()
         process.executableURL = KioskdProcess.productsDirectory.appendingPathComponent("kioskctl")
         var withSocket = arguments
@@ -88,6 +89,7 @@ public final class ControlledKioskd {
         process.standardError = err
         process.standardInput = stdin ?? FileHandle.nullDevice
         try process.run()
+        let deadline = ProcessDeadline(process, seconds: timeout)
         // Read both pipes while the child runs, so a large PNG on stdout cannot block it.
         let errData = OneShot<Data>()
         let errRead = DispatchSemaphore(value: 0)
@@ -98,7 +100,11 @@ public final class ControlledKioskd {
         reader.start()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        errRead.wait()
+        try deadline.finish("kioskctl \(arguments.joined(separator: " "))")
+        // The child has exited: its stderr ends now, unless something it started holds the pipe open.
+        guard errRead.wait(timeout: .now() + 10) == .success else {
+            throw ControlTestError("kioskctl \(arguments.joined(separator: " ")): its stderr stayed open after it exited")
+        }
         return (process.terminationStatus, stdout, String(decoding: errData.value ?? Data(), as: UTF8.self))
     }
 

@@ -83,11 +83,13 @@ public final class MosquittoBroker {
         drain(pipe)
     }
 
-    /// Stops the broker (SIGTERM) and waits for it to exit.
+    /// Stops the broker (SIGTERM) and waits for it to exit, SIGKILL after 10 s.
     public func stop() {
         guard let process, process.isRunning else { return }
+        let deadline = ProcessDeadline(process, seconds: 10)
         process.terminate()
         process.waitUntilExit()
+        deadline.cancel()
         self.process = nil
     }
 
@@ -176,18 +178,16 @@ public final class MosquittoBroker {
         process.standardError = out
         let inputPipe = Pipe()
         process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
         try process.run()
+        // Reading the output to its end waits for the child: the deadline bounds both.
+        let deadline = ProcessDeadline(process, seconds: timeout)
         if let input {
             inputPipe.fileHandleForWriting.write(Data(input.utf8))
             try inputPipe.fileHandleForWriting.close()
         }
         let data = out.fileHandleForReading.readDataToEndOfFile()
-        if exited.wait(timeout: .now() + timeout) == .timedOut {
-            process.terminate()
-            throw ControlTestError("\(path) \(arguments.joined(separator: " ")) did not finish in \(timeout) s")
-        }
+        process.waitUntilExit()
+        try deadline.finish("\(path) \(arguments.joined(separator: " "))")
         return (process.terminationStatus, data)
     }
 }
@@ -223,8 +223,10 @@ public final class MQTTSubscription {
 
     deinit {
         if process.isRunning {
+            let deadline = ProcessDeadline(process, seconds: 10)
             process.terminate()
             process.waitUntilExit()
+            deadline.cancel()
         }
     }
 
@@ -356,8 +358,10 @@ public final class MQTTLinePublisher {
 
     deinit {
         try? input.fileHandleForWriting.close()
+        let deadline = ProcessDeadline(process, seconds: 10)
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
+        deadline.cancel()
     }
 
     public func send(_ line: String) throws {

@@ -96,8 +96,11 @@ public enum TestClips {
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         try process.run()
+        // Encoding a test clip takes seconds; reading its errors to the end waits for it, within the deadline.
+        let deadline = ProcessDeadline(process, seconds: 120)
         let message = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        try deadline.finish("gst-launch-1.0 \(arguments.joined(separator: " "))")
         guard process.terminationStatus == 0 else {
             throw ClipError("gst-launch-1.0 \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): "
                             + (String(data: message, encoding: .utf8) ?? ""))

@@ -22,13 +22,11 @@ final class GStreamerPlayerTests: XCTestCase {
         let recorder = Recorder()
         player.onFrame = { recorder.frames.append($0); recorder.arrivals.append(.now()) }
         player.onEvent = { recorder.events.append($0) }
-        let deadline = Date().addingTimeInterval(timeout)
-        while !done(recorder) {
-            guard Date() < deadline else {
-                XCTFail("waited \(timeout) s; frames \(recorder.frames.count), events \(recorder.events)")
-                break
-            }
-            loop.runOnce(timeout: .milliseconds(50))
+        do {
+            try Poll.until("the clip to play as awaited", timeout: timeout, turning: loop, every: .milliseconds(50)) { done(recorder) }
+        } catch {
+            // The player is handed back all the same, for the caller to close.
+            XCTFail("\(error): frames \(recorder.frames.count), events \(recorder.events)")
         }
         return (recorder, player)
     }
@@ -120,27 +118,27 @@ final class GStreamerPlayerTests: XCTestCase {
         defer { player.close() }
         var frames: [VideoFrame] = []
         player.onFrame = { frames.append($0) }
-        func run(until done: () -> Bool, _ what: String) {
-            let deadline = Date().addingTimeInterval(20)
-            while !done() {
-                guard Date() < deadline else { return XCTFail("waited 20 s for \(what)") }
-                loop.runOnce(timeout: .milliseconds(20))
-            }
-        }
-        run(until: { frames.count >= 5 }, "five frames")
+        try Poll.until("five frames", timeout: 20, turning: loop) { frames.count >= 5 }
         player.pause()
         XCTAssertEqual(player.state, .paused)
-        // Frames already due may still be in the mailbox; after a short quiet spell nothing more comes.
-        run(until: { player.position != nil }, "a position")
-        let settle = Date().addingTimeInterval(0.3)
-        while Date() < settle { loop.runOnce(timeout: .milliseconds(20)) }
+        // Frames already due may still be in the mailbox: they stop coming (none for 0.3 s), and then, in a further
+        // 0.5 s (no event announces that nothing came), nothing more comes.
+        try Poll.until("a position", timeout: 20, turning: loop) { player.position != nil }
+        var seen = frames.count, lastArrival = ContinuousClock.now
+        try Poll.until("frames to stop coming after the pause", timeout: 10, turning: loop) {
+            if frames.count != seen {
+                seen = frames.count
+                lastArrival = .now
+            }
+            return ContinuousClock.now - lastArrival >= .milliseconds(300)
+        }
         let countPaused = frames.count
-        let quiet = Date().addingTimeInterval(0.5)
-        while Date() < quiet { loop.runOnce(timeout: .milliseconds(20)) }
+        let quiet = ContinuousClock.now + .milliseconds(500)
+        while ContinuousClock.now < quiet { loop.runOnce(timeout: .milliseconds(20)) }
         XCTAssertEqual(frames.count, countPaused, "a paused clip delivers no frames")
 
         player.seek(to: .milliseconds(2000))
-        run(until: { frames.count > countPaused }, "the frame at the seek position")
+        try Poll.until("the frame at the seek position", timeout: 20, turning: loop) { frames.count > countPaused }
         XCTAssertEqual(frames.count, countPaused + 1)
         XCTAssertEqual(frames.last?.timestamp, .milliseconds(2000), "the frame shown is the one at 2 s")
         XCTAssertEqual(player.state, .paused)

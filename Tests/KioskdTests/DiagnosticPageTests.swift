@@ -24,7 +24,7 @@ final class DiagnosticPageTests: XCTestCase {
     /// Waits until the screen shows the diagnostic page's background; returns that screenshot.
     private func waitForDiagnosticPage(_ daemon: ControlledKioskd) throws -> PNGFile {
         var shot: PNGFile?
-        try waitByPolling(for: "the diagnostic page on screen", timeout: 30, interval: 0.05) {
+        try Poll.until("the diagnostic page on screen", timeout: 30, interval: 0.05) {
             let png = try screenshot(daemon)
             shot = png
             return png.rgb(x: 2, y: 2) == background
@@ -69,7 +69,7 @@ final class DiagnosticPageTests: XCTestCase {
         let loaded = try events.waitFor("the fixed scene's 'scene' event") { $0.name == "scene" && $0.string("kind") == "loaded" }
         XCTAssertEqual(loaded.string("source"), sceneFile.path)
         XCTAssertEqual(try daemon.result("widget.get", #"{"id": "hello"}"#)["text"] as? String, "Fixed")
-        try waitByPolling(for: "the scene to replace the diagnostic page", timeout: 30, interval: 0.05) {
+        try Poll.until("the scene to replace the diagnostic page", timeout: 30, interval: 0.05) {
             try screenshot(daemon).rgb(x: 2, y: 2) != background
         }
     }

@@ -102,7 +102,7 @@ final class FleetHomeAssistantTests: XCTestCase {
         XCTAssertEqual(try daemon.request(#"{"id": 1, "cmd": "scene.load", "args": {"path": "\#(next)"}}"#)["ok"] as? Bool, true)
         try all.waitForJSON(on: "homeassistant/device_automation/hall/action_gate/config") { $0["subtype"] as? String == "gate" }
         try all.waitForJSON(on: "homeassistant/select/hall/page/config") { $0["options"] as? [String] == ["only"] }
-        try waitByPolling(for: "the broker to hold only the new scene's trigger", timeout: 20) {
+        try Poll.until("the broker to hold only the new scene's trigger", timeout: 20) {
             try broker.subscribe(["homeassistant/device_automation/#"]).keptMessages(prefix: "homeassistant/device_automation/").map(\.topic)
                 == ["homeassistant/device_automation/hall/action_gate/config"]
         }

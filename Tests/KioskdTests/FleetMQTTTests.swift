@@ -203,28 +203,28 @@ final class FleetMQTTTests: XCTestCase {
         // The ticker flips a frame per vblank: the storm did not stop it, during or after.
         let during = try daemon.framesFlipped()
         XCTAssertGreaterThan(during, before["frames_flipped"] as? Int ?? 0, "frames flipped while the requests were answered")
-        try waitByPolling(for: "frames to keep flipping", timeout: 10) { try daemon.framesFlipped() > during }
+        try Poll.until("frames to keep flipping", timeout: 10) { try daemon.framesFlipped() > during }
         XCTAssertEqual(try daemon.request(#"{"id": 1, "cmd": "ping"}"#)["ok"] as? Bool, true, "the control socket still answers")
     }
 
     func testADataSourceTakesTheRetainedValueAtStartThenEachUpdate() throws {
         try broker.publish("home/livingroom/temperature", #"{"value": 21.5, "unit": "C"}"#, retain: true)
         let daemon = try startKiosk()
-        try waitByPolling(for: "the retained temperature to arrive", timeout: 20) {
+        try Poll.until("the retained temperature to arrive", timeout: 20) {
             (try daemon.result("data.get")["values"] as? [String: String])?["temperature"] == "21.5"
         }
         let shown = try screenshot(daemon)
         try broker.publish("home/livingroom/temperature", #"{"value": 23}"#)
         try broker.publish("home/label", "kitchen")
-        try waitByPolling(for: "the new temperature and label", timeout: 20) {
+        try Poll.until("the new temperature and label", timeout: 20) {
             try daemon.result("data.get")["values"] as? [String: String] == ["temperature": "23", "label": "kitchen"]
         }
-        try waitByPolling(for: "the screen to show the new value", timeout: 20) { try screenshot(daemon) != shown }
+        try Poll.until("the screen to show the new value", timeout: 20) { try screenshot(daemon) != shown }
         // Payloads that give no value leave the key as it is.
         try broker.publish("home/livingroom/temperature", "not json")
         try broker.publish("home/livingroom/temperature", #"{"other": 1}"#)
         try broker.publish("home/label", "dining")
-        try waitByPolling(for: "the label after the bad payloads", timeout: 20) {
+        try Poll.until("the label after the bad payloads", timeout: 20) {
             (try daemon.result("data.get")["values"] as? [String: String])?["label"] == "dining"
         }
         XCTAssertEqual((try daemon.result("data.get")["values"] as? [String: String])?["temperature"], "23")
@@ -269,7 +269,7 @@ final class FleetMQTTTests: XCTestCase {
     func testABrokerRestartReconnectsResubscribesAndRepublishes() throws {
         let daemon = try startKiosk(mode: "320x240@20")
         try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
-        try waitByPolling(for: "the first frames", timeout: 20) { try daemon.framesFlipped() > 5 }
+        try Poll.until("the first frames", timeout: 20) { try daemon.framesFlipped() > 5 }
         let pid = daemon.process.process.processIdentifier
         let waitBefore = Self.runQueueWait(pid: pid)
         let missedBefore = try XCTUnwrap(try daemon.result("stats")["missed_vblanks"] as? Int)
@@ -277,7 +277,7 @@ final class FleetMQTTTests: XCTestCase {
         let stopped = Date()
         let flipped = try daemon.framesFlipped()
         // Ten seconds without a broker, frames flipping all along (the ticker animates every vblank).
-        try waitByPolling(for: "10 s with the broker gone", timeout: 30, interval: 0.25) { Date().timeIntervalSince(stopped) >= 10 }
+        try Poll.until("10 s with the broker gone", timeout: 30, interval: 0.25) { Date().timeIntervalSince(stopped) >= 10 }
         XCTAssertGreaterThanOrEqual(try daemon.framesFlipped() - flipped, 150, "about 20 frames a second for 10 s")
         try broker.start()
         // The broker keeps nothing (persistence false): a retained `online` and state mean kioskd published them again.
@@ -288,7 +288,7 @@ final class FleetMQTTTests: XCTestCase {
         try broker.publish("\(prefix)/cmd", #"{"id": "back", "cmd": "ping"}"#)
         XCTAssertEqual(try status.waitForJSON(on: "\(prefix)/reply")[0]["id"] as? String, "back")
         try broker.publish("home/label", "after restart")
-        try waitByPolling(for: "the data source after the restart", timeout: 20) {
+        try Poll.until("the data source after the restart", timeout: 20) {
             (try daemon.result("data.get")["values"] as? [String: String])?["label"] == "after restart"
         }
         let missedAfter = try XCTUnwrap(try daemon.result("stats")["missed_vblanks"] as? Int)
@@ -468,7 +468,7 @@ final class FleetMQTTTests: XCTestCase {
         XCTAssertTrue(FileManager.default.createFile(atPath: big, contents: Data(repeating: 0x41, count: 64 << 20)))
         try broker.publish("home/label", file: big)
         try broker.publish("home/label", "after the big one")
-        try waitByPolling(for: "the next message's value", timeout: 20) {
+        try Poll.until("the next message's value", timeout: 20) {
             (try daemon.result("data.get", #"{"keys": ["label"]}"#)["values"] as? [String: String])?["label"] == "after the big one"
         }
         let after = try XCTUnwrap(residentKiB(of: daemon.pid))
@@ -492,7 +492,7 @@ final class FleetMQTTTests: XCTestCase {
             }
         }
         try broker.publish("home/label", "after the storm")
-        try waitByPolling(for: "the last value", timeout: 60) {
+        try Poll.until("the last value", timeout: 60) {
             (try daemon.result("data.get", #"{"keys": ["label"]}"#)["values"] as? [String: String])?["label"] == "after the storm"
         }
         let after = try XCTUnwrap(residentKiB(of: daemon.pid))

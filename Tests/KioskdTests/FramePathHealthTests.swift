@@ -5,19 +5,10 @@ import XCTest
 /// The health signal and the display handover of a running kioskd, over its control socket, on the headless
 /// backend (the same wiring as on DRM, without a master to drop).
 final class FramePathHealthTests: XCTestCase {
-    private func waitFor(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(20_000)
-        }
-        return try condition()
-    }
-
     func testStatsReportHealthAndSIGUSR1HandsTheDisplayOverUntilSIGUSR2() throws {
         let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60"])
         defer { _ = daemon.stop() }
-        XCTAssertTrue(try waitFor(20) { try daemon.framesFlipped() > 0 })
+        try Poll.until("a first flip", timeout: 20, reading: { try daemon.framesFlipped() }, satisfies: { $0 > 0 })
         let stats = try daemon.result("stats")
         XCTAssertEqual(stats["healthy"] as? Bool, true)
         XCTAssertEqual(stats["health_reason"] as? String, "ok")
@@ -26,16 +17,19 @@ final class FramePathHealthTests: XCTestCase {
         XCTAssertEqual(stats["flip_timeouts"] as? Int, 0)
 
         daemon.process.signal(SIGUSR1)
-        XCTAssertTrue(try waitFor(10) { try daemon.result("stats")["health_reason"] as? String == "waiting for DRM master" })
+        try Poll.until("health_reason 'waiting for DRM master'", timeout: 10,
+                       reading: { try daemon.result("stats")["health_reason"] as? String }, satisfies: { $0 == "waiting for DRM master" })
         // The default scene has a seconds clock: it keeps composing, but nothing is presented.
         let presented = try XCTUnwrap(try daemon.result("stats")["frames_presented"] as? Int)
         let composed = try XCTUnwrap(try daemon.result("stats")["frames_composed"] as? Int)
-        XCTAssertTrue(try waitFor(5) { try daemon.result("stats")["frames_composed"] as? Int ?? 0 > composed }, "the clock keeps composing")
+        try Poll.until("the clock to keep composing (frames_composed above \(composed))", timeout: 5,
+                       reading: { try daemon.result("stats")["frames_composed"] as? Int }, satisfies: { ($0 ?? 0) > composed })
         XCTAssertEqual(try daemon.result("stats")["frames_presented"] as? Int, presented, "nothing presented while handed over")
         XCTAssertEqual(try daemon.result("stats")["healthy"] as? Bool, true)
 
         daemon.process.signal(SIGUSR2)
-        XCTAssertTrue(try waitFor(5) { try daemon.result("stats")["frames_presented"] as? Int ?? 0 > presented }, "presents resume")
+        try Poll.until("presents to resume (frames_presented above \(presented))", timeout: 5,
+                       reading: { try daemon.result("stats")["frames_presented"] as? Int }, satisfies: { ($0 ?? 0) > presented })
         XCTAssertEqual(try daemon.result("stats")["health_reason"] as? String, "ok")
         let result = daemon.stop()
         XCTAssertEqual(result.status, 0, result.stderr)

@@ -27,7 +27,9 @@ final class JournalLoggingTests: XCTestCase {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
         try process.run()
+        let deadline = ProcessDeadline(process, seconds: 60)
         process.waitUntilExit()
+        try deadline.finish("kioskd --frames 2")
         XCTAssertEqual(process.terminationStatus, 0)
         return try String(contentsOfFile: errPath, encoding: .utf8)
     }

@@ -90,9 +90,11 @@ final class KioskctlCommandTests: XCTestCase {
         let out = Pipe()
         process.standardOutput = out
         try process.run()
+        let deadline = ProcessDeadline(process, seconds: 30)
         let lines = try PipeLineReader(out).waitForLines(6, "frame event lines", timeout: 10) { $0.contains(#""event":"frame""#) }
         process.terminate()
         process.waitUntilExit()
+        try deadline.finish("kioskctl watch after SIGTERM")
         let frames = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             .filter { $0["event"] as? String == "frame" }
         XCTAssertEqual(frames.count, 6, "each line is one JSON frame event: \(lines.prefix(3))")

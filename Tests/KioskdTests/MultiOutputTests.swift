@@ -74,7 +74,7 @@ final class MultiOutputTests: XCTestCase {
     /// Screenshots of `output` until one equals `expected` (the scene renders after start), for at most 20 s.
     func assertShows(_ expected: PNGFile, on output: String, file: StaticString = #filePath, line: UInt = #line) throws {
         var last: PNGFile?
-        try? waitByPolling(for: "\(output) to show its scene", timeout: 20, interval: 0.1) {
+        try? Poll.until("\(output) to show its scene", timeout: 20, interval: 0.1) {
             last = try screenshot(output)
             return last?.pixels == expected.pixels
         }
@@ -115,7 +115,7 @@ final class MultiOutputTests: XCTestCase {
     }
 
     func testStatsReportEachOutputUnderItsName() throws {
-        try waitByPolling(for: "every output to flip", timeout: 20, interval: 0.05) {
+        try Poll.until("every output to flip", timeout: 20, interval: 0.05) {
             let byOutput = try daemon.result("stats")["by_output"] as? [String: [String: Any]] ?? [:]
             return ["HDMI-A-1", "HDMI-A-2", "DP-1"].allSatisfy { (byOutput[$0]?["frames_flipped"] as? Int ?? 0) > 0 }
         }
@@ -140,11 +140,11 @@ final class MultiOutputTests: XCTestCase {
 
         let yaml = ##"size: display\nbackground: \"#00ff00\"\npages:\n  - {name: green, widgets: []}"##
         XCTAssertEqual(try daemon.result("scene.load", #"{"yaml": "\#(yaml)", "output": "DP-1"}"#)["status"] as? String, "loading")
-        try waitByPolling(for: "DP-1 to load the inline scene", timeout: 20, interval: 0.05) {
+        try Poll.until("DP-1 to load the inline scene", timeout: 20, interval: 0.05) {
             try daemon.result("scene.get", #"{"output": "DP-1"}"#)["current_page"] as? String == "green"
         }
         XCTAssertEqual(try daemon.result("scene.get")["current_page"] as? String, "main", "HDMI-A-1 keeps its scene")
-        try waitByPolling(for: "DP-1 to show the green scene", timeout: 20, interval: 0.1) {
+        try Poll.until("DP-1 to show the green scene", timeout: 20, interval: 0.1) {
             try screenshot("DP-1").rgb(x: 80, y: 60) == 0x00FF00
         }
     }

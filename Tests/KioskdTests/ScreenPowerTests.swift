@@ -100,7 +100,7 @@ final class ScreenPowerTests: XCTestCase {
         let daemon = try ControlledKioskd(["run", "--config", config.path], environment: ["TZ": "UTC"])
         let events = try ControlEventStream(daemon, events: ["power"])
         // The timetable is read on the loop's first turn, before a subscriber can be there: poll the state.
-        try waitByPolling(for: "the scheduled blank", timeout: 20, interval: 0.05) {
+        try Poll.until("the scheduled blank", timeout: 20, interval: 0.05) {
             (try events.stats()["idle"] as? [String: Any])?["scheduled_off"] as? Bool == true
         }
         let stats = try events.stats()

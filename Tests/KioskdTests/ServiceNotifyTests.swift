@@ -79,7 +79,9 @@ final class ServiceNotifyTests: XCTestCase {
         try process.run()
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) }; process.waitUntilExit(); unlink(socketPath) }
         _ = try notify.waitFor("READY=1") { $0.contains("READY=1") }
+        let deadline = ProcessDeadline(process, seconds: 60)
         process.waitUntilExit()
+        try deadline.finish("kioskd --frames 120")
         XCTAssertEqual(process.terminationStatus, 0)
         let all = notify.drain()
         XCTAssertFalse(all.contains { $0.contains("WATCHDOG") }, "\(all)")

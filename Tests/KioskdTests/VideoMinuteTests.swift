@@ -57,7 +57,7 @@ final class VideoMinuteTests: XCTestCase {
 
         // The `ended` event can come before the last frame's present: wait until every decoded frame is accounted for.
         var stats: [String: Any] = [:]
-        try waitByPolling(for: "every decoded frame shown or dropped", timeout: 10, interval: 0.05) {
+        try Poll.until("every decoded frame shown or dropped", timeout: 10, interval: 0.05) {
             stats = try events.stats()
             let decoded = stats["video_frames_decoded"] as? Int ?? 0
             return (stats["video_frames_shown"] as? Int ?? 0) + (stats["video_frames_dropped"] as? Int ?? 0) >= decoded

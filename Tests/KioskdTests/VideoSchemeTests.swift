@@ -62,7 +62,7 @@ final class VideoSchemeTests: XCTestCase {
         XCTAssertEqual(failed.string("source"), url)
         XCTAssertFalse((failed.string("message") ?? "").isEmpty, "the error carries GStreamer's message")
         var pending: [String: Any] = [:]
-        try waitByPolling(for: "a retry to be pending", timeout: 10, interval: 0.02) {
+        try Poll.until("a retry to be pending", timeout: 10, interval: 0.02) {
             pending = try daemon.result("video.state")
             return pending["retry_in"] is Double || pending["retry_in"] is Int
         }
@@ -73,7 +73,7 @@ final class VideoSchemeTests: XCTestCase {
         try server.start()
         let started = try videoEvent(events, "started", timeout: 90)
         XCTAssertEqual(started.string("source"), url)
-        try waitByPolling(for: "frames of the stream on screen", timeout: 30, interval: 0.05) {
+        try Poll.until("frames of the stream on screen", timeout: 30, interval: 0.05) {
             (try daemon.result("video.state")["frames_shown"] as? Int ?? 0) > 0
         }
         let state = try daemon.result("video.state")

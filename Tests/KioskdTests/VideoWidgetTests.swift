@@ -59,7 +59,7 @@ final class VideoWidgetTests: XCTestCase {
             XCTAssertEqual(state["duration"] as? Double ?? Double(state["duration"] as? Int ?? 0), 1, accuracy: 0.1)
             // An ended clip costs no frames: once the last frame's flip is in, the flip counter stands still.
             var last = try daemon.framesFlipped(), since = Date()
-            try waitByPolling(for: "\(codec): flips to stop after the clip ended", timeout: 10, interval: 0.05) {
+            try Poll.until("\(codec): flips to stop after the clip ended", timeout: 10, interval: 0.05) {
                 let now = try daemon.framesFlipped()
                 if now != last { (last, since) = (now, Date()) }
                 return Date().timeIntervalSince(since) > 1
@@ -92,7 +92,7 @@ final class VideoWidgetTests: XCTestCase {
             // The number region: the time code at the top left (HH:MM:SS:FF, about 100x20 pixels at this size).
             let region = (x: 0, y: 0, width: 160, height: 72)
             var mismatch = Int.max
-            try waitByPolling(for: "frame \(frame) on screen", timeout: 20, interval: 0.1) {
+            try Poll.until("frame \(frame) on screen", timeout: 20, interval: 0.1) {
                 let shot = try daemon.result("screenshot")
                 let png = try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(shot["png_base64"] as? String)))
                 let file = directory.appendingPathComponent("shot.png")
@@ -145,7 +145,7 @@ final class VideoWidgetTests: XCTestCase {
         XCTAssertEqual(state["state"] as? String, "failed")
         XCTAssertFalse((state["error"] as? String ?? "").isEmpty)
         // The placeholder is the widget's background.
-        try waitByPolling(for: "the placeholder on screen", timeout: 20, interval: 0.1) {
+        try Poll.until("the placeholder on screen", timeout: 20, interval: 0.1) {
             let shot = try daemon.result("screenshot")
             let png = try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(shot["png_base64"] as? String)))
             let file = directory.appendingPathComponent("shot.png")
@@ -181,7 +181,7 @@ final class VideoWidgetTests: XCTestCase {
         XCTAssertEqual(paused["state"] as? String, "paused")
         let seeked = try daemon.result("video.seek", #"{"position": 2.5}"#)
         XCTAssertEqual(seeked["source"] as? String, clip)
-        try waitByPolling(for: "the position after the seek", timeout: 20, interval: 0.05) {
+        try Poll.until("the position after the seek", timeout: 20, interval: 0.05) {
             let position = try daemon.result("video.state")["position"] as? Double ?? 0
             return abs(position - 2.5) < 0.05
         }
@@ -233,97 +233,5 @@ final class VideoWidgetTests: XCTestCase {
         XCTAssertEqual(back.string("page"), "film")
         _ = try videoEvent(events, "started")
         _ = try videoEvent(events, "ended")
-    }
-}
-
-/// 1080p30 H.264 through the daemon beside a seconds clock: every frame of the clip is shown or counted as dropped,
-/// the video moves, and the clock keeps updating, in ten seconds (under ThreadSanitizer too). The 60-second,
-/// zero-drop target is `VideoMinuteTests`.
-final class VideoFullHDTests: XCTestCase {
-    func testTenSecondsOf1080p30KeepUpAndOtherWidgetsUpdate() throws {
-        let clip = try TestClips.clip(.h264, width: 1920, height: 1080, frames: 300)
-        let daemon = try FullHDVideoKiosk.start(clip: clip, scratch: "video-1080p")
-        defer { daemon.stop() }
-        let events = try ControlEventStream(socketPath: daemon.socketPath, events: ["video"])
-        _ = try daemon.result("page.show", #"{"name": "main"}"#)
-        _ = try events.waitFor("video started", timeout: 30) { $0.string("kind") == "started" }
-        let clockBefore = try daemon.result("widget.get", #"{"id": "clock"}"#)["shown_text"] as? String
-        _ = try events.waitFor("video ended", timeout: 60) { $0.string("kind") == "ended" }
-        let clockAfter = try daemon.result("widget.get", #"{"id": "clock"}"#)["shown_text"] as? String
-        XCTAssertNotEqual(clockBefore, clockAfter, "the clock kept ticking while the video played")
-        let stats = try daemon.result("stats")
-        let decoded = try XCTUnwrap(stats["video_frames_decoded"] as? Int)
-        let shown = try XCTUnwrap(stats["video_frames_shown"] as? Int)
-        let dropped = try XCTUnwrap(stats["video_frames_dropped"] as? Int)
-        XCTAssertLessThanOrEqual(shown, decoded)
-        XCTAssertGreaterThanOrEqual(shown + dropped, 299, "every frame of the ten-second clip is shown or counted as dropped")
-        // Whether software H.264 decoding of 1080p keeps up depends on the machine and its load (on a test host
-        // shared with other builds it does not): the drop count is measured here, not bounded; the bench reports it.
-        XCTAssertGreaterThanOrEqual(shown, 30, "the video moved on screen (shown \(shown), dropped \(dropped))")
-    }
-}
-
-/// `kioskd bench --scenario video` with a small clip: every contestant's figures measured, the plane row on a
-/// headless output with an overlay plane, where the engine puts the video layer on the plane.
-final class VideoBenchTests: XCTestCase {
-    func testVideoScenarioMeasuresThePlaneAndCompositedPathsAndANaiveCopy() throws {
-        let clip = try TestClips.clip(.h264, width: 320, height: 240, frames: 90)
-        let r = try KioskdProcess.run(["bench", "--scenario", "video", "--frames", "60", "--clip", clip, "--json"], timeout: 300)
-        XCTAssertEqual(r.status, 0, r.stderr)
-        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
-        let video = try XCTUnwrap((report["scenarios"] as? [String: Any])?["video"] as? [String: Any], r.stdout)
-        XCTAssertEqual(video["clip"] as? String, clip)
-        for name in ["composited", "plane", "naive_copy"] {
-            let f = try XCTUnwrap(video[name] as? [String: Any], name)
-            XCTAssertGreaterThan(f["main_cpu_ms_per_shown_frame"] as? Double ?? 0, 0, name)
-            XCTAssertGreaterThan(f["total_cpu_ms_per_shown_frame"] as? Double ?? 0, 0, name)
-            XCTAssertGreaterThan(f["frames_decoded"] as? Int ?? 0, 0, name)
-            let shown = try XCTUnwrap(f["frames_shown"] as? Int, name), dropped = try XCTUnwrap(f["frames_dropped"] as? Int, name)
-            XCTAssertGreaterThan(shown, 0, name)
-            XCTAssertGreaterThanOrEqual(shown + dropped, 60, name)
-            XCTAssertNotNil(f["main_ms_p99"] as? Double, name)
-        }
-        for name in ["composited", "plane"] {
-            let f = try XCTUnwrap(video[name] as? [String: Any])
-            XCTAssertGreaterThan(f["other_widget_updates"] as? Int ?? 0, 5, "\(name): the other widget kept updating during two seconds of video")
-        }
-        let composited = try XCTUnwrap(video["composited"] as? [String: Any])
-        XCTAssertEqual(composited["layer_path"] as? String, "composited")
-        XCTAssertEqual(composited["layer_path_reason"] as? String, "no overlay planes")
-        XCTAssertTrue(composited["plane_frames_copied"] is NSNull, "no plane, no plane copies")
-        let plane = try XCTUnwrap(video["plane"] as? [String: Any])
-        XCTAssertEqual(plane["layer_path"] as? String, "plane", "the engine took the plane path for the video layer: \(plane)")
-        XCTAssertTrue(plane["layer_path_reason"] is NSNull)
-        // Each frame a present carried was copied into the plane's buffers (and the first, the layer's backdrop).
-        let copied = try XCTUnwrap(plane["plane_frames_copied"] as? Int)
-        let shown = try XCTUnwrap(plane["frames_shown"] as? Int)
-        XCTAssertGreaterThanOrEqual(copied, shown, "every shown frame went through the plane's buffers")
-        XCTAssertLessThanOrEqual(copied, shown + 2)
-        let text = try KioskdProcess.run(["bench", "--scenario", "video", "--frames", "30", "--clip", clip], timeout: 300)
-        XCTAssertEqual(text.status, 0, text.stderr)
-        XCTAssertTrue(text.stdout.contains("plane run plane;"), text.stdout)
-    }
-}
-
-/// A headless 1920x1080 kioskd whose scene waits on a plain page until the test shows `main`: the clip full screen,
-/// a seconds clock, and any `extraWidgets` (scene YAML lines) beside them.
-enum FullHDVideoKiosk {
-    static func start(clip: String, scratch: String, extraWidgets: [String] = []) throws -> ControlledKioskd {
-        let directory = try KioskdProcess.scratchDirectory(scratch)
-        let widgets = ["{id: clip, type: video, source: \(clip), loop: false, fit: fill, x: 0, y: 0, width: 100%, height: 100%}",
-                       "{id: clock, type: clock, format: \"%H:%M:%S\", x: 40, y: 900, width: 600, height: 120, foreground: white, font: {size: 80}}"]
-            + extraWidgets
-        let yaml = """
-        pages:
-          - name: waiting
-            widgets:
-              - {type: rect, x: 0, y: 0, width: 100%, height: 100%, background: "#101010"}
-          - name: main
-            widgets:
-        \(widgets.map { "      - " + $0 }.joined(separator: "\n"))
-        """
-        let file = directory.appendingPathComponent("scene.yaml")
-        try yaml.write(to: file, atomically: true, encoding: .utf8)
-        return try ControlledKioskd(["run", "--backend", "headless", "--mode", "1920x1080@60", "--scene", file.path])
     }
 }

@@ -191,6 +191,7 @@ final class EpollLoopTests: XCTestCase {
         let safety = loop.addTimer(after: .seconds(10)) { safetyFired = true }
 
         let thread = Thread {
+            // Paces the wake, not a wait: the loop is asleep in epoll_wait by the time it comes.
             usleep(50_000)
             waker.wake()
         }
@@ -228,7 +229,7 @@ final class EpollLoopTests: XCTestCase {
             for item in 1...itemCount {
                 produced.increment()
                 waker.wake()
-                if item % 100 == 0 { usleep(100) }
+                if item % 100 == 0 { usleep(100) }  // paces the producer, so the loop races it from both sides
             }
         }.start()
         // A lost wake would leave the last items unseen with nothing to wake the loop: the wait would run to its
@@ -254,6 +255,7 @@ final class EpollLoopTests: XCTestCase {
         }
 
         Thread {
+            // Paces the wake, not a wait: the loop is running by the time it comes.
             usleep(20_000)
             stopper.wake()
         }.start()
