@@ -89,8 +89,8 @@ public enum Contestants {
         var flips = FlipStatistics()
         var perFrame = LatencyRecorder()
         var lastThread = 0.0, startThread = 0.0, startProcess = 0.0, startBytes = 0
-        engine.onPresent = { _ in if !engine.isRendering(engine.rootLayer) { completeQueued = true } }
-        engine.onFlip = { event in
+        let presentListener = engine.addPresentListener { _ in if !engine.isRendering(engine.rootLayer) { completeQueued = true } }
+        let flipListener = engine.addFlipListener { event in
             // Stopping the engine completes the flip in flight, after the last one counted: it is not measured.
             guard flips.framesFlipped < frames else { return }
             guard measuring else {
@@ -117,7 +117,7 @@ public enum Contestants {
         watchdog.cancel()
         let endThread = CPUTime.thread(), endProcess = CPUTime.process()
         engine.stop()
-        withExtendedLifetime((stage, ticking)) {}
+        withExtendedLifetime((stage, ticking, presentListener, flipListener)) {}
         guard flips.framesFlipped >= frames else {
             throw BenchError("bench \(path): the engine flipped \(flips.framesFlipped) of \(frames) frames before the time limit")
         }

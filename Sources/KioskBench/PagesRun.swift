@@ -137,10 +137,10 @@ public enum PagesRun {
         var lastSequence: UInt64?
         var started: MonotonicInstant?
         var phase = 0
-        stage.onEvent = { event in
+        let stageListener = stage.addEventListener { event in
             if case .pageShown = event { changes.append(loop.now) }
         }
-        engine.onFlip = { event in
+        let flipListener = engine.addFlipListener { event in
             defer { lastSequence = event.sequence }
             // Counted from the first complete frame, before page.show: near a change (within 100 ms after one) or not.
             guard started != nil, phase == 1, let last = lastSequence, event.sequence > last else { return }
@@ -187,7 +187,7 @@ public enum PagesRun {
         watchdog.cancel()
         observer.cancel()
         engine.stop()
-        withExtendedLifetime((stage, ticking)) {}
+        withExtendedLifetime((stage, ticking, stageListener, flipListener)) {}
         guard showMs != nil else { throw BenchError("bench pages: page.show to \(target) was not shown within a minute") }
         // The timed changes before page.show are what the target counts.
         return (max(changes.count - 1, 0), missed, vblanks, missedElsewhere, vblanksElsewhere, waitedBefore, showMs)

@@ -9,8 +9,8 @@ import KioskRender
 /// Renders of the button's layers between the touch-down and that present are counted (a press needs none).
 ///
 /// Whoever drives the taps calls `touchDown(kernelMicroseconds:)` as each touch-down is handled, before the router
-/// sees it. It chains the layers' and the engine's hooks it uses (`willDisplay`, `onPresent`, `onFlip`). Main
-/// thread, with the engine.
+/// sees it. It chains the layers' `willDisplay` hooks and listens to the engine's presents and flips beside the
+/// engine's other listeners. Main thread, with the engine.
 public final class TapLatencyProbe {
     /// Every figure measured, or nil (JSON null).
     public struct Figures: Codable, Sendable, Equatable {
@@ -94,6 +94,8 @@ public final class TapLatencyProbe {
     private var sinceVblankNs: [Int64] = []
     /// Each tap's latency in milliseconds, in order.
     public private(set) var samplesMs: [Double] = []
+    /// The engine's presents and flips, heard while the probe lives.
+    private var engineListeners: [ListenerToken] = []
 
     /// `pressedLook` is the button's pressed layer (`<id>.pressed`); `bodies` are all the button's drawing layers,
     /// whose renders during a press are counted.
@@ -108,19 +110,16 @@ public final class TapLatencyProbe {
                 rendersDuringPress += 1
             }
         }
-        let onPresent = engine.onPresent, onFlip = engine.onFlip
-        engine.onPresent = { [weak self] damage in
-            onPresent?(damage)
-            // The probe's own reference to the engine: capturing the parameter would make the engine hold itself.
-            guard let self, !presentedPressed, let down = downMicroseconds, self.engine.isOnScreen(pressedLook) else { return }
-            presentedPressed = true
-            presented.record(Self.since(down))
-            if let handledAt { ownPart.record(MonotonicInstant.now() - handledAt) }
-        }
-        engine.onFlip = { [weak self] event in
-            onFlip?(event)
-            self?.flipped(event)
-        }
+        engineListeners = [
+            engine.addPresentListener { [weak self] _ in
+                // The probe's own reference to the engine: capturing the parameter would make the engine hold itself.
+                guard let self, !presentedPressed, let down = downMicroseconds, self.engine.isOnScreen(pressedLook) else { return }
+                presentedPressed = true
+                presented.record(Self.since(down))
+                if let handledAt { ownPart.record(MonotonicInstant.now() - handledAt) }
+            },
+            engine.addFlipListener { [weak self] event in self?.flipped(event) },
+        ]
     }
 
     /// Finds the layer named `<id>.<suffix>` under `root` (`body`: the resting look; `pressed`: the pressed one).

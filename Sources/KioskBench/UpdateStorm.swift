@@ -203,11 +203,11 @@ public enum UpdateStorm {
         var lastSecond = WallClock.seconds()
         var flips = FlipStatistics()
 
-        engine.onPresent = { _ in
+        let presentListener = engine.addPresentListener { _ in
             if !engine.isRendering(engine.rootLayer) { completeQueued = true }
             for track in [storm, label, clock] { track.presented = track.applied }
         }
-        engine.onFlip = { event in
+        let flipListener = engine.addFlipListener { event in
             let now = MonotonicInstant.now()
             if measuring, !stopping { flips.record(event) }
             guard measuring else {
@@ -258,7 +258,7 @@ public enum UpdateStorm {
         let windowOn = windowMode.lead(for: mode.frameDuration) > .zero
         let lead = engine.repaintLead
         engine.stop()
-        withExtendedLifetime((stage, ticking)) {}
+        withExtendedLifetime((stage, ticking, presentListener, flipListener)) {}
         guard measuring, stopping else {
             throw BenchError("bench update-storm: the scene was not fully shown and updated within the time limit")
         }

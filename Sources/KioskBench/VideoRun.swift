@@ -138,7 +138,7 @@ public enum VideoRun {
             }
             pacer.add(frame)
         }
-        engine.onFlip = { _ in
+        let flipListener = engine.addFlipListener { _ in
             guard measuring else { return }
             let now = CPUTime.thread()
             perFrame.record(.nanoseconds(Int64((now - lastThread) * 1e6)))
@@ -157,6 +157,7 @@ public enum VideoRun {
         loop.run()
         watchdog.cancel()
         timer.cancel()
+        flipListener.cancel()
         let endThread = CPUTime.thread(), endProcess = CPUTime.process(), seconds = (MonotonicInstant.now() - begin).seconds
         let counts = player.counts
         let path = engine.stats.layerPaths.first { $0.layer == "video" }

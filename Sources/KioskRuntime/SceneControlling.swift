@@ -90,6 +90,7 @@ public protocol SceneControlling: AnyObject {
     /// `animate`: `property` is one of `opacity`, `x`, `y`, `position` (2 values), `scale`, `rotation` (degrees),
     /// `foreground`/`background` (4 values, 0...1 RGBA), `value` (progress).
     func animate(id: String, property: String, to: [Double], _ request: AnimationRequest) throws(StageError)
-    /// Called on the main thread for every `StageEvent`.
-    var onEvent: ((StageEvent) -> Void)? { get set }
+    /// `listener` hears every `StageEvent`, on the main thread, until the token is cancelled or freed; every
+    /// listener hears every event, in the order added (see `Listeners`).
+    func addEventListener(_ listener: @escaping (StageEvent) -> Void) -> ListenerToken
 }

@@ -4,7 +4,7 @@ import Logging
 
 private let logger = Logger(label: "kioskd.scene")
 
-/// Laying the scene out again when a display of another size is adopted (`LayerEngine.onSceneSizeChanged`).
+/// Laying the scene out again when a display of another size is adopted (`LayerEngine.addSceneSizeListener`).
 /// Main thread, like the stage.
 extension SceneStage {
     /// Whether a scene (a load, or a layout for a new display) is waiting for its first complete render before it

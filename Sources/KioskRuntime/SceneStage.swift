@@ -31,10 +31,11 @@ public final class SceneStage: SceneControlling {
     /// The scene file, or `"inline"` for a scene given as text.
     public private(set) var source: String
     public private(set) var currentPage: String
-    public var onEvent: ((StageEvent) -> Void)?
-    /// Called with a page's name once a change to it has completed: its transition has ended (or it was shown at
-    /// once), so the next composition shows it alone and whole. `--capture-pages` captures that frame.
-    public var onPageSettled: ((String) -> Void)?
+    /// The stage's events, heard through `addEventListener` and `addPageSettledListener`.
+    private let eventListeners = Listeners<StageEvent>()
+    private let pageSettledListeners = Listeners<String>()
+    /// The engine's events the stage follows: failed renders and another scene size.
+    private var engineListeners: [ListenerToken] = []
     /// Whether the scene on screen has appeared (its first complete render landed). A page change completed before
     /// then (a timed one while the first render is slow, or `page.show` at start) is reported once it has.
     private var sceneAppeared = false
@@ -109,16 +110,18 @@ public final class SceneStage: SceneControlling {
             self.sceneAppeared = true
             if let page = self.settledBeforeAppearing {
                 self.settledBeforeAppearing = nil
-                self.onPageSettled?(page)
+                self.pageSettledListeners.emit(page)
             }
         }
         engine.rootLayer.addChild(built.root)
         schedulePageAdvance()
-        engine.onRenderFailed = { [weak self] layer, message in
-            self?.onEvent?(.error(code: "render_failed", message: "widget \(layer): \(message)"))
-        }
-        engine.onSceneSizeChanged = { [weak self] size in self?.relayout(for: size) }
-        videos.onReport = { [weak self] report in self?.onEvent?(.video(report)) }
+        engineListeners = [
+            engine.addRenderFailedListener { [weak self] layer, message in
+                self?.eventListeners.emit(.error(code: "render_failed", message: "widget \(layer): \(message)"))
+            },
+            engine.addSceneSizeListener { [weak self] size in self?.relayout(for: size) },
+        ]
+        videos.onReport = { [weak self] report in self?.eventListeners.emit(.video(report)) }
         videos.onPageVideoFinished = { [weak self] page in self?.advance(from: page) }
     }
 
@@ -134,6 +137,20 @@ public final class SceneStage: SceneControlling {
     deinit {
         pageTimer?.cancel()
         watcher?.cancel()
+    }
+
+    // MARK: Listeners
+
+    /// `listener` hears every `StageEvent` on the main thread (see `SceneControlling`).
+    public func addEventListener(_ listener: @escaping (StageEvent) -> Void) -> ListenerToken {
+        eventListeners.add(listener)
+    }
+
+    /// `listener` hears a page's name once a change to it has completed: its transition has ended (or it was shown
+    /// at once), so the next composition shows it alone and whole. `--capture-pages` captures that frame. A change
+    /// completed before the scene first appeared is heard once it has. Main thread.
+    public func addPageSettledListener(_ listener: @escaping (_ page: String) -> Void) -> ListenerToken {
+        pageSettledListeners.add(listener)
     }
 
     // MARK: Live reload
@@ -158,7 +175,7 @@ public final class SceneStage: SceneControlling {
                 completion?(true)
             case .failure(let error):
                 logger.error("scene \(path) not reloaded, the previous scene stays: \(error.message)")
-                self?.onEvent?(.error(code: error.code.rawValue, message: error.message))
+                self?.eventListeners.emit(.error(code: error.code.rawValue, message: error.message))
                 completion?(false)
             }
         }
@@ -286,7 +303,7 @@ public final class SceneStage: SceneControlling {
         adopt(built)
         old.removeFromParent()
         schedulePageAdvance()
-        onEvent?(.sceneLoaded(source: source, pages: scene.pages.map(\.name)))
+        eventListeners.emit(.sceneLoaded(source: source, pages: scene.pages.map(\.name)))
     }
 
     private func adopt(_ built: BuiltScene) {
@@ -343,7 +360,7 @@ public final class SceneStage: SceneControlling {
             if let incoming { for node in incoming.byKey[key] ?? [] { touched[ObjectIdentifier(node)] = node } }
         }
         for node in touched.values { refreshBound(node, changedKeys: changed) }
-        onEvent?(.dataChanged(changed))
+        eventListeners.emit(.dataChanged(changed))
     }
 
     public func data(keys: [String]?) -> [String: String] {
@@ -384,7 +401,7 @@ public final class SceneStage: SceneControlling {
         let outgoingName = currentPage
         currentPage = name
         videos.pageShown(name)
-        onEvent?(.pageShown(name: name))
+        eventListeners.emit(.pageShown(name: name))
         schedulePageAdvance()
         // A purged page renders first (`updateRanges` restores it), then shows whole: a cut waits like a transition.
         let purged = engine.isPurged(incomingLayer), waits = purged || engine.isRendering(incomingLayer)
@@ -409,7 +426,7 @@ public final class SceneStage: SceneControlling {
     }
 
     private func pageSettled(_ name: String) {
-        if sceneAppeared { onPageSettled?(name) } else { settledBeforeAppearing = name }
+        if sceneAppeared { pageSettledListeners.emit(name) } else { settledBeforeAppearing = name }
     }
 
     private func showOnly(_ name: String) {

@@ -11,16 +11,12 @@ extension ControlWiring {
     /// session's (`engine`, `scene`); the others' faults and scene events reach subscribers too.
     func attach(_ wiring: MultiOutputWiring) {
         several = wiring
-        for output in wiring.outputs.dropFirst() {
-            let previousFault = output.engine.onFault
-            output.engine.onFault = { [weak self] fault in
-                previousFault?(fault)
+        outputListeners = wiring.outputs.dropFirst().flatMap { output -> [ListenerToken] in [
+            output.engine.addFaultListener { [weak self, connector = output.connector] fault in
                 self?.server.broadcast(event: "error", data: ["code": .string(fault.code.rawValue),
-                                                              "message": .string("output \(output.connector): \(fault.message)")])
-            }
-            let previous = output.stage.onEvent
-            output.stage.onEvent = { [weak self, connector = output.connector] event in
-                previous?(event)
+                                                              "message": .string("output \(connector): \(fault.message)")])
+            },
+            output.stage.addEventListener { [weak self, connector = output.connector] event in
                 // Data is the kiosk's: its change is told once, by the first output's stage.
                 if case .dataChanged = event { return }
                 var (name, data) = Self.eventMessage(event)
@@ -29,8 +25,8 @@ extension ControlWiring {
                     data = .object(members)
                 }
                 self?.server.broadcast(event: name, data: data)
-            }
-        }
+            },
+        ] }
     }
 
     /// With several outputs, the one `args` names (`output`, case-insensitive), else the first; nil with one output.

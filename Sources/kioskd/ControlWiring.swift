@@ -88,6 +88,12 @@ final class ControlWiring {
     var onDisplayPower: ((Bool) -> Void)?
     /// Presents that changed the screen since the engine was attached: the `frame` event's number.
     private var framesPresented: Int64 = 0
+    /// The scene's events, forwarded to subscribers (`hookScene`).
+    var sceneListener: ListenerToken?
+    /// The attached engine's presents and faults (`hookEngine`); replaced with the engine.
+    private var engineListeners: [ListenerToken] = []
+    /// The faults and scene events of the outputs after the first (`attach(_:)`).
+    var outputListeners: [ListenerToken] = []
 
     static func bootstrapLogging(level: Logger.Level) {
         runtimeLogLevel.withLock { $0 = level }
@@ -208,21 +214,18 @@ final class ControlWiring {
         ])
     }
 
-    /// Forwards a present that changed the screen to `frame` subscribers. Earlier `onPresent` handlers (the
-    /// runtime's, if it has one) keep running.
+    /// Forwards a present that changed the screen to `frame` subscribers, beside the engine's other listeners (the
+    /// run session's). The listeners of an engine attached before go with it.
     private func hookEngine() {
+        engineListeners = []
         guard let engine else { return }
-        let previous = engine.onPresent
-        engine.onPresent = { [weak self] damage in
-            previous?(damage)
-            self?.presented(damage: damage)
-        }
-        // Faults of the frame path reach subscribers as `error` events, as failed renders do.
-        let previousFault = engine.onFault
-        engine.onFault = { [weak self] fault in
-            previousFault?(fault)
-            self?.server.broadcast(event: "error", data: ["code": .string(fault.code.rawValue), "message": .string(fault.message)])
-        }
+        engineListeners = [
+            engine.addPresentListener { [weak self] damage in self?.presented(damage: damage) },
+            // Faults of the frame path reach subscribers as `error` events, as failed renders do.
+            engine.addFaultListener { [weak self] fault in
+                self?.server.broadcast(event: "error", data: ["code": .string(fault.code.rawValue), "message": .string(fault.message)])
+            },
+        ]
     }
 
     private func presented(damage: [Rect]) {

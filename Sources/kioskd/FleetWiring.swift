@@ -8,9 +8,21 @@ import KioskScene
 import Logging
 
 /// Connects a running `kioskd run` to its MQTT broker: the fleet client answers through the control socket's
-/// command registry, publishes the state and the scene's events, and feeds the scene's data sources. Lives on
-/// the main thread.
-enum FleetWiring {
+/// command registry, publishes the state and the scene's events, and feeds the scene's data sources. Holds the
+/// client and its listener on the scene for as long as the run lasts. Lives on the main thread.
+final class FleetWiring {
+    let client: FleetClient
+    /// The scene's events, published and followed (data sources, state) while the client runs.
+    private let sceneListener: ListenerToken
+
+    private init(client: FleetClient, sceneListener: ListenerToken) {
+        self.client = client
+        self.sceneListener = sceneListener
+    }
+
+    /// Ends the MQTT session (`FleetClient.stop`).
+    func stop() { client.stop() }
+
     /// The config file's `mqtt:` section, validated, the file it is in (for errors), and the password read from
     /// its password file when kioskd started. A plain value.
     struct Configuration {
@@ -24,7 +36,7 @@ enum FleetWiring {
     /// - Throws: a command in `mqtt.allow` that does not exist, a configuration that needs the control socket's
     ///   commands while the socket is disabled.
     static func start(_ configuration: Configuration?, loop: MainLoop, control: ControlWiring?, stage: SceneStage,
-                      logger: Logger) throws -> FleetClient? {
+                      logger: Logger) throws -> FleetWiring? {
         guard let configuration else { return nil }
         let settings = configuration.settings
         guard let control else {
@@ -55,9 +67,7 @@ enum FleetWiring {
         fleet.actions = { [unowned stage] in stage.scene.allWidgets.compactMap { $0.onPress?.emittedName } }
         fleet.version = kioskdVersion
         fleet.setDataSources(stage.scene.dataSources)
-        let previous = stage.onEvent
-        stage.onEvent = { [weak fleet, unowned stage] event in
-            previous?(event)
+        let sceneListener = stage.addEventListener { [weak fleet, unowned stage] event in
             guard let fleet else { return }
             let (name, data) = ControlWiring.eventMessage(event)
             fleet.publish(event: name, data: data)
@@ -72,7 +82,7 @@ enum FleetWiring {
         }
         fleet.start()
         logger.info("MQTT \(settings.host):\(settings.port): topics under \(fleet.prefix)\(settings.groups.isEmpty ? "" : ", groups \(settings.groups.joined(separator: ", "))")")
-        return fleet
+        return FleetWiring(client: fleet, sceneListener: sceneListener)
     }
 
     /// `<prefix>/state`: the figures `stats` and `scene.get` give, as those commands compute them.

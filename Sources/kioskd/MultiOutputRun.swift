@@ -46,15 +46,10 @@ extension RunCommand {
         controlSocket?.attach(wiring)
         let session = RunSession(engine: first.engine, frameLimit: frames, controlSocket: controlSocket)
         first.flips = { [unowned session] in session.flips }
-        signals.onReload = { for output in wiring.outputs { output.runner.reload() } }
-        signals.onStop = { [weak session] in session?.requestStop() }
-        signals.onHandover = { signal in
-            for output in wiring.outputs {
-                MasterHandover.handle(signal, engine: output.engine, drm: output.engine.backend as? DRMBackend, logger: logger)
-            }
-        }
-        var failure: String?
-        for output in wiring.outputs { FatalFrameExit.install(on: output.engine, loop: loop) { failure = $0 } }
+        session.stopOnSignals(signals)
+        // Each output's runner reloads its own scene on SIGHUP and hands its own engine over.
+        for output in wiring.outputs { output.runner.follow(signals, logger: logger) }
+        let fatal = FatalFrameExit(engines: wiring.outputs.map(\.engine), loop: loop)
         // The last frame of --frames N on the first output is captured, on whichever display it adopts.
         var capturer: WritebackCapturer?
         if capture != nil, let frames {
@@ -64,12 +59,12 @@ extension RunCommand {
                 try capturer?.capturePresent(number: frames)
             }
         }
-        let fleetClient = try FleetWiring.start(fleet, loop: loop, control: controlSocket, stage: first.stage, logger: logger)
-        defer { fleetClient?.stop() }
-        fleetClient?.onData = { [stages = wiring.stages] values in try stages.setData(values) }
+        let fleetWiring = try FleetWiring.start(fleet, loop: loop, control: controlSocket, stage: first.stage, logger: logger)
+        defer { fleetWiring?.stop() }
+        fleetWiring?.client.onData = { [stages = wiring.stages] values in try stages.setData(values) }
         let inputWiring = InputWiring(settings: input.settings(backend: backendKind, backlight: settings.backlight, board: settings.boardInput),
                                       outputs: wiring.outputs, control: controlSocket, logger: logger)
-        inputWiring.fleet = fleetClient
+        inputWiring.fleet = fleetWiring?.client
         wiring.onDetached = { [weak inputWiring] output in inputWiring?.outputDetached(output.connector) }
         wiring.onEvent = { [weak controlSocket, weak service, weak inputWiring] output, event in
             controlSocket?.outputChanged(event)
@@ -88,7 +83,7 @@ extension RunCommand {
 
         let shown = first.engine.backend
         var problems = writePictures(display: shown, captured: capturer?.lastCapture)
-        if let failure { problems.insert(failure, at: 0) }
+        if let failure = fatal.failure { problems.insert(failure, at: 0) }
         let pacing = shown?.flipPacing ?? .vblank
         wiring.stopOthers()
         first.engine.stop()
@@ -102,7 +97,7 @@ extension RunCommand {
             do { try report.write(to: statsOut, engine: first.engine.stats, extra: RunStatsReport.videoFigures(first.stage)) } catch { problems.append("\(error)") }
         }
         for output in wiring.outputs { output.engine.detachOutput() }
-        withExtendedLifetime((pool, wiring, service, inputWiring)) {}
+        withExtendedLifetime((pool, wiring, session, service, inputWiring, fatal)) {}
         if !problems.isEmpty { throw DisplayError(problems.joined(separator: "; ")) }
     }
 }

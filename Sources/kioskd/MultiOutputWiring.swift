@@ -15,6 +15,8 @@ final class DrivenOutput {
     let rotation: OutputRotation
     /// Flips completed on this output (the first output's are the run session's).
     var flips: () -> FlipStatistics
+    /// The engine's flips, while this output counts its own (`countFlips`).
+    private var flipListener: ListenerToken?
 
     var stage: SceneStage { runner.stage }
 
@@ -25,6 +27,13 @@ final class DrivenOutput {
         self.runner = runner
         self.rotation = rotation
         flips = { FlipStatistics() }
+    }
+
+    /// Counts this output's flips itself, for an output whose engine no run session counts.
+    func countFlips() {
+        var counted = FlipStatistics()
+        flipListener = engine.addFlipListener { event in counted.record(event) }
+        flips = { counted }
     }
 }
 
@@ -105,11 +114,7 @@ final class MultiOutputWiring {
             onEvent?(output, event)
         }
         // Every output but the first counts its own flips; the run session counts the first's.
-        for output in outputs.dropFirst() {
-            var flips = FlipStatistics()
-            output.engine.onFlip = { event in flips.record(event) }
-            output.flips = { flips }
-        }
+        for output in outputs.dropFirst() { output.countFlips() }
     }
 
     /// Probes every slot once and adopts what is connected. A slot whose connector no card has is said so, with the

@@ -7,7 +7,7 @@ import KioskRuntime
 import Logging
 
 /// `kioskd run --capture-pages DIR`: at every page change, once the new page is shown alone and whole (its
-/// transition has ended, `SceneStage.onPageSettled`), the frame the CRTC produces for the next present is read
+/// transition has ended, `SceneStage.addPageSettledListener`), the frame the CRTC produces for the next present is read
 /// back through the writeback connector and saved as `DIR/NNNN-PAGE.png` (NNNN counts page changes from 1; the
 /// page's name with anything but letters, digits, `.`, `_` and `-` made `_`). The first page shown at start is
 /// not a change. A file appears whole (written under a temporary name, then renamed).
@@ -40,6 +40,8 @@ final class PageCaptures {
     private var waiting: [Int: (capture: WritebackCapture, source: SourceHandle, timeout: TimerHandle)] = [:]
     /// Files written so far.
     private(set) var written = 0
+    /// The stage's settled pages, heard while the captures last.
+    private var pageSettledListener: ListenerToken?
 
     /// How long a capture's out-fence may take before the capture is given up.
     static let fenceTimeout: Duration = .seconds(2)
@@ -56,11 +58,7 @@ final class PageCaptures {
         self.engine = engine
         self.logger = logger
         jobs = try BackgroundJobs(loop: engine.loop, label: "kioskd.capture-pages")
-        let previous = stage.onPageSettled
-        stage.onPageSettled = { [weak self] page in
-            previous?(page)
-            self?.pageSettled(page)
-        }
+        pageSettledListener = stage.addPageSettledListener { [weak self] page in self?.pageSettled(page) }
     }
 
     deinit {

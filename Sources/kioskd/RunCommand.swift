@@ -224,14 +224,9 @@ struct RunCommand: ParsableCommand {
         controlSocket?.rotation = settings.rotation
         defer { controlSocket?.stop() }
         let session = RunSession(engine: runner.engine, frameLimit: frames, controlSocket: controlSocket)
-        signals.onReload = { [weak runner] in runner?.reload() }
-        signals.onStop = { [weak session] in session?.requestStop() }
-        signals.onHandover = { [weak engine = runner.engine] signal in
-            guard let engine else { return }
-            MasterHandover.handle(signal, engine: engine, drm: engine.backend as? DRMBackend, logger: logger)
-        }
-        var failure: String?
-        FatalFrameExit.install(on: runner.engine, loop: loop) { failure = $0 }
+        session.stopOnSignals(signals)
+        runner.follow(signals, logger: logger)
+        let fatal = FatalFrameExit(engines: [runner.engine], loop: loop)
         service.attach(runner: runner, session: session, signals: signals)
         if problem != nil { service.startOverOnReload(signals, session: session, logger: logger) }
         let outputs = try opened.source.map { source in
@@ -249,13 +244,13 @@ struct RunCommand: ParsableCommand {
                 pageCaptures?.capturer = capturer
             }
         }
-        let fleetClient = try FleetWiring.start(fleet, loop: loop, control: controlSocket, stage: runner.stage, logger: logger)
-        defer { fleetClient?.stop() }
+        let fleetWiring = try FleetWiring.start(fleet, loop: loop, control: controlSocket, stage: runner.stage, logger: logger)
+        defer { fleetWiring?.stop() }
         let panel = display?.info.mode.size ?? waitingPanel
         let inputWiring = InputWiring(settings: input.settings(backend: backendKind, backlight: settings.backlight, board: settings.boardInput),
                                       stage: runner.stage, display: display, panel: panel, output: display?.info.connector ?? "none",
                                       rotation: settings.rotation, control: controlSocket, logger: logger)
-        inputWiring.fleet = fleetClient
+        inputWiring.fleet = fleetWiring?.client
         inputWiring.start()
         PlaneWiring.follow(runner.engine, rotation: settings.rotation, logger: logger)
         outputs?.onDetached = { [weak inputWiring] in inputWiring?.outputDetached() }
@@ -274,7 +269,7 @@ struct RunCommand: ParsableCommand {
 
         let shown = runner.engine.backend
         var problems = writePictures(display: shown, captured: capturer?.lastCapture)
-        if let failure { problems.insert(failure, at: 0) }
+        if let failure = fatal.failure { problems.insert(failure, at: 0) }
         let pacing = shown?.flipPacing ?? .vblank
         runner.engine.stop()
         let report = RunStatsReport(flips: session.flips, info: shown?.info, loop: loop, rotation: settings.rotation,
@@ -283,7 +278,7 @@ struct RunCommand: ParsableCommand {
         if let statsOut {
             do { try report.write(to: statsOut, engine: runner.engine.stats, extra: RunStatsReport.videoFigures(runner.stage)) } catch { problems.append("\(error)") }
         }
-        withExtendedLifetime((pool, runner, service, inputWiring, outputs, pageCaptures)) {}
+        withExtendedLifetime((pool, runner, session, service, inputWiring, outputs, pageCaptures, fatal)) {}
         if !problems.isEmpty { throw DisplayError(problems.joined(separator: "; ")) }
     }
 

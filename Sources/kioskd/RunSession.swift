@@ -20,6 +20,10 @@ final class RunSession {
     private var finished = false
     /// A frame composed with nothing left to render was queued: the flip that shows it is the first complete one.
     private var completeFrameQueued = false
+    /// The engine's presents and flips, heard while the run lasts, beside whoever else listens to them.
+    private var engineListeners: [ListenerToken] = []
+    /// SIGTERM/SIGINT (`stopOnSignals`).
+    private var stopListener: ListenerToken?
 
     init(engine: LayerEngine, frameLimit: Int?, controlSocket: ControlWiring?) {
         self.engine = engine
@@ -30,10 +34,12 @@ final class RunSession {
     /// Starts the engine (unless it runs already: an output slot's engine starts with its slot) and turns the loop
     /// until the run ends.
     func run(startingEngine: Bool = true) throws {
-        engine.onPresent = { [unowned self] _ in
-            if !completeFrameQueued, !engine.isRendering(engine.rootLayer) { completeFrameQueued = true }
-        }
-        engine.onFlip = { [unowned self] event in flipped(event) }
+        engineListeners = [
+            engine.addPresentListener { [unowned self] _ in
+                if !completeFrameQueued, !engine.isRendering(engine.rootLayer) { completeFrameQueued = true }
+            },
+            engine.addFlipListener { [unowned self] event in flipped(event) },
+        ]
         controlSocket?.liveStats = { [unowned self] in (flips, engine.stats) }
         controlSocket?.engine = engine
         // --frames N counts flips, and a still scene causes none: keep the display link ticking (unchanged
@@ -41,6 +47,11 @@ final class RunSession {
         if frameLimit != nil { engine.addAnimation(target: self) { session, _ in !session.finished } }
         if startingEngine { try engine.start() }
         engine.loop.run()
+    }
+
+    /// SIGTERM and SIGINT stop the run (`requestStop`).
+    func stopOnSignals(_ signals: SignalRouting) {
+        stopListener = signals.addStopListener { [weak self] in self?.requestStop() }
     }
 
     /// SIGTERM/SIGINT: stop at the next flip, a frame boundary; with nothing on the way, now.

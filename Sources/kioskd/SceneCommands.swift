@@ -119,13 +119,9 @@ extension ControlWiring {
     // MARK: Events
 
     /// Forwards the runtime's events: scene loads and page changes as `scene`, data changes as `data`,
-    /// failures nobody asked about as `error`. An earlier handler keeps running.
+    /// failures nobody asked about as `error`. The scene's other listeners (the fleet's) hear them too.
     func hookScene() {
-        let previous = scene.onEvent
-        scene.onEvent = { [weak self] event in
-            previous?(event)
-            self?.forward(event)
-        }
+        sceneListener = scene.addEventListener { [weak self] event in self?.forward(event) }
     }
 
     private func forward(_ event: StageEvent) {

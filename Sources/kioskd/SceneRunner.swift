@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskDisplay
 import KioskRender
 import KioskRuntime
 import KioskScene
@@ -23,6 +24,8 @@ final class SceneRunner {
     let diagnosticStatus: String
     /// The configuration problem shown on the diagnostic page from the start, if any.
     let configurationProblem: ConfigurationProblem?
+    /// The signals this runner acts on (`follow`).
+    private var signalListeners: [ListenerToken] = []
 
     /// What shows a scene, or a configuration, that cannot be shown: the diagnostic page for that file and error.
     typealias Substitute = (DiagnosticPage.Subject, any Error) throws -> Scene
@@ -98,6 +101,23 @@ final class SceneRunner {
         }
         if problem == nil {
             logger.info("scene \(path): \(stage.scene.pages.count) page(s), \(stage.scene.allWidgets.count) widget(s)\(watch ? ", reloaded on change" : "")")
+        }
+    }
+
+    /// Acts on the run's signals for this runner's output: SIGHUP reads its scene file again (unless a configuration
+    /// problem is shown: kioskd then starts over, `ServiceWiring.startOverOnReload`), SIGUSR1/SIGUSR2 hand its
+    /// engine's display over and take it back. With several outputs each one's runner follows the signals itself.
+    func follow(_ signals: SignalRouting, logger: Logger) {
+        signalListeners = [
+            signals.addHandoverListener { [weak engine = self.engine] signal in
+                guard let engine else { return }
+                MasterHandover.handle(signal, engine: engine, drm: engine.backend as? DRMBackend, logger: logger)
+            },
+        ]
+        if configurationProblem == nil {
+            signalListeners.append(signals.addReloadListener { [weak self] reload in
+                self?.reload(then: reload.join())
+            })
         }
     }
 

@@ -13,6 +13,10 @@ final class ServiceWiring {
     private var statusTimer: TimerHandle?
     /// The scene and page shown, fps and missed vblanks, for STATUS; set by `attach`.
     private var describe: () -> String = { "starting" }
+    /// SIGTERM/SIGINT, for STOPPING=1.
+    private var stopListener: ListenerToken?
+    /// SIGHUP: RELOADING=1 … READY=1 around the scenes' reloads (`attach`), or a start over (`startOverOnReload`).
+    private var reloadListener: ListenerToken?
 
     /// The sockets systemd passed, kept to be passed on when kioskd starts over (`StartOver`).
     let activation: SocketActivation
@@ -46,16 +50,15 @@ final class ServiceWiring {
         if !engine.hasOutput { announceReady() }
         watchdog = ServiceWatchdog(loop: loop, notifier: notifier, health: health ?? { [unowned engine] in engine.health })
 
-        let stop = signals.onStop
-        signals.onStop = { [unowned self] in
+        // The run session stops on its own listener; STOPPING=1 goes out from the same signal.
+        stopListener = signals.addStopListener { [unowned self] in
             notifier.stopping(status: "stopping at the next frame boundary")
-            stop?()
         }
-        // Replaces the plain reload. The scene is read and laid out off the loop: READY=1 goes out once the new
-        // scene is installed, or once it was rejected and the previous one kept.
-        signals.onReload = { [unowned self, unowned runner] in
+        // Each output's runner reads its scene again on its own listener, off the loop: READY=1 goes out once every
+        // new scene is installed, or rejected and the previous one kept.
+        reloadListener = signals.addReloadListener { [unowned self, unowned runner] reload in
             notifier.reloading(status: "reloading \(runner.stage.source == "inline" ? runner.path : runner.stage.source)")
-            runner.reload { [unowned self] accepted in
+            reload.whenDone { [unowned self] accepted in
                 notifier.ready(status: (accepted ? "" : "reload rejected, previous scene kept; ") + describe())
             }
         }
@@ -67,9 +70,10 @@ final class ServiceWiring {
 
     /// SIGHUP while a configuration problem is shown: RELOADING=1, and the run stops at the next frame boundary
     /// (no flip left in flight for the new start to trip over), to start over in this process with the
-    /// configuration read again; the new start sends READY=1 at its first complete frame.
+    /// configuration read again; the new start sends READY=1 at its first complete frame. Replaces `attach`'s reload
+    /// listener: no scene is read again (the runner showing the problem does not follow SIGHUP).
     func startOverOnReload(_ signals: SignalRouting, session: RunSession, logger: Logger) {
-        signals.onReload = { [unowned self, unowned session] in
+        reloadListener = signals.addReloadListener { [unowned self, unowned session] _ in
             guard !startingOver else { return }
             startingOver = true
             notifier.reloading(status: "reloading: starting over to read the configuration again")

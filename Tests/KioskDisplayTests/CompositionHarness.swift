@@ -38,13 +38,14 @@ final class CompositionHarness {
     let engine: LayerEngine
     /// The damage of every newly composed frame presented, in panel coordinates.
     var presented: [[Rect]] = []
+    private var presentListener: ListenerToken?
 
     init(rotation: OutputRotation = .degrees0) throws {
         (loop, poller) = MainLoop.manual(startingAt: MonotonicInstant(nanoseconds: 1_000_000_000))
         backend = try HeadlessBackend(mode: Self.mode)
         compositor = try ShadowCompositor(size: Self.mode.size, rotation: rotation)
         engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: pool)
-        engine.onPresent = { [unowned self] damage in presented.append(damage) }
+        presentListener = engine.addPresentListener { [unowned self] damage in presented.append(damage) }
         try engine.start()
     }
 

@@ -262,6 +262,8 @@ final class EngineHarness {
     let compositor: RecordingCompositor
     let pool: RenderQueuePool
     let engine: LayerEngine
+    /// The listeners a test added to the engine, kept as long as the harness.
+    var listeners: [ListenerToken] = []
 
     init(pool: RenderQueuePool = RenderQueuePool(strategy: .manual), bufferCount: Int = 2, start: Bool = true) throws {
         (loop, poller) = MainLoop.manual()

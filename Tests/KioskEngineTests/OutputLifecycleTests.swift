@@ -229,6 +229,7 @@ final class OutputHarness {
     let manager: OutputManager
     private(set) var events: [OutputEvent] = []
     private(set) var sizeChanges: [Size] = []
+    private var sizeListener: ListenerToken?
     private let made = CompositorCount()
     var runsQueuedJobs = true
 
@@ -242,7 +243,7 @@ final class OutputHarness {
         manager = OutputManager(engine: engine, source: card, attached: nil) { [made] mode in made.make(size: mode.size) }
         manager.rescan()
         manager.onEvent = { [unowned self] in events.append($0) }
-        engine.onSceneSizeChanged = { [unowned self] in sizeChanges.append($0) }
+        sizeListener = engine.addSceneSizeListener { [unowned self] in sizeChanges.append($0) }
     }
 
     var compositorsMade: Int { made.count }

@@ -19,6 +19,7 @@ final class PresentFaultTests: XCTestCase {
         let layer: Layer
         var faults: [FrameFault] = []
         var fatal: FatalFrameError?
+        private var listeners: [ListenerToken] = []
 
         /// - mode, modes: the output's mode and its connector's modes (see `FaultInjectingBackend`).
         init(mode: DisplayMode = EngineHarness.mode, modes: [DisplayMode]? = nil) throws {
@@ -28,8 +29,10 @@ final class PresentFaultTests: XCTestCase {
             engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: pool)
             layer = Layer(frame: Rect(x: 0, y: 0, width: 16, height: 16), content: SolidContent(color: red), name: "tile")
             engine.rootLayer.addChild(layer)
-            engine.onFault = { [unowned self] in faults.append($0) }
-            engine.onFatal = { [unowned self] in fatal = $0 }
+            listeners = [
+                engine.addFaultListener { [unowned self] in faults.append($0) },
+                engine.addFatalListener { [unowned self] in fatal = $0 },
+            ]
             try engine.start()
         }
 

@@ -68,7 +68,7 @@ final class RepaintWindowTests: XCTestCase {
             tile = h.addSolidLayer("tile", frame: Rect(x: 0, y: 0, width: 8, height: 8), color: red, async: false)
             h.engine.addAnimation(target: ticking) { _, _ in true }
             h.run(for: .milliseconds(100))
-            h.engine.onFlip = { [unowned self] event in flips.append((event.timestamp, h.frontPixel(x: 1, y: 1))) }
+            h.listeners.append(h.engine.addFlipListener { [unowned self] event in flips.append((event.timestamp, h.frontPixel(x: 1, y: 1))) })
         }
 
         /// The vblank of the last completed flip.

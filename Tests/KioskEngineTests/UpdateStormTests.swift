@@ -35,10 +35,10 @@ final class UpdateStormTests: XCTestCase {
 
         // What each flip put on screen.
         var shown: [(time: MonotonicInstant, storm: Int?, clock: Int?)] = []
-        h.engine.onFlip = { event in
+        h.listeners.append(h.engine.addFlipListener { event in
             shown.append((event.timestamp, h.frontPixel(x: 1, y: 1).flatMap { Self.storm(from: $0) },
                           h.frontPixel(x: 33, y: 1).flatMap { Self.clock(from: $0) }))
-        }
+        })
 
         // A storm render runs `renderTime` after it was queued; a timer makes the manual clock stop there.
         var stormDue: MonotonicInstant?

@@ -34,7 +34,7 @@ final class ImageLimitStageTests: XCTestCase {
         let h = try StageHarness(yaml: scene, size: Size(width: 640, height: 480), files: ["poster.png": try png()],
                                  limits: SceneLimits(maximumImagePixels: 2000))
         var events: [StageEvent] = []
-        h.stage.onEvent = { events.append($0) }
+        h.listeners.append(h.stage.addEventListener { events.append($0) })
         h.settle()
         XCTAssertEqual(h.stats.rendersFailed, 1)
         // The placeholder (white at 8 % over black), where the image would be; black around it.

@@ -58,11 +58,14 @@ final class LargeSceneLoadTests: XCTestCase {
             """.utf8), file: "small", baseDirectory: directory.path).scene
         let stage = SceneStage(engine: engine, scene: first, source: "small")
         var loaded: [String] = []
-        stage.onEvent = { if case .sceneLoaded(let source, _) = $0 { loaded.append(source) } }
+        let loadListener = stage.addEventListener { if case .sceneLoaded(let source, _) = $0 { loaded.append(source) } }
         var flips: [ContinuousClock.Instant] = []
-        engine.onFlip = { _ in flips.append(.now) }
+        let flipListener = engine.addFlipListener { _ in flips.append(.now) }
         try engine.start()
-        defer { engine.stop() }
+        defer {
+            engine.stop()
+            withExtendedLifetime((loadListener, flipListener)) {}
+        }
 
         try Poll.until("frames to flip before the load", timeout: 10, turning: loop, every: .milliseconds(100)) { flips.count >= 10 }
         var outcome: Result<Void, StageError>?

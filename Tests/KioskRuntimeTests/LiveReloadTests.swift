@@ -20,7 +20,7 @@ final class LiveReloadTests: XCTestCase {
         h.settle()
         XCTAssertEqual(try h.pixel(x: 50, y: 50), 0xFF0000)
         let events = EventLog()
-        h.stage.onEvent = { events.append($0) }
+        h.listeners.append(h.stage.addEventListener { events.append($0) })
         try Data("""
             size: display
             pages:
@@ -74,7 +74,7 @@ final class LiveReloadTests: XCTestCase {
         h.settle()
         let before = try h.screen()
         let events = EventLog()
-        h.stage.onEvent = { events.append($0) }
+        h.listeners.append(h.stage.addEventListener { events.append($0) })
         for bad in try Self.badVersions(in: h.directory) {
             try bad.data.write(to: URL(fileURLWithPath: h.scenePath))
             XCTAssertFalse(h.reload(), bad.name)

@@ -24,8 +24,10 @@ final class ModeFallbackRelayoutTests: XCTestCase {
         let h = try RelayoutHarness(yaml: OutputRelayoutTests.yaml)
         let recorder = Recorder()
         h.manager.onEvent = { recorder.events.append($0) }
-        h.engine.onFault = { recorder.faults.append($0) }
-        h.engine.onFatal = { recorder.fatal = $0 }
+        h.listeners += [
+            h.engine.addFaultListener { recorder.faults.append($0) },
+            h.engine.addFatalListener { recorder.fatal = $0 },
+        ]
         h.card.requestedMode = ModeRequest(width: requested.width, height: requested.height, refreshHz: 60)
         h.card.plug(modes: [preferred, requested])
         // The connector's own entries (the first one flagged preferred), as the outputs see them.

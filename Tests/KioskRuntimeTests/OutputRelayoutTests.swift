@@ -65,6 +65,8 @@ final class RelayoutHarness {
     let stage: SceneStage
     let card = FakeCard(connected: false)
     let manager: OutputManager
+    /// The listeners a test added to the engine, kept as long as the harness.
+    var listeners: [ListenerToken] = []
 
     init(yaml: String) throws {
         (loop, poller) = MainLoop.manual()

@@ -36,12 +36,12 @@ final class PageRangeTests: XCTestCase {
         h.settle()
         XCTAssertEqual(Set(h.stats.surfaces.byRoot.keys), ["p0", "p1"], "pages out of range never rendered")
         var changes: [String] = []
-        h.stage.onEvent = { event in
+        h.listeners.append(h.stage.addEventListener { event in
             guard case .pageShown(let name) = event, let layer = try? self.pageLayer(h, name) else { return }
             changes.append(name)
             XCTAssertFalse(h.engine.isPurged(layer), "\(name) was restored before its timed change")
             XCTAssertFalse(h.engine.isRendering(layer), "\(name) was rendered before its timed change")
-        }
+        })
         h.run(for: .milliseconds(16_500))  // two rounds
         XCTAssertEqual(changes.count, 16)
         XCTAssertEqual(h.stats.pageReadyMs.count, 0, "no timed change waited for its page")
@@ -55,10 +55,10 @@ final class PageRangeTests: XCTestCase {
         h.stage.preloadPages = 0
         h.settle()
         var late: [String] = []
-        h.stage.onEvent = { event in
+        h.listeners.append(h.stage.addEventListener { event in
             guard case .pageShown(let name) = event, let layer = try? self.pageLayer(h, name) else { return }
             if h.engine.isPurged(layer) || h.engine.isRendering(layer) { late.append(name) }
-        }
+        })
         h.run(for: .milliseconds(8_100))  // a round: every page restored and measured once
         h.run(for: .milliseconds(1_000))  // the middle of a page in the second round
         XCTAssertEqual(Set(h.stats.surfaces.byRoot.keys), [h.stage.currentPage], "only the shown page holds surfaces")

@@ -54,7 +54,7 @@ final class PressedLookTests: XCTestCase {
         let renders = harness.stats.rendersStarted
         let presented = harness.stats.framesPresented
         var copied: [[Rect]] = []
-        harness.engine.onPresent = { copied.append($0) }
+        harness.listeners.append(harness.engine.addPresentListener { copied.append($0) })
         touch(true)
         XCTAssertEqual(harness.engine.rendersInFlight, 0, "the press queued no render")
         harness.loop.runOnce(timeout: .zero)

@@ -15,7 +15,7 @@ final class RenderFailureEventTests: XCTestCase {
                   - {id: broken, type: text, text: "<b>never closed", markup: true, x: 0, y: 200, width: 300, height: 40}
             """)
         let events = EventLog()
-        h.stage.onEvent = { events.append($0) }
+        h.listeners.append(h.stage.addEventListener { events.append($0) })
         h.settle()
         XCTAssertEqual(try h.pixel(x: 50, y: 50), 0xFF0000, "the rest of the scene shows")
         guard case .error(let code, let message)? = events.items.first else { return XCTFail("no error event: \(events.items)") }

@@ -63,11 +63,7 @@ final class SceneClockTests: XCTestCase {
         let before = try h.screen()
         let rendered = watchRenders(h.engine.rootLayer)
         var damage: [Rect] = []
-        let previous = h.engine.onPresent
-        h.engine.onPresent = { rects in
-            previous?(rects)
-            damage += rects
-        }
+        h.listeners.append(h.engine.addPresentListener { rects in damage += rects })
 
         h.wallClock.seconds += 1
         h.run(for: .seconds(1))

@@ -72,6 +72,8 @@ final class StageHarness {
     let engine: LayerEngine
     let stage: SceneStage
     let directory: URL
+    /// The listeners a test added to the engine or the stage, kept as long as the harness.
+    var listeners: [ListenerToken] = []
 
     /// Loads `yaml` (written to a scene file in a fresh directory, so relative image paths resolve there).
     convenience init(yaml: String, size: Size = Size(width: 1024, height: 768), rotation: OutputRotation = .degrees0,

@@ -61,9 +61,9 @@ final class VideoRetryTests: XCTestCase {
                                  size: Size(width: 64, height: 48), files: files, limits: limits)
         let resolved = Dictionary(uniqueKeysWithValues: failures.map { (h.directory.appendingPathComponent($0.key).path, $0.value) })
         let maker = FlakyMaker(loop: h.loop, failures: failures.merging(resolved) { a, _ in a })
-        h.stage.onEvent = { [unowned self] event in
+        h.listeners.append(h.stage.addEventListener { [unowned self] event in
             if case .video(let report) = event { events.append(report) }
-        }
+        })
         h.stage.videoRetryBackoff = RetryBackoff(random: random)
         h.stage.videoPlayers = maker
         return (h, maker)

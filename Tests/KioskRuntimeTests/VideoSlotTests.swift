@@ -57,13 +57,13 @@ final class VideoSlotTests: XCTestCase {
         let files = ["a.mp4": Data("a".utf8), "b.mp4": Data("b".utf8), "c.mp4": Data("c".utf8)]
         let h = try StageHarness(yaml: yaml, size: Size(width: 64, height: 48), files: files)
         let maker = FakeMaker()
-        h.stage.onEvent = { [unowned self] event in
+        h.listeners.append(h.stage.addEventListener { [unowned self] event in
             switch event {
             case .video(let report): events.append(report)
             case .pageShown(let name): pages.append(name)
             default: break
             }
-        }
+        })
         h.stage.videoPlayers = maker
         h.settle()
         return (h, maker)
@@ -126,11 +126,10 @@ final class VideoSlotTests: XCTestCase {
           - {id: v, type: video, source: a.mp4, loop: false, x: 0, y: 0, width: 100%, height: 100%, background: "#0000ff"}
         """)
         var pixelAtEnd: UInt32?
-        let previous = h.stage.onEvent
-        h.stage.onEvent = { event in
+        // Added after the harness's listener: both hear the end, the harness's first.
+        h.listeners.append(h.stage.addEventListener { event in
             if case .video(let report) = event, report.kind == .ended { pixelAtEnd = try? h.pixel(x: 10, y: 10) & 0xFFFFFF }
-            previous?(event)
-        }
+        })
         maker.last.frame(0xFF0000)
         maker.last.end()
         XCTAssertFalse(events.contains { $0.kind == .ended }, "not while the last frame is still to be shown")

@@ -268,17 +268,17 @@ extension LayerEngine {
         waker.wake()
     }
 
-    /// Stops presenting for good and hands the reason to `onFatal` (kioskd exits non-zero).
+    /// Stops presenting for good and hands the reason to the fatal listeners (kioskd exits non-zero).
     func fail(_ error: FatalFrameError) {
         guard faults.fatal == nil else { return }
         logger.critical("\(error.message); the frame path stops")
         faults.cancelTimers()
         faults.hold = .fatal(error)
         report(FrameFault(code: error.code, message: error.message))
-        onFatal?(error)
+        fatalListeners.emit(error)
     }
 
     private func report(_ fault: FrameFault) {
-        onFault?(fault)
+        faultListeners.emit(fault)
     }
 }

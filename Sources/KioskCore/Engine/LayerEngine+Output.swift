@@ -19,7 +19,7 @@ extension LayerEngine {
 
     /// Presents on `backend` from now on: at once if the engine runs (modeset, then the whole screen composed and
     /// presented at the next commit), else from `start`. When the output's scene size differs from the root's,
-    /// the root takes it and `onSceneSizeChanged` is called, so the tree is laid out again before it is drawn.
+    /// the root takes it and the scene size listeners hear it, so the tree is laid out again before it is drawn.
     ///
     /// - Throws: `DisplayError` when an output is attached already, when the compositor's size is not the mode's,
     ///   or from the backend's start (the engine is then without an output, as before).
@@ -37,7 +37,7 @@ extension LayerEngine {
         if Rect(size: sceneSize) != screen {
             screen = Rect(size: sceneSize)
             rootLayer.frame = screen
-            onSceneSizeChanged?(sceneSize)
+            sceneSizeListeners.emit(sceneSize)
         }
         redrawEverything()
         waker.wake()

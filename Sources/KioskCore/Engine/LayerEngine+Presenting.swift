@@ -73,7 +73,7 @@ extension LayerEngine {
         if unchanged { counters.unchangedFramesPresented += 1 }
         externalFramesPresented()
         bytesCopied.record(copied.bytes)
-        if !unchanged { onPresent?(copied.rects) }
+        if !unchanged { presentListeners.emit(copied.rects) }
     }
 
     func flipCompleted(_ event: FlipEvent) {
@@ -86,7 +86,7 @@ extension LayerEngine {
         repaint.flipped(at: event.timestamp, frame: displayLink.frameDuration)
         repaint.lastVblank = displayLink.isActive ? event.timestamp : nil
         pendingTick = event
-        onFlip?(event)
+        flipListeners.emit(event)
         screenshots.frameFlipped()
         // The newest composition goes out now, one refresh after the frame before it.
         presentIfPossible(atFlip: true)

@@ -131,7 +131,7 @@ extension LayerEngine {
         case .failed(let message):
             counters.rendersFailed += 1
             logger.error("layer \(request.label): render failed: \(message)")
-            onRenderFailed?(request.label, message)
+            renderFailedListeners.emit((layer: request.label, message: message))
             if let layer { layer.didDisplay?(layer, false) }
         case .cancelled:
             drop(request)

@@ -26,7 +26,7 @@
 /// Outputs come and go (`LayerEngine+Output.swift`): the engine, its layer tree and everything that drives it live
 /// for the whole run, while the output (a backend with its compositor) is attached when a display is adopted and
 /// detached on unplug. Without one, renders still land but nothing is composed or presented and no timer is armed;
-/// an output of another scene size moves the root to that size and says so through `onSceneSizeChanged`.
+/// an output of another scene size moves the root to that size and says so to `addSceneSizeListener`'s listeners.
 ///
 /// Output rotation: the tree is laid out in the compositor's `sceneSize` (the mode size turned by its rotation); the
 /// compositor alone maps scene coordinates onto the panel.
@@ -37,7 +37,8 @@
 ///
 /// Where the work is: dispatching and receiving renders in `LayerEngine+Rendering.swift`; composing, presenting
 /// and flips in `LayerEngine+Presenting.swift`; fault policies in `FrameFaults.swift`; screenshots waiting for
-/// their frame in `ScreenshotQueue`.
+/// their frame in `ScreenshotQueue`; who hears flips, presents, faults and failed renders in
+/// `LayerEngine+Listeners.swift`.
 ///
 /// Lives on the main thread, with the loop, the backend, the compositor and the layer tree. Render workers see
 /// only immutable values: the content, a size, a sentinel capture, and the inbox they deliver to.
@@ -54,25 +55,18 @@ public final class LayerEngine {
     public let transaction = Transaction()
     /// Ticks on flip events while it has live targets; `addAnimation` registers with it.
     public let displayLink: DisplayLink
-    /// Called with every flip event, after the engine's bookkeeping (for a watchdog, readiness notification, ...).
-    public var onFlip: ((FlipEvent) -> Void)?
-    /// Called when a layer's render failed (bad markup, an unreadable image): the layer's name and why. The layer
-    /// keeps what it showed before.
-    public var onRenderFailed: ((_ layer: String, _ message: String) -> Void)?
-    /// Called after a newly composed frame (not an unchanged one) was queued for scanout, with the damage copied.
-    public var onPresent: ((_ damage: [Rect]) -> Void)?
-    /// Called for every fault on the frame path (a failed present, master lost, a flip timeout, the device gone),
-    /// after it was logged and counted: for the control socket's `error` event.
-    public var onFault: ((FrameFault) -> Void)?
-    /// Called once when the frame path cannot go on (see `FatalFrameError`): the caller exits non-zero.
-    public var onFatal: ((FatalFrameError) -> Void)?
-    /// Called when an attached output's scene size differs from the root's: the root has the new size by then, and
-    /// whoever laid the tree out lays it out again.
-    public var onSceneSizeChanged: ((Size) -> Void)?
+    // The engine's events, heard through `add…Listener` (`LayerEngine+Listeners.swift`).
+    let flipListeners = Listeners<FlipEvent>()
+    let renderFailedListeners = Listeners<(layer: String, message: String)>()
+    let presentListeners = Listeners<[Rect]>()
+    let faultListeners = Listeners<FrameFault>()
+    let fatalListeners = Listeners<FatalFrameError>()
+    let sceneSizeListeners = Listeners<Size>()
     /// Called when the kernel refused every configuration of the attached output's mode size (EINVAL or ENOSPC at
     /// commit, the backend's fallbacks exhausted). Returns true when the caller opens the output again in another
     /// mode (`OutputManager` does, in the connector's preferred mode); presents are held until that output is
-    /// attached. Unset or false: the fault is fatal.
+    /// attached. Unset or false: the fault is fatal. A question with one answer, so one answerer: a slot, not a
+    /// listener list.
     public var onFallbackExhausted: ((PresentFailure) -> Bool)?
 
     enum RunState { case created, running, stopped }
