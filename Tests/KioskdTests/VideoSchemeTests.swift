@@ -25,18 +25,9 @@ final class VideoSchemeTests: XCTestCase {
     /// kioskd showing one video widget (`id: clip`) on a 320x240 screen, on its second page, shown once subscribed
     /// to `video` events so none is missed.
     private func start(source: String, extraArguments: [String] = []) throws -> (ControlledKioskd, ControlEventStream) {
-        let yaml = """
-        pages:
-          - name: waiting
-            widgets:
-              - {type: rect, x: 0, y: 0, width: 100%, height: 100%, background: "#101010"}
-          - name: main
-            widgets:
-              - {id: clip, type: video, source: "\(source)", loop: true, x: 0, y: 0, width: 100%, height: 100%, background: "#3050C0"}
-        """
-        let file = directory.appendingPathComponent("scene.yaml")
-        try yaml.write(to: file, atomically: true, encoding: .utf8)
-        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", file.path] + extraArguments)
+        let daemon = try VideoKiosk.start(in: directory, mode: "320x240@60", widgets: [
+            "{id: clip, type: video, source: \"\(source)\", loop: true, x: 0, y: 0, width: 100%, height: 100%, background: \"#3050C0\"}",
+        ], extraArguments: extraArguments)
         self.daemon = daemon
         let events = try ControlEventStream(socketPath: daemon.socketPath, events: ["video"])
         _ = try daemon.result("page.show", #"{"name": "main"}"#)

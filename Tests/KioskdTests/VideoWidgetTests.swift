@@ -22,20 +22,9 @@ final class VideoWidgetTests: XCTestCase {
     /// and shows that page once subscribed to `video` events (a video opens when its page is first shown), so no
     /// event is missed.
     private func start(video: String, mode: String = "320x240@60") throws -> (ControlledKioskd, ControlEventStream) {
-        let yaml = """
-        size: display
-        background: black
-        pages:
-          - name: waiting
-            widgets:
-              - {type: rect, x: 0, y: 0, width: 100%, height: 100%, background: "#101010"}
-          - name: main
-            widgets:
-              - {id: clip, type: video, \(video), x: 0, y: 0, width: 100%, height: 100%, background: "#3050C0"}
-        """
-        let file = directory.appendingPathComponent("scene.yaml")
-        try yaml.write(to: file, atomically: true, encoding: .utf8)
-        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", mode, "--scene", file.path])
+        let daemon = try VideoKiosk.start(in: directory, mode: mode, widgets: [
+            "{id: clip, type: video, \(video), x: 0, y: 0, width: 100%, height: 100%, background: \"#3050C0\"}",
+        ], header: "size: display\nbackground: black\n")
         self.daemon = daemon
         let events = try ControlEventStream(socketPath: daemon.socketPath, events: ["video", "scene"])
         _ = try daemon.result("page.show", #"{"name": "main"}"#)
