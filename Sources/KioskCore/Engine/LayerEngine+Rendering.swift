@@ -61,13 +61,17 @@ extension LayerEngine {
             return
         }
         counters.rendersStarted += 1
+        let clock = renderClock
         if layer.displaysAsynchronously {
             let inbox = self.inbox
-            pool.submit(RenderJobInfo(label: label, kind: work.kind, priority: layer.drawingPriority)) {
-                inbox.deliver(RenderOutput.render(work, size: size, capture: capture, renderID: renderID))
+            // Known to be long when one of the layer's recent renders took longer than a frame: the pool runs it
+            // after every render not known to be long.
+            let isLong = layer.recentRenderTimes.longest.map { $0 > displayLink.frameDuration } ?? false
+            pool.submit(RenderJobInfo(label: label, kind: work.kind, priority: layer.drawingPriority, isLong: isLong)) {
+                inbox.deliver(RenderOutput.render(work, size: size, capture: capture, renderID: renderID, clock: clock))
             }
         } else {
-            synchronousOutputs.append(RenderOutput.render(work, size: size, capture: capture, renderID: renderID))
+            synchronousOutputs.append(RenderOutput.render(work, size: size, capture: capture, renderID: renderID, clock: clock))
         }
     }
 
@@ -137,6 +141,7 @@ extension LayerEngine {
             drop(request)
         case .surface(let surface):
             renderTimes[request.kind, default: LatencyRecorder(precision: .coarse)].record(output.duration)
+            layer?.recentRenderTimes.record(output.duration)
             if let group {
                 group.ready.append((request, surface))
             } else {

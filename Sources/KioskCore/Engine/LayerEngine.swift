@@ -102,6 +102,9 @@ public final class LayerEngine {
     /// The repaint window while something animates: the last vblank and the timer of a deferred present.
     var repaint = RepaintSchedule()
     var renderTimes: [String: LatencyRecorder] = [:]
+    /// Where renders read the time they take, which orders the render pool's queue (`RenderJobInfo.isLong`); a
+    /// test sets a manual one.
+    public var renderClock = RenderClock.monotonic
     var bytesCopied = ByteCountRecorder()
     var fpsCounter = FPSCounter()
     /// `captureScreen` requests waiting for their frame.

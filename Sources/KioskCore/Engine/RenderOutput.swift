@@ -20,8 +20,9 @@ struct RenderOutput: Sendable {
 
     /// Renders `work` unless `capture` is already cancelled. Runs on a render worker, or on the main thread for a
     /// synchronous layer.
-    static func render(_ work: RenderWork, size: Size, capture: Sentinel.Capture, renderID: UInt64) -> RenderOutput {
-        let start = MonotonicInstant.now()
+    static func render(_ work: RenderWork, size: Size, capture: Sentinel.Capture, renderID: UInt64,
+                       clock: RenderClock = .monotonic) -> RenderOutput {
+        let start = clock.now()
         let result: Result
         if capture.isCancelled() {
             // Overtaken while queued: skip the drawing altogether.
@@ -34,8 +35,38 @@ struct RenderOutput: Sendable {
                 result = .failed("\(error)")
             }
         }
-        return RenderOutput(renderID: renderID, result: result, duration: MonotonicInstant.now() - start)
+        return RenderOutput(renderID: renderID, result: result, duration: clock.now() - start)
     }
+}
+
+/// Where a render reads the time it took: the monotonic clock, or a test's manual one (`LayerEngine.renderClock`).
+/// Read on render workers.
+public struct RenderClock: Sendable {
+    public let now: @Sendable () -> MonotonicInstant
+
+    public init(now: @escaping @Sendable () -> MonotonicInstant) { self.now = now }
+
+    public static let monotonic = RenderClock { MonotonicInstant.now() }
+}
+
+/// A layer's last few render times. The longest of them decides whether its next render is known to be long, so
+/// one fast render does not make a slow widget look short. Main thread, on its layer.
+struct RecentRenderTimes {
+    static let kept = 4
+    private var times: [Duration] = []
+    private var next = 0
+
+    mutating func record(_ duration: Duration) {
+        if times.count < Self.kept {
+            times.append(duration)
+        } else {
+            times[next] = duration
+        }
+        next = (next + 1) % Self.kept
+    }
+
+    /// The longest of the recent times; nil before the first render finished.
+    var longest: Duration? { times.max() }
 }
 
 /// Finished renders on their way to the main thread: workers append and wake the loop's waker; the commit observer
