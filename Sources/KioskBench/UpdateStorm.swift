@@ -269,7 +269,7 @@ public enum UpdateStorm {
         var measuring = false, completeQueued = false, stopping = false
         var updates: [TimerHandle] = []
         var start = MonotonicInstant.now(), end = start
-        var startStats = engine.stats
+        var startStats = engine.stats, endStats = startStats
         var stormN = 0, labelN = 0
         // CLOCK_REALTIME minus CLOCK_MONOTONIC: a second boundary of the wall clock as a monotonic instant.
         var realtime = timespec()
@@ -322,6 +322,8 @@ public enum UpdateStorm {
             if !stopping, now - start >= .milliseconds(Int64(seconds * 1000)) {
                 stopping = true
                 end = now
+                // Rates are over the measured window, not the wait for the last updates to show that follows it.
+                endStats = engine.stats
                 updates.forEach { $0.cancel() }
             }
             if stopping, [storm, label, clock].allSatisfy(\.allShown) { loop.stop() }
@@ -333,7 +335,6 @@ public enum UpdateStorm {
         let watchdog = loop.addTimer(after: .milliseconds(Int64(seconds * 1000) + 30_000)) { loop.stop() }
         loop.run()
         watchdog.cancel()
-        let endStats = engine.stats
         let windowOn = windowMode.lead(for: mode.frameDuration) > .zero
         let lead = engine.repaintLead
         engine.stop()
