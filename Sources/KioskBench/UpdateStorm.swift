@@ -87,7 +87,8 @@ public enum UpdateStorm {
         /// time + 1 frame, that is, `stormLagBeyondRendersMsP99` <= `frameMs`. Nil when not measured.
         public var stormTargetMet: Bool?
         /// The label's lag p99 within 2 x its render time + 2 frames, and the clock's lag max within its render time
-        /// + 2 frames: no widget waits for another's render. With one worker, a render of the storm may be in
+        /// + 2 frames from its tick: no widget waits for another's render. The clock's lag is taken from the second
+        /// boundary, and clocks tick `SceneStage.clockTickMargin` after it, so the margin is part of its target. With one worker, a render of the storm may be in
         /// flight when either is asked for, so one storm render (dispatch to applied, p99 for the label, max for the
         /// clock) is added to both bounds. Nil when a figure was not measured.
         public var labelTargetLagMs: Double?
@@ -151,6 +152,10 @@ public enum UpdateStorm {
             try c.encode(targetMet, forKey: .targetMet)
         }
     }
+
+    /// How long after the second boundary clocks tick (`SceneStage.clockTickMargin`), in milliseconds: part of the
+    /// clock's target.
+    public static var clockTickMarginMs: Double { SceneStage.clockTickMargin.milliseconds }
 
     public static let stormHz = 50
     public static let labelHz = 10
@@ -351,11 +356,12 @@ public enum UpdateStorm {
         // With one worker a storm render may be in flight when the label or the clock is asked for.
         let stormRenders = storm.dispatchToApplied.count > 0 ? storm.dispatchToApplied.summary : nil
         let oneWorker = pool.workerCount == 1
+        let tickMs = clockTickMarginMs
         let labelTarget = labelRenderMs.flatMap { render in
             oneWorker ? stormRenders.map { 2 * render + 2 * frameMs + $0.p99 } : 2 * render + 2 * frameMs
         }
         let clockTarget = clockRenderMs.flatMap { render in
-            oneWorker ? stormRenders.map { render + 2 * frameMs + $0.max } : render + 2 * frameMs
+            oneWorker ? stormRenders.map { render + tickMs + 2 * frameMs + $0.max } : render + tickMs + 2 * frameMs
         }
         let labelLag = label.lag, clockLag = clock.lag
         let labelTargetMet = labelTarget.flatMap { target in labelLag.lagMsP99.map { $0 <= target } }

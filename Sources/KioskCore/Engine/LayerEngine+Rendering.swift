@@ -64,9 +64,9 @@ extension LayerEngine {
         let clock = renderClock
         if layer.displaysAsynchronously {
             let inbox = self.inbox
-            // Known to be long when one of the layer's recent renders took longer than a frame: the pool runs it
+            // Known to be long when each of the layer's recent renders took longer than a frame: the pool runs it
             // after every render not known to be long.
-            let isLong = layer.recentRenderTimes.longest.map { $0 > displayLink.frameDuration } ?? false
+            let isLong = layer.recentRenderTimes.shortest.map { $0 > displayLink.frameDuration } ?? false
             pool.submit(RenderJobInfo(label: label, kind: work.kind, priority: layer.drawingPriority, isLong: isLong)) {
                 inbox.deliver(RenderOutput.render(work, size: size, capture: capture, renderID: renderID, clock: clock))
             }

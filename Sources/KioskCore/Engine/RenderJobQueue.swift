@@ -7,8 +7,8 @@ public struct RenderJobInfo: Sendable, Hashable, CustomStringConvertible {
     public var kind: String
     /// `Layer.drawingPriority` at dispatch: higher runs first under `.priority` and `.manual`.
     public var priority: Int
-    /// The layer's recent renders took longer than a frame (`Layer.recentRenderTime`): the job waits while any
-    /// job not known to be long waits (`RenderJobQueue`).
+    /// Each of the layer's recent renders took longer than a frame (`Layer.recentRenderTimes`): the job waits
+    /// while any job not known to be long waits (`RenderJobQueue`).
     public var isLong: Bool
 
     public init(label: String, kind: String, priority: Int = 0, isLong: Bool = false) {

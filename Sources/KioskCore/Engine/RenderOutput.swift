@@ -49,8 +49,9 @@ public struct RenderClock: Sendable {
     public static let monotonic = RenderClock { MonotonicInstant.now() }
 }
 
-/// A layer's last few render times. The longest of them decides whether its next render is known to be long, so
-/// one fast render does not make a slow widget look short. Main thread, on its layer.
+/// A layer's last few render times. The shortest of them decides whether its next render is known to be long: a
+/// render takes longer than its drawing whenever its worker is preempted (other processes, the main thread), never
+/// shorter, so one preempted render of a small widget does not make it look long. Main thread, on its layer.
 struct RecentRenderTimes {
     static let kept = 4
     private var times: [Duration] = []
@@ -65,8 +66,8 @@ struct RecentRenderTimes {
         next = (next + 1) % Self.kept
     }
 
-    /// The longest of the recent times; nil before the first render finished.
-    var longest: Duration? { times.max() }
+    /// The shortest of the recent times; nil before the first render finished.
+    var shortest: Duration? { times.min() }
 }
 
 /// Finished renders on their way to the main thread: workers append and wake the loop's waker; the commit observer

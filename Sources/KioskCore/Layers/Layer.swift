@@ -167,7 +167,7 @@ public final class Layer {
     var renderInFlight: UInt64?
 
     /// How long this layer's last few renders took (each measured on the worker that drew it): the render pool
-    /// queues a layer whose renders take longer than a frame after every other (`RenderJobQueue`).
+    /// queues a layer whose recent renders all took longer than a frame after every other (`RenderJobQueue`).
     var recentRenderTimes = RecentRenderTimes()
 
     /// The sentinel generation of the render shown (`renderedSurface`): an older result arriving later is dropped.
