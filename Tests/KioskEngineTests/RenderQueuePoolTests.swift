@@ -77,6 +77,18 @@ final class RenderQueuePoolTests: XCTestCase {
         }
     }
 
+    /// Jobs submitted together are ordered before an idle worker takes one: the long job submitted first does not
+    /// start ahead of the short one submitted with it (the engine submits each pass's renders so).
+    func testJobsSubmittedTogetherRunInTheQueuesOrderOnAnIdleWorker() throws {
+        let pool = RenderQueuePool(strategy: .roundRobin, workerCount: 1)
+        let order = Lock<[String]>([])
+        let long: @Sendable () -> Void = { order.withLock { $0.append("long") } }
+        let short: @Sendable () -> Void = { order.withLock { $0.append("short") } }
+        pool.submit([(RenderJobInfo(label: "long", kind: "text", isLong: true), long), (info("short"), short)])
+        XCTAssertTrue(pool.waitUntilIdle())
+        XCTAssertEqual(order.withLock { $0 }, ["short", "long"])
+    }
+
     /// With two workers, one busy with a long render: a long job and then a short one are queued while the other
     /// worker is busy too; the worker that frees takes the short one, and the long one only once nothing else waits.
     func testWithTwoWorkersALongRenderCannotTakeTheWorkerAShortOneWaitsFor() throws {

@@ -9,6 +9,15 @@ private let logger = Logger(label: "kioskd.engine")
 extension LayerEngine {
     func dispatchRenders() {
         for layer in transaction.takeDisplayRequests() { dispatchIfAsked(layer) }
+        submitDispatched()
+    }
+
+    /// Hands the renders dispatched in this pass to the pool in one submission, so the pool's order (short before
+    /// long) decides among them rather than which was dispatched first.
+    private func submitDispatched() {
+        let jobs = dispatchedJobs
+        dispatchedJobs.removeAll()
+        pool.submit(jobs)
     }
 
     private func dispatchIfAsked(_ layer: Layer) {
@@ -67,9 +76,9 @@ extension LayerEngine {
             // Known to be long when each of the layer's recent renders took longer than a frame: the pool runs it
             // after every render not known to be long.
             let isLong = layer.recentRenderTimes.shortest.map { $0 > displayLink.frameDuration } ?? false
-            pool.submit(RenderJobInfo(label: label, kind: work.kind, priority: layer.drawingPriority, isLong: isLong)) {
+            dispatchedJobs.append((RenderJobInfo(label: label, kind: work.kind, priority: layer.drawingPriority, isLong: isLong), {
                 inbox.deliver(RenderOutput.render(work, size: size, capture: capture, renderID: renderID, clock: clock))
-            }
+            }))
         } else {
             synchronousOutputs.append(RenderOutput.render(work, size: size, capture: capture, renderID: renderID, clock: clock))
         }
@@ -111,6 +120,7 @@ extension LayerEngine {
         // With a layout pending (it may resize the layer) it stays queued for the next turn, which lays out first.
         if transaction.pendingLayoutCount == 0 {
             for layer in waited { dispatchIfAsked(layer) }
+            submitDispatched()
         }
     }
 

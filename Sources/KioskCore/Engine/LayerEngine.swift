@@ -80,6 +80,8 @@ public final class LayerEngine {
     let inbox: RenderInbox
     let waker: Waker
     var synchronousOutputs: [RenderOutput] = []
+    /// Renders dispatched in the current pass, submitted to the pool together at its end.
+    var dispatchedJobs: [(info: RenderJobInfo, work: @Sendable () -> Void)] = []
     var inFlight: [UInt64: RenderRequest] = [:]
     var groups: [ObjectIdentifier: TransactionGroupState] = [:]
     var lastRenderID: UInt64 = 0

@@ -98,10 +98,19 @@ public final class RenderQueuePool: Sendable {
 
     /// Queues `work`. Returns at once; callable from any thread.
     public func submit(_ info: RenderJobInfo, _ work: @escaping @Sendable () -> Void) {
+        submit([(info, work)])
+    }
+
+    /// Queues `jobs` together: no worker takes one before all are in the queue's order, so a long job submitted
+    /// first does not start ahead of a short one submitted with it. Returns at once; callable from any thread.
+    public func submit(_ jobs: [(info: RenderJobInfo, work: @Sendable () -> Void)]) {
+        guard !jobs.isEmpty else { return }
         let strategy = self.strategy
         state.withLock { state in
-            state.nextSequence += 1
-            state.queue.insert(RenderJob(info: info, sequence: state.nextSequence, work: work))
+            for (info, work) in jobs {
+                state.nextSequence += 1
+                state.queue.insert(RenderJob(info: info, sequence: state.nextSequence, work: work))
+            }
         }
         // Workers share one condition, so a submit wakes every idle worker to re-check its queue; with about one
         // worker per core that costs little, and a condition per worker would not pay for its complexity.
