@@ -68,4 +68,42 @@ final class CostAwareSchedulingTests: XCTestCase {
         h.settle()
         XCTAssertEqual(completed, ["label", "clock", "storm"])
     }
+
+    /// With one worker, a long render asked for while a short one is in flight waits for it: the short layer's next
+    /// request, which waits for its render in flight to come back, then goes first, and the short widget never waits
+    /// for a whole long render more than once.
+    func testWithOneWorkerALongRenderWaitsForTheShortRenderInFlightAndItsNextRequest() throws {
+        let h = try EngineHarness(pool: RenderQueuePool(strategy: .roundRobin, workerCount: 1))
+        let clock = ManualRenderClock(at: h.loop.now)
+        h.engine.renderClock = clock.renderClock
+        let longGate = Gate(), labelGate = Gate()
+        defer { longGate.open(); labelGate.open() }
+        let label = Layer(frame: Rect(x: 0, y: 0, width: 16, height: 16), content: SolidContent(color: red), name: "label")
+        let storm = Layer(frame: Rect(x: 32, y: 0, width: 32, height: 48), content: GatedContent(color: blue, gate: longGate), name: "storm")
+        h.root.addChild(label)
+        h.root.addChild(storm)
+        h.turn()
+        try longGate.waitForArrivals(1)
+        clock.advance(by: .milliseconds(150))  // the storm's first render: long
+        longGate.open()
+        h.settle()
+
+        var completed: [String] = []
+        for layer in [label, storm] {
+            layer.didDisplay = { layer, finished in if finished { completed.append(layer.name ?? "?") } }
+        }
+        label.content = GatedContent(color: grey, gate: labelGate)
+        h.turn()
+        try labelGate.waitForArrivals(1)
+        // While the label's render runs: its next data, and the storm's.
+        label.content = SolidContent(color: green)
+        storm.content = SolidContent(color: yellow)
+        h.turn()
+        XCTAssertEqual(h.pool.queuedJobs, [], "the storm's render waits for the label's in flight")
+        labelGate.open()
+        try Poll.until("every render to come back", timeout: 10, interval: 0.001,
+                       reading: { h.turn(); return completed }, satisfies: { $0.count == 3 })
+        XCTAssertEqual(completed, ["label", "label", "storm"])
+        h.settle()
+    }
 }

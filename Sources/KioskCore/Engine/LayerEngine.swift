@@ -80,6 +80,8 @@ public final class LayerEngine {
     let inbox: RenderInbox
     let waker: Waker
     var synchronousOutputs: [RenderOutput] = []
+    /// Long renders held back while a short one is in flight (`defersLongRender`), with when.
+    var deferredLongRenders: [(layer: Layer, since: MonotonicInstant)] = []
     /// Renders dispatched in the current pass, submitted to the pool together at its end.
     var dispatchedJobs: [(info: RenderJobInfo, work: @Sendable () -> Void)] = []
     var inFlight: [UInt64: RenderRequest] = [:]
@@ -193,6 +195,7 @@ public final class LayerEngine {
         // Screenshots still waiting get the last frame shown, as the front buffer holds it.
         screenshots.frameFlipped(frontBuffer: { [backend] in backend?.frontBufferSnapshot() })
         inFlight.removeAll()
+        deferredLongRenders.removeAll()
         groups.removeAll()
         synchronousOutputs.removeAll()
         _ = inbox.drain()

@@ -104,14 +104,21 @@ final class RenderRequest {
     /// its layer, so results of a freed group still land).
     let groupID: ObjectIdentifier?
     let label: String
+    /// Drawn on the render pool (not a plain fill, not a synchronous layer).
+    let onPool: Bool
+    /// Known to be long at dispatch (`RenderJobInfo.isLong`).
+    let isLong: Bool
 
-    init(id: UInt64, layer: Layer, capture: Sentinel.Capture, kind: String, groupID: ObjectIdentifier?, label: String) {
+    init(id: UInt64, layer: Layer, capture: Sentinel.Capture, kind: String, groupID: ObjectIdentifier?, label: String,
+         onPool: Bool, isLong: Bool) {
         self.id = id
         self.layer = layer
         self.capture = capture
         self.kind = kind
         self.groupID = groupID
         self.label = label
+        self.onPool = onPool
+        self.isLong = onPool && isLong
     }
 }
 
