@@ -39,6 +39,8 @@ public enum UpdateStorm {
     public struct Figures: Codable, Sendable {
         /// The engine's repaint window in this run (`off`, `auto`: kioskd's default).
         public var repaintWindow: String
+        /// Render workers of the run's pool.
+        public var workers: Int
         public var mode: String
         public var seconds: Double
         public var stormUpdatesPerSecond: Double
@@ -46,8 +48,13 @@ public enum UpdateStorm {
         /// The storm widget's render time, drawn alone before the run on a render worker, at the priority the run
         /// renders at (median of five).
         public var stormRenderMs: Double?
+        /// The label's and the clock's render times, drawn alone before the run the same way (median of five).
+        public var labelRenderMs: Double?
+        public var clockRenderMs: Double?
         /// During the run: from the storm render's dispatch to its result applied (p50), queueing included.
         public var stormDispatchToAppliedMsP50: Double?
+        public var stormDispatchToAppliedMsP99: Double?
+        public var stormDispatchToAppliedMsMax: Double?
         /// Where the lag beyond the renders goes. A pending storm render (its data came while one was in flight)
         /// waits from the in-flight render's result being applied until it is dispatched (p99).
         public var stormPendingDispatchWaitMsP99: Double?
@@ -78,14 +85,29 @@ public enum UpdateStorm {
         public var targetLagMs: Double?
         /// Issue 10's target, per update: a widget's shown content lags its newest data by at most 2 x its render
         /// time + 1 frame, that is, `stormLagBeyondRendersMsP99` <= `frameMs`. Nil when not measured.
+        public var stormTargetMet: Bool?
+        /// The label's lag p99 within 2 x its render time + 2 frames, and the clock's lag max within its render time
+        /// + 2 frames from its tick: no widget waits for another's render. The clock's lag is taken from the second
+        /// boundary, and clocks tick `SceneStage.clockTickMargin` after it, so the margin is part of its target. With one worker, a render of the storm may be in
+        /// flight when either is asked for, so one storm render (dispatch to applied, p99 for the label, max for the
+        /// clock) is added to both bounds. Nil when a figure was not measured.
+        public var labelTargetLagMs: Double?
+        public var labelTargetMet: Bool?
+        public var clockTargetLagMs: Double?
+        public var clockTargetMet: Bool?
+        /// All three widgets' targets met; nil when one was not measured.
         public var targetMet: Bool?
 
         enum CodingKeys: String, CodingKey {
-            case repaintWindow = "repaint_window", repaintWindowMisses = "repaint_window_misses", repaintLeadMs = "repaint_lead_ms"
+            case repaintWindow = "repaint_window", workers, labelRenderMs = "label_render_ms", clockRenderMs = "clock_render_ms"
+            case stormTargetMet = "storm_target_met", labelTargetLagMs = "label_target_lag_ms", labelTargetMet = "label_target_met"
+            case clockTargetLagMs = "clock_target_lag_ms", clockTargetMet = "clock_target_met"
+            case repaintWindowMisses = "repaint_window_misses", repaintLeadMs = "repaint_lead_ms"
             case stormLagBeyondRendersMsP50 = "storm_lag_beyond_renders_ms_p50", stormLagBeyondRendersMsP99 = "storm_lag_beyond_renders_ms_p99"
             case mode, seconds, stormUpdatesPerSecond = "storm_updates_per_second"
             case labelUpdatesPerSecond = "label_updates_per_second", stormRenderMs = "storm_render_ms"
             case stormDispatchToAppliedMsP50 = "storm_dispatch_to_applied_ms_p50", frameMs = "frame_ms"
+            case stormDispatchToAppliedMsP99 = "storm_dispatch_to_applied_ms_p99", stormDispatchToAppliedMsMax = "storm_dispatch_to_applied_ms_max"
             case stormPendingDispatchWaitMsP99 = "storm_pending_dispatch_wait_ms_p99"
             case stormAppliedToShownMsP50 = "storm_applied_to_shown_ms_p50", stormAppliedToShownMsP99 = "storm_applied_to_shown_ms_p99"
             case framesComposedPerSecond = "frames_composed_per_second"
@@ -96,12 +118,17 @@ public enum UpdateStorm {
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(repaintWindow, forKey: .repaintWindow)
+            try c.encode(workers, forKey: .workers)
             try c.encode(mode, forKey: .mode)
             try c.encode(seconds, forKey: .seconds)
             try c.encode(stormUpdatesPerSecond, forKey: .stormUpdatesPerSecond)
             try c.encode(labelUpdatesPerSecond, forKey: .labelUpdatesPerSecond)
             try c.encode(stormRenderMs, forKey: .stormRenderMs)
+            try c.encode(labelRenderMs, forKey: .labelRenderMs)
+            try c.encode(clockRenderMs, forKey: .clockRenderMs)
             try c.encode(stormDispatchToAppliedMsP50, forKey: .stormDispatchToAppliedMsP50)
+            try c.encode(stormDispatchToAppliedMsP99, forKey: .stormDispatchToAppliedMsP99)
+            try c.encode(stormDispatchToAppliedMsMax, forKey: .stormDispatchToAppliedMsMax)
             try c.encode(stormPendingDispatchWaitMsP99, forKey: .stormPendingDispatchWaitMsP99)
             try c.encode(stormAppliedToShownMsP50, forKey: .stormAppliedToShownMsP50)
             try c.encode(stormAppliedToShownMsP99, forKey: .stormAppliedToShownMsP99)
@@ -117,9 +144,18 @@ public enum UpdateStorm {
             try c.encode(stormLagBeyondRendersMsP50, forKey: .stormLagBeyondRendersMsP50)
             try c.encode(stormLagBeyondRendersMsP99, forKey: .stormLagBeyondRendersMsP99)
             try c.encode(targetLagMs, forKey: .targetLagMs)
+            try c.encode(stormTargetMet, forKey: .stormTargetMet)
+            try c.encode(labelTargetLagMs, forKey: .labelTargetLagMs)
+            try c.encode(labelTargetMet, forKey: .labelTargetMet)
+            try c.encode(clockTargetLagMs, forKey: .clockTargetLagMs)
+            try c.encode(clockTargetMet, forKey: .clockTargetMet)
             try c.encode(targetMet, forKey: .targetMet)
         }
     }
+
+    /// How long after the second boundary clocks tick (`SceneStage.clockTickMargin`), in milliseconds: part of the
+    /// clock's target.
+    public static var clockTickMarginMs: Double { SceneStage.clockTickMargin.milliseconds }
 
     public static let stormHz = 50
     public static let labelHz = 10
@@ -135,40 +171,87 @@ public enum UpdateStorm {
         return "storm#\(n) " + String(repeating: paragraph, count: paragraphs)
     }
 
-    /// The scenario: the same storm with the repaint window off and with kioskd's default (`auto`), one after the
-    /// other in one run.
-    public struct Scenario: Codable, Sendable {
+    /// The storm with one number of render workers: the repaint window off and kioskd's default (`auto`), one after
+    /// the other.
+    public struct WorkerRuns: Codable, Sendable {
+        public var workers: Int
         public var windowOff: Figures
         public var windowAuto: Figures
-        /// Issue 10's target as kioskd ships (the window on auto).
-        public var targetMet: Bool?
 
         enum CodingKeys: String, CodingKey {
-            case windowOff = "repaint_window_off", windowAuto = "repaint_window_auto", targetMet = "target_met"
+            case workers, windowOff = "repaint_window_off", windowAuto = "repaint_window_auto"
         }
 
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(workers, forKey: .workers)
             try c.encode(windowOff, forKey: .windowOff)
             try c.encode(windowAuto, forKey: .windowAuto)
+        }
+    }
+
+    /// The scenario: the storm with each number of workers asked for, side by side in one run.
+    public struct Scenario: Codable, Sendable {
+        public var runs: [WorkerRuns]
+        /// Every widget's target, as kioskd ships (the window on auto), with every number of workers run; nil when
+        /// a figure was not measured.
+        public var targetMet: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case runs, targetMet = "target_met"
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(runs, forKey: .runs)
             try c.encode(targetMet, forKey: .targetMet)
         }
     }
 
-    public static func scenario(mode: DisplayMode, seconds: Double, stormParagraphs: Int = defaultStormParagraphs) throws -> Scenario {
-        let off = try run(mode: mode, seconds: seconds, stormParagraphs: stormParagraphs, window: .off)
-        let auto = try run(mode: mode, seconds: seconds, stormParagraphs: stormParagraphs, window: .auto)
-        return Scenario(windowOff: off, windowAuto: auto, targetMet: auto.targetMet)
+    /// The numbers of workers the scenario runs with by default: 1 (a single-core board), 2, and one per online
+    /// processor of this host, each once.
+    public static var defaultWorkerCounts: [Int] {
+        var counts: [Int] = []
+        for count in [1, 2, RenderQueuePool.activeProcessorCount] where !counts.contains(count) { counts.append(count) }
+        return counts
+    }
+
+    /// `--workers`: comma-separated worker counts, each 1 to 64 and named once ("1,2,4").
+    public static func workerCounts(parsing text: String) throws -> [Int] {
+        var counts: [Int] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let item = part.trimmingCharacters(in: .whitespaces)
+            guard let count = Int(item), (1...64).contains(count) else {
+                throw BenchError("--workers \(text): \"\(item)\" is not a worker count from 1 to 64")
+            }
+            guard !counts.contains(count) else { throw BenchError("--workers \(text): \(count) is named twice") }
+            counts.append(count)
+        }
+        return counts
+    }
+
+    public static func scenario(mode: DisplayMode, seconds: Double, workerCounts: [Int] = defaultWorkerCounts,
+                                stormParagraphs: Int = defaultStormParagraphs) throws -> Scenario {
+        var runs: [WorkerRuns] = []
+        for workers in workerCounts {
+            let off = try run(mode: mode, seconds: seconds, workers: workers, stormParagraphs: stormParagraphs, window: .off)
+            let auto = try run(mode: mode, seconds: seconds, workers: workers, stormParagraphs: stormParagraphs, window: .auto)
+            runs.append(WorkerRuns(workers: workers, windowOff: off, windowAuto: auto))
+        }
+        let verdicts = runs.map(\.windowAuto.targetMet)
+        let targetMet: Bool? = verdicts.contains(nil) || verdicts.isEmpty ? nil : verdicts.allSatisfy { $0 == true }
+        return Scenario(runs: runs, targetMet: targetMet)
     }
 
     /// Updates for `seconds` once the scene is fully on screen, then waits (up to 5 s) until every update is shown.
     /// `window`: the engine's repaint window (kioskd runs with `.auto` unless told otherwise).
-    public static func run(mode: DisplayMode, seconds: Double, stormParagraphs: Int = defaultStormParagraphs,
+    /// `workers`: the render pool's workers (nil: one per online processor, as kioskd runs).
+    public static func run(mode: DisplayMode, seconds: Double, workers: Int? = nil, stormParagraphs: Int = defaultStormParagraphs,
                            window: RepaintWindow.Mode = .auto) throws -> Figures {
         let path = try BenchScenes.path("update-storm.yaml")
         let loop = try MainLoop.epoll()
         let backend = try HeadlessBackend(mode: mode, bufferCount: 2)
-        let pool = RenderQueuePool(strategy: .roundRobin)
+        let pool = RenderQueuePool(strategy: .roundRobin, workerCount: workers)
         let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: mode.size), pool: pool)
         engine.repaintWindowMode = window
         let windowMode = window
@@ -186,11 +269,12 @@ public enum UpdateStorm {
         // The storm at full length before the run, so the render timed alone is the one the run draws.
         try stage.setData(["storm": stormText(0, paragraphs: stormParagraphs)])
         let renderMs = isolatedRenderMs(storm.layer, pool: pool)
+        let labelRenderMs = isolatedRenderMs(label.layer, pool: pool), clockRenderMs = isolatedRenderMs(clock.layer, pool: pool)
 
         var measuring = false, completeQueued = false, stopping = false
         var updates: [TimerHandle] = []
         var start = MonotonicInstant.now(), end = start
-        var startStats = engine.stats
+        var startStats = engine.stats, endStats = startStats
         var stormN = 0, labelN = 0
         // CLOCK_REALTIME minus CLOCK_MONOTONIC: a second boundary of the wall clock as a monotonic instant.
         var realtime = timespec()
@@ -243,6 +327,8 @@ public enum UpdateStorm {
             if !stopping, now - start >= .milliseconds(Int64(seconds * 1000)) {
                 stopping = true
                 end = now
+                // Rates are over the measured window, not the wait for the last updates to show that follows it.
+                endStats = engine.stats
                 updates.forEach { $0.cancel() }
             }
             if stopping, [storm, label, clock].allSatisfy(\.allShown) { loop.stop() }
@@ -254,7 +340,6 @@ public enum UpdateStorm {
         let watchdog = loop.addTimer(after: .milliseconds(Int64(seconds * 1000) + 30_000)) { loop.stop() }
         loop.run()
         watchdog.cancel()
-        let endStats = engine.stats
         let windowOn = windowMode.lead(for: mode.frameDuration) > .zero
         let lead = engine.repaintLead
         engine.stop()
@@ -267,10 +352,26 @@ public enum UpdateStorm {
         let target = renderMs.map { 2 * $0 + frameMs }
         let stormLag = storm.lag
         let beyond = storm.lagBeyondRenders.count > 0 ? storm.lagBeyondRenders.summary : nil
+        let stormTargetMet = beyond.map { $0.p99 <= frameMs }
+        // With one worker a storm render may be in flight when the label or the clock is asked for.
+        let stormRenders = storm.dispatchToApplied.count > 0 ? storm.dispatchToApplied.summary : nil
+        let oneWorker = pool.workerCount == 1
+        let tickMs = clockTickMarginMs
+        let labelTarget = labelRenderMs.flatMap { render in
+            oneWorker ? stormRenders.map { 2 * render + 2 * frameMs + $0.p99 } : 2 * render + 2 * frameMs
+        }
+        let clockTarget = clockRenderMs.flatMap { render in
+            oneWorker ? stormRenders.map { render + tickMs + 2 * frameMs + $0.max } : render + tickMs + 2 * frameMs
+        }
+        let labelLag = label.lag, clockLag = clock.lag
+        let labelTargetMet = labelTarget.flatMap { target in labelLag.lagMsP99.map { $0 <= target } }
+        let clockTargetMet = clockTarget.flatMap { target in clockLag.lagMsMax.map { $0 <= target } }
+        let verdicts = [stormTargetMet, labelTargetMet, clockTargetMet]
         return Figures(
-            repaintWindow: windowMode.description, mode: mode.description, seconds: window,
+            repaintWindow: windowMode.description, workers: pool.workerCount, mode: mode.description, seconds: window,
             stormUpdatesPerSecond: Double(storm.updates) / window, labelUpdatesPerSecond: Double(label.updates) / window,
-            stormRenderMs: renderMs, stormDispatchToAppliedMsP50: storm.dispatchToApplied.count > 0 ? storm.dispatchToApplied.summary.p50 : nil,
+            stormRenderMs: renderMs, labelRenderMs: labelRenderMs, clockRenderMs: clockRenderMs, stormDispatchToAppliedMsP50: stormRenders?.p50, stormDispatchToAppliedMsP99: stormRenders?.p99,
+            stormDispatchToAppliedMsMax: stormRenders?.max,
             stormPendingDispatchWaitMsP99: storm.pendingDispatchWait.count > 0 ? storm.pendingDispatchWait.summary.p99 : nil,
             stormAppliedToShownMsP50: storm.appliedToShown.count > 0 ? storm.appliedToShown.summary.p50 : nil,
             stormAppliedToShownMsP99: storm.appliedToShown.count > 0 ? storm.appliedToShown.summary.p99 : nil,
@@ -278,12 +379,13 @@ public enum UpdateStorm {
             framesComposedPerSecond: Double(endStats.framesComposed - startStats.framesComposed) / window,
             framesFlippedPerSecond: Double(endStats.framesFlipped - startStats.framesFlipped) / window,
             missedVblanks: flips.framesFlipped > 1 ? Int(flips.missedVblanks) : nil,
-            storm: stormLag, clock: clock.lag, label: label.lag,
+            storm: stormLag, clock: clockLag, label: labelLag,
             repaintWindowMisses: windowOn ? endStats.repaintWindowMisses - startStats.repaintWindowMisses : nil,
             repaintLeadMs: windowOn ? Double(lead.nanosecondsClamped) / 1e6 : nil,
             stormLagBeyondRendersMsP50: beyond?.p50, stormLagBeyondRendersMsP99: beyond?.p99,
-            targetLagMs: target,
-            targetMet: beyond.map { $0.p99 <= frameMs })
+            targetLagMs: target, stormTargetMet: stormTargetMet,
+            labelTargetLagMs: labelTarget, labelTargetMet: labelTargetMet, clockTargetLagMs: clockTarget, clockTargetMet: clockTargetMet,
+            targetMet: verdicts.contains(nil) ? nil : verdicts.allSatisfy { $0 == true })
     }
 
     /// The version a widget's text carries after `prefix`, up to the first space.
@@ -302,7 +404,7 @@ public enum UpdateStorm {
         for _ in 0..<5 {
             let result = Lock<Double?>(nil)
             let done = DispatchSemaphore(value: 0)
-            pool.submit(RenderJobInfo(label: "bench storm", kind: content.kind, priority: 0)) {
+            pool.submit(RenderJobInfo(label: "bench \(layer.name ?? content.kind)", kind: content.kind, priority: 0)) {
                 let surface = LayerSurface(size: size)
                 let t0 = MonotonicInstant.now()
                 let drawn = (try? content.draw(into: surface, isCancelled: { false })) != nil

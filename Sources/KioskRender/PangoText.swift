@@ -21,98 +21,113 @@ struct FontDescription: ~Copyable {
     deinit { pango_font_description_free(handle) }
 }
 
-/// The font map a thread's text layouts use. Pango's default Cairo font map is one per thread, because a font map
-/// is not safe to share without a lock; each holds its own fonts: HarfBuzz maps every font file it uses again, and
-/// fontconfig's sorted font sets are kept per map, about 0.6 MB per thread for the default scene (docs/design.md,
-/// "The process"). The process's main thread, which lays text out for the main loop and must never wait, keeps its
-/// own. Every other thread (the render workers, one per processor) shares one map under a lock held from a layout's
-/// creation to its release, so that text renders on workers take turns while other renders do not.
+/// The Pango font maps text layouts use. A font map is not safe to use from two threads at once, and each holds its
+/// own fonts: HarfBuzz maps every font file it uses again, and fontconfig's sorted font sets are kept per map, about
+/// 0.6 MB per map for the default scene (docs/design.md, "The process"). So maps are lent: a thread that opens a
+/// layout takes an idle map (the one returned last, whose fonts are warm) or makes a new one when every map is lent,
+/// keeps it while it has a layout open, and gives it back when its last layout is released. The lock guards only
+/// the lending; no thread waits for another's text render, and there are never more maps than threads that laid
+/// text out at the same moment (at most the render workers and the main thread).
 enum PangoFontMaps {
-    /// The map the threads other than the main thread share; created when first used.
-    private static let shared = SendableFontMap(pango_cairo_font_map_new().map { OpaquePointer($0) })
-    private static let lock = RecursiveMutex()
+    private struct Lent {
+        var map: FontMap
+        /// Layouts open on the thread: one may be made while another is open.
+        var depth: Int
+    }
 
-    /// Whether this is the process's main thread (its thread id is the process id).
-    static var onMainThread: Bool { kiosk_gettid() == getpid() }
+    private struct State {
+        /// Maps no thread holds, the one returned last at the end.
+        var idle: [FontMap] = []
+        var lent: [pid_t: Lent] = [:]
+        var made = 0
+    }
 
-    /// A layout for `context` on this thread's map; `locked` tells whether it holds the shared map's lock.
-    static func makeLayout(for context: OpaquePointer) -> (layout: OpaquePointer?, locked: Bool) {
-        if onMainThread { return (pango_cairo_create_layout(context), false) }
-        lock.lock()
-        guard let map = shared.handle,
-              let pangoContext = pango_font_map_create_context(UnsafeMutablePointer<PangoFontMap>(map)) else {
-            lock.unlock()
-            return (nil, false)
+    private static let state = Lock(State())
+
+    /// A layout for `context` on a map lent to this thread until `release()`; nil when Pango fails.
+    static func makeLayout(for context: OpaquePointer) -> OpaquePointer? {
+        guard let map = borrow() else { return nil }
+        guard let pangoContext = pango_font_map_create_context(UnsafeMutablePointer<PangoFontMap>(map.handle)) else {
+            release()
+            return nil
         }
         pango_cairo_update_context(context, pangoContext)
         let layout = pango_layout_new(pangoContext)
         g_object_unref(UnsafeMutableRawPointer(pangoContext))  // the layout keeps its own reference
-        if layout == nil { lock.unlock() }
-        return (layout, layout != nil)
+        if layout == nil { release() }
+        return layout
     }
 
-    static func release(locked: Bool) {
-        if locked { lock.unlock() }
+    private static func borrow() -> FontMap? {
+        let thread = kiosk_gettid()
+        return state.withLock { state -> FontMap? in
+            if var lent = state.lent[thread] {
+                lent.depth += 1
+                state.lent[thread] = lent
+                return lent.map
+            }
+            let map: FontMap
+            if let idle = state.idle.popLast() {
+                map = idle
+            } else {
+                // A new map holds no fonts yet; it loads them as layouts on it need them.
+                guard let handle = pango_cairo_font_map_new() else { return nil }
+                map = FontMap(handle: OpaquePointer(handle))
+                state.made += 1
+            }
+            state.lent[thread] = Lent(map: map, depth: 1)
+            return map
+        }
     }
 
-    /// Whether a thread holds the shared map now (for tests; the main thread never takes its lock).
-    static var sharedMapIsBusy: Bool {
-        guard lock.tryLock() else { return true }
-        lock.unlock()
-        return false
+    /// Called as a layout made by `makeLayout` is freed, on the thread that made it.
+    static func release() {
+        let thread = kiosk_gettid()
+        state.withLock { state in
+            guard var lent = state.lent[thread] else { return }
+            lent.depth -= 1
+            if lent.depth > 0 {
+                state.lent[thread] = lent
+            } else {
+                state.lent[thread] = nil
+                state.idle.append(lent.map)
+            }
+        }
     }
 
-    /// The shared map, created once and never freed; used only under the lock.
-    private struct SendableFontMap: @unchecked Sendable {
-        let handle: OpaquePointer?
-        init(_ handle: OpaquePointer?) { self.handle = handle }
-    }
-}
+    /// Maps made so far, and how many are lent now (for tests and diagnostics).
+    static var counts: (made: Int, lent: Int) { state.withLock { ($0.made, $0.lent.count) } }
 
-/// A pthread mutex one thread may take again while holding it: a text layout may be made while another is open.
-final class RecursiveMutex: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        mutex = .allocate(capacity: 1)
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
-        pthread_mutex_init(mutex, &attributes)
-        pthread_mutexattr_destroy(&attributes)
+    /// Whether this thread holds a map now (for tests).
+    static var thisThreadHoldsAMap: Bool {
+        let thread = kiosk_gettid()
+        return state.withLock { $0.lent[thread] != nil }
     }
 
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+    /// A font map, made once and never freed; used by one thread at a time, the one it is lent to.
+    private struct FontMap: @unchecked Sendable {
+        let handle: OpaquePointer
     }
-
-    func lock() { pthread_mutex_lock(mutex) }
-    func tryLock() -> Bool { pthread_mutex_trylock(mutex) == 0 }
-    func unlock() { pthread_mutex_unlock(mutex) }
 }
 
 /// The single owner of a PangoLayout bound to one Cairo context. Lives inside one draw call on the thread doing the
-/// drawing, and must not move to another thread: its font map is that thread's (`PangoFontMaps`), and on a render
-/// worker it holds the shared map's lock until it is released.
+/// drawing, and must not move to another thread: its font map is lent to that thread until the layout is released
+/// (`PangoFontMaps`).
 struct TextLayout: ~Copyable {
     let handle: OpaquePointer
     private let context: OpaquePointer
-    private let locked: Bool
 
     init(context: OpaquePointer) throws {
-        let made = PangoFontMaps.makeLayout(for: context)
-        guard let handle = made.layout else {
-            throw RenderError("text layout: pango_cairo_create_layout failed")
+        guard let handle = PangoFontMaps.makeLayout(for: context) else {
+            throw RenderError("text layout: Pango could not make a layout (pango_layout_new)")
         }
         self.handle = handle
         self.context = context
-        locked = made.locked
     }
 
     deinit {
         g_object_unref(UnsafeMutableRawPointer(handle))
-        PangoFontMaps.release(locked: locked)
+        PangoFontMaps.release()
     }
 
     func setText(_ text: String) {

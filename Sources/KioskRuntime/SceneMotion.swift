@@ -24,9 +24,8 @@ private let logger = Logger(label: "kioskd.scene")
 ///
 /// Lives on the main thread with the engine and the nodes it moves.
 final class SceneMotion {
-    /// How long after a second boundary of the wall clock clocks tick: by then a precise read surely gives the new
-    /// second (`WallClock.now`).
-    static let tickMargin = Duration.milliseconds(2)
+    /// How long after a second boundary of the wall clock clocks tick (`SceneStage.clockTickMargin`).
+    static let tickMargin = SceneStage.clockTickMargin
 
     private let engine: LayerEngine
     private let builder: SceneBuilder

@@ -45,6 +45,9 @@ public final class SceneStage: SceneControlling {
     public var adjustLoadedScene: @Sendable (Scene) -> Scene = { $0 }
     /// Placeholder shown for a bound key with no value yet.
     public static let placeholder = SceneBuilder.placeholder
+    /// How long after a second boundary of the wall clock clocks tick: by then a precise read surely gives the new
+    /// second (`WallClock.now`).
+    public static let clockTickMargin = Duration.milliseconds(2)
     /// What scenes loaded from now on are validated against (`memory.max_image_pixels` among them); images are
     /// also refused at render time beyond its pixel limit.
     public let limits: SceneLimits

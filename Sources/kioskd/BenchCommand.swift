@@ -42,6 +42,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Output size and refresh of the dashboard scenario, WxH[@Hz] (page-slide and update-storm run at 1920x1080).")
     var mode = ModeRequest(width: 1920, height: 1080, refreshHz: 60)
 
+    @Option(help: ArgumentHelp("Render workers of the update-storm scenario, comma-separated; default: 1, 2 and one per online processor.", valueName: "N,N"))
+    var workers: String?
+
     @Flag(help: "Print one JSON object instead of the tables.")
     var json = false
 
@@ -50,6 +53,7 @@ struct BenchCommand: ParsableCommand {
         if let scenario, !(Self.scenarios + Self.namedOnly).contains(scenario) {
             throw ValidationError("--scenario \(scenario): one of \((Self.scenarios + Self.namedOnly).joined(separator: ", "))")
         }
+        if let workers { do { _ = try UpdateStorm.workerCounts(parsing: workers) } catch { throw ValidationError("\(error)") } }
     }
 
     func run() throws {
@@ -110,7 +114,8 @@ struct BenchCommand: ParsableCommand {
     /// At 1920x1080: updates for --frames refreshes (at least three seconds), then until every update is shown.
     private func updateStorm() throws -> UpdateStorm.Scenario {
         let m = DisplayMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
-        return try UpdateStorm.scenario(mode: m, seconds: max(3, Double(frames) / 60))
+        let counts = try workers.map(UpdateStorm.workerCounts(parsing:)) ?? UpdateStorm.defaultWorkerCounts
+        return try UpdateStorm.scenario(mode: m, seconds: max(3, Double(frames) / 60), workerCounts: counts)
     }
 
     private func video() throws -> VideoRun.Scenario {

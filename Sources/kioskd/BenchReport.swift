@@ -143,34 +143,6 @@ struct PageSlideScenario: Encodable {
     }
 }
 
-extension UpdateStorm.Scenario {
-    var table: String {
-        let met = targetMet.map { $0 ? "met" : "NOT met" } ?? "null"
-        return [windowOff.table, windowAuto.table,
-                "  target (issue 10) as kioskd ships (repaint window auto): \(met)"].joined(separator: "\n")
-    }
-}
-
-extension UpdateStorm.Figures {
-    var table: String {
-        func row(_ name: String, _ lag: UpdateStorm.WidgetLag) -> String {
-            "  \(name.padding(toLength: 8, withPad: " ", startingAt: 0)) \(show(lag.updates).padding(toLength: 9, withPad: " ", startingAt: 0))"
-                + [show(lag.lagMsP50, "%.1f"), show(lag.lagMsP99, "%.1f"), show(lag.lagMsMax, "%.1f")]
-                .map { $0.padding(toLength: 10, withPad: " ", startingAt: 0) }.joined()
-        }
-        let met = targetMet.map { $0 ? "met" : "NOT met" } ?? "null"
-        return [
-            "update-storm, repaint window \(repaintWindow): a large wrapped text updated at \(show(stormUpdatesPerSecond, "%.1f")) Hz beside a seconds clock and a label at \(show(labelUpdatesPerSecond, "%.1f")) Hz, \(mode), headless, \(show(seconds, "%.1f")) s",
-            "  widget   updates  lag p50   lag p99   lag max (ms)",
-            row("storm", storm), row("clock", clock), row("label", label),
-            "  storm render \(show(stormRenderMs, "%.1f")) ms alone, \(show(stormDispatchToAppliedMsP50, "%.1f")) ms dispatch to applied (p50); frames composed \(show(framesComposedPerSecond, "%.1f"))/s, flipped \(show(framesFlippedPerSecond, "%.1f"))/s, \(show(missedVblanks)) vblanks missed",
-            "  storm pending render waited \(show(stormPendingDispatchWaitMsP99, "%.1f")) ms to dispatch (p99); applied to shown \(show(stormAppliedToShownMsP50, "%.1f")) ms p50, \(show(stormAppliedToShownMsP99, "%.1f")) ms p99; window lead \(show(repaintLeadMs, "%.1f")) ms, \(show(repaintWindowMisses)) window misses",
-            "  storm lag beyond the renders it waited for: \(show(stormLagBeyondRendersMsP50, "%.1f")) ms p50, \(show(stormLagBeyondRendersMsP99, "%.1f")) ms p99 (lag p99 \(show(storm.lagMsP99, "%.1f")) ms against 2 x render alone + 1 frame = \(show(targetLagMs, "%.1f")) ms)",
-            "  target (issue 10): each update within 2 x the renders it waited for + 1 frame (\(show(frameMs, "%.1f")) ms), p99: \(met)",
-        ].joined(separator: "\n")
-    }
-}
-
 struct StartupScenario: Encodable {
     var runs: [StartupRun.Figures]
 

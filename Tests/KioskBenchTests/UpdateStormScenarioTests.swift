@@ -37,7 +37,11 @@ final class UpdateStormScenarioTests: XCTestCase {
         let beyondP50 = try XCTUnwrap(f.stormLagBeyondRendersMsP50, "\(f)"), beyondP99 = try XCTUnwrap(f.stormLagBeyondRendersMsP99, "\(f)")
         XCTAssertLessThanOrEqual(beyondP50, beyondP99)
         XCTAssertLessThan(beyondP99, try XCTUnwrap(f.storm.lagMsMax), "the renders are part of every lag")
-        XCTAssertEqual(f.targetMet, beyondP99 <= f.frameMs)
+        XCTAssertEqual(f.stormTargetMet, beyondP99 <= f.frameMs)
+        // The label and the clock are judged too, against their own renders timed alone (the host's workers: more
+        // than one here unless the host has one processor), and the run's verdict is all three.
+        XCTAssertEqual(f.workers, RenderQueuePool.activeProcessorCount)
+        try assertWidgetsJudged(f)
         // kioskd's default: the repaint window on, its lead and misses measured. The lead in use at the end is the
         // configured one or wider (the measured lateness), or zero while held after misses; a miss is a flip that
         // missed the vblank it aimed at, so there are no more of them than flips in the run.
@@ -66,13 +70,49 @@ final class UpdateStormScenarioTests: XCTestCase {
         XCTAssertLessThanOrEqual(Double(missed), (vblanks - flipped).rounded(.up) + 3, "\(f)")
     }
 
-    func testWithTheWindowOffItsFiguresAreNull() throws {
+    /// With one worker, the label's and clock's bounds hold one storm render more.
+    func testWithTheWindowOffItsFiguresAreNullAndOneWorkerAddsAStormRenderToTheOthersBounds() throws {
         let f = try UpdateStorm.run(mode: DisplayMode(width: 640, height: 360, refreshMilliHz: 60_000), seconds: 1,
-                                    stormParagraphs: 50, window: .off)
+                                    workers: 1, stormParagraphs: 50, window: .off)
         XCTAssertEqual(f.repaintWindow, "off")
         XCTAssertNil(f.repaintLeadMs)
         XCTAssertNil(f.repaintWindowMisses)
         XCTAssertNotNil(f.stormLagBeyondRendersMsP99, "\(f)")
+        XCTAssertEqual(f.workers, 1)
+        try assertWidgetsJudged(f)
+    }
+
+    func testWorkerCountsAreParsedOrRefusedByName() throws {
+        XCTAssertEqual(try UpdateStorm.workerCounts(parsing: "1, 2,4"), [1, 2, 4])
+        for (text, named) in [("0", "\"0\""), ("2,x", "\"x\""), ("", "\"\""), ("2,2", "2 is named twice")] {
+            XCTAssertThrowsError(try UpdateStorm.workerCounts(parsing: text), text) { error in
+                XCTAssertTrue("\(error)".contains(named), "\(error)")
+            }
+        }
+        let defaults = UpdateStorm.defaultWorkerCounts
+        XCTAssertEqual(Array(defaults.prefix(2)), [1, 2])
+        XCTAssertEqual(Set(defaults), Set([1, 2, RenderQueuePool.activeProcessorCount]))
+        XCTAssertEqual(Set(defaults).count, defaults.count)
+    }
+
+    /// The label's target from its render alone, the clock's from its own, each verdict from the figure beside it.
+    private func assertWidgetsJudged(_ f: UpdateStorm.Figures, file: StaticString = #filePath, line: UInt = #line) throws {
+        let labelRender = try XCTUnwrap(f.labelRenderMs, "\(f)", file: file, line: line)
+        let clockRender = try XCTUnwrap(f.clockRenderMs, "\(f)", file: file, line: line)
+        XCTAssertGreaterThan(labelRender, 0, file: file, line: line)
+        XCTAssertGreaterThan(clockRender, 0, file: file, line: line)
+        let oneWorker = f.workers == 1
+        let labelTarget = try XCTUnwrap(f.labelTargetLagMs, file: file, line: line)
+        let clockTarget = try XCTUnwrap(f.clockTargetLagMs, file: file, line: line)
+        let stormP99 = oneWorker ? try XCTUnwrap(f.stormDispatchToAppliedMsP99, file: file, line: line) : 0
+        let stormMax = oneWorker ? try XCTUnwrap(f.stormDispatchToAppliedMsMax, file: file, line: line) : 0
+        XCTAssertEqual(labelTarget, 2 * labelRender + 2 * f.frameMs + stormP99, accuracy: 1e-9, file: file, line: line)
+        XCTAssertEqual(clockTarget, clockRender + UpdateStorm.clockTickMarginMs + 2 * f.frameMs + stormMax, accuracy: 1e-9,
+                       file: file, line: line)
+        XCTAssertEqual(f.labelTargetMet, f.label.lagMsP99.map { $0 <= labelTarget }, file: file, line: line)
+        XCTAssertEqual(f.clockTargetMet, f.clock.lagMsMax.map { $0 <= clockTarget }, file: file, line: line)
+        let verdicts = [f.stormTargetMet, f.labelTargetMet, f.clockTargetMet]
+        XCTAssertEqual(f.targetMet, verdicts.contains(nil) ? nil : verdicts.allSatisfy { $0 == true }, file: file, line: line)
     }
 
     func testTheVersionIsReadFromTheTextItsUpdateSet() {

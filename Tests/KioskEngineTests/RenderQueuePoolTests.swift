@@ -32,35 +32,95 @@ final class RenderQueuePoolTests: XCTestCase {
         XCTAssertEqual(pool.outstandingJobCount, 0)
     }
 
-    func testRoundRobinStrategySpreadsJobsOverItsSerialQueuesInTurn() throws {
-        let pool = RenderQueuePool(strategy: .roundRobin, workerCount: 2)
-        let threads = Lock<[Int: pthread_t]>([:])
+    func testRoundRobinStrategyRunsJobsInSubmissionOrderIgnoringPriority() throws {
+        let pool = RenderQueuePool(strategy: .roundRobin, workerCount: 1)
         let gate = Gate()
         defer { gate.open() }
-        for index in 0..<6 {
-            pool.submit(info("job\(index)", priority: 10 - index)) {
-                if index < 2 {
-                    gate.arrive()
-                    gate.waitUntilOpen()
-                }
-                threads.withLock { $0[index] = pthread_self() }
-            }
+        let order = Lock<[String]>([])
+        pool.submit(info("blocker")) {
+            gate.arrive()
+            gate.waitUntilOpen()
         }
-        try gate.waitForArrivals(2)  // both queues run at once
-        XCTAssertEqual(pool.runningJobCount, 2)
-        XCTAssertEqual(pool.queuedJobCount, 4)
+        try gate.waitForArrivals(1)
+        for (label, priority) in [("first", 1), ("second", 5), ("third", 3)] {
+            pool.submit(info(label, priority: priority)) { order.withLock { $0.append(label) } }
+        }
+        XCTAssertEqual(pool.queuedJobs.map(\.label), ["first", "second", "third"])
         gate.open()
         XCTAssertTrue(pool.waitUntilIdle())
-        let byJob = threads.withLock { $0 }
-        XCTAssertEqual(byJob.count, 6)
-        XCTAssertTrue(pthread_equal(byJob[0]!, byJob[2]!) != 0 && pthread_equal(byJob[2]!, byJob[4]!) != 0)
-        XCTAssertTrue(pthread_equal(byJob[1]!, byJob[3]!) != 0 && pthread_equal(byJob[3]!, byJob[5]!) != 0)
-        XCTAssertTrue(pthread_equal(byJob[0]!, byJob[1]!) == 0)
+        XCTAssertEqual(order.withLock { $0 }, ["first", "second", "third"])
     }
 
-    /// A short job whose turn falls on the queue busy with a long render goes to the idle queue instead: a clock
-    /// is not held back by a storm widget's render while a worker has nothing to do.
-    func testRoundRobinGivesAJobToAnIdleQueueRatherThanQueueItBehindARunningOne() throws {
+    /// Under either strategy, a job not known to be long goes before every long one, whatever its priority or
+    /// submission order; among long ones the strategy's order holds.
+    func testLongJobsWaitWhileAnyOtherJobWaits() throws {
+        for strategy in [RenderQueuePool.Strategy.roundRobin, .priority] {
+            let pool = RenderQueuePool(strategy: strategy, workerCount: 1)
+            let gate = Gate()
+            defer { gate.open() }
+            let order = Lock<[String]>([])
+            pool.submit(info("blocker")) {
+                gate.arrive()
+                gate.waitUntilOpen()
+            }
+            try gate.waitForArrivals(1)
+            let jobs = [RenderJobInfo(label: "long-1", kind: "text", priority: 9, isLong: true),
+                        RenderJobInfo(label: "short-1", kind: "text", priority: 0),
+                        RenderJobInfo(label: "long-2", kind: "text", priority: 9, isLong: true),
+                        RenderJobInfo(label: "short-2", kind: "text", priority: 1)]
+            for job in jobs { pool.submit(job) { order.withLock { $0.append(job.label) } } }
+            let expected = strategy == .priority ? ["short-2", "short-1", "long-1", "long-2"] : ["short-1", "short-2", "long-1", "long-2"]
+            XCTAssertEqual(pool.queuedJobs.map(\.label), expected, "\(strategy)")
+            gate.open()
+            XCTAssertTrue(pool.waitUntilIdle())
+            XCTAssertEqual(order.withLock { $0 }, expected, "\(strategy)")
+        }
+    }
+
+    /// Jobs submitted together are ordered before an idle worker takes one: the long job submitted first does not
+    /// start ahead of the short one submitted with it (the engine submits each pass's renders so).
+    func testJobsSubmittedTogetherRunInTheQueuesOrderOnAnIdleWorker() throws {
+        let pool = RenderQueuePool(strategy: .roundRobin, workerCount: 1)
+        let order = Lock<[String]>([])
+        let long: @Sendable () -> Void = { order.withLock { $0.append("long") } }
+        let short: @Sendable () -> Void = { order.withLock { $0.append("short") } }
+        pool.submit([(RenderJobInfo(label: "long", kind: "text", isLong: true), long), (info("short"), short)])
+        XCTAssertTrue(pool.waitUntilIdle())
+        XCTAssertEqual(order.withLock { $0 }, ["short", "long"])
+    }
+
+    /// With two workers, one busy with a long render: a long job and then a short one are queued while the other
+    /// worker is busy too; the worker that frees takes the short one, and the long one only once nothing else waits.
+    func testWithTwoWorkersALongRenderCannotTakeTheWorkerAShortOneWaitsFor() throws {
+        let pool = RenderQueuePool(strategy: .roundRobin, workerCount: 2)
+        let longGate = Gate(), shortGate = Gate()
+        defer { longGate.open(); shortGate.open() }
+        let done = Lock<[String]>([])
+        pool.submit(RenderJobInfo(label: "long-running", kind: "text", isLong: true)) {
+            longGate.arrive()
+            longGate.waitUntilOpen()
+            done.withLock { $0.append("long-running") }
+        }
+        pool.submit(info("short-running")) {
+            shortGate.arrive()
+            shortGate.waitUntilOpen()
+            done.withLock { $0.append("short-running") }
+        }
+        try longGate.waitForArrivals(1)
+        try shortGate.waitForArrivals(1)
+        pool.submit(RenderJobInfo(label: "long-queued", kind: "text", isLong: true)) { done.withLock { $0.append("long-queued") } }
+        pool.submit(info("short-queued")) { done.withLock { $0.append("short-queued") } }
+        shortGate.open()
+        try Poll.until("the queued jobs to run beside the long one", timeout: 10, interval: 0.001,
+                       reading: { done.withLock { $0 } }, satisfies: { $0.count == 3 })
+        XCTAssertEqual(done.withLock { $0 }, ["short-running", "short-queued", "long-queued"])
+        longGate.open()
+        XCTAssertTrue(pool.waitUntilIdle())
+    }
+
+    /// A job submitted while one worker runs a long render goes to the idle worker: a clock is not held back by
+    /// a storm widget's render while a worker has nothing to do.
+    func testRoundRobinGivesAJobToAnIdleWorkerRatherThanQueueItBehindARunningOne() throws {
         let pool = RenderQueuePool(strategy: .roundRobin, workerCount: 2)
         let gate = Gate()
         defer { gate.open() }
@@ -73,7 +133,7 @@ final class RenderQueuePoolTests: XCTestCase {
         try gate.waitForArrivals(1)
         for label in ["short-1", "short-2", "short-3"] {
             pool.submit(info(label)) { done.withLock { $0.append(label) } }
-            // Each one finishes while the long job still runs; strict rotation would queue short-2 behind it.
+            // Each one finishes while the long job still runs.
             try Poll.until("\(label) to run beside the long job", timeout: 10, interval: 0.001,
                            reading: { done.withLock { $0 } }, satisfies: { $0.contains(label) })
         }

@@ -9,9 +9,48 @@ private let logger = Logger(label: "kioskd.engine")
 extension LayerEngine {
     func dispatchRenders() {
         for layer in transaction.takeDisplayRequests() { dispatchIfAsked(layer) }
+        submitDispatched()
     }
 
-    private func dispatchIfAsked(_ layer: Layer) {
+    /// Whether the layer's recent renders all took longer than a frame (`RenderJobInfo.isLong`).
+    private func rendersLong(_ layer: Layer) -> Bool {
+        layer.recentRenderTimes.shortest.map { $0 > displayLink.frameDuration } ?? false
+    }
+
+    /// A long render waits when it would take the last worker not running a long render while a short render is in
+    /// flight: that render's layer may have a request waiting for it to come back (at most one render per layer is
+    /// in flight), which the worker would otherwise find taken for a whole long render. It waits until no short
+    /// render is in flight, or a frame at most (`retryDeferredLongRenders`).
+    private func defersLongRender(of layer: Layer) -> Bool {
+        guard pool.workerCount > 0, layer.displaysAsynchronously, rendersLong(layer) else { return false }
+        var longInFlight = 0, shortInFlight = false
+        for request in inFlight.values where request.onPool {
+            if request.isLong { longInFlight += 1 } else { shortInFlight = true }
+        }
+        return shortInFlight && longInFlight >= pool.workerCount - 1
+    }
+
+    /// Dispatches the long renders held back by `defersLongRender` once no short render is in flight or they have
+    /// waited a frame, with the renders dispatched in the same pass.
+    private func retryDeferredLongRenders() {
+        guard !deferredLongRenders.isEmpty else { return }
+        let shortInFlight = inFlight.values.contains { $0.onPool && !$0.isLong }
+        let now = loop.now
+        let due = deferredLongRenders.filter { !shortInFlight || now - $0.since >= displayLink.frameDuration }
+        guard !due.isEmpty else { return }
+        deferredLongRenders.removeAll { entry in due.contains { $0.layer === entry.layer } }
+        for entry in due { dispatchIfAsked(entry.layer, mayDefer: false) }
+    }
+
+    /// Hands the renders dispatched in this pass to the pool in one submission, so the pool's order (short before
+    /// long) decides among them rather than which was dispatched first.
+    private func submitDispatched() {
+        let jobs = dispatchedJobs
+        dispatchedJobs.removeAll()
+        pool.submit(jobs)
+    }
+
+    private func dispatchIfAsked(_ layer: Layer, mayDefer: Bool = true) {
         guard layer.host === self, layer.needsDisplay else { return }
         if layer.outermostRasterizingAncestor != nil {
             // Its pixels belong to the ancestor's surface, which was asked to render when the layer changed.
@@ -23,6 +62,11 @@ extension LayerEngine {
         if layer.renderInFlight != nil { return }
         // A purged subtree waits for `restoreSurfaces`, which renders the newest content.
         if layer.isInPurgedSubtree { return }
+        if deferredLongRenders.contains(where: { $0.layer === layer }) { return }
+        if mayDefer, defersLongRender(of: layer) {
+            deferredLongRenders.append((layer, loop.now))
+            return
+        }
         dispatchRender(for: layer)
     }
 
@@ -53,7 +97,8 @@ extension LayerEngine {
         let renderID = lastRenderID
         let label = layer.name ?? work?.kind ?? layer.content?.kind ?? "fill"
         inFlight[renderID] = RenderRequest(id: renderID, layer: layer, capture: capture, kind: work?.kind ?? layer.content?.kind ?? "fill",
-                                           groupID: joinGroup(of: layer, renderID: renderID), label: label)
+                                           groupID: joinGroup(of: layer, renderID: renderID), label: label,
+                                           onPool: work != nil && layer.displaysAsynchronously, isLong: rendersLong(layer))
         layer.renderInFlight = renderID
         guard let work else {
             // A plain fill: done at once, received with this turn's renders (in its group, if one holds it).
@@ -61,13 +106,17 @@ extension LayerEngine {
             return
         }
         counters.rendersStarted += 1
+        let clock = renderClock
         if layer.displaysAsynchronously {
             let inbox = self.inbox
-            pool.submit(RenderJobInfo(label: label, kind: work.kind, priority: layer.drawingPriority)) {
-                inbox.deliver(RenderOutput.render(work, size: size, capture: capture, renderID: renderID))
-            }
+            // Known to be long when each of the layer's recent renders took longer than a frame: the pool runs it
+            // after every render not known to be long.
+            let isLong = inFlight[renderID]?.isLong ?? false
+            dispatchedJobs.append((RenderJobInfo(label: label, kind: work.kind, priority: layer.drawingPriority, isLong: isLong), {
+                inbox.deliver(RenderOutput.render(work, size: size, capture: capture, renderID: renderID, clock: clock))
+            }))
         } else {
-            synchronousOutputs.append(RenderOutput.render(work, size: size, capture: capture, renderID: renderID))
+            synchronousOutputs.append(RenderOutput.render(work, size: size, capture: capture, renderID: renderID, clock: clock))
         }
     }
 
@@ -106,7 +155,9 @@ extension LayerEngine {
         // presents, rather than at the next turn's display observer: the newest data is drawn that much sooner.
         // With a layout pending (it may resize the layer) it stays queued for the next turn, which lays out first.
         if transaction.pendingLayoutCount == 0 {
+            retryDeferredLongRenders()
             for layer in waited { dispatchIfAsked(layer) }
+            submitDispatched()
         }
     }
 
@@ -137,6 +188,7 @@ extension LayerEngine {
             drop(request)
         case .surface(let surface):
             renderTimes[request.kind, default: LatencyRecorder(precision: .coarse)].record(output.duration)
+            layer?.recentRenderTimes.record(output.duration)
             if let group {
                 group.ready.append((request, surface))
             } else {

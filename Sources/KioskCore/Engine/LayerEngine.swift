@@ -80,6 +80,10 @@ public final class LayerEngine {
     let inbox: RenderInbox
     let waker: Waker
     var synchronousOutputs: [RenderOutput] = []
+    /// Long renders held back while a short one is in flight (`defersLongRender`), with when.
+    var deferredLongRenders: [(layer: Layer, since: MonotonicInstant)] = []
+    /// Renders dispatched in the current pass, submitted to the pool together at its end.
+    var dispatchedJobs: [(info: RenderJobInfo, work: @Sendable () -> Void)] = []
     var inFlight: [UInt64: RenderRequest] = [:]
     var groups: [ObjectIdentifier: TransactionGroupState] = [:]
     var lastRenderID: UInt64 = 0
@@ -102,6 +106,9 @@ public final class LayerEngine {
     /// The repaint window while something animates: the last vblank and the timer of a deferred present.
     var repaint = RepaintSchedule()
     var renderTimes: [String: LatencyRecorder] = [:]
+    /// Where renders read the time they take, which orders the render pool's queue (`RenderJobInfo.isLong`); a
+    /// test sets a manual one.
+    public var renderClock = RenderClock.monotonic
     var bytesCopied = ByteCountRecorder()
     var fpsCounter = FPSCounter()
     /// `captureScreen` requests waiting for their frame.
@@ -188,6 +195,7 @@ public final class LayerEngine {
         // Screenshots still waiting get the last frame shown, as the front buffer holds it.
         screenshots.frameFlipped(frontBuffer: { [backend] in backend?.frontBufferSnapshot() })
         inFlight.removeAll()
+        deferredLongRenders.removeAll()
         groups.removeAll()
         synchronousOutputs.removeAll()
         _ = inbox.drain()

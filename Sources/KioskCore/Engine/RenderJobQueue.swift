@@ -7,111 +7,69 @@ public struct RenderJobInfo: Sendable, Hashable, CustomStringConvertible {
     public var kind: String
     /// `Layer.drawingPriority` at dispatch: higher runs first under `.priority` and `.manual`.
     public var priority: Int
+    /// Each of the layer's recent renders took longer than a frame (`Layer.recentRenderTimes`): the job waits
+    /// while any job not known to be long waits (`RenderJobQueue`).
+    public var isLong: Bool
 
-    public init(label: String, kind: String, priority: Int = 0) {
-        self.label = label; self.kind = kind; self.priority = priority
+    public init(label: String, kind: String, priority: Int = 0, isLong: Bool = false) {
+        self.label = label; self.kind = kind; self.priority = priority; self.isLong = isLong
     }
 
-    public var description: String { "\(label) (\(kind), priority \(priority))" }
+    public var description: String { "\(label) (\(kind), priority \(priority)\(isLong ? ", long" : ""))" }
 }
 
 /// One submitted job. Crosses from the submitting thread to a worker inside the pool's lock.
 struct RenderJob: Sendable {
     let info: RenderJobInfo
-    /// Submission order: FIFO among equal priorities.
+    /// Submission order: FIFO among equals.
     let sequence: UInt64
     let work: @Sendable () -> Void
 }
 
-/// A FIFO of jobs: one serial queue of the round-robin strategy. Amortised O(1) without moving the whole array
-/// on each pop. Guarded by the pool's lock.
-struct RenderJobFIFO {
+/// The jobs waiting for a worker, in the order free workers take them: a job not known to be long before a long
+/// one, then (under `.priority`) higher `drawingPriority` first, then submission order. A short render is never
+/// queued behind a long one: the scheduling rule of a screen where one widget's render takes many frames and the
+/// others' a fraction of one. Guarded by the pool's lock; holds about one job per layer, so a sorted array is
+/// enough.
+struct RenderJobQueue {
+    /// Whether `drawingPriority` orders jobs of the same class (`.priority`, `.manual`) or only submission order
+    /// does (`.roundRobin`).
+    let usesPriority: Bool
     private var jobs: [RenderJob] = []
-    private var head = 0
 
-    var count: Int { jobs.count - head }
-    var isEmpty: Bool { count == 0 }
-
-    mutating func append(_ job: RenderJob) { jobs.append(job) }
-
-    mutating func popFirst() -> RenderJob? {
-        guard head < jobs.count else { return nil }
-        let job = jobs[head]
-        head += 1
-        if head >= 32, head * 2 >= jobs.count {
-            jobs.removeFirst(head)
-            head = 0
-        }
-        return job
-    }
-
-    var infos: [RenderJobInfo] { jobs[head...].map(\.info) }
-}
-
-/// A binary max-heap of jobs ordered by priority, then submission order: AsyncDisplayKit's display queue, where a
-/// layer's `drawingPriority` decides which queued render a free worker takes next. Guarded by the pool's lock.
-struct RenderJobHeap {
-    private var jobs: [RenderJob] = []
+    init(usesPriority: Bool) { self.usesPriority = usesPriority }
 
     var count: Int { jobs.count }
     var isEmpty: Bool { jobs.isEmpty }
 
     /// Whether `a` runs before `b`.
-    private static func precedes(_ a: RenderJob, _ b: RenderJob) -> Bool {
-        a.info.priority != b.info.priority ? a.info.priority > b.info.priority : a.sequence < b.sequence
+    private func precedes(_ a: RenderJob, _ b: RenderJob) -> Bool {
+        if a.info.isLong != b.info.isLong { return !a.info.isLong }
+        if usesPriority, a.info.priority != b.info.priority { return a.info.priority > b.info.priority }
+        return a.sequence < b.sequence
     }
 
     mutating func insert(_ job: RenderJob) {
-        jobs.append(job)
-        siftUp(from: jobs.count - 1)
+        var low = 0, high = jobs.count
+        while low < high {
+            let middle = (low + high) / 2
+            if precedes(jobs[middle], job) { low = middle + 1 } else { high = middle }
+        }
+        jobs.insert(job, at: low)
     }
 
+    /// Removes and returns the first job in run order. Since long jobs come last, a worker starts one only when
+    /// nothing else waits: with N workers, at most N - 1 run long renders while a shorter one waits.
     mutating func popFirst() -> RenderJob? {
-        guard !jobs.isEmpty else { return nil }
-        jobs.swapAt(0, jobs.count - 1)
-        let first = jobs.removeLast()
-        siftDown(from: 0)
-        return first
+        jobs.isEmpty ? nil : jobs.removeFirst()
     }
 
     /// Removes and returns the first job, in run order, that `isWanted` accepts.
     mutating func popFirst(where isWanted: (RenderJobInfo) -> Bool) -> RenderJob? {
-        let ordered = jobs.indices.sorted { Self.precedes(jobs[$0], jobs[$1]) }
-        guard let index = ordered.first(where: { isWanted(jobs[$0].info) }) else { return nil }
-        jobs.swapAt(index, jobs.count - 1)
-        let job = jobs.removeLast()
-        if index < jobs.count {
-            siftDown(from: index)
-            siftUp(from: index)
-        }
-        return job
+        guard let index = jobs.firstIndex(where: { isWanted($0.info) }) else { return nil }
+        return jobs.remove(at: index)
     }
 
     /// Queued jobs in the order they would run.
-    var infos: [RenderJobInfo] {
-        jobs.sorted(by: Self.precedes).map(\.info)
-    }
-
-    private mutating func siftUp(from index: Int) {
-        var child = index
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard Self.precedes(jobs[child], jobs[parent]) else { break }
-            jobs.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private mutating func siftDown(from index: Int) {
-        var parent = index
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var first = parent
-            if left < jobs.count, Self.precedes(jobs[left], jobs[first]) { first = left }
-            if right < jobs.count, Self.precedes(jobs[right], jobs[first]) { first = right }
-            guard first != parent else { return }
-            jobs.swapAt(parent, first)
-            parent = first
-        }
-    }
+    var infos: [RenderJobInfo] { jobs.map(\.info) }
 }

@@ -20,8 +20,9 @@ struct RenderOutput: Sendable {
 
     /// Renders `work` unless `capture` is already cancelled. Runs on a render worker, or on the main thread for a
     /// synchronous layer.
-    static func render(_ work: RenderWork, size: Size, capture: Sentinel.Capture, renderID: UInt64) -> RenderOutput {
-        let start = MonotonicInstant.now()
+    static func render(_ work: RenderWork, size: Size, capture: Sentinel.Capture, renderID: UInt64,
+                       clock: RenderClock = .monotonic) -> RenderOutput {
+        let start = clock.now()
         let result: Result
         if capture.isCancelled() {
             // Overtaken while queued: skip the drawing altogether.
@@ -34,8 +35,39 @@ struct RenderOutput: Sendable {
                 result = .failed("\(error)")
             }
         }
-        return RenderOutput(renderID: renderID, result: result, duration: MonotonicInstant.now() - start)
+        return RenderOutput(renderID: renderID, result: result, duration: clock.now() - start)
     }
+}
+
+/// Where a render reads the time it took: the monotonic clock, or a test's manual one (`LayerEngine.renderClock`).
+/// Read on render workers.
+public struct RenderClock: Sendable {
+    public let now: @Sendable () -> MonotonicInstant
+
+    public init(now: @escaping @Sendable () -> MonotonicInstant) { self.now = now }
+
+    public static let monotonic = RenderClock { MonotonicInstant.now() }
+}
+
+/// A layer's last few render times. The shortest of them decides whether its next render is known to be long: a
+/// render takes longer than its drawing whenever its worker is preempted (other processes, the main thread), never
+/// shorter, so one preempted render of a small widget does not make it look long. Main thread, on its layer.
+struct RecentRenderTimes {
+    static let kept = 4
+    private var times: [Duration] = []
+    private var next = 0
+
+    mutating func record(_ duration: Duration) {
+        if times.count < Self.kept {
+            times.append(duration)
+        } else {
+            times[next] = duration
+        }
+        next = (next + 1) % Self.kept
+    }
+
+    /// The shortest of the recent times; nil before the first render finished.
+    var shortest: Duration? { times.min() }
 }
 
 /// Finished renders on their way to the main thread: workers append and wake the loop's waker; the commit observer
@@ -72,14 +104,21 @@ final class RenderRequest {
     /// its layer, so results of a freed group still land).
     let groupID: ObjectIdentifier?
     let label: String
+    /// Drawn on the render pool (not a plain fill, not a synchronous layer).
+    let onPool: Bool
+    /// Known to be long at dispatch (`RenderJobInfo.isLong`).
+    let isLong: Bool
 
-    init(id: UInt64, layer: Layer, capture: Sentinel.Capture, kind: String, groupID: ObjectIdentifier?, label: String) {
+    init(id: UInt64, layer: Layer, capture: Sentinel.Capture, kind: String, groupID: ObjectIdentifier?, label: String,
+         onPool: Bool, isLong: Bool) {
         self.id = id
         self.layer = layer
         self.capture = capture
         self.kind = kind
         self.groupID = groupID
         self.label = label
+        self.onPool = onPool
+        self.isLong = onPool && isLong
     }
 }
 

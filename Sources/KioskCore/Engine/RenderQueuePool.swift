@@ -9,15 +9,17 @@ private let logger = Logger(label: "kioskd.render-pool")
 /// pool only runs them. Results go back to the main thread through whatever the job captured (the layer engine
 /// uses a locked inbox and a `Waker`).
 ///
-/// Two strategies behind one type, so they can be benchmarked against each other on a board:
-/// - `.roundRobin` (YYAsyncLayer): N serial queues, each drained by its own worker; a job goes to the next queue
-///   in turn, or to the first idle queue after it when that one is busy. No ordering beyond FIFO per queue;
-///   `drawingPriority` is ignored. (YYAsyncLayer rotates strictly, which puts a clock's render behind a long text
-///   render on one worker while the other has nothing to do: the clock would lag by the text's render time.)
-/// - `.priority` (AsyncDisplayKit): one queue of pending jobs ordered by priority, then submission order, drained
-///   by N workers; a free worker always takes the most important job.
-/// - `.manual`, for tests: no threads; jobs wait in priority order until `runQueued` runs them on the caller's
-///   thread, so a test can hold a job back and release it when it wants.
+/// One queue of pending jobs, drained by N workers: a free worker always takes the first job in the queue's order
+/// (`RenderJobQueue`). Jobs whose layer's recent renders took longer than a frame (`RenderJobInfo.isLong`) come
+/// after every other job, so a short render never waits behind a long one while a worker is free, and a long
+/// render starts on the last worker not running one only when nothing else waits. The strategies differ in the
+/// order among the rest:
+/// - `.roundRobin` (YYAsyncLayer): submission order; `drawingPriority` is ignored. (YYAsyncLayer binds each job
+///   to the next serial queue in turn, which puts a clock's render behind a long text render on one worker while
+///   the other has nothing to do; here no job is bound to a worker before one is free to run it.)
+/// - `.priority` (AsyncDisplayKit): higher `drawingPriority` first, then submission order.
+/// - `.manual`, for tests: no threads; jobs wait in `.priority`'s order until `runQueued` runs them on the
+///   caller's thread, so a test can hold a job back and release it when it wants.
 ///
 /// The workers are pthreads of the pool's own rather than Dispatch queues because libdispatch on Linux does not
 /// map QoS classes to thread priorities: a `.utility` queue runs at the main thread's priority. Linux keeps a
@@ -35,16 +37,12 @@ public final class RenderQueuePool: Sendable {
     }
 
     private struct State {
-        var serialQueues: [RenderJobFIFO]
-        /// Per serial queue: its worker is running a job.
-        var serialQueueRunning: [Bool]
-        var nextSerialQueue = 0
-        var heap = RenderJobHeap()
+        var queue: RenderJobQueue
         var nextSequence: UInt64 = 0
         var running = 0
         var stopping = false
 
-        var queued: Int { heap.count + serialQueues.reduce(0) { $0 + $1.count } }
+        var queued: Int { queue.count }
     }
 
     private enum WorkerStep {
@@ -70,13 +68,11 @@ public final class RenderQueuePool: Sendable {
         let workers = strategy == .manual ? 0 : max(1, workerCount ?? Self.activeProcessorCount)
         self.strategy = strategy
         self.workerCount = workers
-        let queueCount = strategy == .roundRobin ? workers : 0
-        let state = ConditionLock(State(serialQueues: Array(repeating: RenderJobFIFO(), count: queueCount),
-                                        serialQueueRunning: Array(repeating: false, count: queueCount)))
+        let state = ConditionLock(State(queue: RenderJobQueue(usesPriority: strategy != .roundRobin)))
         self.state = state
         let base = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
         threads = (0..<workers).map { index in
-            let start = WorkerStart(state: state, index: index, strategy: strategy, nice: min(19, base + niceIncrement))
+            let start = WorkerStart(state: state, index: index, nice: min(19, base + niceIncrement))
             var thread = pthread_t()
             let status = pthread_create(&thread, nil, { raw in
                 Unmanaged<WorkerStart>.fromOpaque(raw!).takeRetainedValue().run()
@@ -102,25 +98,18 @@ public final class RenderQueuePool: Sendable {
 
     /// Queues `work`. Returns at once; callable from any thread.
     public func submit(_ info: RenderJobInfo, _ work: @escaping @Sendable () -> Void) {
+        submit([(info, work)])
+    }
+
+    /// Queues `jobs` together: no worker takes one before all are in the queue's order, so a long job submitted
+    /// first does not start ahead of a short one submitted with it. Returns at once; callable from any thread.
+    public func submit(_ jobs: [(info: RenderJobInfo, work: @Sendable () -> Void)]) {
+        guard !jobs.isEmpty else { return }
         let strategy = self.strategy
         state.withLock { state in
-            state.nextSequence += 1
-            let job = RenderJob(info: info, sequence: state.nextSequence, work: work)
-            switch strategy {
-            case .roundRobin:
-                let count = state.serialQueues.count
-                var queue = state.nextSerialQueue
-                for step in 0..<count {
-                    let candidate = (state.nextSerialQueue + step) % count
-                    if !state.serialQueueRunning[candidate] && state.serialQueues[candidate].isEmpty {
-                        queue = candidate
-                        break
-                    }
-                }
-                state.serialQueues[queue].append(job)
-                state.nextSerialQueue = (queue + 1) % count
-            case .priority, .manual:
-                state.heap.insert(job)
+            for (info, work) in jobs {
+                state.nextSequence += 1
+                state.queue.insert(RenderJob(info: info, sequence: state.nextSequence, work: work))
             }
         }
         // Workers share one condition, so a submit wakes every idle worker to re-check its queue; with about one
@@ -137,10 +126,8 @@ public final class RenderQueuePool: Sendable {
     /// Queued plus running jobs.
     public var outstandingJobCount: Int { state.withLock { $0.queued + $0.running } }
 
-    /// The queued jobs; under `.priority` and `.manual` in the order they will run.
-    public var queuedJobs: [RenderJobInfo] {
-        state.withLock { state in state.heap.infos + state.serialQueues.flatMap(\.infos) }
-    }
+    /// The queued jobs, in the order free workers will take them.
+    public var queuedJobs: [RenderJobInfo] { state.withLock { $0.queue.infos } }
 
     /// `.manual` only: runs up to `limit` queued jobs that `isWanted` accepts, in priority order, on the calling
     /// thread; jobs it passes over stay queued. Returns how many ran.
@@ -150,7 +137,7 @@ public final class RenderQueuePool: Sendable {
         var ran = 0
         while ran < limit {
             let job = state.withLock { state -> RenderJob? in
-                guard let job = state.heap.popFirst(where: isWanted) else { return nil }
+                guard let job = state.queue.popFirst(where: isWanted) else { return nil }
                 state.running += 1
                 return job
             }
@@ -180,11 +167,10 @@ public final class RenderQueuePool: Sendable {
     private final class WorkerStart {
         let state: ConditionLock<State>
         let index: Int
-        let strategy: Strategy
         let nice: Int32
 
-        init(state: ConditionLock<State>, index: Int, strategy: Strategy, nice: Int32) {
-            self.state = state; self.index = index; self.strategy = strategy; self.nice = nice
+        init(state: ConditionLock<State>, index: Int, nice: Int32) {
+            self.state = state; self.index = index; self.nice = nice
         }
 
         func run() {
@@ -192,22 +178,16 @@ public final class RenderQueuePool: Sendable {
             if setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) != 0 {
                 logger.debug("render worker \(index): setpriority(\(nice)) failed: \(errnoDescription(errno))")
             }
-            let index = self.index, strategy = self.strategy
             while true {
                 let step = state.waitUntil { state -> WorkerStep? in
                     if state.stopping { return .exit }
-                    let job = strategy == .roundRobin ? state.serialQueues[index].popFirst() : state.heap.popFirst()
-                    guard let job else { return nil }
+                    guard let job = state.queue.popFirst() else { return nil }
                     state.running += 1
-                    if strategy == .roundRobin { state.serialQueueRunning[index] = true }
                     return .run(job)
                 }
                 guard case .run(let job) = step else { return }
                 job.work()
-                state.withLock { state in
-                    state.running -= 1
-                    if strategy == .roundRobin { state.serialQueueRunning[index] = false }
-                }
+                state.withLock { $0.running -= 1 }
             }
         }
     }

@@ -166,6 +166,10 @@ public final class Layer {
     /// `needsDisplay` set, and is dispatched with the newest data when this render is back.
     var renderInFlight: UInt64?
 
+    /// How long this layer's last few renders took (each measured on the worker that drew it): the render pool
+    /// queues a layer whose recent renders all took longer than a frame after every other (`RenderJobQueue`).
+    var recentRenderTimes = RecentRenderTimes()
+
     /// The sentinel generation of the render shown (`renderedSurface`): an older result arriving later is dropped.
     var shownGeneration: UInt64?
 

@@ -38,8 +38,8 @@ struct TextLayoutReport: Sendable {
     var isEllipsized: Bool
 }
 
-/// Text laid out and drawn with Pango on the calling thread. Every Pango object lives inside one call: Pango's Cairo
-/// font map is per thread, so a layout made on a render worker stays there.
+/// Text laid out and drawn with Pango on the calling thread. Every Pango object lives inside one call: a layout's
+/// font map is lent to the thread that made it until the layout is released (`PangoFontMaps`), so it stays there.
 enum TextBlock {
     /// Font sizes in descriptions are read at 72 dpi, so "Sans 24" is 24 pixels tall on every panel: a kiosk knows
     /// its mode, not its panel's physical DPI.
