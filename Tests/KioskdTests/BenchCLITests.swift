@@ -65,7 +65,7 @@ final class BenchCLITests: XCTestCase {
                        accuracy: 1e-9)
 
         let stormScenario = try XCTUnwrap(scenarios["update-storm"] as? [String: Any])
-        // Side by side in one run: the repaint window off, and kioskd's default (auto), whose verdict is the scenario's.
+        // Side by side in one run: the repaint window off (kioskd's default), and auto, whose verdict is the scenario's.
         let off = try XCTUnwrap(stormScenario["repaint_window_off"] as? [String: Any])
         let storm = try XCTUnwrap(stormScenario["repaint_window_auto"] as? [String: Any])
         XCTAssertEqual(off["repaint_window"] as? String, "off")
