@@ -49,8 +49,8 @@ public struct EngineStats: Codable, Sendable, Equatable {
     /// Fallbacks after the kernel refused a configuration (EINVAL, ENOSPC at commit): to legacy commits, to the
     /// preferred mode, and to the preferred mode of another size (the output opened again).
     public var configurationFallbacks = 0
-    /// The repaint window's lead in use when the stats were taken (milliseconds; 0 when off, or held after a missed
-    /// vblank), the flips that missed the vblank their window aimed at, and the presents that went out late in their
+    /// The repaint window's lead in use when the stats were taken (milliseconds; 0 when off, or closed after a late
+    /// present or a missed vblank), the flips that missed the vblank their window aimed at, and the presents that went out late in their
     /// window (each closed it for a hold).
     public var repaintWindowMs = 0.0
     public var repaintWindowMisses = 0

@@ -120,8 +120,8 @@ public enum RepaintWindow {
 /// window opened (`RepaintWindow.isLate`), or a flip that missed the vblank its present aimed at, closes it for a hold
 /// (`RepaintWindow.firstHold`, doubled for each such event that follows within `settleTime` of the one before, up to
 /// `RepaintWindow.maximumHold`): presents go out at once meanwhile, as without a window, so a machine whose loop
-/// cannot keep time (a loaded host, an emulated CPU) misses no more vblanks than with no window at all. The late
-/// present still widens the lead for when the window opens again.
+/// cannot keep time (a loaded host, an emulated CPU) pays at most one missed vblank a close, and the closes come
+/// further apart each time. The late present still widens the lead for when the window opens again.
 struct RepaintSchedule {
     /// The configured window (`LayerEngine.repaintWindowMode`); `.off`, the engine's default, is no window.
     var mode = RepaintWindow.Mode.off
@@ -165,7 +165,7 @@ struct RepaintSchedule {
     }
 
     /// The lead in use at `now`: the configured one, widened to the measured lateness and margin; zero when off or
-    /// held after a miss.
+    /// closed for a hold (a late present or a miss).
     func effectiveLead(frame: Duration, now: MonotonicInstant) -> Duration {
         let configured = mode.lead(for: frame)
         guard configured > .zero else { return .zero }
@@ -227,8 +227,8 @@ extension LayerEngine {
         set { repaint.mode = newValue > .zero ? .lead(newValue) : .off }
     }
 
-    /// The lead in use now: the configured one widened while presents go out late; zero when off, or held after
-    /// a missed vblank.
+    /// The lead in use now: the configured one widened while presents go out late; zero when off, or closed for
+    /// a hold after a late present or a missed vblank.
     public var repaintLead: Duration { repaint.effectiveLead(frame: displayLink.frameDuration, now: loop.now) }
 
     /// Flips that missed the vblank their repaint window aimed at.
