@@ -37,7 +37,7 @@ public enum UpdateStorm {
     }
 
     public struct Figures: Codable, Sendable {
-        /// The engine's repaint window in this run (`off`, `auto`: kioskd's default).
+        /// The engine's repaint window in this run (`off`: kioskd's default, `auto`).
         public var repaintWindow: String
         /// Render workers of the run's pool.
         public var workers: Int

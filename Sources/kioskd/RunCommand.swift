@@ -106,7 +106,7 @@ struct RunCommand: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Add the scene's fps widget (frames per second, frame time) on top of every page.")
     var fpsOverlay: Bool?
 
-    @Option(help: "While something animates, present each frame this long before the vblank rather than as soon as it is composed, so a render that lands meanwhile is shown at that vblank: auto (the default: a quarter of the refresh period, at least 4 ms), off, or milliseconds. The lead widens while presents go out late, and the window closes for a while after a missed vblank.")
+    @Option(help: "While something animates, present each frame this long before the vblank rather than as soon as it is composed, so a render that lands meanwhile is shown at that vblank: off (the default), auto (a quarter of the refresh period, at least 4 ms), or milliseconds. The lead widens while presents go out late, and a late present or a missed vblank closes the window for a while.")
     var repaintWindow: String?
 
     @OptionGroup var log: LogOptions
@@ -115,8 +115,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var input: InputOptions
 
-    /// `--repaint-window` (or the config's `repaint_window`), auto when neither says.
-    var repaintWindowMode: RepaintWindow.Mode { repaintWindow.flatMap(RepaintWindow.Mode.init) ?? .auto }
+    /// `--repaint-window` (or the config's `repaint_window`), off when neither says.
+    var repaintWindowMode: RepaintWindow.Mode { repaintWindow.flatMap(RepaintWindow.Mode.init) ?? .off }
 
     /// Where a scene is looked for when `--scene` is not given; the bundled default scene when it is absent.
     static let systemScene = "/etc/kioskd/scene.yaml"

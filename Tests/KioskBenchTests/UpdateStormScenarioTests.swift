@@ -42,8 +42,8 @@ final class UpdateStormScenarioTests: XCTestCase {
         // than one here unless the host has one processor), and the run's verdict is all three.
         XCTAssertEqual(f.workers, RenderQueuePool.activeProcessorCount)
         try assertWidgetsJudged(f)
-        // kioskd's default: the repaint window on, its lead and misses measured. The lead in use at the end is the
-        // configured one or wider (the measured lateness), or zero while held after misses; a miss is a flip that
+        // The repaint window on (`auto`), its lead and misses measured. The lead in use at the end is the
+        // configured one or wider (the measured lateness), or zero while closed after a late present or a miss; a miss is a flip that
         // missed the vblank it aimed at, so there are no more of them than flips in the run.
         XCTAssertEqual(f.repaintWindow, "auto")
         let lead = try XCTUnwrap(f.repaintLeadMs, "\(f)")

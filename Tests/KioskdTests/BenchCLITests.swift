@@ -66,7 +66,7 @@ final class BenchCLITests: XCTestCase {
 
         let stormScenario = try XCTUnwrap(scenarios["update-storm"] as? [String: Any])
         // Side by side in one run: each number of workers named by --workers (only 2 here, to keep the test short),
-        // window off and kioskd's default (auto); the scenario's verdict is every auto run's, each run's is all three
+        // window off (kioskd's default) and auto; the scenario's verdict is every auto run's, each run's is all three
         // widgets'.
         let stormRuns = try XCTUnwrap(stormScenario["runs"] as? [[String: Any]])
         XCTAssertEqual(stormRuns.compactMap { $0["workers"] as? Int }, [2])

@@ -262,8 +262,8 @@ final class FleetMQTTTests: XCTestCase {
     /// no frame is late meanwhile. The headless backend's vblank clock runs on wall time, so a kioskd that a
     /// loaded machine keeps waiting for a CPU misses vblanks whatever MQTT does. The test therefore measures
     /// that wait (the kernel's run-queue time of kioskd's threads, /proc/PID/task/*/schedstat) over the same
-    /// window: a late frame needs the slack a present has of delay (the repaint window's lead, at least 12.5 ms at
-    /// 20 Hz, with the window kioskd uses by default; a frame, 50 ms, while it is held), so the missed vblanks must be
+    /// window: a late frame needs the slack a present has of delay (a frame, 50 ms at 20 Hz, with the window off, kioskd's
+    /// default; the window's lead, at least 12.5 ms, were it on: the bound uses the lead), so the missed vblanks must be
     /// no more than the run-queue wait covers. On a quiet machine that wait is near zero and the missed vblanks
     /// must stay unchanged; MQTT sleeping or spinning on the loop is never excused by it.
     func testABrokerRestartReconnectsResubscribesAndRepublishes() throws {

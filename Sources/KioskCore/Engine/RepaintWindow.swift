@@ -12,9 +12,9 @@ public enum RepaintWindow {
     public static let margin = Duration.milliseconds(1)
     /// The work cost (`RepaintSchedule.workCost`) loses 1/`workCostDecay` of itself at each flip.
     static let workCostDecay: Int64 = 64
-    /// How long presents go out at once after a flip missed the vblank its present aimed at for the second time
-    /// within `settleTime` (the first miss widens the lead instead). Each further miss within `settleTime` of the one
-    /// before doubles the hold, up to `maximumHold`.
+    /// How long presents go out at once after a present went out late (`isLate`) or a flip missed the vblank its
+    /// present aimed at. Each further one within `settleTime` of the one before doubles the hold, up to
+    /// `maximumHold`.
     public static let firstHold = Duration.seconds(1)
     public static let maximumHold = Duration.seconds(64)
     public static let settleTime = Duration.seconds(10)
@@ -23,7 +23,7 @@ public enum RepaintWindow {
     public enum Mode: Equatable, Sendable, CustomStringConvertible {
         /// Every frame is presented as soon as it is composed.
         case off
-        /// `lead(for:)` of the attached output's refresh period: kioskd's default.
+        /// `lead(for:)` of the attached output's refresh period.
         case auto
         /// A fixed lead (widened while presents go out late, like `auto`'s).
         case lead(Duration)
@@ -88,6 +88,14 @@ public enum RepaintWindow {
         return Slot(vblank: vblank, presentAt: vblank + (.zero - lead))
     }
 
+    /// Whether a present that waited for its window went out late: `lateness` after the window opened, more than half
+    /// the `lead` it was given, so the copy and the commit are left less than half the time the lead was for. A loop
+    /// that wakes that late (a loaded machine, an emulated CPU) cannot keep the window's time, and a window it
+    /// cannot keep costs more missed vblanks than presenting at once.
+    public static func isLate(_ lateness: Duration, lead: Duration) -> Bool {
+        lateness > lead / 2
+    }
+
     /// Whether a flip at `flipped` missed the vblank `target` it was presented for.
     public static func missed(_ target: MonotonicInstant, flipped: MonotonicInstant, frame: Duration) -> Bool {
         flipped > target + frame / 2
@@ -108,11 +116,12 @@ public enum RepaintWindow {
 ///   flip (a half-life of about 0.7 s at 60 Hz): one heavy commit (a new page composed whole, well before its window)
 ///   says little about the frames after it, and while heavy frames go on (a fade) each teaches it again.
 ///
-/// A flip that missed the vblank its present aimed at widens the lead
-/// that way; a second miss within `settleTime` closes the window for a hold (`RepaintWindow.firstHold`, doubled for
-/// each miss that follows within `settleTime`): presents go out at once meanwhile, as without a window, so a
-/// machine whose loop cannot keep time (a loaded host, an emulated CPU) pays a missed vblank now and then rather
-/// than one every few frames.
+/// The window closes itself when presents go out late: a present that went out more than half its lead after its
+/// window opened (`RepaintWindow.isLate`), or a flip that missed the vblank its present aimed at, closes it for a hold
+/// (`RepaintWindow.firstHold`, doubled for each such event that follows within `settleTime` of the one before, up to
+/// `RepaintWindow.maximumHold`): presents go out at once meanwhile, as without a window, so a machine whose loop
+/// cannot keep time (a loaded host, an emulated CPU) pays at most one missed vblank a close, and the closes come
+/// further apart each time. The late present still widens the lead for when the window opens again.
 struct RepaintSchedule {
     /// The configured window (`LayerEngine.repaintWindowMode`); `.off`, the engine's default, is no window.
     var mode = RepaintWindow.Mode.off
@@ -123,6 +132,8 @@ struct RepaintSchedule {
     var timer: TimerHandle?
     /// Set when the timer fired: the next present is the one that waited, and its lateness is measured.
     var windowOpenedAt: MonotonicInstant?
+    /// The lead of the window that opened at `windowOpenedAt`.
+    var windowLead = Duration.zero
     /// The vblank the last present made in a window aimed at, until its flip.
     var target: MonotonicInstant?
     /// How late presents made in a window went out (a maximum that decays).
@@ -133,10 +144,12 @@ struct RepaintSchedule {
     var heldUntil: MonotonicInstant?
     /// The length of the last hold (zero: none since the last miss that came alone).
     var hold = Duration.zero
-    /// When the last flip that missed its target completed.
-    var lastMiss: MonotonicInstant?
+    /// When the window last closed itself (a late present or a missed target).
+    var lastClose: MonotonicInstant?
     /// Flips that missed the vblank their present aimed at.
     var misses = 0
+    /// Presents that went out late in their window (`RepaintWindow.isLate`).
+    var latePresents = 0
 
     mutating func cancel() {
         timer?.cancel()
@@ -152,7 +165,7 @@ struct RepaintSchedule {
     }
 
     /// The lead in use at `now`: the configured one, widened to the measured lateness and margin; zero when off or
-    /// held after a miss.
+    /// closed for a hold (a late present or a miss).
     func effectiveLead(frame: Duration, now: MonotonicInstant) -> Duration {
         let configured = mode.lead(for: frame)
         guard configured > .zero else { return .zero }
@@ -161,19 +174,34 @@ struct RepaintSchedule {
         return max(configured, measured == .zero ? .zero : measured + RepaintWindow.margin)
     }
 
-    /// A flip completed at `timestamp`. A missed target closes the window for a hold when another miss came within
-    /// `settleTime` (the lead was widened to the late present already); otherwise the lateness decays. The work cost
-    /// decays at every flip.
+    /// The window closes itself at `now` for a hold: `firstHold`, or twice the last hold when the last close was
+    /// within `settleTime`.
+    mutating func close(at now: MonotonicInstant) {
+        if let lastClose, now < lastClose + RepaintWindow.settleTime, hold > .zero {
+            hold = min(hold * 2, RepaintWindow.maximumHold)
+        } else {
+            hold = RepaintWindow.firstHold
+        }
+        heldUntil = now + hold
+        lastClose = now
+    }
+
+    /// A present that waited for its window went out at `now`, `late` after the window opened, with `lead` in use:
+    /// the lateness widens the lead, and a late present closes the window (`RepaintWindow.isLate`).
+    mutating func presented(late: Duration, lead: Duration, frame: Duration, now: MonotonicInstant) {
+        lateness = min(max(lateness, late), frame)
+        if RepaintWindow.isLate(late, lead: lead) {
+            latePresents += 1
+            close(at: now)
+        }
+    }
+
+    /// A flip completed at `timestamp`. A missed target closes the window for a hold (unless the late present that
+    /// missed it closed it already); otherwise the lateness decays. The work cost decays at every flip.
     mutating func flipped(at timestamp: MonotonicInstant, frame: Duration) {
         if let target, RepaintWindow.missed(target, flipped: timestamp, frame: frame) {
             misses += 1
-            if let lastMiss, timestamp < lastMiss + RepaintWindow.settleTime {
-                hold = min(max(hold * 2, RepaintWindow.firstHold), RepaintWindow.maximumHold)
-                heldUntil = timestamp + hold
-            } else {
-                hold = .zero
-            }
-            lastMiss = timestamp
+            if heldUntil.map({ timestamp >= $0 }) ?? true { close(at: timestamp) }
         } else {
             lateness = lateness - lateness / 1024
         }
@@ -185,8 +213,8 @@ struct RepaintSchedule {
 
 extension LayerEngine {
     /// Whether frames are presented a lead before the predicted vblank while something animates (see
-    /// `RepaintWindow`). `.off`, the engine's default, presents every frame as soon as it is composed; kioskd sets
-    /// `.auto` unless told otherwise (`repaint_window`).
+    /// `RepaintWindow`). `.off`, the engine's and kioskd's default, presents every frame as soon as it is composed; kioskd
+    /// sets what `repaint_window` or `--repaint-window` says.
     public var repaintWindowMode: RepaintWindow.Mode {
         get { repaint.mode }
         set { repaint.mode = newValue }
@@ -199,12 +227,15 @@ extension LayerEngine {
         set { repaint.mode = newValue > .zero ? .lead(newValue) : .off }
     }
 
-    /// The lead in use now: the configured one widened while presents go out late; zero when off, or held after
-    /// a missed vblank.
+    /// The lead in use now: the configured one widened while presents go out late; zero when off, or closed for
+    /// a hold after a late present or a missed vblank.
     public var repaintLead: Duration { repaint.effectiveLead(frame: displayLink.frameDuration, now: loop.now) }
 
     /// Flips that missed the vblank their repaint window aimed at.
     public var repaintWindowMisses: Int { repaint.misses }
+
+    /// Presents that went out late in their repaint window (`RepaintWindow.isLate`), each closing the window.
+    public var repaintWindowLatePresents: Int { repaint.latePresents }
 
     /// Whether a present wanted now waits for the repaint window: only while the display link has live targets,
     /// so the output flips at every vblank and a flip queued now would hold back what lands before the vblank. An
@@ -223,7 +254,10 @@ extension LayerEngine {
         guard slot.presentAt > loop.now else {
             // A present that waited goes out now: how late it goes out is measured from when its window opened,
             // whether the timer woke the loop or another wake-up came first.
-            if repaint.timer != nil { repaint.windowOpenedAt = slot.presentAt }
+            if repaint.timer != nil {
+                repaint.windowOpenedAt = slot.presentAt
+                repaint.windowLead = slot.vblank - slot.presentAt
+            }
             repaint.timer?.cancel()
             repaint.timer = nil
             repaint.target = slot.vblank
@@ -235,6 +269,7 @@ extension LayerEngine {
                 guard let self else { return }
                 repaint.timer = nil
                 repaint.windowOpenedAt = slot.presentAt
+                repaint.windowLead = slot.vblank - slot.presentAt
             }
         }
         return true
@@ -259,10 +294,11 @@ extension LayerEngine {
         repaint.workCost = min(max(repaint.workCost, duration), displayLink.frameDuration)
     }
 
-    /// A present went out: if it is the one that waited for its window, how late it went out widens the lead.
+    /// A present went out: if it is the one that waited for its window, how late it went out widens the lead, and
+    /// closes the window when it was late (`RepaintSchedule.presented`).
     func repaintPresented() {
         guard let opened = repaint.windowOpenedAt else { return }
         repaint.windowOpenedAt = nil
-        repaint.lateness = min(max(repaint.lateness, loop.now - opened), displayLink.frameDuration)
+        repaint.presented(late: loop.now - opened, lead: repaint.windowLead, frame: displayLink.frameDuration, now: loop.now)
     }
 }

@@ -27,9 +27,10 @@ public struct DRMOptions: Sendable {
 }
 
 /// A DRM/KMS output: one connector on one CRTC with its primary plane, double- or triple-buffered with dumb
-/// buffers, flipped on vblank with atomic commits or legacy SetCrtc + PageFlip. Modesets and the restore at stop
-/// are in `DRMModeset.swift`, power in `DRMPower.swift`, master and device faults in `DRMSession.swift`; a
-/// `DRMCommitHook` (writeback capture, `WritebackCapturer`) rides along on its atomic modesets and page flips.
+/// buffers, flipped on vblank. Every call whose form depends on the commit API goes through its `commit` interface
+/// (`DRMAtomicCommit` or `DRMLegacyCommit`); the restore at stop is in `DRMRestore.swift`, power in `DRMPower.swift`,
+/// master, device faults and the fallback in `DRMSession.swift`; `DRMCommitHook`s (writeback capture, overlay and
+/// cursor planes) ride along on the commits of an interface that carries them.
 ///
 /// Several backends may drive one card, one connector each: they share the open card and its `DRMCardSession`
 /// (events, master), and each holds its connector, CRTC and primary plane (`claim`) so the others choose around them.
@@ -44,13 +45,16 @@ public final class DRMBackend: DisplayBackend {
     public internal(set) var plan: DRMOutputPlan
     /// The configurations still to try after a refused commit (`fallBack`); nil until the first refusal.
     var fallbackSteps: [OutputConfiguration]?
-    /// Atomic unless the kernel refused an atomic commit and the output fell back to legacy (`fallBack`).
-    public internal(set) var commitAPI: CommitAPI
+    /// How this output commits: atomic unless asked otherwise or the card has no atomic commits, and legacy after
+    /// the kernel refused an atomic commit and the output fell back (`fallBack`).
+    var commit: any DRMCommitInterface
+    /// The API of `commit`.
+    public var commitAPI: CommitAPI { commit.api }
     public internal(set) var info: OutputInfo
     /// Set by the engine: called when the device is gone (EPOLLHUP or EPOLLERR on the card's fd).
     public var onDeviceLost: ((DisplayError) -> Void)?
-    /// The plane takes FB_DAMAGE_CLIPS, so presents can name what changed.
-    public let supportsDamageClips: Bool
+    /// The plane takes FB_DAMAGE_CLIPS and the interface carries it, so presents can name what changed.
+    public var supportsDamageClips: Bool { commit.carriesHooks && planeProps["FB_DAMAGE_CLIPS"] != nil }
 
     let logger = Logger(label: "kioskd.drm")
     private var buffers: [DumbBuffer] = []
@@ -92,28 +96,18 @@ public final class DRMBackend: DisplayBackend {
         let card = try Self.openCard(options.device, driver: options.driver, choosing: options.connector)
         try card.becomeMaster()
         card.setClientCap(Int32(DRM_CLIENT_CAP_UNIVERSAL_PLANES), 1)
-        let api: CommitAPI
-        switch options.commit {
-        case .legacy: api = .legacy
-        case .atomic:
-            guard card.setClientCap(Int32(DRM_CLIENT_CAP_ATOMIC), 1) else {
-                throw DisplayError("device \(card.path) (\(card.driver)): atomic modesetting not supported; use --commit legacy")
-            }
-            api = .atomic
-        case .auto: api = card.setClientCap(Int32(DRM_CLIENT_CAP_ATOMIC), 1) ? .atomic : .legacy
-        }
-        if api == .atomic { card.setClientCap(Int32(DRM_CLIENT_CAP_WRITEBACK_CONNECTORS), 1) }
+        let commit = try DRMCommit.open(options.commit, on: card)
+        let api = commit.api
         let res = try DRMResources(card: card)
         let plan = try DRMOutputPlan.choose(in: res, device: card.path, connector: options.connector, mode: options.mode,
                                             taken: card.session.taken())
 
         self.card = card
         self.plan = plan
-        self.commitAPI = api
+        self.commit = commit
         self.planeProps = plan.primaryPlane.properties
         self.crtcProps = plan.crtc.properties
         self.connectorProps = plan.connector.properties
-        self.supportsDamageClips = api == .atomic && plan.primaryPlane.properties["FB_DAMAGE_CLIPS"] != nil
         self.saved = plan.crtc
         self.savedConnectorIDs = res.connectors.filter { c in
             c.currentEncoderID.flatMap { res.encoder(id: $0)?.crtcID } == plan.crtc.id
@@ -179,11 +173,7 @@ public final class DRMBackend: DisplayBackend {
         precondition(!isStarted, "DRMBackend.start called twice")
         self.onFlip = onFlip
         let first = 0
-        switch commitAPI {
-        case .atomic: try modesetAtomic(buffer: buffers[first])
-        case .legacy: try modesetLegacy(buffer: buffers[first])
-        case .headless, .fbdev: preconditionFailure("DRM backend with \(commitAPI.rawValue) commit API")
-        }
+        try commit.modeset(self, buffer: buffers[first])
         states[first] = .front
         frontIndex = first
         isStarted = true
@@ -216,39 +206,7 @@ public final class DRMBackend: DisplayBackend {
         }
         let fb = buffers[buffer.index]
         let userData = DRMCardSession.userData(for: token)
-        switch commitAPI {
-        case .atomic:
-            let req = try AtomicRequest()
-            var flags = UInt32(DRM_MODE_ATOMIC_NONBLOCK) | UInt32(DRM_MODE_PAGE_FLIP_EVENT)
-            do {
-                for hook in commitHooks { flags |= try hook.flipping(req, backend: self) }
-            } catch {
-                for hook in commitHooks { hook.flipCommitted(false) }
-                throw error
-            }
-            req.add(plan.primaryPlane.id, planeProps["FB_ID"]?.id, UInt64(fb.framebufferID), what: "plane FB_ID")
-            var clipsBlob: UInt32 = 0
-            if supportsDamageClips, let damage, !damage.isEmpty {
-                clipsBlob = makeDamageBlob(damage)
-                if clipsBlob != 0 {
-                    req.add(plan.primaryPlane.id, planeProps["FB_DAMAGE_CLIPS"]?.id, UInt64(clipsBlob), what: "plane FB_DAMAGE_CLIPS")
-                }
-            }
-            let result = req.commit(fd: card.fd, flags: flags, userData: userData)
-            if clipsBlob != 0 { drmModeDestroyPropertyBlob(card.fd, clipsBlob) }
-            if case .failure(let e) = result {
-                for hook in commitHooks { hook.flipCommitted(false) }
-                throw DisplayError("connector \(info.connector): atomic page flip failed: \(e.message)", errno: e.errno)
-            }
-            for hook in commitHooks { hook.flipCommitted(true) }
-        case .legacy:
-            let rc = drmModePageFlip(card.fd, plan.crtc.id, fb.framebufferID, UInt32(DRM_MODE_PAGE_FLIP_EVENT), userData)
-            for hook in commitHooks { hook.flipCommitted(rc == 0) }
-            guard rc == 0 else {
-                throw DisplayError("connector \(info.connector): page flip failed: \(errnoDescription(-rc))", errno: -rc)
-            }
-        case .headless, .fbdev: preconditionFailure()
-        }
+        try commit.flip(self, to: fb, damage: damage, userData: userData)
         states[buffer.index] = .pending
         pendingIndex = buffer.index
     }
@@ -262,15 +220,6 @@ public final class DRMBackend: DisplayBackend {
 
     /// The buffer on screen, to modeset with again.
     var frontBuffer: DumbBuffer { buffers[frontIndex ?? 0] }
-
-    private func makeDamageBlob(_ rects: [Rect]) -> UInt32 {
-        var clips = rects.map { r in
-            drm_mode_rect(x1: Int32(r.x), y1: Int32(r.y), x2: Int32(r.maxX), y2: Int32(r.maxY))
-        }
-        var id: UInt32 = 0
-        let rc = clips.withUnsafeMutableBytes { drmModeCreatePropertyBlob(card.fd, $0.baseAddress, $0.count, &id) }
-        return rc == 0 ? id : 0
-    }
 
     /// Reads the card's events: this output's page flips, and those of the card's other outputs, each to its own.
     func dispatchEvents() {

@@ -41,7 +41,7 @@ public final class DRMCursorPlane: DRMCommitHook, CursorPlane {
     /// - Throws: `DisplayError` when the backend does not use atomic commits or the card has no such plane.
     public init(backend: DRMBackend) throws {
         let name = backend.info.connector
-        guard backend.commitAPI == .atomic else {
+        guard backend.commit.carriesHooks else {
             throw DisplayError("connector \(name): a cursor plane needs atomic commits; the cursor is composited")
         }
         let res = try DRMResources(card: backend.card)
@@ -70,7 +70,7 @@ public final class DRMCursorPlane: DRMCommitHook, CursorPlane {
 
     public var name: String { "plane \(planeID)" }
 
-    public var isUsable: Bool { backend?.commitAPI == .atomic }
+    public var isUsable: Bool { backend?.commit.carriesHooks == true }
 
     public func setImage(_ image: CursorImage) throws {
         guard image.size.width <= maximumImageSize.width, image.size.height <= maximumImageSize.height else {
@@ -138,7 +138,7 @@ public final class DRMCursorPlane: DRMCommitHook, CursorPlane {
 
     func flipCommitted(_ committed: Bool) {
         defer { building = nil }
-        if let backend, backend.commitAPI != .atomic {
+        if let backend, !backend.commit.carriesHooks {
             takeOffAfterFallback(backend)
             return
         }
@@ -162,11 +162,11 @@ public final class DRMCursorPlane: DRMCommitHook, CursorPlane {
         wanted = nil
         guard committed != nil else { return }
         committed = nil
-        let rc = drmModeSetPlane(backend.card.fd, planeID, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        if rc != 0 {
-            logger.error("cursor \(name): taking it off after the fallback to legacy commits failed: \(errnoDescription(rc < 0 ? -rc : errno))")
-        } else {
+        do {
+            try backend.commit.takeOff(plane: planeID, properties: props, backend: backend)
             logger.warning("cursor \(name): the output fell back to legacy commits; the cursor is composited from now on")
+        } catch {
+            logger.error("cursor \(name): taking it off after the fallback to legacy commits failed: \(error)")
         }
     }
 }

@@ -49,7 +49,7 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
     /// - Throws: `DisplayError` when the backend does not use atomic commits or no overlay plane fits.
     public init(backend: DRMBackend, rotation: OutputRotation) throws {
         let name = backend.info.connector
-        guard backend.commitAPI == .atomic else {
+        guard backend.commit.carriesHooks else {
             throw DisplayError("connector \(name): overlay planes need atomic commits; every layer is composited")
         }
         let res = try DRMResources(card: backend.card)
@@ -85,7 +85,7 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
 
     public func assign(_ candidates: [OverlayCandidate]) -> [String?] {
         guard let backend else { return candidates.map { _ in "no output" } }
-        guard backend.commitAPI == .atomic else {
+        guard backend.commit.carriesHooks else {
             wanted = wanted.map { _ in nil }
             return candidates.map { _ in "legacy commits" }
         }
@@ -211,7 +211,7 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
 
     func flipCommitted(_ committed: Bool) {
         defer { building = nil }
-        if let backend, backend.commitAPI != .atomic {
+        if let backend, !backend.commit.carriesHooks {
             takeOffAfterFallback(backend)
             return
         }
@@ -229,8 +229,10 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
         for (index, plane) in planes.enumerated() where committed[index] != nil {
             committed[index] = nil
             plane.front = nil
-            if drmModeSetPlane(backend.card.fd, plane.id, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0) != 0 {
-                logger.error("overlay plane \(plane.id): taking it off after the fallback to legacy commits failed: \(errnoDescription(errno))")
+            do {
+                try backend.commit.takeOff(plane: plane.id, properties: plane.props, backend: backend)
+            } catch {
+                logger.error("overlay plane \(plane.id): taking it off after the fallback to legacy commits failed: \(error)")
             }
         }
     }

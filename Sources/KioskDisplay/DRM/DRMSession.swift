@@ -34,11 +34,7 @@ extension DRMBackend {
             throw DisplayError("device \(card.path): cannot become DRM master: \(errnoDescription(e))", errno: e)
         }
         forgetPendingFlip()
-        switch commitAPI {
-        case .atomic: try modesetAtomic(buffer: frontBuffer)
-        case .legacy: try modesetLegacy(buffer: frontBuffer)
-        case .headless, .fbdev: preconditionFailure("DRM backend with \(commitAPI.rawValue) commit API")
-        }
+        try commit.modeset(self, buffer: frontBuffer)
         logger.info("connector \(info.connector): DRM master held, mode \(info.mode) set")
     }
 
@@ -51,7 +47,7 @@ extension DRMBackend {
         let refused = OutputConfiguration(commitAPI, plan.mode.mode)
         if fallbackSteps == nil {
             let fallback = ConfigurationFallback(from: refused, modes: plan.connector.modes.map(\.mode),
-                                                 atomicAvailable: commitAPI == .atomic)
+                                                 atomicAvailable: commit.allowsAtomicFallback)
             if let note = fallback.note { logger.warning("connector \(info.connector): \(note)") }
             fallbackSteps = fallback.steps
         }
@@ -74,47 +70,24 @@ extension DRMBackend {
                            errno: failure.errno)
     }
 
-    /// Sets the mode of `step` with its commit API, showing the front buffer; the output keeps its configuration
-    /// when the kernel refuses.
+    /// Sets the mode of `step` with its commit interface (probed first where it has a probe), showing the front
+    /// buffer; the output keeps its configuration when the kernel refuses.
     private func use(_ step: OutputConfiguration) throws {
         guard let mode = plan.connector.modes.first(where: { $0.mode == step.mode }) else {
             throw DisplayError("connector \(info.connector): mode \(step.mode.exactDescription) is not offered")
         }
+        let next = DRMCommit.interface(for: step.commitAPI)
         let before = plan.mode
         plan.mode = mode
         do {
-            switch step.commitAPI {
-            case .atomic:
-                try probeAtomicModeset()
-                try modesetAtomic(buffer: frontBuffer)
-            case .legacy:
-                try modesetLegacy(buffer: frontBuffer)
-            case .headless, .fbdev:
-                preconditionFailure("DRM backend with headless commit API")
-            }
+            try next.probeModeset(self, buffer: frontBuffer)
+            try next.modeset(self, buffer: frontBuffer)
         } catch {
             plan.mode = before
             throw error
         }
-        commitAPI = step.commitAPI
-        info.commitAPI = step.commitAPI
+        commit = next
+        info.commitAPI = next.api
         info.mode = mode.mode
-    }
-
-    /// A TEST_ONLY atomic modeset of the plan's connector, CRTC, mode and primary plane with the front buffer:
-    /// whether the kernel would take that configuration, without changing anything.
-    private func probeAtomicModeset() throws {
-        var mode = plan.mode.raw
-        var blob: UInt32 = 0
-        let rc = drmModeCreatePropertyBlob(card.fd, &mode, MemoryLayout<drmModeModeInfo>.size, &blob)
-        guard rc == 0 else {
-            throw DisplayError("CRTC \(plan.crtc.id): create MODE_ID blob failed: \(errnoDescription(-rc))", errno: -rc)
-        }
-        defer { drmModeDestroyPropertyBlob(card.fd, blob) }
-        let req = try modesetRequest(buffer: frontBuffer, modeBlobID: blob)
-        let flags = UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET) | UInt32(DRM_MODE_ATOMIC_TEST_ONLY)
-        if case .failure(let e) = req.commit(fd: card.fd, flags: flags, userData: nil) {
-            throw DisplayError("TEST_ONLY modeset \(plan.mode.mode.exactDescription) refused: \(e.message)", errno: e.errno)
-        }
     }
 }

@@ -40,7 +40,7 @@ public final class WritebackCapturer: DRMCommitHook {
     ///   a hook, or the card has no writeback connector for its CRTC.
     public init(backend: DRMBackend) throws {
         let name = backend.info.connector
-        guard backend.commitAPI == .atomic else {
+        guard backend.commit.carriesHooks else {
             throw DisplayError("connector \(name): writeback capture needs atomic modesetting (--commit atomic)")
         }
         guard !backend.isStarted else {
@@ -89,7 +89,7 @@ public final class WritebackCapturer: DRMCommitHook {
     @discardableResult
     private func requireAtomic() throws -> DRMBackend {
         guard let backend else { throw DisplayError("connector \(outputName): writeback capture: the output is gone") }
-        guard backend.commitAPI == .atomic else {
+        guard backend.commit.carriesHooks else {
             throw DisplayError("connector \(outputName): writeback capture needs atomic commits; the output fell back to legacy")
         }
         return backend
