@@ -8,16 +8,17 @@ import KioskScene
 import Logging
 
 /// Connects a running `kioskd run` to its MQTT broker: the fleet client answers through the control socket's
-/// command registry, publishes the state and the scene's events, and feeds the scene's data sources. Holds the
-/// client and its listener on the scene for as long as the run lasts. Lives on the main thread.
+/// command registry, publishes the state (each output's under `outputs`) and every output's scene events (each
+/// naming its output), and feeds the scenes' data sources. Holds the client and its listeners on the scenes for as
+/// long as the run lasts. Lives on the main thread.
 final class FleetWiring {
     let client: FleetClient
-    /// The scene's events, published and followed (data sources, state) while the client runs.
-    private let sceneListener: ListenerToken
+    /// The outputs' scene events, published and followed (data sources, state) while the client runs.
+    private let sceneListeners: [ListenerToken]
 
-    private init(client: FleetClient, sceneListener: ListenerToken) {
+    private init(client: FleetClient, sceneListeners: [ListenerToken]) {
         self.client = client
-        self.sceneListener = sceneListener
+        self.sceneListeners = sceneListeners
     }
 
     /// Ends the MQTT session (`FleetClient.stop`).
@@ -35,7 +36,7 @@ final class FleetWiring {
     ///
     /// - Throws: a command in `mqtt.allow` that does not exist, a configuration that needs the control socket's
     ///   commands while the socket is disabled.
-    static func start(_ configuration: Configuration?, loop: MainLoop, control: ControlWiring?, stage: SceneStage,
+    static func start(_ configuration: Configuration?, loop: MainLoop, control: ControlWiring?, outputs: KioskOutputs,
                       logger: Logger) throws -> FleetWiring? {
         guard let configuration else { return nil }
         let settings = configuration.settings
@@ -48,8 +49,9 @@ final class FleetWiring {
         }
         let registry = control.server.commands
         let started = MonotonicInstant.now()
-        fleet.state = { [unowned stage, unowned fleet] in
-            var value = state(registry: registry, stage: stage, uptime: MonotonicInstant.now() - started)
+        let stage = outputs.first.stage
+        fleet.state = { [unowned fleet] in
+            var value = state(registry: registry, uptime: MonotonicInstant.now() - started)
             if case .object(var members) = value {
                 members["mqtt_longest_loop_hold_ms"] = .double((fleet.connection.longestLoopHold.milliseconds * 1000).rounded() / 1000)
                 members["mqtt_longest_loop_block_ms"] = .double((fleet.connection.longestLoopBlock.milliseconds * 1000).rounded() / 1000)
@@ -57,46 +59,68 @@ final class FleetWiring {
             }
             return value
         }
-        fleet.onData = { [unowned stage] values in try stage.setData(values) }
+        fleet.onData = { [stages = outputs.stages] values in try stages.setData(values) }
         fleet.onError = { [weak fleet, server = control.server] code, message in
             let data: JSONValue = ["code": .string(code), "message": .string(message)]
             server.broadcast(event: "error", data: data)
             fleet?.publish(event: "error", data: data)
         }
         fleet.pages = { [unowned stage] in stage.scene.pages.map(\.name) }
-        fleet.actions = { [unowned stage] in stage.scene.allWidgets.compactMap { $0.onPress?.emittedName } }
+        fleet.actions = { [outputs = outputs.outputs] in outputs.flatMap { $0.stage.scene.allWidgets.compactMap { $0.onPress?.emittedName } } }
         fleet.version = kioskdVersion
         fleet.setDataSources(stage.scene.dataSources)
-        let sceneListener = stage.addEventListener { [weak fleet, unowned stage] event in
-            guard let fleet else { return }
-            let (name, data) = ControlWiring.eventMessage(event)
-            fleet.publish(event: name, data: data)
-            switch event {
-            case .sceneLoaded:
-                fleet.sceneChanged(dataSources: stage.scene.dataSources)
-            case .pageShown:
-                fleet.stateMayHaveChanged()
-            case .dataChanged, .error, .video:
-                break
+        // Every output's scene events, each naming its output; data is the kiosk's, told once (the first output's),
+        // and so are the data sources.
+        let sceneListeners = outputs.outputs.map { output in
+            output.stage.addEventListener { [weak fleet, unowned output, unowned first = outputs.first] event in
+                guard let fleet else { return }
+                if case .dataChanged = event, output !== first { return }
+                var (name, data) = ControlWiring.eventMessage(event)
+                if case .object(var members) = data {
+                    members["output"] = .string(output.name)
+                    data = .object(members)
+                }
+                fleet.publish(event: name, data: data)
+                switch event {
+                case .sceneLoaded:
+                    if output === first { fleet.sceneChanged(dataSources: output.stage.scene.dataSources) }
+                    fleet.stateMayHaveChanged()
+                case .pageShown:
+                    fleet.stateMayHaveChanged()
+                case .dataChanged, .error, .video:
+                    break
+                }
             }
         }
         fleet.start()
         logger.info("MQTT \(settings.host):\(settings.port): topics under \(fleet.prefix)\(settings.groups.isEmpty ? "" : ", groups \(settings.groups.joined(separator: ", "))")")
-        return FleetWiring(client: fleet, sceneListener: sceneListener)
+        return FleetWiring(client: fleet, sceneListeners: sceneListeners)
     }
 
-    /// `<prefix>/state`: the figures `stats` and `scene.get` give, as those commands compute them.
-    static func state(registry: CommandRegistry, stage: SceneStage, uptime: Duration) -> JSONValue {
+    /// `<prefix>/state`: the figures `stats` and `scene.get` give, as those commands compute them: the first
+    /// output's at the top level, and each output's own under `outputs`, named by its connector.
+    static func state(registry: CommandRegistry, uptime: Duration) -> JSONValue {
         let stats = localResult(registry, "stats")
         let scene = localResult(registry, "scene.get")
-        let display = localResult(registry, "display.info")
-        let output: JSONValue = [
-            "connector": display["connector"] ?? .null,
-            "mode": display["mode"]?["name"] ?? .null,
-            "modes": .array((display["modes"]?.arrayValue ?? []).compactMap { $0["name"] }),
-            "power": display["power"] ?? .null,
-            "rotation": display["rotation"] ?? .null,
-        ]
+        let byOutput = stats["by_output"]?.objectValue ?? [:]
+        let outputs: [JSONValue] = (stats["outputs"]?.arrayValue ?? []).map { listed in
+            let name = listed["connector"] ?? .null
+            let figures: JSONValue = { if case .string(let key) = name { return byOutput[key] ?? [:] }; return [:] }()
+            return [
+                "connector": name,
+                "connected": listed["connected"] ?? .null,
+                "mode": listed["mode"]?["name"] ?? .null,
+                "modes": .array((listed["modes"]?.arrayValue ?? []).compactMap { $0["name"] }),
+                "power": listed["power"] ?? .null,
+                "rotation": listed["rotation"] ?? .null,
+                "scene": listed["scene"] ?? .null,
+                "page": listed["page"] ?? .null,
+                "fps": figures["fps"] ?? figures["average_fps"] ?? .null,
+                "missed_vblanks": figures["missed_vblanks"] ?? .null,
+                "frames_flipped": figures["frames_flipped"] ?? .null,
+                "health": ["healthy": figures["healthy"] ?? .null, "reason": figures["health_reason"] ?? .null],
+            ]
+        }
         return [
             "version": .string(kioskdVersion),
             "scene": scene["source"] ?? .null,
@@ -106,7 +130,7 @@ final class FleetWiring {
             "connector": stats["connector"] ?? .null,
             // The engine's flips per second over the last second or more; the run's average without an engine.
             "fps": stats["fps"] ?? stats["average_fps"] ?? .null,
-            "outputs": [output],
+            "outputs": .array(outputs),
             "missed_vblanks": stats["missed_vblanks"] ?? .null,
             // The frame path's health signal (the one the watchdog is fed from), as `stats` gives it.
             "health": ["healthy": stats["healthy"] ?? .null, "reason": stats["health_reason"] ?? .null],

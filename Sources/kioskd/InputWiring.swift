@@ -104,75 +104,48 @@ struct InputSettings: Equatable {
 /// backlight and blanks every output, and reports `power` events. Lives on the main thread.
 final class InputWiring {
     let routing: OutputInputRouting
-    /// The first output's router (the only one with one output).
+    /// The first output's router, which takes every device no `input.map` rule sends elsewhere.
     var router: InputRouter { routing.routers[0] }
     let source: LibinputSource?
     let idle: IdleMonitor?
     let backlight: Backlight?
-    private let engines: [LayerEngine]
+    private let outputs: [DrivenOutput]
     private weak var control: ControlWiring?
     /// The fleet broker's client, if any: presses with an `emit` action go to its `<prefix>/action` topic, and
     /// `input` events to `<prefix>/event/input` when `mqtt.events` names them, from every output.
     weak var fleet: FleetClient?
     private let logger: Logger
 
-    /// One output input is routed to: its stage, the panel touches map onto and the connector's name, its rotation,
-    /// and its display if one is connected (whose cursor plane carries the pointer's cursor).
-    struct Target {
-        var stage: SceneStage
-        var panel: Size
-        var output: String
-        var rotation: OutputRotation
-        var display: (any DisplayBackend)?
+    /// The router of `output` (the outputs' order is the routers').
+    private func router(of output: DrivenOutput) -> InputRouter {
+        routing.routers[outputs.firstIndex { $0 === output }!]
     }
 
-    /// The output was let go: its cursor plane goes with it (it keeps the output's card open); the cursor is
-    /// composited until the next output is adopted. `connector` nil: the only output.
-    func outputDetached(_ connector: String? = nil) {
-        (connector.flatMap(routing.router(forOutput:)) ?? router).replaceCursorPlane(nil)
+    /// An output's display was let go: its cursor plane goes with it (it keeps the output's card open); the cursor
+    /// is composited until the output's next display is adopted.
+    func outputDetached(_ output: DrivenOutput) {
+        router(of: output).replaceCursorPlane(nil)
     }
 
-    /// A display was adopted: touches map onto its panel from now on, and the pointer's cursor goes on its cursor
-    /// plane where it has one (a cursor on the previous output goes with it). With one output its router follows
-    /// whichever connector is adopted; with several, the router of that connector does.
-    func follow(_ output: OutputInfo, display: (any DisplayBackend)?) {
-        let target = routing.routers.count == 1 ? router : routing.router(forOutput: output.connector)
-        guard let target else { return }
-        target.mapping.panel = output.mode.size
-        target.mapping.output = output.connector
-        target.replaceCursorPlane(display.flatMap { Self.cursorPlane(for: $0, logger: logger) })
+    /// A display was adopted on `output`: touches map onto its panel from now on, and the pointer's cursor goes on its
+    /// cursor plane where it has one (a cursor on the previous display goes with it).
+    func follow(_ output: DrivenOutput, info: OutputInfo) {
+        let target = router(of: output)
+        target.mapping.panel = info.mode.size
+        target.mapping.output = info.connector
+        target.replaceCursorPlane(output.engine.backend.flatMap { Self.cursorPlane(for: $0, logger: logger) })
     }
 
-    /// One output, the one `kioskd run` shows on.
-    /// - Parameters:
-    ///   - display: the output shown on, if one is connected (its cursor plane carries the pointer's cursor).
-    ///   - panel: the size of the panel touches map onto, and `output` its connector's name.
-    convenience init(settings: InputSettings, stage: SceneStage, display: (any DisplayBackend)?, panel: Size, output: String,
-                     rotation: OutputRotation, control: ControlWiring?, logger: Logger) {
-        self.init(settings: settings, targets: [Target(stage: stage, panel: panel, output: output, rotation: rotation, display: display)],
-                  control: control, logger: logger)
-    }
-
-    /// Several outputs (`outputs:`): a router per output, devices mapped by `input.map`, else to the first.
-    convenience init(settings: InputSettings, outputs: [DrivenOutput], control: ControlWiring?, logger: Logger) {
-        let targets = outputs.map { output in
-            // Before a display is adopted the panel is the size the scene waits in, turned back by the rotation.
-            let panel = output.engine.backend?.info.mode.size ?? output.rotation.sceneSize(forPanel: output.engine.rootLayer.frame.size)
-            return Target(stage: output.stage, panel: panel, output: output.connector, rotation: output.rotation,
-                          display: output.engine.backend)
-        }
-        self.init(settings: settings, targets: targets, control: control, logger: logger)
-    }
-
-    private init(settings: InputSettings, targets: [Target], control: ControlWiring?, logger: Logger) {
-        let loop = targets[0].stage.engine.loop
-        self.engines = targets.map(\.stage.engine)
+    /// A router per output, devices mapped by `input.map`, else to the first.
+    init(settings: InputSettings, outputs: [DrivenOutput], control: ControlWiring?, logger: Logger) {
+        let loop = outputs[0].engine.loop
+        self.outputs = outputs
         self.control = control
         self.logger = logger
         // A device mapped to a connector that is not driven drives the first output, and the log says so.
         for rule in settings.devices.rules {
-            if let mapped = rule.output, !targets.contains(where: { $0.output.lowercased() == mapped.lowercased() }) {
-                logger.warning("input.map: devices '\(rule.device)' belong to \(mapped), which is not driven here; they drive \(targets[0].output)")
+            if let mapped = rule.output, !outputs.contains(where: { $0.name.lowercased() == mapped.lowercased() }) {
+                logger.warning("input.map: devices '\(rule.device)' belong to \(mapped), which is not driven here; they drive \(outputs[0].name)")
             }
         }
         let idle = settings.idle.isEnabled ? IdleMonitor(loop: loop, settings: settings.idle) : nil
@@ -187,13 +160,15 @@ final class InputWiring {
             }
         }
         self.backlight = backlight
-        let routers = targets.map { target in
-            let mapping = InputMapping(panel: target.panel, rotation: target.rotation, calibration: settings.devices.calibration,
-                                       output: target.output)
-            let router = InputRouter(stage: target.stage, mapping: mapping, idle: idle)
+        let routers = outputs.map { output in
+            // Before a display is adopted the panel is the size the scene waits in, turned back by the rotation.
+            let panel = output.engine.backend?.info.mode.size ?? output.rotation.sceneSize(forPanel: output.engine.rootLayer.frame.size)
+            let mapping = InputMapping(panel: panel, rotation: output.rotation, calibration: settings.devices.calibration,
+                                       output: output.engine.backend?.info.connector ?? output.name)
+            let router = InputRouter(stage: output.stage, mapping: mapping, idle: idle)
             router.deviceRules = settings.devices
             router.cursorHideAfter = PointerCursor.defaultHideAfter
-            router.cursorPlane = target.display.flatMap { Self.cursorPlane(for: $0, logger: logger) }
+            router.cursorPlane = output.engine.backend.flatMap { Self.cursorPlane(for: $0, logger: logger) }
             return router
         }
         routing = OutputInputRouting(routers: routers, deviceRules: settings.devices)
@@ -299,11 +274,10 @@ final class InputWiring {
     /// all were tried.
     private func setPower(_ on: Bool) throws {
         var failure: (any Error)?
-        for engine in engines where engine.hasOutput {
-            do { try engine.setDisplayPower(on) } catch { failure = failure ?? error }
+        for output in outputs where output.engine.hasOutput {
+            do { try output.engine.setDisplayPower(on) } catch { failure = failure ?? error }
         }
         if let failure { throw failure }
-        if engines.count == 1, !engines[0].hasOutput { try engines[0].setDisplayPower(on) }
     }
 
     private func broadcast(_ report: InputReport, output: String) {

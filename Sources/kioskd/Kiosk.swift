@@ -5,99 +5,180 @@ import KioskRuntime
 import KioskScene
 import Logging
 
-/// `kioskd run` with an `outputs:` section: the same run as with one output (control socket, signals, service,
-/// fleet, input, `--frames`, `--stats-out`, `--screenshot`, `--capture`), on several output slots. What speaks of
-/// one output (the run's `--frames`, `--screenshot`, `--capture` and `--stats-out`, the top-level `stats` and
-/// `display.info` fields, the service's readiness) speaks of the first entry's. Main thread.
-extension RunCommand {
-    func runOutputs(_ config: [KioskConfig.Output], loop: MainLoop, signals: SignalRouting, settings: Settings,
-                    service: ServiceWiring, backendKind: BackendKind, fleet: FleetWiring.Configuration?,
-                    memory: KioskConfig.Memory, video: KioskConfig.Video, logger: Logger) throws {
-        if settings.connector != nil {
-            logger.warning("connector \(settings.connector!): ignored, the outputs: section names the connectors")
+/// One `kioskd run`, assembled in one place: the loop, the render pool, the outputs (one slot each, a list of one
+/// without an `outputs:` section), their scenes, the control socket, the fleet, input, the service and the run
+/// session. Every output comes up the same way and is heard the same way: SIGHUP reloads each one's scene, the
+/// watchdog watches each one's frame path, `flip`, `frame`, `display`, scene and error events and the MQTT state name
+/// each output, `--capture-pages` captures each one's page changes. What speaks of one output (`--frames`,
+/// `--screenshot`, `--capture`, `--stats-out`, the top level of `stats` and `display.info`, the service's readiness)
+/// speaks of the first. With a configuration problem, every output shows the diagnostic page and a reload starts
+/// kioskd over. Main thread.
+final class Kiosk {
+    let loop: MainLoop
+    let signals: SignalRouting
+    let service: ServiceWiring
+    let pool: RenderQueuePool
+    let outputs: KioskOutputs
+    let control: ControlWiring?
+    let session: RunSession
+    let fleet: FleetWiring?
+    let input: InputWiring
+    private let fatal: FatalFrameExit
+    private let pageCaptures: [PageCaptures]
+    /// The first output's writeback capturer, for `--capture`'s last frame.
+    private var capturer: WritebackCapturer?
+    private let options: RunCommand
+    private let logger: Logger
+
+    /// Builds the kiosk `resolved` describes; nothing is shown until `run`.
+    /// - Throws: a choice of output that cannot work (no such card, driver or connector, a mode the display lacks),
+    ///   a control socket asked for that cannot be served, an `mqtt:` section that cannot be used.
+    init(_ resolved: ResolvedRun, logger: Logger) throws {
+        let options = resolved.options
+        self.options = options
+        self.logger = logger
+        let problem = resolved.problem
+        loop = try MainLoop.epoll()
+        // Before any other thread starts, so render threads inherit the blocked mask and signals reach signalfd.
+        signals = try SignalRouting(loop: loop, logger: logger)
+        let settings = try options.resolveSettings(board: resolved.board, logger: logger)
+        service = try ServiceWiring(loop: loop)
+        let kind = BackendKind.resolve(options.backend, fbdev: options.fbdev,
+                                       drmRequested: settings.driver != nil || (settings.device ?? "auto") != "auto", logger: logger)
+        // A configuration problem shows its page on one output: the `outputs:` section may be what is wrong.
+        let configured = problem == nil ? resolved.outputs : []
+        if !configured.isEmpty, let connector = settings.connector {
+            logger.warning("connector \(connector): ignored, the outputs: section names the connectors")
         }
-        let entries = MultiOutputWiring.entries(config, settings: settings)
-        let pool = RenderQueuePool(strategy: (renderStrategy ?? .roundRobin).poolStrategy)
-        let socket = ControlWiring.socketDescription(options: control, inheritedListenFD: service.controlSocketFD)
-        let drm = backendKind == .drm || backendKind == .auto
-        guard drm || backendKind == .headless else {
+        let entries = KioskOutputs.entries(configured, connector: settings.connector, mode: settings.mode, rotation: settings.rotation,
+                                           scenePath: settings.scenePath)
+        guard entries.count == 1 || kind != .fbdev else {
             throw DisplayError("outputs: several outputs need --backend drm or headless; fbdev drives one framebuffer")
         }
-        let wiring = try MultiOutputWiring(entries: entries, loop: loop, pool: pool, hotplug: drm, source: { entry in
-            if drm {
-                return DRMOutputSource(options: DRMOptions(
-                    device: settings.device == "auto" ? nil : settings.device, driver: settings.driver, connector: entry.connector,
-                    mode: entry.mode, commit: settings.commit, bufferCount: settings.buffers))
-            }
-            let m = entry.mode ?? ModeRequest(width: 1024, height: 768, refreshHz: 60)
-            return HeadlessOutputSource(connector: entry.connector,
-                                        mode: DisplayMode(width: m.width, height: m.height, refreshMilliHz: m.refreshMilliHz ?? 60_000),
-                                        bufferCount: settings.buffers)
-        }, runner: { engine, path in
-            engine.repaintWindowMode = repaintWindowMode
-            return try SceneRunner(engine: engine, path: path, watch: watch ?? true, fpsOverlay: fpsOverlay ?? false, memory: memory, video: video,
-                            substitute: diagnosticPage(socket: socket), logger: logger)
+        pool = RenderQueuePool(strategy: (options.renderStrategy ?? .roundRobin).poolStrategy)
+        let substitute = options.diagnosticPage(socket: ControlWiring.socketDescription(options: options.control,
+                                                                                       inheritedListenFD: service.controlSocketFD))
+        outputs = try KioskOutputs(entries: entries, loop: loop, pool: pool, hotplug: kind == .drm || kind == .auto, source: { entry in
+            try Self.source(kind, entry: entry, settings: settings, fbdev: options.fbdev)
+        }, runner: { [memory = resolved.memory, video = resolved.video] engine, path in
+            engine.repaintWindowMode = options.repaintWindowMode
+            return try SceneRunner(engine: engine, path: path, watch: options.watch ?? true, fpsOverlay: options.fpsOverlay ?? false,
+                                   memory: memory, video: video, substitute: substitute, problem: problem, logger: logger)
         }, logger: logger)
-        let first = wiring.first
-        let controlSocket = try ControlWiring.start(options: control, inheritedListenFD: service.controlSocketFD, loop: loop,
-                                                    scene: first.stage, logger: logger)
-        defer { controlSocket?.stop() }
-        controlSocket?.rotation = first.rotation
-        controlSocket?.attach(wiring)
-        let session = RunSession(engine: first.engine, frameLimit: frames, controlSocket: controlSocket)
-        first.flips = { [unowned session] in session.flips }
+        let first = outputs.first
+        control = try ControlWiring.start(options: options.control, inheritedListenFD: service.controlSocketFD, loop: loop,
+                                          outputs: outputs, logger: logger)
+        session = RunSession(engine: first.engine, frameLimit: options.frames, controlSocket: control)
         session.stopOnSignals(signals)
         // Each output's runner reloads its own scene on SIGHUP and hands its own engine over.
-        for output in wiring.outputs { output.runner.follow(signals, logger: logger) }
-        let fatal = FatalFrameExit(engines: wiring.outputs.map(\.engine), loop: loop)
-        // The last frame of --frames N on the first output is captured, on whichever display it adopts.
-        var capturer: WritebackCapturer?
-        if capture != nil, let frames {
-            first.manager.prepareOutput = { backend in
+        for output in outputs.outputs { output.runner.follow(signals, logger: logger) }
+        fatal = FatalFrameExit(engines: outputs.outputs.map(\.engine), loop: loop)
+        let driven = outputs.outputs
+        pageCaptures = try options.capturePages.map { directory in
+            try driven.map { try PageCaptures(directory: directory, output: $0, logger: logger) }
+        } ?? []
+        fleet = try FleetWiring.start(resolved.fleet, loop: loop, control: control, outputs: outputs, logger: logger)
+        input = InputWiring(settings: options.input.settings(backend: kind, backlight: settings.backlight, board: settings.boardInput),
+                            outputs: outputs.outputs, control: control, logger: logger)
+        input.fleet = fleet?.client
+        showsProblem = problem != nil
+        wireOutputs()
+    }
+
+    /// A configuration problem is shown: a reload starts kioskd over.
+    private let showsProblem: Bool
+
+    /// The source one output comes from, and what it found at start. On DRM a choice that cannot work fails here.
+    private static func source(_ kind: BackendKind, entry: KioskOutputs.Entry, settings: RunCommand.Settings,
+                               fbdev: String?) throws -> (any OutputSource, OutputProbe) {
+        switch kind {
+        case .drm, .auto:
+            let source = DRMOutputSource(options: DRMOptions(
+                device: settings.device == "auto" ? nil : settings.device, driver: settings.driver, connector: entry.connector,
+                mode: entry.mode, commit: settings.commit, bufferCount: settings.buffers))
+            return (source, try source.checkChoice())
+        case .headless:
+            let m = entry.mode ?? ModeRequest(width: 1024, height: 768, refreshHz: 60)
+            let source = HeadlessOutputSource(connector: entry.connector ?? "Headless-1",
+                                              mode: DisplayMode(width: m.width, height: m.height, refreshMilliHz: m.refreshMilliHz ?? 60_000),
+                                              bufferCount: settings.buffers)
+            return (source, try source.probe())
+        case .fbdev:
+            let source = FbdevOutputSource(path: fbdev ?? BackendKind.defaultFramebuffer, bufferCount: settings.buffers)
+            return (source, try source.probe())
+        }
+    }
+
+    /// What follows each output's display as it comes and goes: `display` events, the service's status, touch
+    /// mapping and the cursor plane, overlay planes, and the writeback capturer of `--capture` and `--capture-pages`.
+    private func wireOutputs() {
+        let capturing = options.capture != nil || options.capturePages != nil
+        for (index, output) in outputs.outputs.enumerated() {
+            guard capturing else { break }
+            let captures = pageCaptures.isEmpty ? nil : pageCaptures[index]
+            let lastFrame = index == 0 && options.capture != nil ? options.frames : nil
+            // Made as each display is adopted, before it starts: the last frame of --frames N is the N-th present.
+            output.manager.prepareOutput = { [weak self] backend in
                 guard let drm = backend as? DRMBackend else { return }
-                capturer = try WritebackCapturer(backend: drm)
-                try capturer?.capturePresent(number: frames)
+                let capturer = try WritebackCapturer(backend: drm)
+                if let lastFrame { try capturer.capturePresent(number: lastFrame) }
+                captures?.capturer = capturer
+                if index == 0 { self?.capturer = capturer }
             }
         }
-        let fleetWiring = try FleetWiring.start(fleet, loop: loop, control: controlSocket, stage: first.stage, logger: logger)
-        defer { fleetWiring?.stop() }
-        fleetWiring?.client.onData = { [stages = wiring.stages] values in try stages.setData(values) }
-        let inputWiring = InputWiring(settings: input.settings(backend: backendKind, backlight: settings.backlight, board: settings.boardInput),
-                                      outputs: wiring.outputs, control: controlSocket, logger: logger)
-        inputWiring.fleet = fleetWiring?.client
-        wiring.onDetached = { [weak inputWiring] output in inputWiring?.outputDetached(output.connector) }
-        wiring.onEvent = { [weak controlSocket, weak service, weak inputWiring] output, event in
-            controlSocket?.outputChanged(event)
+        outputs.onDetached = { [weak input] output in input?.outputDetached(output) }
+        outputs.onEvent = { [weak control, weak service, weak input, logger] output, event in
+            control?.outputChanged(event, on: output)
             service?.outputChanged()
             switch event {
             case .connected(let info), .modeChanged(let info):
-                inputWiring?.follow(info, display: output.engine.backend)
+                input?.follow(output, info: info)
                 PlaneWiring.follow(output.engine, rotation: output.rotation, logger: logger)
             case .disconnected: break
             }
         }
-        wiring.start(logger: logger)
-        service.attach(runner: first.runner, session: session, signals: signals)
-        inputWiring.start()
-        try session.run(startingEngine: false)
+    }
 
-        let shown = first.engine.backend
-        var problems = writePictures(display: shown, captured: capturer?.lastCapture)
+    /// Shows every output, runs until stopped (SIGTERM, SIGINT, `--frames`, `stop`, a fatal frame-path error), then
+    /// writes `--screenshot`, `--capture` and `--stats-out`. A reload with a configuration problem shown starts
+    /// kioskd over instead of returning.
+    /// - Throws: `DisplayError` with every problem of the run, one after another.
+    func run() throws {
+        outputs.start()
+        // Once the outputs have probed: an output with nothing connected is ready at once, waiting.
+        service.attach(outputs: outputs, session: session, signals: signals)
+        if showsProblem { service.startOverOnReload(signals, session: session, logger: logger) }
+        input.start()
+        defer {
+            control?.stop()
+            fleet?.stop()
+        }
+        try session.run(startingEngine: false)
+        if service.startingOver {
+            outputs.stop()
+            try StartOver.exec(passing: service.activation)
+        }
+
+        let first = outputs.first, shown = first.engine.backend
+        var problems = options.writePictures(display: shown, captured: capturer?.lastCapture)
         if let failure = fatal.failure { problems.insert(failure, at: 0) }
         let pacing = shown?.flipPacing ?? .vblank
-        wiring.stopOthers()
-        first.engine.stop()
+        outputs.stop()
         let report = RunStatsReport(flips: session.flips, info: shown?.info, loop: loop, rotation: first.rotation,
                                     poweredOn: shown?.isPoweredOn ?? false, firstFrameMs: session.firstCompleteFrameMs, pacing: pacing)
-        for output in wiring.outputs {
-            let flips = output.flips()
-            logger.info("\(flips.framesFlipped) frames flipped on \(output.connector), missed vblanks \(flips.missedVblanks)")
+        for output in outputs.outputs {
+            let figures = output === first ? report : RunStatsReport(flips: output.flips, info: output.engine.backend?.info, loop: loop)
+            logger.info("\(figures.framesFlipped) frames flipped on \(output.name) \(figures.mode) (\(figures.commitApi)), missed vblanks \(figures.missedVblanks), flip interval p50 \(figures.flipIntervalMs.p50) ms p99 \(figures.flipIntervalMs.p99) ms")
         }
-        if let statsOut {
+        if let statsOut = options.statsOut {
             do { try report.write(to: statsOut, engine: first.engine.stats, extra: RunStatsReport.videoFigures(first.stage)) } catch { problems.append("\(error)") }
         }
-        for output in wiring.outputs { output.engine.detachOutput() }
-        withExtendedLifetime((pool, wiring, session, service, inputWiring, fatal)) {}
+        withExtendedLifetime((pool, pageCaptures)) {}
         if !problems.isEmpty { throw DisplayError(problems.joined(separator: "; ")) }
+    }
+
+    /// Ends the run at the next frame boundary, as SIGTERM does.
+    func stop() {
+        session.requestStop()
     }
 }

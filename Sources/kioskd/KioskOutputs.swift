@@ -5,46 +5,40 @@ import KioskRuntime
 import KioskScene
 import Logging
 
-/// One output of several as the control socket, input and the service see it: its connector, the slot's engine and
-/// manager, the stage showing its scene, its rotation and its flip counters. Lives on the main thread.
+/// One output as the control socket, input, the fleet and the service see it: its slot (name, engine, manager), the
+/// scene runner showing its scene, its rotation and its flip counters. Lives on the main thread.
 final class DrivenOutput {
-    let connector: String
-    let engine: LayerEngine
-    let manager: OutputManager
+    let slot: OutputSlots.Slot
     let runner: SceneRunner
     let rotation: OutputRotation
-    /// Flips completed on this output (the first output's are the run session's).
-    var flips: () -> FlipStatistics
-    /// The engine's flips, while this output counts its own (`countFlips`).
+    /// Flips completed on this output since it started.
+    private(set) var flips = FlipStatistics()
     private var flipListener: ListenerToken?
 
+    /// The name commands, events and state give it (`OutputSlots.Slot.name`).
+    var name: String { slot.name }
+    var engine: LayerEngine { slot.engine }
+    var manager: OutputManager { slot.manager }
     var stage: SceneStage { runner.stage }
 
     init(slot: OutputSlots.Slot, runner: SceneRunner, rotation: OutputRotation) {
-        connector = slot.connector
-        engine = slot.engine
-        manager = slot.manager
+        self.slot = slot
         self.runner = runner
         self.rotation = rotation
-        flips = { FlipStatistics() }
-    }
-
-    /// Counts this output's flips itself, for an output whose engine no run session counts.
-    func countFlips() {
-        var counted = FlipStatistics()
-        flipListener = engine.addFlipListener { event in counted.record(event) }
-        flips = { counted }
+        flipListener = slot.engine.addFlipListener { [unowned self] event in flips.record(event) }
     }
 }
 
-/// `kioskd run` with an `outputs:` section: one `OutputSlots` slot per entry (its own source naming that entry's
-/// connector and mode, its own compositor at the entry's rotation, its own engine) and one scene per slot, the
-/// entry's scene or the kiosk's scene mirrored (`OutputStages`). On DRM the udev monitor's hotplugs make every slot
-/// probe again. Lives on the main thread.
-final class MultiOutputWiring {
-    /// One `outputs:` entry with the run's defaults filled in. A plain value.
-    struct Entry {
-        var connector: String
+/// The outputs of `kioskd run`: one `OutputSlots` slot per output (its own source naming that output's connector and
+/// mode, its own compositor at the output's rotation, its own engine) and one scene per slot, the output's scene or
+/// the kiosk's scene mirrored (`OutputStages`). One output is a list of one: without an `outputs:` section the
+/// run's connector (or the first connected), mode, rotation and scene make the only entry. On DRM the udev
+/// monitor's hotplugs make every slot probe again. Lives on the main thread.
+final class KioskOutputs {
+    /// One output with the run's defaults filled in. A plain value.
+    struct Entry: Equatable {
+        /// nil: the first connected (a sole output only).
+        var connector: String?
         var mode: ModeRequest?
         var rotation: OutputRotation
         var scenePath: String
@@ -54,48 +48,52 @@ final class MultiOutputWiring {
     let stages: OutputStages
     let outputs: [DrivenOutput]
     let monitor: DRMHotplugMonitor?
-    /// Called with the slot whose output changed (`display` events, the service's status, input mapping).
+    /// Called with the output that changed (`display` events, the service's status, input mapping, planes).
     var onEvent: ((DrivenOutput, OutputEvent) -> Void)?
-    /// Called right after a slot's output is let go, before another opens.
+    /// Called right after an output's display is let go, before another opens.
     var onDetached: ((DrivenOutput) -> Void)?
 
+    /// The output commands address when they name none; the one `--frames`, `--screenshot`, `--capture` and
+    /// `--stats-out` speak of.
     var first: DrivenOutput { outputs[0] }
 
-    /// The entries of `config` with the run's defaults: a mode or rotation an entry leaves out is the run's (options,
-    /// board file), a scene it leaves out (or `default`) the run's scene, mirrored.
-    static func entries(_ config: [KioskConfig.Output], settings: RunCommand.Settings) -> [Entry] {
-        config.map { output in
-            Entry(connector: output.connector, mode: output.mode ?? settings.mode, rotation: output.rotation ?? settings.rotation,
-                  scenePath: output.scene.flatMap { $0 == "default" ? nil : $0 } ?? settings.scenePath)
+    /// The outputs a run drives: the `outputs:` section with the run's defaults (a mode or rotation an entry leaves
+    /// out is the run's, a scene it leaves out, or `default`, the run's scene, mirrored), or without one the run's
+    /// own connector, mode, rotation and scene as the only entry.
+    static func entries(_ config: [KioskConfig.Output], connector: String?, mode: ModeRequest?, rotation: OutputRotation,
+                        scenePath: String) -> [Entry] {
+        guard !config.isEmpty else { return [Entry(connector: connector, mode: mode, rotation: rotation, scenePath: scenePath)] }
+        return config.map { output in
+            Entry(connector: output.connector, mode: output.mode ?? mode, rotation: output.rotation ?? rotation,
+                  scenePath: output.scene.flatMap { $0 == "default" ? nil : $0 } ?? scenePath)
         }
     }
 
     /// Builds the slots and their scenes. Nothing is adopted yet: `start` probes.
     ///
     /// - Parameters:
-    ///   - source: the source that probes and opens one entry's connector alone.
+    ///   - source: the source that probes and opens one entry's connector alone, and what it found at start (the
+    ///     tree is laid out for the mode it chose, else for the mode asked for, else 1024x768).
     ///   - runner: the scene runner of one slot's engine, for the scene file given.
     init(entries: [Entry], loop: MainLoop, pool: RenderQueuePool, hotplug: Bool,
-         source: (Entry) -> any OutputSource,
+         source: (Entry) throws -> (any OutputSource, OutputProbe),
          runner: (LayerEngine, String) throws -> SceneRunner, logger: Logger) throws {
-        let rotations = Dictionary(uniqueKeysWithValues: entries.map { ($0.connector, $0.rotation) })
         slots = try OutputSlots(loop: loop, pool: pool, entries: entries.map { entry in
-            // Until a display is adopted, the tree is laid out in the mode asked for (else 1024x768).
-            let panel = entry.mode.map { Size(width: $0.width, height: $0.height) } ?? Size(width: 1024, height: 768)
-            return OutputSlots.Entry(connector: entry.connector, source: source(entry), sceneSize: entry.rotation.sceneSize(forPanel: panel))
-        }) { connector, mode in
-            try ShadowCompositor(size: mode.size, rotation: rotations[connector] ?? .degrees0)
+            let (source, probe) = try source(entry)
+            let panel = probe.choice?.mode.size ?? entry.mode.map { Size(width: $0.width, height: $0.height) } ?? Size(width: 1024, height: 768)
+            return OutputSlots.Entry(connector: entry.connector, source: source, sceneSize: entry.rotation.sceneSize(forPanel: panel))
+        }) { index, mode in
+            try ShadowCompositor(size: mode.size, rotation: entries[index].rotation)
         }
-        var runners: [String: SceneRunner] = [:]
-        for (slot, entry) in zip(slots.slots, entries) {
-            runners[slot.connector] = try runner(slot.engine, entry.scenePath)
+        outputs = try zip(slots.slots, entries).map { slot, entry in
+            DrivenOutput(slot: slot, runner: try runner(slot.engine, entry.scenePath), rotation: entry.rotation)
         }
-        stages = OutputStages(slots: slots) { slot in runners[slot.connector]!.stage }
-        outputs = slots.slots.map { slot in DrivenOutput(slot: slot, runner: runners[slot.connector]!, rotation: rotations[slot.connector]!) }
+        stages = OutputStages(slots: slots) { [outputs] slot in outputs.first { $0.slot === slot }!.stage }
         if hotplug {
             do {
                 monitor = try DRMHotplugMonitor(loop: loop)
             } catch {
+                // Without the monitor each output keeps what it has; it will not see displays come and go.
                 logger.error("\(error); displays plugged in or out later are not noticed")
                 monitor = nil
             }
@@ -110,38 +108,41 @@ final class MultiOutputWiring {
             output.manager.onDetached = { [weak self, unowned output] in self?.onDetached?(output) }
         }
         slots.onEvent = { [weak self] slot, event in
-            guard let self, let output = outputs.first(where: { $0.connector == slot.connector }) else { return }
+            guard let self, let output = outputs.first(where: { $0.slot === slot }) else { return }
             onEvent?(output, event)
         }
-        // Every output but the first counts its own flips; the run session counts the first's.
-        for output in outputs.dropFirst() { output.countFlips() }
     }
 
-    /// Probes every slot once and adopts what is connected. A slot whose connector no card has is said so, with the
-    /// connectors there are (the config file cannot know them: `check-config` does not): it waits, as a card that
-    /// appears later (a USB display) may bring it.
-    func start(logger: Logger) {
+    /// Every output probes once and adopts what is connected; one with nothing connected waits for a display.
+    func start() {
         slots.rescan()
-        let seen = outputs.flatMap { $0.manager.connectors.map(\.name) }
-        for output in outputs where output.manager.isWaiting {
-            guard !seen.contains(where: { $0.lowercased() == output.connector.lowercased() }) else { continue }
-            logger.error("outputs: no connector named \(output.connector)\(seen.isEmpty ? "" : " (connectors: \(Set(seen).sorted().joined(separator: ", ")))"); it waits in case one appears")
-        }
     }
 
-    /// The output named `connector` (case-insensitive), the first for nil.
+    /// The output named `name` (in any case, `OutputSlots.slot(named:)`), the first for nil.
     ///
     /// - Throws: `DisplayError` naming the outputs driven.
-    func output(named connector: String?) throws -> DrivenOutput {
-        guard let connector else { return first }
-        guard let found = outputs.first(where: { $0.connector.lowercased() == connector.lowercased() }) else {
-            throw DisplayError("no output named '\(connector)'; outputs: \(outputs.map(\.connector).joined(separator: ", "))")
-        }
-        return found
+    func output(named name: String?) throws -> DrivenOutput {
+        let slot = try slots.slot(named: name)
+        return outputs.first { $0.slot === slot }!
     }
 
-    /// Stops every engine but the first, which the run stops with its own statistics.
-    func stopOthers() {
-        for output in outputs.dropFirst() { output.engine.stop() }
+    /// Whether every output's frame path is healthy (the watchdog's signal): the first unhealthy output's health,
+    /// else the first output's.
+    var health: FrameHealth {
+        for output in outputs {
+            let health = output.engine.health
+            guard health.isHealthy else { return health }
+        }
+        return first.engine.health
+    }
+
+    /// Stops every engine (at a frame boundary each).
+    func stop() {
+        for output in outputs { output.engine.stop() }
+    }
+
+    /// Lets every output's display go.
+    func detach() {
+        for output in outputs { output.engine.detachOutput() }
     }
 }
