@@ -7,28 +7,30 @@ import Yams
 /// A board file (`board-configs/*.yaml`): which card (by driver name or path), connector, mode, commit API,
 /// buffer count and output rotation a board or panel uses, the backlight idle dimming uses, and how its touch
 /// panel is calibrated (`input:`). Command-line options and the config file override it. A plain value.
-struct BoardConfig: Equatable {
-    var name: String?
-    var device: String?
-    var driver: String?
-    var connector: String?
-    var mode: ModeRequest?
-    var commit: CommitChoice?
-    var buffers: Int?
-    var rotation: OutputRotation?
+public struct BoardConfig: Sendable, Equatable {
+    public var name: String?
+    public var device: String?
+    public var driver: String?
+    public var connector: String?
+    public var mode: ModeRequest?
+    public var commit: CommitChoice?
+    public var buffers: Int?
+    public var rotation: OutputRotation?
     /// The backlight idle dimming uses: a device name under /sys/class/backlight (`rpi_backlight`).
-    var backlight: String?
+    public var backlight: String?
     /// `input: {calibration: [a, b, c, d, e, f], map: [{device: GLOB, output: CONNECTOR, calibration: [...]}]}`:
     /// the panel's touch calibration, for every device or per device name.
-    var input = InputDeviceRules()
+    public var input = InputDeviceRules()
 
-    static let keys = ["board", "device", "driver", "connector", "mode", "commit", "buffers", "rotation", "backlight", "input"]
-    static let inputKeys = ["calibration", "map"]
+    public init() {}
+
+    public static let keys = ["board", "device", "driver", "connector", "mode", "commit", "buffers", "rotation", "backlight", "input"]
+    public static let inputKeys = ["calibration", "map"]
     /// Board files are a few lines; anything larger is not one.
-    static let maximumBytes = 64 * 1024
+    public static let maximumBytes = 64 * 1024
 
     /// Reads and validates a board file. Errors name the file, the line and column, and the key.
-    static func load(path: String) throws -> BoardConfig {
+    public static func load(path: String) throws -> BoardConfig {
         // A regular file only, and never more than the bound read: /dev/zero or a FIFO given by mistake is refused
         // unread.
         let bytes: [UInt8]
@@ -49,7 +51,7 @@ struct BoardConfig: Equatable {
 
     /// Validates a board file's text with the scene files' machinery (`DocumentDecoder`): every problem is one
     /// line, `FILE:LINE:COL: KEY: message`, and an unknown key names the nearest known one.
-    static func parse(_ text: String, file: String) throws -> BoardConfig {
+    public static func parse(_ text: String, file: String) throws -> BoardConfig {
         do throws(SceneValidationError) {
             return try decode(Data(text.utf8), file: file)
         } catch {

@@ -27,6 +27,17 @@ struct ControlOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("The only folder `screenshot` may write a server-side file into (default \(ScreenshotDirectory.defaultPath)).", valueName: "DIR"))
     var screenshotDir: String?
+
+    /// The control options given, as the config file's `control:` section has them.
+    var layer: KioskConfig.Control {
+        var control = KioskConfig.Control()
+        control.socket = socket
+        control.socketGroup = socketGroup
+        control.allowUIDs = allowUIDs
+        control.allowGIDs = allowGIDs
+        control.screenshotDirectory = screenshotDir
+        return control
+    }
 }
 
 /// The log level every kioskd logger consults, so `log.level` changes it at run time. Any thread.
@@ -94,7 +105,7 @@ final class ControlWiring {
 
     /// How the diagnostic page names the control socket these options give, before it is opened: its path
     /// (handed over by systemd when `inheritedListenFD` is set), or that it is disabled.
-    static func socketDescription(options: ControlOptions, inheritedListenFD: Int32?) -> String {
+    static func socketDescription(options: KioskConfig.Control, inheritedListenFD: Int32?) -> String {
         let explicit = options.socket ?? ProcessInfo.processInfo.environment["KIOSKD_SOCKET"]
         if explicit == "none" { return "none (disabled)" }
         let path = explicit ?? ControlServerOptions.defaultSocketPath
@@ -104,7 +115,7 @@ final class ControlWiring {
     /// Starts the control socket, or returns nil when it is disabled. A socket path given explicitly (option or
     /// KIOSKD_SOCKET) must work or kioskd fails; the default one is best effort, because a kiosk that cannot
     /// offer its socket (another instance, a read-only /run) should still show its display.
-    static func start(options: ControlOptions, inheritedListenFD: Int32? = nil, loop: MainLoop, outputs: KioskOutputs,
+    static func start(options: KioskConfig.Control, inheritedListenFD: Int32? = nil, loop: MainLoop, outputs: KioskOutputs,
                       logger: Logger) throws -> ControlWiring? {
         let explicit = options.socket ?? ProcessInfo.processInfo.environment["KIOSKD_SOCKET"]
         if explicit == "none" { return nil }
@@ -121,7 +132,7 @@ final class ControlWiring {
             let wiring = try ControlWiring(server: server, loop: loop, outputs: outputs)
             assert(wiring.server.commands.commandNames == MQTTSettings.knownCommands.sorted(),
                    "MQTTSettings.knownCommands must list the registry's commands: \(wiring.server.commands.commandNames)")
-            if let directory = options.screenshotDir { wiring.screenshotDirectory = ScreenshotDirectory(directory) }
+            if let directory = options.screenshotDirectory { wiring.screenshotDirectory = ScreenshotDirectory(directory) }
             return wiring
         } catch {
             guard explicit == nil else { throw error }

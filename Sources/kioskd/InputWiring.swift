@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KioskApp
 import KioskControl
 import KioskCore
 import KioskDisplay
@@ -36,58 +37,43 @@ struct InputOptions: ParsableArguments {
     var backlightDir: String?
 
     func validate() throws {
-        do { _ = try idle.validated() } catch { throw ValidationError("\(error)".replacingOccurrences(of: "idle.", with: "--idle-").replacingOccurrences(of: "_", with: "-")) }
+        try Self.validate(idleLayer)
         if !inputPaths.isEmpty, let seat, seat != "none" { throw ValidationError("--input and --seat \(seat) exclude each other: give devices or a seat") }
     }
 
-    var idle: IdleSettings {
-        IdleSettings(dimAfter: idleDimAfter, dimLevel: idleDimLevel ?? 0.2, blankAfter: idleBlankAfter,
-                     schedule: schedule.isEmpty ? nil : ScreenSchedule(entries: schedule))
-    }
-
-    /// The config file's `idle.schedule` (no option gives one).
-    var schedule: [ScreenScheduleEntry] = []
-    /// The config file's `input.map`.
-    var deviceMap: [InputDeviceRule] = []
-
-    /// Only the options are parsed; `schedule` and `deviceMap` come from the config file.
-    enum CodingKeys: String, CodingKey {
-        case inputPaths, seat, calibration, idleDimAfter, idleDimLevel, idleBlankAfter, backlightDir
-    }
-
-    /// Takes what the command line left unset from the config file's `input:` and `idle:` sections. Devices or a
-    /// seat on the command line replace the file's choice as a whole.
-    mutating func fill(from config: KioskConfig) {
-        if inputPaths.isEmpty && seat == nil {
-            inputPaths = config.input.devices
-            seat = config.input.seat
+    /// Refuses idle settings that cannot work, naming the options.
+    static func validate(_ idle: KioskConfig.Idle) throws {
+        do { _ = try Self.idle(idle).validated() } catch {
+            throw ValidationError("\(error)".replacingOccurrences(of: "idle.", with: "--idle-").replacingOccurrences(of: "_", with: "-"))
         }
-        calibration = calibration ?? config.input.calibration
-        deviceMap = config.input.map
-        idleDimAfter = idleDimAfter ?? config.idle.dimAfter
-        idleDimLevel = idleDimLevel ?? config.idle.dimLevel
-        idleBlankAfter = idleBlankAfter ?? config.idle.blankAfter
-        schedule = config.idle.schedule
     }
 
-    /// The settings these options give, for a run on `backend`; `backlight` is the board file's device, `board`
-    /// its `input:` section: its calibration applies where neither the options nor the config file give one, and
-    /// its map entries come after the config file's (the first matching entry decides).
-    func settings(backend: BackendKind, backlight: String?, board: InputDeviceRules = InputDeviceRules()) -> InputSettings {
-        let source: InputBackend? = if !inputPaths.isEmpty {
-            .paths(inputPaths)
-        } else if let seat {
-            seat == "none" ? nil : .seat(seat)
-        } else {
-            backend == .headless ? nil : .seat("seat0")
-        }
-        let devices = InputDeviceRules(rules: deviceMap + board.rules, calibration: calibration ?? board.calibration)
-        return InputSettings(source: source, devices: devices, idle: idle,
-                             backlightDirectory: backlightDir ?? Backlight.systemClassDirectory, backlightName: backlight)
+    /// The idle settings of an `idle:` section as resolved (`KioskConfiguration`): dimmed to 0.2 unless it says.
+    static func idle(_ idle: KioskConfig.Idle) -> IdleSettings {
+        IdleSettings(dimAfter: idle.dimAfter, dimLevel: idle.dimLevel ?? 0.2, blankAfter: idle.blankAfter,
+                     schedule: idle.schedule.isEmpty ? nil : ScreenSchedule(entries: idle.schedule))
+    }
+
+    /// The input options given, as the config file's `input:` section has them.
+    var layer: KioskConfig.Input {
+        var input = KioskConfig.Input()
+        input.devices = inputPaths
+        input.seat = seat
+        input.calibration = calibration
+        return input
+    }
+
+    /// The idle options given, as the config file's `idle:` section has them.
+    var idleLayer: KioskConfig.Idle {
+        var idle = KioskConfig.Idle()
+        idle.dimAfter = idleDimAfter
+        idle.dimLevel = idleDimLevel
+        idle.blankAfter = idleBlankAfter
+        return idle
     }
 }
 
-/// Input and screen-power settings, from the options over the config file. A plain value.
+/// Input and screen-power settings of a configuration. A plain value.
 struct InputSettings: Equatable {
     /// nil: no input devices.
     var source: InputBackend?
@@ -97,6 +83,23 @@ struct InputSettings: Equatable {
     var backlightDirectory: String
     /// The backlight device named by the board file; nil takes the first one present.
     var backlightName: String?
+
+    /// The settings `configuration` gives a run on `backend`: its devices or seat (by default seat0 with a display
+    /// backend, none headless), its device map and calibration, its idle policy and backlight.
+    init(_ configuration: KioskConfiguration, backend: KioskConfig.Backend) {
+        let input = configuration.settings.input
+        source = if !input.devices.isEmpty {
+            .paths(input.devices)
+        } else if let seat = input.seat {
+            seat == "none" ? nil : .seat(seat)
+        } else {
+            backend == .headless ? nil : .seat("seat0")
+        }
+        devices = InputDeviceRules(rules: input.map, calibration: input.calibration)
+        idle = InputOptions.idle(configuration.settings.idle)
+        backlightDirectory = configuration.backlightDirectory ?? Backlight.systemClassDirectory
+        backlightName = configuration.backlight
+    }
 }
 
 /// Input on a running `kioskd run`: libinput's events go through `OutputInputRouting` (one `InputRouter` per

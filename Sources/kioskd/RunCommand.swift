@@ -8,11 +8,11 @@ import KioskRuntime
 import KioskScene
 import Logging
 
-enum BackendKind: String, ExpressibleByArgument, CaseIterable {
-    case auto, drm, fbdev, headless
-}
+extension KioskConfig.Backend: ExpressibleByArgument {}
 
 extension CommitChoice: ExpressibleByArgument {}
+
+extension KioskConfig.RenderStrategy: ExpressibleByArgument {}
 
 extension ModeRequest: ExpressibleByArgument {
     public init?(argument: String) { self.init(parsing: argument) }
@@ -25,11 +25,6 @@ func parseModeOption(_ text: String) throws -> ModeRequest {
     }
 }
 
-enum StrategyChoice: String, ExpressibleByArgument, CaseIterable {
-    case roundRobin = "round-robin", priority
-    var poolStrategy: RenderQueuePool.Strategy { self == .priority ? .priority : .roundRobin }
-}
-
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
@@ -39,7 +34,7 @@ struct RunCommand: ParsableCommand {
     var config: String?
 
     @Option(help: "Display backend: auto (the default: drm, or fbdev when there is no DRM card but a framebuffer device), drm (a KMS device), fbdev (a Linux framebuffer device) or headless (memory buffers, simulated vblank).")
-    var backend: BackendKind?
+    var backend: KioskConfig.Backend?
 
     @Option(help: ArgumentHelp("The framebuffer device of --backend fbdev (and of auto without a DRM card); default: /dev/fb0.", valueName: "path"))
     var fbdev: String?
@@ -101,7 +96,7 @@ struct RunCommand: ParsableCommand {
     var keepGoing: Bool?
 
     @Option(help: "Render queue strategy of the layer engine: round-robin (default) or priority.")
-    var renderStrategy: StrategyChoice?
+    var renderStrategy: KioskConfig.RenderStrategy?
 
     @Flag(inversion: .prefixedNo, help: "Add the scene's fps widget (frames per second, frame time) on top of every page.")
     var fpsOverlay: Bool?
@@ -115,37 +110,40 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var input: InputOptions
 
-    /// `--repaint-window` (or the config's `repaint_window`), auto when neither says.
-    var repaintWindowMode: RepaintWindow.Mode { repaintWindow.flatMap(RepaintWindow.Mode.init) ?? .auto }
-
-    /// Where a scene is looked for when `--scene` is not given; the bundled default scene when it is absent.
-    static let systemScene = "/etc/kioskd/scene.yaml"
-
-    /// The scene file shown: `--scene`, else the system's scene file, else the bundled default scene.
-    private func scenePath() throws -> String {
-        if let scene, scene != "default" { return scene }
-        if scene == nil, PathNames.exists(Self.systemScene) { return Self.systemScene }
-        guard let path = BundledScenes.defaultScene else {
-            throw DisplayError("the default scene is missing: kioskd_KioskRuntime.resources must be installed next to the kioskd binary (or give --scene FILE)")
-        }
-        return path
-    }
-
     func validate() throws {
-        if let buffers, !(2...3).contains(buffers) { throw ValidationError("--buffers \(buffers): must be 2 or 3") }
-        if let frames, frames < 1 { throw ValidationError("--frames \(frames): must be at least 1") }
         if let repaintWindow, RepaintWindow.Mode(repaintWindow) == nil {
             throw ValidationError("--repaint-window \(repaintWindow): expected auto, off, or the lead before the vblank in milliseconds (0 to 999)")
         }
-        if capture != nil {
-            guard backend != .headless, backend != .fbdev else { throw ValidationError("--capture needs --backend drm (writeback is a DRM feature)") }
-            guard commit != .legacy else { throw ValidationError("--capture needs atomic commits; drop --commit legacy") }
-            guard frames != nil else { throw ValidationError("--capture captures the last of --frames N; give --frames") }
-        }
-        if capturePages != nil {
-            guard backend != .headless, backend != .fbdev else { throw ValidationError("--capture-pages needs --backend drm (writeback is a DRM feature)") }
-            guard commit != .legacy else { throw ValidationError("--capture-pages needs atomic commits; drop --commit legacy") }
-        }
+    }
+
+    /// The options given, as a source of settings beside the config file and the board file
+    /// (`KioskConfiguration.resolve`).
+    var commandLine: KioskConfig {
+        var c = KioskConfig()
+        c.scene = scene
+        c.board = board
+        c.backend = backend
+        c.fbdev = fbdev
+        c.device = device
+        c.driver = driver
+        c.connector = connector
+        c.mode = mode
+        c.commit = commit
+        c.buffers = buffers
+        c.rotation = rotation
+        c.frames = frames
+        c.statsOut = statsOut
+        c.screenshot = screenshot
+        c.capture = capture
+        c.watch = watch
+        c.keepGoing = keepGoing
+        c.renderStrategy = renderStrategy
+        c.fpsOverlay = fpsOverlay
+        c.repaintWindow = repaintWindow.flatMap(RepaintWindow.Mode.init)
+        c.logLevel = log.logLevel.flatMap { KioskConfig.LogLevel(rawValue: $0.rawValue) }
+        c.control = control.layer
+        (c.input, c.idle) = (input.layer, input.idleLayer)
+        return c
     }
 
     func run() throws {
@@ -154,8 +152,8 @@ struct RunCommand: ParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         MallocArenas.limitUnlessConfigured()
         let resolved = try resolvedRun()
-        let options = resolved.options
-        ControlWiring.bootstrapLogging(level: options.log.logLevel ?? .info)
+        let level = resolved.configuration.settings.logLevel.flatMap { Logger.Level(rawValue: $0.rawValue) }
+        ControlWiring.bootstrapLogging(level: level ?? .info)
         let logger = Logger(label: "kioskd")
         for warning in resolved.warnings { logger.warning("\(warning)") }
         if let problem = resolved.problem {
@@ -168,62 +166,5 @@ struct RunCommand: ParsableCommand {
         } catch {
             throw fail(error)
         }
-    }
-
-    /// Board file and options merged: options given on the command line win.
-    struct Settings {
-        var device: String?
-        var driver: String?
-        var connector: String?
-        var mode: ModeRequest?
-        var commit: CommitChoice
-        var buffers: Int
-        var rotation: OutputRotation
-        var scenePath: String
-        var backlight: String?
-        /// The board file's `input:` calibration and device map.
-        var boardInput: InputDeviceRules
-    }
-
-    /// The board file under these options: options given on the command line win.
-    /// - Throws: `DisplayError` when a capture asks for atomic commits and the commit API is legacy.
-    func resolveSettings(board boardFile: BoardConfig, logger: Logger) throws -> Settings {
-        if let name = boardFile.name { logger.info("board \(name) (\(board ?? ""))") }
-        let settings = Settings(
-            device: device ?? boardFile.device,
-            driver: device == nil ? (driver ?? boardFile.driver) : driver,
-            connector: connector ?? boardFile.connector,
-            mode: mode ?? boardFile.mode,
-            commit: commit ?? boardFile.commit ?? .auto,
-            buffers: buffers ?? boardFile.buffers ?? 2,
-            rotation: rotation ?? boardFile.rotation ?? .degrees0,
-            scenePath: try scenePath(), backlight: boardFile.backlight, boardInput: boardFile.input)
-        if settings.commit == .legacy && (capture != nil || capturePages != nil) {
-            throw DisplayError("\(capture != nil ? "--capture" : "--capture-pages") needs atomic commits, but the commit API is legacy")
-        }
-        return settings
-    }
-
-    /// `--screenshot` and `--capture`, written after the run; returns what went wrong, one line each.
-    func writePictures(display: (any DisplayBackend)?, captured: WritebackCapture?) -> [String] {
-        var problems: [String] = []
-        let size = display?.info.mode.size ?? Size(width: 0, height: 0)
-        if let screenshot {
-            if let pixels = display?.frontBufferSnapshot() {
-                do { try writePNG(xrgb8888: pixels, size: size, stride: size.width * 4, to: screenshot) } catch { problems.append("\(error)") }
-            } else {
-                problems.append("screenshot \(screenshot): no frame was shown")
-            }
-        }
-        if let capture {
-            if let captured {
-                do {
-                    try writePNG(xrgb8888: try captured.waitForPixels(), size: size, stride: size.width * 4, to: capture)
-                } catch { problems.append("\(error)") }
-            } else {
-                problems.append("capture \(capture): the last frame was never presented")
-            }
-        }
-        return problems
     }
 }
