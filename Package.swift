@@ -111,10 +111,13 @@ let package = Package(
             resources: [.copy("Scenes")]
         ),
         // A kiosk's assembly and product rules: its configuration resolved from the command line, the config file
-        // and the board file (KioskConfiguration), which `kioskd run` shows.
+        // and the board file (KioskConfiguration), and the `Kiosk` built from it (outputs, scenes, control commands,
+        // idle policy, fleet state, page captures, the service), which `kioskd run` runs.
         .target(
             name: "KioskApp",
-            dependencies: ["KioskCore", "KioskDisplay", "KioskScene", .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]
+            dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskService", "KioskFleet",
+                           "KioskInput", "KioskVideo",
+                           .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]
         ),
         .executableTarget(
             name: "kioskd",
@@ -148,7 +151,7 @@ let package = Package(
         .target(name: "KioskRenderTestSupport", dependencies: ["KioskCore", "KioskRender", "CCairo"],
                 path: "Tests/KioskRenderTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore", "KioskTestSupport"]),
-        .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskScene", "KioskDisplay", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskScene", "KioskDisplay", "KioskControl", "KioskRuntime", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay", "KioskTestSupport"],
                     exclude: ["Golden"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskCore", "KioskTestSupport"]),

@@ -1,4 +1,3 @@
-import ArgumentParser
 import Foundation
 import Glibc
 import KioskControl
@@ -9,36 +8,7 @@ import KioskService
 import Logging
 
 /// kioskd's version, as `version` over the control socket reports it.
-let kioskdVersion = KioskVersion.string
-
-/// Options of `kioskd run` for the control socket.
-struct ControlOptions: ParsableArguments {
-    @Option(help: "Control socket path (default: $KIOSKD_SOCKET, else /run/kioskd/control.sock); 'none' disables it.")
-    var socket: String?
-
-    @Option(help: "Group (name or number) owning the control socket (mode 0660); its members may connect.")
-    var socketGroup: String?
-
-    @Option(name: .customLong("control-allow-uid"), help: "Also allow this uid on the control socket (repeatable; root and kioskd's own user always are).")
-    var allowUIDs: [UInt32] = []
-
-    @Option(name: .customLong("control-allow-gid"), help: "Also allow peers whose primary gid is this (repeatable).")
-    var allowGIDs: [UInt32] = []
-
-    @Option(help: ArgumentHelp("The only folder `screenshot` may write a server-side file into (default \(ScreenshotDirectory.defaultPath)).", valueName: "DIR"))
-    var screenshotDir: String?
-
-    /// The control options given, as the config file's `control:` section has them.
-    var layer: KioskConfig.Control {
-        var control = KioskConfig.Control()
-        control.socket = socket
-        control.socketGroup = socketGroup
-        control.allowUIDs = allowUIDs
-        control.allowGIDs = allowGIDs
-        control.screenshotDirectory = screenshotDir
-        return control
-    }
-}
+public let kioskdVersion = KioskVersion.string
 
 /// The log level every kioskd logger consults, so `log.level` changes it at run time. Any thread.
 let runtimeLogLevel = Lock<Logger.Level>(.info)
@@ -71,7 +41,7 @@ struct AdjustableLogHandler: LogHandler {
 /// output's flips, presented frames, faults and scene events to subscribers, each naming its output. The commands live
 /// in one file per area (`DisplayCommands`, `SceneCommands`, `VideoCommands`, `ControlWiring+Outputs`). Lives on the
 /// main thread, beside the loop it serves.
-final class ControlWiring {
+public final class ControlWiring {
     let server: ControlServer
     let loop: MainLoop
     let jobs: BackgroundJobs
@@ -92,7 +62,7 @@ final class ControlWiring {
     /// Every output's presents, flips, faults and scene events (`hookOutputs`).
     private var outputListeners: [ListenerToken] = []
 
-    static func bootstrapLogging(level: Logger.Level) {
+    public static func bootstrapLogging(level: Logger.Level) {
         runtimeLogLevel.withLock { $0 = level }
         // Under systemd each line carries its syslog priority, so the journal files errors as errors.
         let journal = JournalLogHandler.isJournalStream()
@@ -143,7 +113,7 @@ final class ControlWiring {
 
     private static func resolveGroup(_ name: String) throws -> UInt32 {
         if let gid = UInt32(name) { return gid }
-        guard let entry = getgrnam(name) else { throw ValidationError("--socket-group \(name): no such group") }
+        guard let entry = getgrnam(name) else { throw KioskConfigurationError("--socket-group \(name): no such group") }
         return entry.pointee.gr_gid
     }
 

@@ -1,4 +1,3 @@
-import ArgumentParser
 import Foundation
 import KioskControl
 import KioskCore
@@ -11,7 +10,7 @@ import Logging
 /// command registry, publishes the state (each output's under `outputs`) and every output's scene events (each
 /// naming its output), and feeds the scenes' data sources. Holds the client and its listeners on the scenes for as
 /// long as the run lasts. Lives on the main thread.
-final class FleetWiring {
+public final class FleetWiring {
     let client: FleetClient
     /// The outputs' scene events, published and followed (data sources, state) while the client runs.
     private let sceneListeners: [ListenerToken]
@@ -26,10 +25,16 @@ final class FleetWiring {
 
     /// The config file's `mqtt:` section, validated, the file it is in (for errors), and the password read from
     /// its password file when kioskd started. A plain value.
-    struct Configuration {
-        var settings: MQTTSettings
-        var file: String
-        var password: String?
+    public struct Configuration {
+        public var settings: MQTTSettings
+        public var file: String
+        public var password: String?
+
+        public init(settings: MQTTSettings, file: String, password: String? = nil) {
+            self.settings = settings
+            self.file = file
+            self.password = password
+        }
     }
 
     /// Starts the fleet client, or returns nil when the config file has no `mqtt:` section.
@@ -41,11 +46,11 @@ final class FleetWiring {
         guard let configuration else { return nil }
         let settings = configuration.settings
         guard let control else {
-            throw ValidationError("\(configuration.file): mqtt: MQTT answers through the control socket's commands; do not give --socket none")
+            throw KioskConfigurationError("\(configuration.file): mqtt: MQTT answers through the control socket's commands; do not give --socket none")
         }
         let fleet: FleetClient
         do { fleet = try FleetClient(settings: settings, password: configuration.password, registry: control.server.commands, loop: loop) } catch {
-            throw ValidationError("\(configuration.file): \(error)")
+            throw KioskConfigurationError("\(configuration.file): \(error)")
         }
         let registry = control.server.commands
         let started = MonotonicInstant.now()

@@ -1,6 +1,4 @@
-import ArgumentParser
 import Foundation
-import KioskApp
 import KioskControl
 import KioskCore
 import KioskDisplay
@@ -10,71 +8,8 @@ import KioskRuntime
 import KioskScene
 import Logging
 
-/// Options of `kioskd run` for input devices and screen power.
-struct InputOptions: ParsableArguments {
-    @Option(name: .customLong("input"), help: ArgumentHelp("Use this input event device (repeatable) through libinput's path backend instead of the udev seat.", valueName: "path"))
-    var inputPaths: [String] = []
-
-    @Option(help: "udev seat whose input devices are used (default: seat0 with a display backend; headless uses none unless given), or none.")
-    var seat: String?
-
-    @Option(help: ArgumentHelp("Touch calibration matrix [a, b, c, d, e, f] as libinput takes it (x' = a x + b y + c, y' = d x + e y + f on 0...1 positions), applied to every device that supports it.", valueName: "a,b,c,d,e,f"),
-            transform: { text in
-                do { return try CalibrationMatrix(parsing: text) } catch { throw ValidationError("--calibration \(text): \(error)") }
-            })
-    var calibration: CalibrationMatrix?
-
-    @Option(help: ArgumentHelp("Dim the backlight after this many seconds without input.", valueName: "seconds"))
-    var idleDimAfter: Double?
-
-    @Option(help: ArgumentHelp("Dimmed brightness as a share of the normal one, 0 to 1 (default 0.2).", valueName: "level"))
-    var idleDimLevel: Double?
-
-    @Option(help: ArgumentHelp("Blank the output after this many seconds without input; the touch that wakes it presses nothing.", valueName: "seconds"))
-    var idleBlankAfter: Double?
-
-    @Option(help: ArgumentHelp("A directory laid out as /sys/class/backlight (one directory per device, with brightness and max_brightness) to dim through; default /sys/class/backlight.", valueName: "dir"))
-    var backlightDir: String?
-
-    func validate() throws {
-        try Self.validate(idleLayer)
-        if !inputPaths.isEmpty, let seat, seat != "none" { throw ValidationError("--input and --seat \(seat) exclude each other: give devices or a seat") }
-    }
-
-    /// Refuses idle settings that cannot work, naming the options.
-    static func validate(_ idle: KioskConfig.Idle) throws {
-        do { _ = try Self.idle(idle).validated() } catch {
-            throw ValidationError("\(error)".replacingOccurrences(of: "idle.", with: "--idle-").replacingOccurrences(of: "_", with: "-"))
-        }
-    }
-
-    /// The idle settings of an `idle:` section as resolved (`KioskConfiguration`): dimmed to 0.2 unless it says.
-    static func idle(_ idle: KioskConfig.Idle) -> IdleSettings {
-        IdleSettings(dimAfter: idle.dimAfter, dimLevel: idle.dimLevel ?? 0.2, blankAfter: idle.blankAfter,
-                     schedule: idle.schedule.isEmpty ? nil : ScreenSchedule(entries: idle.schedule))
-    }
-
-    /// The input options given, as the config file's `input:` section has them.
-    var layer: KioskConfig.Input {
-        var input = KioskConfig.Input()
-        input.devices = inputPaths
-        input.seat = seat
-        input.calibration = calibration
-        return input
-    }
-
-    /// The idle options given, as the config file's `idle:` section has them.
-    var idleLayer: KioskConfig.Idle {
-        var idle = KioskConfig.Idle()
-        idle.dimAfter = idleDimAfter
-        idle.dimLevel = idleDimLevel
-        idle.blankAfter = idleBlankAfter
-        return idle
-    }
-}
-
 /// Input and screen-power settings of a configuration. A plain value.
-struct InputSettings: Equatable {
+public struct InputSettings: Equatable {
     /// nil: no input devices.
     var source: InputBackend?
     /// Per device output and calibration, and the calibration for the rest.
@@ -83,6 +18,12 @@ struct InputSettings: Equatable {
     var backlightDirectory: String
     /// The backlight device named by the board file; nil takes the first one present.
     var backlightName: String?
+
+    /// The idle settings of an `idle:` section as resolved (`KioskConfiguration`): dimmed to 0.2 unless it says.
+    public static func idle(_ idle: KioskConfig.Idle) -> IdleSettings {
+        IdleSettings(dimAfter: idle.dimAfter, dimLevel: idle.dimLevel ?? 0.2, blankAfter: idle.blankAfter,
+                     schedule: idle.schedule.isEmpty ? nil : ScreenSchedule(entries: idle.schedule))
+    }
 
     /// The settings `configuration` gives a run on `backend`: its devices or seat (by default seat0 with a display
     /// backend, none headless), its device map and calibration, its idle policy and backlight.
@@ -96,7 +37,7 @@ struct InputSettings: Equatable {
             backend == .headless ? nil : .seat("seat0")
         }
         devices = InputDeviceRules(rules: input.map, calibration: input.calibration)
-        idle = InputOptions.idle(configuration.settings.idle)
+        idle = Self.idle(configuration.settings.idle)
         backlightDirectory = configuration.backlightDirectory ?? Backlight.systemClassDirectory
         backlightName = configuration.backlight
     }

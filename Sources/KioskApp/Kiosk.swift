@@ -14,7 +14,7 @@ import Logging
 /// `--screenshot`, `--capture`, `--stats-out`, the top level of `stats` and `display.info`, the service's readiness)
 /// speaks of the first. With a configuration problem, every output shows the diagnostic page and a reload starts
 /// kioskd over. Main thread.
-final class Kiosk {
+public final class Kiosk {
     let loop: MainLoop
     let signals: SignalRouting
     let service: ServiceWiring
@@ -28,13 +28,13 @@ final class Kiosk {
     private let pageCaptures: [PageCaptures]
     /// The first output's writeback capturer, for `--capture`'s last frame.
     private var capturer: WritebackCapturer?
-    let configuration: KioskConfiguration
+    public let configuration: KioskConfiguration
     private let logger: Logger
 
     /// Builds the kiosk `resolved` describes; nothing is shown until `run`.
     /// - Throws: a choice of output that cannot work (no such card, driver or connector, a mode the display lacks),
     ///   a control socket asked for that cannot be served, an `mqtt:` section that cannot be used.
-    init(_ resolved: ResolvedRun, logger: Logger) throws {
+    public init(_ resolved: ResolvedRun, logger: Logger) throws {
         let configuration = resolved.configuration, settings = configuration.settings
         self.configuration = configuration
         self.logger = logger
@@ -165,7 +165,7 @@ final class Kiosk {
     /// writes `--screenshot`, `--capture` and `--stats-out`. A reload with a configuration problem shown starts
     /// kioskd over instead of returning.
     /// - Throws: `DisplayError` with every problem of the run, one after another.
-    func run() throws {
+    public func run() throws {
         outputs.start()
         // Once the outputs have probed: an output with nothing connected is ready at once, waiting.
         service.attach(outputs: outputs, session: session, signals: signals)
@@ -223,7 +223,7 @@ final class Kiosk {
     }
 
     /// Ends the run at the next frame boundary, as SIGTERM does.
-    func stop() {
+    public func stop() {
         session.requestStop()
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import KioskApp
 import KioskCore
 import KioskDisplay
 import KioskRender

@@ -75,32 +75,6 @@ extension RunCommand {
     }
 }
 
-/// What `kioskd run` read before its loop started: the configuration, the config file's warnings and `mqtt:`
-/// section with its password, and the configuration problem shown instead of the scene, if any. A plain value made on
-/// the main thread.
-struct ResolvedRun {
-    var configuration = KioskConfiguration()
-    var warnings: [SceneDiagnostic] = []
-    var fleet: FleetWiring.Configuration?
-    var problem: ConfigurationProblem?
-}
-
-/// A file of kioskd's configuration that could not be used, under keep-going: shown on the diagnostic page until
-/// it is fixed and kioskd reloaded (SIGHUP starts kioskd over, `StartOver`). A plain value.
-struct ConfigurationProblem: Error, CustomStringConvertible {
-    var subject: DiagnosticPage.Subject
-    var error: any Error
-
-    var description: String { "\(subject.label.lowercased()) \(subject.path) cannot be used" }
-}
-
-extension DiagnosticPage.Subject {
-    private static let reloadHint = "Fix the file, then reload kioskd (systemctl reload kioskd, or SIGHUP): it starts over with the configuration read again."
-    static func configFile(_ path: String) -> Self { Self(label: "Config file", path: path, hint: reloadHint) }
-    static func boardFile(_ path: String) -> Self { Self(label: "Board file", path: path, hint: reloadHint) }
-    static func passwordFile(_ path: String) -> Self { Self(label: "MQTT password file", path: path, hint: reloadHint) }
-}
-
 /// `kioskd check-config [FILE]`: validates a config file (and the board file and outputs' scene files it names)
 /// without touching the
 /// display. Prints `ok` after any warnings and exits 0, or every error one a line on stderr and exits 1. Runs on
