@@ -8,19 +8,15 @@ import Yams
 /// buffer count and output rotation a board or panel uses, the backlight idle dimming uses, and how its touch
 /// panel is calibrated (`input:`). Command-line options and the config file override it. A plain value.
 public struct BoardConfig: Sendable, Equatable {
+    /// The board's name (`board:`), for the log.
     public var name: String?
-    public var device: String?
-    public var driver: String?
-    public var connector: String?
-    public var mode: ModeRequest?
-    public var commit: CommitChoice?
-    public var buffers: Int?
-    public var rotation: OutputRotation?
     /// The backlight idle dimming uses: a device name under /sys/class/backlight (`rpi_backlight`).
     public var backlight: String?
-    /// `input: {calibration: [a, b, c, d, e, f], map: [{device: GLOB, output: CONNECTOR, calibration: [...]}]}`:
-    /// the panel's touch calibration, for every device or per device name.
-    public var input = InputDeviceRules()
+    /// The settings the board gives, in the config file's own type, as a source beside the command line and the
+    /// config file (`KioskConfiguration.resolve`): the card (`device` or `driver`), connector, mode, commit,
+    /// buffers, rotation, and `input: {calibration: [a, b, c, d, e, f], map: [{device: GLOB, output: CONNECTOR,
+    /// calibration: [...]}]}`, the panel's touch calibration for every device or per device name.
+    public var layer = KioskConfig()
 
     public init() {}
 
@@ -71,33 +67,33 @@ public struct BoardConfig: Sendable, Equatable {
             return s.isEmpty ? nil : s
         }
         config.name = nonEmptyString("board")
-        config.device = nonEmptyString("device")
-        config.driver = nonEmptyString("driver")
-        config.connector = nonEmptyString("connector")
+        config.layer.device = nonEmptyString("device")
+        config.layer.driver = nonEmptyString("driver")
+        config.layer.connector = nonEmptyString("connector")
         config.backlight = nonEmptyString("backlight")
         if let node = fields["mode"]?.value, let s = decoder.string(node, "mode") {
-            do { config.mode = try ModeRequest(validating: s) } catch let error as ModeRequestError {
+            do { config.layer.mode = try ModeRequest(validating: s) } catch let error as ModeRequestError {
                 decoder.error(node, "mode", error.message)
             } catch {
                 decoder.error(node, "mode", "\(error)")
             }
         }
-        if let node = fields["commit"]?.value { config.commit = decoder.choice(node, "commit", CommitChoice.self) }
-        if let node = fields["buffers"]?.value { config.buffers = decoder.integer(node, "buffers", in: 2...3) }
+        if let node = fields["commit"]?.value { config.layer.commit = decoder.choice(node, "commit", CommitChoice.self) }
+        if let node = fields["buffers"]?.value { config.layer.buffers = decoder.integer(node, "buffers", in: 2...3) }
         if let node = fields["rotation"]?.value {
             let s = node.scalar?.string ?? ""
-            config.rotation = OutputRotation(parsing: s)
-            if config.rotation == nil {
+            config.layer.rotation = OutputRotation(parsing: s)
+            if config.layer.rotation == nil {
                 decoder.error(node, "rotation", "'\(s)' is not one of \(OutputRotation.allowedValues) (degrees clockwise)")
             }
         }
         if let node = fields["input"]?.value,
            let input = decoder.fields(node, "input", allowed: inputKeys,
                                       expected: "a mapping (calibration: [a, b, c, d, e, f], map: [{device: GLOB, calibration: [...]}])") {
-            config.input.calibration = input["calibration"].flatMap { decoder.inputCalibration($0.value, "input.calibration") }
-            config.input.rules = input["map"].map { decoder.inputDeviceMap($0.value, "input.map") } ?? []
+            config.layer.input.calibration = input["calibration"].flatMap { decoder.inputCalibration($0.value, "input.calibration") }
+            config.layer.input.map = input["map"].map { decoder.inputDeviceMap($0.value, "input.map") } ?? []
         }
-        if let device = fields["device"], fields["driver"] != nil, config.device != "auto" {
+        if let device = fields["device"], fields["driver"] != nil, config.layer.device != "auto" {
             decoder.error(device.key, "device", "give device or driver, not both")
         }
         _ = try decoder.finish()

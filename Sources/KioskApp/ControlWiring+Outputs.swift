@@ -67,15 +67,16 @@ extension ControlWiring {
         return .array(listed)
     }
 
-    /// `stats`' `by_output`: each output's flip counters and engine figures, as the top level has them for the
-    /// first, under its name.
-    func statsByOutput() throws -> JSONValue {
+    /// `stats`' `by_output`: each output's flip counters and engine figures under its name; the first's are the top
+    /// level's (`first`), computed once: `stats` is asked often, and each report reads the process's memory.
+    func statsByOutput(first: JSONValue) throws -> JSONValue {
         var byOutput: [String: JSONValue] = [:]
         for output in outputs.outputs {
             let display = output.engine.backend
-            var value = try Self.statsValue(flips: output.flips, engine: output.engine.stats, info: display?.info, loop: loop,
-                                            rotation: output.rotation, poweredOn: display?.isPoweredOn ?? false,
-                                            pacing: display?.flipPacing ?? .vblank)
+            var value = output === outputs.first ? first
+                : try Self.statsValue(flips: output.flips, engine: output.engine.stats, info: display?.info, loop: loop,
+                                      rotation: output.rotation, poweredOn: display?.isPoweredOn ?? false,
+                                      pacing: display?.flipPacing ?? .vblank)
             if case .object(var members) = value {
                 members["display_connected"] = .bool(display != nil)
                 // The process's memory is the kiosk's, at the top level.

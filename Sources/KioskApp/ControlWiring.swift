@@ -137,7 +137,7 @@ public final class ControlWiring {
                 members["control_clients"] = .int(Int64(server.connections.count))
                 members["display_connected"] = .bool(display != nil)
                 members["outputs"] = outputsListing()
-                members["by_output"] = try statsByOutput()
+                members["by_output"] = try statsByOutput(first: stats)
                 members.merge(statusExtras()) { _, extra in extra }
                 members.merge(videoStats()) { _, video in video }
                 stats = .object(members)

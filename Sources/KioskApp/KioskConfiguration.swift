@@ -118,23 +118,6 @@ public struct KioskConfigurationError: Error, Equatable, CustomStringConvertible
     public init(_ description: String) { self.description = description }
 }
 
-extension BoardConfig {
-    /// The board file as a source of settings beside the command line and the config file.
-    public var layer: KioskConfig {
-        var layer = KioskConfig()
-        layer.device = device
-        layer.driver = driver
-        layer.connector = connector
-        layer.mode = mode
-        layer.commit = commit
-        layer.buffers = buffers
-        layer.rotation = rotation
-        layer.input.calibration = input.calibration
-        layer.input.map = input.rules
-        return layer
-    }
-}
-
 extension KioskConfig.RenderStrategy {
     /// The render pool's strategy of this choice.
     public var poolStrategy: RenderQueuePool.Strategy { self == .priority ? .priority : .roundRobin }

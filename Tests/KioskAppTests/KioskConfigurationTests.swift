@@ -67,7 +67,7 @@ final class KioskConfigurationTests: XCTestCase {
         XCTAssertEqual(resolved.settings.input.seat, "seat1")
         XCTAssertEqual(resolved.settings.input.devices, [], "a seat on the command line replaces the file's devices")
         XCTAssertEqual(resolved.settings.input.map.map(\.device), ["ft5x06*", "goodix*"], "the config file's entries first")
-        XCTAssertEqual(resolved.settings.input.calibration, boardFile.input.calibration, "the board's, as nothing else gives one")
+        XCTAssertEqual(resolved.settings.input.calibration, boardFile.layer.input.calibration, "the board's, as nothing else gives one")
     }
 
     func testAllowedPeersAddUpAndOutputsComeWholeFromOneSource() {
