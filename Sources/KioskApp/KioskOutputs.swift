@@ -113,9 +113,13 @@ final class KioskOutputs {
         }
     }
 
-    /// Every output probes once and adopts what is connected; one with nothing connected waits for a display.
+    /// Every output probes once and adopts what is connected; one with nothing connected waits for a display, and
+    /// one line says so.
     func start() {
         slots.rescan()
+        for output in outputs where output.manager.isWaiting && !output.manager.connectors.contains(where: \.isConnected) {
+            output.manager.startWaiting()
+        }
     }
 
     /// The output named `name` (in any case, `OutputSlots.slot(named:)`), the first for nil.

@@ -133,4 +133,24 @@ final class KioskOutputsTests: XCTestCase {
         XCTAssertEqual(listed.map { $0["power"] }, ["on", "on"])
         XCTAssertEqual(listed.map { $0["health"]?["healthy"] }, [.bool(true), .bool(true)])
     }
+
+    /// The idle policy: after `blank_after` seconds without input every output with a display goes dark, `stats`
+    /// says so, and `display.power on` (any output) wakes them all.
+    func testIdleBlanksEveryOutputAndDisplayPowerWakesThemAll() throws {
+        var configuration = KioskConfiguration()
+        configuration.settings.idle.blankAfter = 60
+        configuration.settings.input.seat = "none"
+        let input = InputWiring(settings: InputSettings(configuration, backend: .headless), outputs: outputs.outputs, control: control,
+                                logger: Logger(label: "test"))
+        input.start()
+        try waitUntil("both outputs lit") { outputs.outputs.allSatisfy { $0.engine.isDisplayPoweredOn } }
+        XCTAssertEqual(call("stats").result?["idle"]?["state"], "active")
+        _ = loop.advanceTime(by: .seconds(61))
+        try waitUntil("every output blanked") { outputs.outputs.allSatisfy { !$0.engine.isDisplayPoweredOn } }
+        XCTAssertEqual(call("stats").result?["idle"]?["state"], "blanked")
+        XCTAssertEqual(call("display.power", ["on": true, "output": "DP-1"]).result?["power"], "on")
+        try waitUntil("every output lit again") { outputs.outputs.allSatisfy { $0.engine.isDisplayPoweredOn } }
+        XCTAssertEqual(call("stats").result?["idle"]?["state"], "active")
+        withExtendedLifetime(input) {}
+    }
 }

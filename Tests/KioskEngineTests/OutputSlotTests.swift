@@ -108,11 +108,16 @@ final class OutputSlotTests: XCTestCase {
     func testASoleSlotThatNamesNoConnectorGoesByTheOneItAdopted() throws {
         let (loop, _) = MainLoop.manual()
         let card = FakeCard(connected: true)
+        card.unplug()
         let slots = try OutputSlots(loop: loop, pool: RenderQueuePool(strategy: .manual), entries: [
             .init(connector: nil, source: card, sceneSize: Self.hdmi.size),
         ]) { _, mode in RecordingCompositor(size: mode.size) }
-        XCTAssertEqual(slots.first.name, "auto", "before a display is adopted")
+        XCTAssertEqual(slots.first.name, "auto", "before any probe")
         slots.rescan()
+        XCTAssertEqual(slots.first.name, "Virtual-1", "waiting: the connector its probe saw")
+        card.plug()
+        slots.rescan()
+        XCTAssertEqual(slots.first.engine.backend?.info.connector, "Virtual-1")
         XCTAssertEqual(slots.first.name, "Virtual-1")
         XCTAssertTrue(try slots.slot(named: "VIRTUAL-1") === slots.first)
         XCTAssertThrowsError(try slots.slot(named: "HDMI-A-1")) {

@@ -15,8 +15,8 @@ public final class OutputSlots {
         public let manager: OutputManager
 
         /// The name the output goes by in commands, events and state: the connector named, else the one adopted
-        /// (the last one while none is), else `auto`.
-        public var name: String { connector ?? lastAdopted ?? "auto" }
+        /// (the last one while none is), else the first its probes saw (the one it waits on), else `auto`.
+        public var name: String { connector ?? lastAdopted ?? manager.connectors.first?.name ?? "auto" }
         /// The connector adopted last, for a slot that names none.
         fileprivate var lastAdopted: String?
 
