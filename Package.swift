@@ -110,10 +110,19 @@ let package = Package(
             dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "KioskRuntime", "CCairo"],
             resources: [.copy("Scenes")]
         ),
+        // A kiosk's assembly and product rules: its configuration resolved from the command line, the config file
+        // and the board file (KioskConfiguration), and the `Kiosk` built from it (outputs, scenes, control commands,
+        // idle policy, fleet state, page captures, the service), which `kioskd run` runs.
+        .target(
+            name: "KioskApp",
+            dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskService", "KioskFleet",
+                           "KioskInput", "KioskVideo",
+                           .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]
+        ),
         .executableTarget(
             name: "kioskd",
             dependencies: [
-                "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskBench", "KioskService", "KioskFleet", "KioskInput", "KioskVideo",
+                "KioskApp", "KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskBench", "KioskService", "KioskFleet", "KioskInput", "KioskVideo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -142,6 +151,7 @@ let package = Package(
         .target(name: "KioskRenderTestSupport", dependencies: ["KioskCore", "KioskRender", "CCairo"],
                 path: "Tests/KioskRenderTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskScene", "KioskDisplay", "KioskInput", "KioskControl", "KioskRuntime", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay", "KioskTestSupport"],
                     exclude: ["Golden"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskCore", "KioskTestSupport"]),

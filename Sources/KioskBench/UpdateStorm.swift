@@ -171,7 +171,7 @@ public enum UpdateStorm {
         return "storm#\(n) " + String(repeating: paragraph, count: paragraphs)
     }
 
-    /// The storm with one number of render workers: the repaint window off and kioskd's default (`auto`), one after
+    /// The storm with one number of render workers: the repaint window off (kioskd's default) and `auto`, one after
     /// the other.
     public struct WorkerRuns: Codable, Sendable {
         public var workers: Int

@@ -9,8 +9,8 @@ import KioskScene
 ///
 /// Lives on the main thread with the slots.
 public final class OutputStages {
-    /// Each slot's connector and stage, in the slots' order.
-    public let stages: [(connector: String, stage: SceneStage)]
+    /// Each slot and its stage, in the slots' order.
+    public let stages: [(slot: OutputSlots.Slot, stage: SceneStage)]
     private let slots: OutputSlots
 
     /// Makes a stage per slot with the scene `scene(slot)` gives it (nil: `defaultScene`, mirrored).
@@ -20,7 +20,7 @@ public final class OutputStages {
         self.slots = slots
         stages = slots.slots.map { slot in
             let chosen = scene(slot) ?? (defaultScene, source)
-            return (slot.connector, SceneStage(engine: slot.engine, scene: chosen.scene, source: chosen.source, limits: limits, clock: clock))
+            return (slot, SceneStage(engine: slot.engine, scene: chosen.scene, source: chosen.source, limits: limits, clock: clock))
         }
     }
 
@@ -28,15 +28,15 @@ public final class OutputStages {
     /// watch their scene files and show the diagnostic page for one that cannot be shown).
     public init(slots: OutputSlots, stage: (OutputSlots.Slot) throws -> SceneStage) rethrows {
         self.slots = slots
-        stages = try slots.slots.map { slot in (slot.connector, try stage(slot)) }
+        stages = try slots.slots.map { slot in (slot, try stage(slot)) }
     }
 
-    /// The stage of the output named `connector`, the first one's for nil.
+    /// The stage of the output named `name` (in any case), the first one's for nil.
     ///
-    /// - Throws: `DisplayError` naming the outputs when none is `connector` (`OutputSlots.slot(named:)`).
-    public func stage(for connector: String?) throws -> SceneStage {
-        let slot = try slots.slot(named: connector)
-        return stages.first { $0.connector == slot.connector }!.stage
+    /// - Throws: `DisplayError` naming the outputs when none is `name` (`OutputSlots.slot(named:)`).
+    public func stage(for name: String?) throws -> SceneStage {
+        let slot = try slots.slot(named: name)
+        return stages.first { $0.slot === slot }!.stage
     }
 
     /// Sets data on every output's stage: on all, or, when one refuses it (`DataLimits`), on none.

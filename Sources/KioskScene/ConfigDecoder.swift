@@ -39,7 +39,7 @@ struct ConfigDecoder {
         config.driver = text("driver")
         config.connector = text("connector")
         config.mode = value("mode").flatMap { modeRequest($0, "mode") }
-        config.commit = value("commit").flatMap { scene.choice($0, "commit", KioskConfig.Commit.self) }
+        config.commit = value("commit").flatMap { scene.choice($0, "commit", CommitChoice.self) }
         config.buffers = value("buffers").flatMap { scene.integer($0, "buffers", in: 2...3) }
         config.rotation = value("rotation").flatMap { rotation($0, "rotation") }
         config.frames = value("frames").flatMap { scene.integer($0, "frames", in: 1...Int(Int32.max)) }

@@ -8,8 +8,6 @@ import KioskCore
 public struct KioskConfig: Sendable, Equatable {
     /// `--backend`.
     public enum Backend: String, Sendable, CaseIterable { case auto, drm, fbdev, headless }
-    /// `--commit`.
-    public enum Commit: String, Sendable, CaseIterable { case atomic, legacy, auto }
     /// `--render-strategy`.
     public enum RenderStrategy: String, Sendable, CaseIterable { case roundRobin = "round-robin", priority }
     /// `--log-level`.
@@ -80,7 +78,7 @@ public struct KioskConfig: Sendable, Equatable {
     public var driver: String?
     public var connector: String?
     public var mode: ModeRequest?
-    public var commit: Commit?
+    public var commit: CommitChoice?
     public var buffers: Int?
     public var rotation: OutputRotation?
     public var frames: Int?

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KioskApp
 import KioskControl
 import KioskCore
 import KioskDisplay
@@ -7,7 +8,7 @@ import KioskRuntime
 import KioskScene
 import Logging
 
-/// `kioskd run` with its config file: the file's keys fill every option not given on the command line.
+/// `kioskd run` with its config file and board file: the three sources resolved into one `KioskConfiguration`.
 extension RunCommand {
     /// The config file read: `--config FILE` (which must exist), else `/etc/kioskd/kioskd.yaml` when it exists.
     var configPath: String? {
@@ -15,25 +16,25 @@ extension RunCommand {
         return PathNames.exists(KioskConfig.defaultPath) ? KioskConfig.defaultPath : nil
     }
 
-    /// These options over the config file, with the board file and the MQTT password file read: everything a run
-    /// reads before its loop starts. A file that cannot be used fails the run (its located errors on stderr), or,
-    /// where keep-going was asked for, becomes the run's `problem`: the run then goes on without what that file
-    /// gave, and shows the diagnostic page. Keep-going for the config file itself can only come from the command
-    /// line; for the board and password files the config file's `keep_going` counts too. The default keep-going
-    /// of a run without `--scene` covers scenes only: `kioskd run` at a terminal still fails on a bad file.
-    /// - Throws: `ExitCode(1)` after printing the problem on stderr, one line each.
+    /// These options over the config file over the board file (`KioskConfiguration.resolve`), with the MQTT password
+    /// file read: everything a run reads before its loop starts. A file that cannot be used fails the run (its
+    /// located errors on stderr), or, where keep-going was asked for, becomes the run's `problem`: the run then goes
+    /// on without what that file gave, and shows the diagnostic page. Keep-going for the config file itself can only
+    /// come from the command line; for the board and password files the config file's `keep_going` counts too. The
+    /// default keep-going of a run without `--scene` covers scenes only: `kioskd run` at a terminal still fails on a
+    /// bad file.
+    /// - Throws: `ExitCode(1)` after printing the problem on stderr, one line each; `ValidationError` for settings
+    ///   that cannot work together.
     func resolvedRun() throws -> ResolvedRun {
-        var merged = self
-        var run = ResolvedRun(options: self)
+        var run = ResolvedRun()
+        let commandLine = self.commandLine
+        var configFile = KioskConfig()
         if let path = configPath {
             do {
                 let loaded = try ConfigLoader.load(path: path)
-                merged.fill(from: loaded.config)
+                configFile = loaded.config
                 run.warnings = loaded.warnings
                 run.fleet = loaded.config.mqtt.map { FleetWiring.Configuration(settings: $0, file: path) }
-                run.memory = loaded.config.memory
-                run.video = loaded.config.video
-                run.outputs = loaded.config.outputs
             } catch {
                 guard keepGoing == true else {
                     for diagnostic in error.diagnostics { FileHandle.standardError.write(Data("kioskd: \(diagnostic)\n".utf8)) }
@@ -42,13 +43,13 @@ extension RunCommand {
                 run.problem = ConfigurationProblem(subject: .configFile(path), error: error)
             }
         }
-        let keepGoingAsked = merged.keepGoing == true
-        if run.problem == nil, let path = merged.board {
+        let keepGoingAsked = (keepGoing ?? configFile.keepGoing) == true
+        var boardFile = BoardConfig()
+        if run.problem == nil, let path = board ?? configFile.board {
             do {
-                run.board = try BoardConfig.load(path: path)
+                boardFile = try BoardConfig.load(path: path)
             } catch {
                 guard keepGoingAsked else { throw fail(error) }
-                merged.board = nil
                 run.problem = ConfigurationProblem(subject: .boardFile(path), error: error)
             }
         }
@@ -61,84 +62,17 @@ extension RunCommand {
                 run.problem = ConfigurationProblem(subject: .passwordFile(fleet.settings.passwordFile ?? ""), error: error)
             }
         }
+        var configuration = KioskConfiguration.resolve(commandLine: commandLine, configFile: configFile, boardFile: boardFile)
+        configuration.capturePages = capturePages
+        configuration.backlightDirectory = input.backlightDir
         // A scene given on the command line is a person at a terminal: a bad one should fail loudly. Anywhere
         // else (the config file, /etc/kioskd/scene.yaml) kioskd is a kiosk, and a kiosk never goes black.
-        if merged.keepGoing == nil { merged.keepGoing = scene == nil }
-        try merged.validate()
-        try merged.input.validate()
-        run.options = merged
+        if configuration.settings.keepGoing == nil { configuration.settings.keepGoing = scene == nil }
+        do { try configuration.validate() } catch { throw ValidationError(error.description) }
+        try InputOptions.validate(configuration.settings.idle)
+        run.configuration = configuration
         return run
     }
-
-    /// Takes every value the command line left unset from `config`.
-    mutating func fill(from config: KioskConfig) {
-        scene = scene ?? config.scene
-        board = board ?? config.board
-        backend = backend ?? config.backend.flatMap { BackendKind(rawValue: $0.rawValue) }
-        fbdev = fbdev ?? config.fbdev
-        // A device or a driver on the command line replaces the file's choice of card as a whole.
-        if device == nil && driver == nil {
-            device = config.device
-            driver = config.driver
-        }
-        connector = connector ?? config.connector
-        mode = mode ?? config.mode
-        commit = commit ?? config.commit.flatMap { CommitChoice(rawValue: $0.rawValue) }
-        buffers = buffers ?? config.buffers
-        rotation = rotation ?? config.rotation
-        frames = frames ?? config.frames
-        statsOut = statsOut ?? config.statsOut
-        screenshot = screenshot ?? config.screenshot
-        capture = capture ?? config.capture
-        watch = watch ?? config.watch
-        keepGoing = keepGoing ?? config.keepGoing
-        renderStrategy = renderStrategy ?? config.renderStrategy.flatMap { StrategyChoice(rawValue: $0.rawValue) }
-        fpsOverlay = fpsOverlay ?? config.fpsOverlay
-        repaintWindow = repaintWindow ?? config.repaintWindow?.description
-        log.logLevel = log.logLevel ?? config.logLevel.flatMap { Logger.Level(rawValue: $0.rawValue) }
-        control.socket = control.socket ?? config.control.socket
-        control.socketGroup = control.socketGroup ?? config.control.socketGroup
-        control.allowUIDs += config.control.allowUIDs
-        control.allowGIDs += config.control.allowGIDs
-        control.screenshotDir = control.screenshotDir ?? config.control.screenshotDirectory
-        input.fill(from: config)
-    }
-
-    /// With `--keep-going`, what shows a scene (or a configuration) that cannot be shown: the diagnostic page.
-    func diagnosticPage(socket: String) -> SceneRunner.Substitute? {
-        guard keepGoing == true else { return nil }
-        return { subject, error in try DiagnosticPage.scene(for: subject, error: error, version: kioskdVersion, socket: socket) }
-    }
-}
-
-/// What `kioskd run` read before its loop started: the options over the config file, the file's warnings, its
-/// `mqtt:`, `memory:`, `video:` and `outputs:` sections, the board file, and the configuration problem shown instead of
-/// the scene, if any. A plain value made on the main thread.
-struct ResolvedRun {
-    var options: RunCommand
-    var warnings: [SceneDiagnostic] = []
-    var fleet: FleetWiring.Configuration?
-    var memory = KioskConfig.Memory()
-    var video = KioskConfig.Video()
-    var outputs: [KioskConfig.Output] = []
-    var board = BoardConfig()
-    var problem: ConfigurationProblem?
-}
-
-/// A file of kioskd's configuration that could not be used, under keep-going: shown on the diagnostic page until
-/// it is fixed and kioskd reloaded (SIGHUP starts kioskd over, `StartOver`). A plain value.
-struct ConfigurationProblem: Error, CustomStringConvertible {
-    var subject: DiagnosticPage.Subject
-    var error: any Error
-
-    var description: String { "\(subject.label.lowercased()) \(subject.path) cannot be used" }
-}
-
-extension DiagnosticPage.Subject {
-    private static let reloadHint = "Fix the file, then reload kioskd (systemctl reload kioskd, or SIGHUP): it starts over with the configuration read again."
-    static func configFile(_ path: String) -> Self { Self(label: "Config file", path: path, hint: reloadHint) }
-    static func boardFile(_ path: String) -> Self { Self(label: "Board file", path: path, hint: reloadHint) }
-    static func passwordFile(_ path: String) -> Self { Self(label: "MQTT password file", path: path, hint: reloadHint) }
 }
 
 /// `kioskd check-config [FILE]`: validates a config file (and the board file and outputs' scene files it names)

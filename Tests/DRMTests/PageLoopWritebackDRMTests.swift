@@ -10,7 +10,8 @@ import XCTest
 
 /// Issue 16's VM check: a 20-page signage loop at 1024x768 on vkms for three cycles, with fades between timed
 /// pages and the page ranges purging and rendering ahead. `kioskd run --capture-pages` reads back through writeback
-/// the frame at every page change once its fade has ended; each capture must be the new page whole: equal, pixel
+/// the frame at every page change of the output an `outputs:` section names, once its fade has ended, into the
+/// output's own folder; each capture must be the new page whole: equal, pixel
 /// for pixel, to the headless render of that page alone, complete.
 final class PageLoopWritebackDRMTests: XCTestCase {
     static let pageCount = 20
@@ -76,8 +77,12 @@ final class PageLoopWritebackDRMTests: XCTestCase {
         let changes = Self.pageCount * Self.cycles + 1
 
         let started = Date()
-        let daemon = try ControlledKioskd(["run", "--mode", "1024x768", "--scene", timedScene.path, "--capture-pages", captures.path],
+        // The output named in an `outputs:` section, as every output comes up: its captures go to its own folder.
+        let config = dir.appendingPathComponent("kioskd.yaml")
+        try "outputs:\n  - {connector: Virtual-1, mode: 1024x768}\n".write(to: config, atomically: true, encoding: .utf8)
+        let daemon = try ControlledKioskd(["run", "--config", config.path, "--scene", timedScene.path, "--capture-pages", captures.path],
                                           readyTimeout: 120)
+        let outputCaptures = captures.appendingPathComponent("Virtual-1")
         // The first change is asked for: a cut to the last page, which is outside the range and so purged; it renders
         // first, then shows whole. The loop goes on from there.
         _ = try daemon.result("page.show", #"{"name": "\#(Self.pageName(Self.pageCount))", "transition": {"kind": "cut"}}"#)
@@ -88,7 +93,7 @@ final class PageLoopWritebackDRMTests: XCTestCase {
         func firstLast() -> Int? { files.firstIndex { Self.pageIndex(inFileName: $0) == Self.pageCount } }
         try Poll.until("\(changes) page captures from the requested change on in \(captures.path)",
                           timeout: Double(changes) * Self.pageSeconds * 4 + 60, interval: 0.2) {
-            files = ((try? FileManager.default.contentsOfDirectory(atPath: captures.path)) ?? []).filter { $0.hasSuffix(".png") }.sorted()
+            files = ((try? FileManager.default.contentsOfDirectory(atPath: outputCaptures.path)) ?? []).filter { $0.hasSuffix(".png") }.sorted()
             return firstLast().map { files.count - $0 >= changes } ?? false || !daemon.isRunning
         }
         let stats = try daemon.result("stats")
@@ -124,7 +129,7 @@ final class PageLoopWritebackDRMTests: XCTestCase {
         let compared = Array(files.prefix(start + changes))
         for name in compared {
             let page = Self.pageIndex(inFileName: name)
-            let capturePath = captures.appendingPathComponent(name).path, referencePath = try XCTUnwrap(references[page])
+            let capturePath = outputCaptures.appendingPathComponent(name).path, referencePath = try XCTUnwrap(references[page])
             if FileManager.default.contentsEqual(atPath: capturePath, andPath: referencePath) {
                 matched += 1
                 continue

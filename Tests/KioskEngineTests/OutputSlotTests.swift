@@ -30,6 +30,7 @@ final class OutputSlotTests: XCTestCase {
         XCTAssertEqual(h.events.map(\.connector), ["HDMI-A-1", "DSI-1"])
         XCTAssertTrue(try h.slots.slot(named: nil) === a, "no output named: the first")
         XCTAssertTrue(try h.slots.slot(named: "DSI-1") === b)
+        XCTAssertTrue(try h.slots.slot(named: "dsi-1") === b, "names are matched in any case")
         XCTAssertThrowsError(try h.slots.slot(named: "DP-1")) {
             XCTAssertEqual("\($0)", "no output named 'DP-1'; outputs: HDMI-A-1, DSI-1")
         }
@@ -90,10 +91,39 @@ final class OutputSlotTests: XCTestCase {
         let entry = OutputSlots.Entry(connector: "Virtual-1", source: card.connectorSource("Virtual-1"), sceneSize: Self.hdmi.size)
         XCTAssertThrowsError(try OutputSlots(loop: loop, pool: RenderQueuePool(strategy: .manual), entries: [entry, entry]) { _, mode in
             RecordingCompositor(size: mode.size)
-        }) { XCTAssertEqual("\($0)", "several outputs: connector Virtual-1 is named twice") }
+        }) { XCTAssertEqual("\($0)", "outputs: connector Virtual-1 is named twice") }
         XCTAssertThrowsError(try OutputSlots(loop: loop, pool: RenderQueuePool(strategy: .manual), entries: []) { _, mode in
             RecordingCompositor(size: mode.size)
-        }) { XCTAssertEqual("\($0)", "several outputs: no connector given") }
+        }) { XCTAssertEqual("\($0)", "outputs: no output given") }
+        let lower = OutputSlots.Entry(connector: "virtual-1", source: card.connectorSource("Virtual-1"), sceneSize: Self.hdmi.size)
+        XCTAssertThrowsError(try OutputSlots(loop: loop, pool: RenderQueuePool(strategy: .manual), entries: [entry, lower]) { _, mode in
+            RecordingCompositor(size: mode.size)
+        }) { XCTAssertEqual("\($0)", "outputs: connector virtual-1 is named twice") }
+        let unnamed = OutputSlots.Entry(connector: nil, source: card.connectorSource("Virtual-1"), sceneSize: Self.hdmi.size)
+        XCTAssertThrowsError(try OutputSlots(loop: loop, pool: RenderQueuePool(strategy: .manual), entries: [entry, unnamed]) { _, mode in
+            RecordingCompositor(size: mode.size)
+        }) { XCTAssertEqual("\($0)", "outputs: an output beside others must name its connector") }
+    }
+
+    func testASoleSlotThatNamesNoConnectorGoesByTheOneItAdopted() throws {
+        let (loop, _) = MainLoop.manual()
+        let card = FakeCard(connected: true)
+        card.unplug()
+        let slots = try OutputSlots(loop: loop, pool: RenderQueuePool(strategy: .manual), entries: [
+            .init(connector: nil, source: card, sceneSize: Self.hdmi.size),
+        ]) { _, mode in RecordingCompositor(size: mode.size) }
+        XCTAssertEqual(slots.first.name, "auto", "before any probe")
+        slots.rescan()
+        XCTAssertEqual(slots.first.name, "Virtual-1", "waiting: the connector its probe saw")
+        card.plug()
+        slots.rescan()
+        XCTAssertEqual(slots.first.engine.backend?.info.connector, "Virtual-1")
+        XCTAssertEqual(slots.first.name, "Virtual-1")
+        XCTAssertTrue(try slots.slot(named: "VIRTUAL-1") === slots.first)
+        XCTAssertThrowsError(try slots.slot(named: "HDMI-A-1")) {
+            XCTAssertEqual("\($0)", "no output named 'HDMI-A-1'; outputs: Virtual-1")
+        }
+        slots.stop()
     }
 }
 

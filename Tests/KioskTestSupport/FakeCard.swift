@@ -141,6 +141,7 @@ public final class FakeCard: OutputSource {
 /// The fake card's open refused for now, as `DRMMasterHeldError` is: busy, not broken. A plain value.
 public struct FakeCardBusyError: OutputBusyError, CustomStringConvertible {
     public let device: String
+    public var heldResource: String { "DRM master" }
     public var description: String { "device \(device): another process holds DRM master" }
 }
 

@@ -86,6 +86,40 @@ final class FleetMQTTTests: XCTestCase {
         try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "offline" }
     }
 
+    /// With an `outputs:` section the state lists each output under its connector, with its own mode, page, power
+    /// and figures; the top level is the first output's.
+    func testTheStateListsEachOutputWithItsOwnFigures() throws {
+        let scene = try writeScene(in: broker.directory)
+        let config = broker.directory + "/mqtt-outputs.yaml"
+        try broker.writeKioskdConfig("topic_prefix: \(prefix)\nclient_id: kiosk-outputs\nevents: [scene]", to: config)
+        try ("\(try String(contentsOfFile: config, encoding: .utf8))outputs:\n  - {connector: HDMI-A-1, mode: 320x240@60}\n"
+            + "  - {connector: DP-1, mode: 200x100@50}\n").write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--scene", scene, "--config", config])
+        daemons.append(daemon)
+        let states = try broker.subscribe(["\(prefix)/state"])
+        _ = try states.waitForJSON(on: "\(prefix)/state") { ($0["outputs"] as? [[String: Any]])?.count == 2 }
+        _ = try daemon.result("page.show", #"{"name": "second", "output": "dp-1", "transition": {"kind": "cut"}}"#)
+        let state = try states.waitForJSON(on: "\(prefix)/state") { state in
+            (state["outputs"] as? [[String: Any]])?.last?["page"] as? String == "second"
+        }[0]
+        XCTAssertEqual(state["mode"] as? String, "320x240@60", "the top level is the first output's: \(state)")
+        XCTAssertEqual(state["page"] as? String, "main", "\(state)")
+        let outputs = try XCTUnwrap(state["outputs"] as? [[String: Any]], "\(state)")
+        XCTAssertEqual(outputs.map { $0["connector"] as? String }, ["HDMI-A-1", "DP-1"])
+        XCTAssertEqual(outputs.map { $0["mode"] as? String }, ["320x240@60", "200x100@50"])
+        XCTAssertEqual(outputs.map { $0["page"] as? String }, ["main", "second"])
+        XCTAssertEqual(outputs.map { $0["power"] as? String }, ["on", "on"])
+        for output in outputs {
+            XCTAssertGreaterThan(output["frames_flipped"] as? Int ?? 0, 0, "\(output)")
+            XCTAssertEqual((output["health"] as? [String: Any])?["reason"] as? String, "ok", "\(output)")
+        }
+        // Scene events name the output they come from.
+        let events = try broker.subscribe(["\(prefix)/event/scene"])
+        _ = try daemon.result("page.show", #"{"name": "main", "output": "DP-1", "transition": {"kind": "cut"}}"#)
+        let shown = try events.waitForJSON(on: "\(prefix)/event/scene") { ($0["data"] as? [String: Any])?["kind"] as? String == "page_shown" }[0]
+        XCTAssertEqual((shown["data"] as? [String: Any])?["output"] as? String, "DP-1", "\(shown)")
+    }
+
     /// The health signal is part of the state: handing the display over (SIGUSR1) and taking it back (SIGUSR2)
     /// changes its reason, and each change is published without waiting for the 60 s refresh.
     func testAHealthChangeIsPublishedInTheState() throws {

@@ -192,4 +192,27 @@ final class MultiOutputTests: XCTestCase {
         }
         XCTAssertEqual(try daemon.result("display.info")["power"] as? String, "on", "a refused request changes nothing")
     }
+
+    /// Every output's flips and presented frames reach subscribers, each naming its output, numbered per output.
+    func testFlipAndFrameEventsNameTheirOutput() throws {
+        let events = try ControlEventStream(daemon, events: ["flip", "frame"])
+        // The greeting changes the left scene's label, shown on HDMI-A-1 and mirrored on DP-1; HDMI-A-2 changes page.
+        _ = try daemon.result("data.set", #"{"values": {"greeting": "events"}}"#)
+        _ = try daemon.result("page.show", #"{"name": "second", "output": "HDMI-A-2", "transition": {"kind": "cut"}}"#)
+        var flipped = Set<String>(), framed = Set<String>()
+        let all: Set<String> = ["HDMI-A-1", "HDMI-A-2", "DP-1"]
+        try events.waitFor(1, "a flip and a frame event from every output") { event in
+            guard let output = event.string("output") else { return false }
+            if event.name == "flip" {
+                XCTAssertNotNil(event.int("sequence"), "\(event)")
+                flipped.insert(output)
+            } else {
+                XCTAssertGreaterThan(event.int("frame") ?? 0, 0, "\(event)")
+                framed.insert(output)
+            }
+            return flipped == all && framed == all
+        }
+        XCTAssertEqual(flipped, all)
+        XCTAssertEqual(framed, all)
+    }
 }

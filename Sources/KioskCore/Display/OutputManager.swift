@@ -49,6 +49,8 @@ public final class OutputManager {
     /// While the chosen output is busy: the timer that probes and opens again, and since when it has been busy.
     private var busyRetry: TimerHandle?
     private var busySince: MonotonicInstant?
+    /// What the busy open waits for (`OutputBusyError.heldResource`).
+    private var busyResource = ""
 
     /// - Parameters:
     ///   - attached: the output the engine was made with, as the first probe chose it (nil: none yet).
@@ -115,7 +117,8 @@ public final class OutputManager {
             // Not broken, just not ours yet: one line, then quiet attempts until it is free.
             if busySince == nil {
                 busySince = engine.loop.now
-                logger.warning("\(choice): \(error); trying again every \(Int(Self.busyRetryInterval.milliseconds)) ms until it is free")
+                busyResource = error.heldResource
+                logger.warning("\(choice): \(error); waiting for \(error.heldResource) to be released (trying again every \(Int(Self.busyRetryInterval.milliseconds)) ms)")
             }
             busyRetry = engine.loop.addTimer(after: Self.busyRetryInterval) { [weak self] in
                 self?.busyRetry = nil
@@ -127,7 +130,7 @@ public final class OutputManager {
             return
         }
         if let since = busySince {
-            logger.notice("\(choice): free now; taking the display after \(Int((engine.loop.now - since).milliseconds)) ms")
+            logger.notice("\(choice): \(busyResource) is free; taking the display after \(Int((engine.loop.now - since).milliseconds)) ms")
             busySince = nil
         }
         current = choice

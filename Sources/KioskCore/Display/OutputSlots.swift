@@ -9,27 +9,34 @@
 public final class OutputSlots {
     /// One connector's engine and the manager that keeps its output in step. Main thread.
     public final class Slot {
-        /// The connector this slot drives (`HDMI-A-1`).
-        public let connector: String
+        /// The connector this slot drives (`HDMI-A-1`); nil for a sole slot that drives the first connected one.
+        public let connector: String?
         public let engine: LayerEngine
         public let manager: OutputManager
 
-        init(connector: String, engine: LayerEngine, manager: OutputManager) {
+        /// The name the output goes by in commands, events and state: the connector named, else the one adopted
+        /// (the last one while none is), else the first its probes saw (the one it waits on), else `auto`.
+        public var name: String { connector ?? lastAdopted ?? manager.connectors.first?.name ?? "auto" }
+        /// The connector adopted last, for a slot that names none.
+        fileprivate var lastAdopted: String?
+
+        init(connector: String?, engine: LayerEngine, manager: OutputManager) {
             self.connector = connector
             self.engine = engine
             self.manager = manager
         }
     }
 
-    /// What one slot is made from: its connector, the source that probes and opens only that connector (under
-    /// that output's mode request), and the size its tree is laid out in until a display is adopted.
+    /// What one slot is made from: its connector (nil: the first connected, for a sole slot), the source that
+    /// probes and opens only that connector (under that output's mode request), and the size its tree is laid out
+    /// in until a display is adopted.
     public struct Entry {
-        public var connector: String
+        public var connector: String?
         public var source: any OutputSource
         public var sceneSize: Size
         public var frameDuration: Duration
 
-        public init(connector: String, source: any OutputSource, sceneSize: Size, frameDuration: Duration = .milliseconds(16)) {
+        public init(connector: String?, source: any OutputSource, sceneSize: Size, frameDuration: Duration = .milliseconds(16)) {
             self.connector = connector
             self.source = source
             self.sceneSize = sceneSize
@@ -45,25 +52,37 @@ public final class OutputSlots {
     /// Makes one engine per entry on `loop`, sharing `pool`, and starts each (without an output: the first
     /// `rescan` adopts what is connected).
     ///
-    /// - Throws: `DisplayError` when no entry is given or a connector is named twice; what the engine's creation
-    ///   throws (the loop's waker).
+    /// - Throws: `DisplayError` when no entry is given, a connector is named twice (in any case), or an entry
+    ///   beside others names none; what the engine's creation throws (the loop's waker).
     public init(loop: MainLoop, pool: RenderQueuePool, entries: [Entry],
-                makeCompositor: @escaping (_ connector: String, DisplayMode) throws -> any Compositing) throws {
-        guard !entries.isEmpty else { throw DisplayError("several outputs: no connector given") }
+                makeCompositor: @escaping (_ entry: Int, DisplayMode) throws -> any Compositing) throws {
+        guard !entries.isEmpty else { throw DisplayError("outputs: no output given") }
         var seen = Set<String>()
-        for entry in entries where !seen.insert(entry.connector).inserted {
-            throw DisplayError("several outputs: connector \(entry.connector) is named twice")
+        for entry in entries {
+            guard let connector = entry.connector else {
+                guard entries.count == 1 else { throw DisplayError("outputs: an output beside others must name its connector") }
+                continue
+            }
+            guard seen.insert(connector.lowercased()).inserted else {
+                throw DisplayError("outputs: connector \(connector) is named twice")
+            }
         }
-        slots = try entries.map { entry in
+        slots = try entries.enumerated().map { index, entry in
             let engine = try LayerEngine(loop: loop, sceneSize: entry.sceneSize, frameDuration: entry.frameDuration, pool: pool)
             try engine.start()
             let manager = OutputManager(engine: engine, source: entry.source, attached: nil) { mode in
-                try makeCompositor(entry.connector, mode)
+                try makeCompositor(index, mode)
             }
             return Slot(connector: entry.connector, engine: engine, manager: manager)
         }
         for slot in slots {
-            slot.manager.onEvent = { [weak self, unowned slot] event in self?.onEvent?(slot, event) }
+            slot.manager.onEvent = { [weak self, unowned slot] event in
+                switch event {
+                case .connected(let info), .modeChanged(let info): slot.lastAdopted = info.connector
+                case .disconnected: break
+                }
+                self?.onEvent?(slot, event)
+            }
         }
     }
 
@@ -75,13 +94,14 @@ public final class OutputSlots {
         for slot in slots { slot.manager.rescan() }
     }
 
-    /// The slot driving `connector`; nil for the first slot.
+    /// The slot whose output is named `name` (`Slot.name`, in any case); the first slot for nil. The one lookup of
+    /// an output by name: commands, input mapping and stages all go through it.
     ///
-    /// - Throws: `DisplayError` naming the connectors driven when none is `connector`.
-    public func slot(named connector: String?) throws -> Slot {
-        guard let connector else { return first }
-        guard let slot = slots.first(where: { $0.connector == connector }) else {
-            throw DisplayError("no output named '\(connector)'; outputs: \(slots.map(\.connector).joined(separator: ", "))")
+    /// - Throws: `DisplayError` naming the outputs driven when none is `name`.
+    public func slot(named name: String?) throws -> Slot {
+        guard let name else { return first }
+        guard let slot = slots.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+            throw DisplayError("no output named '\(name)'; outputs: \(slots.map(\.name).joined(separator: ", "))")
         }
         return slot
     }

@@ -21,7 +21,10 @@ public struct ConnectorStatus: Sendable, Equatable {
 /// An open that failed because the output is busy for now, not broken: DRM master held by another process (a
 /// compositor or console not yet gone). `OutputManager` opens it again on a short timer until it is free, rather
 /// than waiting for the next hotplug, which may never come.
-public protocol OutputBusyError: Error {}
+public protocol OutputBusyError: Error {
+    /// What is held, for the log lines while the output waits for it (`DRM master`).
+    var heldResource: String { get }
+}
 
 /// The output a probe would drive: which connector on which card, in which mode. Two probes that choose the same
 /// value leave the output as it is; any difference means another output. A plain value.

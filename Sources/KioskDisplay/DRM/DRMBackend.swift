@@ -3,11 +3,6 @@ import Glibc
 import KioskCore
 import Logging
 
-/// How the user asked for the commit API.
-public enum CommitChoice: String, Sendable, CaseIterable {
-    case atomic, legacy, auto
-}
-
 /// Everything that selects and configures a DRM output.
 public struct DRMOptions: Sendable {
     /// A card path, or nil for the first card with a connected connector.

@@ -103,6 +103,7 @@ public final class DRMCard {
 public struct DRMMasterHeldError: OutputBusyError, CustomStringConvertible, Sendable {
     public let device: String
     public let errno: Int32
+    public var heldResource: String { "DRM master" }
 
     public var description: String {
         "device \(device): cannot become DRM master (\(errnoDescription(errno))); "

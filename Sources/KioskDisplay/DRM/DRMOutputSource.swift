@@ -85,19 +85,28 @@ public final class DRMOutputSource: OutputSource {
         }
     }
 
-    /// Whether `kioskd run` should wait for a display rather than fail at start: a connector the options allow
+    /// The check a kiosk makes at start for each output, before anything is opened: a choice that cannot work (no
+    /// such card or driver, no connector of the name asked for, a mode the display connected now lacks) throws the
+    /// error opening it gives, naming what there is. Nothing connected where a connector the options allow exists
+    /// is no error: the output waits for a display. Later probes never fail this way (a display plugged in later
+    /// with another mode is driven in its preferred one). Returns what the probe found.
+    @discardableResult
+    public func checkChoice() throws -> OutputProbe {
+        let found = try probe()
+        if let choice = found.choice, choice != preferredInstead { return found }
+        if Self.shouldWait(for: found, connector: options.connector) { return found }
+        // Opening what the options ask for says what is wrong with them.
+        _ = try DRMBackend(options: options)
+        return found
+    }
+
+    /// Whether an output should wait for a display rather than fail at start: a connector the options allow
     /// exists (on a card of the driver asked for, with the name asked for) and none of them is connected. A bad
     /// choice (no such card, driver or connector) is not worth waiting for; opening the output reports it.
     public static func shouldWait(for probe: OutputProbe, connector name: String?) -> Bool {
         guard probe.choice == nil else { return false }
         let allowed = probe.connectors.filter { name == nil || $0.name.lowercased() == name!.lowercased() }
         return !allowed.isEmpty && !allowed.contains { $0.isConnected }
-    }
-
-    /// The output this source drives, opened without it (`kioskd run` opens its first output before the source's
-    /// first rescan): what it holds on its card is this source's own, not another output's, at the next probe.
-    public func adopt(_ backend: DRMBackend) {
-        opened = backend
     }
 
     public func open(_ candidate: OutputCandidate) throws -> any DisplayBackend {

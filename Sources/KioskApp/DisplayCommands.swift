@@ -10,18 +10,13 @@ extension ControlWiring {
     func registerDisplayCommands() {
         let commands = server.commands
         commands.register("display.info", arguments: ["output"]) { [unowned self] args, _ in
-            // Several outputs: every one listed; the top level is the one named, else the first while it is connected.
-            if let several, let output = try drivenOutput(args) {
-                var members: [String: JSONValue] = [:]
-                if let display = output.engine.backend {
-                    members = displayMembers(display, rotation: output.rotation)
-                } else if args.has("output") {
-                    throw Self.noDisplay(args.command, output: output)
-                }
-                members["outputs"] = outputsListing(several)
-                return .object(members.merging(statusExtras()) { _, extra in extra })
-            }
-            return displayInfo(try shownDisplay(args))
+            // The output named (else the first) at the top level; every output and every connector seen listed.
+            let output = try drivenOutput(args)
+            guard let display = output.engine.backend else { throw Self.noDisplay(args.command, output: output) }
+            var members = displayMembers(display, rotation: output.rotation)
+            members["outputs"] = outputsListing()
+            members["connectors"] = connectorsListing()
+            return .object(members.merging(statusExtras()) { _, extra in extra })
         }
 
         commands.register("display.power", arguments: ["on", "output"]) { [unowned self] args, _ in
@@ -32,9 +27,9 @@ extension ControlWiring {
             } catch {
                 throw ControlError(code: "display_error", message: "display.power \(on ? "on" : "off"): \(error)")
             }
-            // The idle monitor follows the power of the only output. With several, lighting one wakes it (and so
-            // every output), while turning one off leaves the others lit and the idle state as it was.
-            if several == nil || on { onDisplayPower?(on) }
+            // The idle monitor follows the outputs' power: lighting one wakes it (and so every output); turning one
+            // off blanks it once every output is off, and leaves the others lit and the idle state as it was before.
+            if on || outputs.outputs.allSatisfy({ $0.engine.backend?.isPoweredOn != true }) { onDisplayPower?(on) }
             return ["power": .string(display.isPoweredOn ? "on" : "off")]
         }
 
@@ -59,68 +54,23 @@ extension ControlWiring {
         }
     }
 
-    /// The output a display command acts on: the one shown on, which an `output` argument (a connector name) must
-    /// name when given. `no_display` when none is shown on, or when `output` names a connector that is not (kioskd
-    /// drives one output at a time); `not_found` when no connector has that name.
-    func shownDisplay(_ args: ControlArguments) throws -> any DisplayBackend {
-        let wanted = args.has("output") ? try args.string("output") : nil
-        guard let display else { throw Self.noDisplay(args.command, outputs: outputs) }
-        guard let wanted, wanted.lowercased() != display.info.connector.lowercased() else { return display }
-        let known = outputs?.connectors.map(\.name) ?? []
-        guard known.contains(where: { $0.lowercased() == wanted.lowercased() }) else {
-            throw ControlError(code: "not_found", message: "\(args.command): no output named '\(wanted)'; outputs: "
-                + (known.isEmpty ? display.info.connector : known.joined(separator: ", ")))
-        }
-        throw ControlError(code: "no_display", message: "\(args.command): output \(wanted) is not shown on; "
-            + "kioskd drives one output at a time, now \(display.info.connector)")
-    }
-
-    /// The display and engine a display command acts on: the output `args` names (the first without `output`) with
-    /// several outputs, else the one shown on.
+    /// The display and engine a display command acts on: those of the output `args` names (the first without
+    /// `output`); `no_display` while it has none.
     func displayTarget(_ args: ControlArguments) throws -> (display: any DisplayBackend, engine: LayerEngine) {
-        if let output = try drivenOutput(args) {
-            guard let display = output.engine.backend else { throw Self.noDisplay(args.command, output: output) }
-            return (display, output.engine)
-        }
-        let display = try shownDisplay(args)
-        guard let engine else { throw Self.noDisplay(args.command, outputs: outputs) }
-        return (display, engine)
+        let output = try drivenOutput(args)
+        guard let display = output.engine.backend else { throw Self.noDisplay(args.command, output: output) }
+        return (display, output.engine)
     }
 
-    /// `no_display`: the command needs a display and none is connected; the message lists the connectors seen.
-    static func noDisplay(_ command: String, outputs: OutputManager?) -> ControlError {
-        let seen = outputs?.connectors.map { "\($0.name) (\($0.isConnected ? "connected" : "disconnected"))" } ?? []
-        return ControlError(code: "no_display", message: "\(command): no display is connected; kioskd waits for one"
-            + (seen.isEmpty ? "" : " (connectors: \(seen.joined(separator: ", ")))"))
-    }
-
-    /// Every connector of the last probe, connected or not, and which one is shown on.
-    func outputsValue(_ outputs: OutputManager) -> JSONValue {
-        .array(outputs.connectors.map { c in
-            var members: [String: JSONValue] = [
-                "device": .string(c.device), "connector": .string(c.name), "connected": .bool(c.isConnected),
-                "active": .bool(outputs.current?.device == c.device && outputs.current?.connector == c.name),
-            ]
-            if let mode = c.preferredMode { members["preferred_mode"] = Self.modeValue(mode) }
-            return .object(members)
-        })
-    }
-
-    /// Tells `display` subscribers that the output changed: `connected`, `disconnected` or `mode`.
-    func outputChanged(_ event: OutputEvent) {
+    /// Tells `display` subscribers that an output changed: `connected`, `disconnected` or `mode`, with the output's name.
+    func outputChanged(_ event: OutputEvent, on output: DrivenOutput) {
         let data: [String: JSONValue]
         switch event {
         case .connected(let info): data = ["state": "connected", "connector": .string(info.connector), "mode": Self.modeValue(info.mode)]
         case .disconnected(let connector): data = ["state": "disconnected", "connector": .string(connector)]
         case .modeChanged(let info): data = ["state": "mode", "connector": .string(info.connector), "mode": Self.modeValue(info.mode)]
         }
-        server.broadcast(event: "display", data: .object(data))
-    }
-
-    private func displayInfo(_ display: any DisplayBackend) -> JSONValue {
-        var all = displayMembers(display, rotation: rotation)
-        if let outputs { all["outputs"] = outputsValue(outputs) }
-        return .object(all.merging(statusExtras()) { _, extra in extra })
+        server.broadcast(event: "display", data: .object(data.merging(["output": .string(output.name)]) { ours, _ in ours }))
     }
 
     /// What `display.info` says of one output's display.

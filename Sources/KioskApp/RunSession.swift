@@ -1,7 +1,7 @@
 import Glibc
 import KioskCore
 
-/// One `kioskd run` on the engine: counts flips, stops at `--frames N` or on request at a frame boundary, and
+/// One `kioskd run` on the first output's engine: counts flips, stops at `--frames N` or on request at a frame boundary, and
 /// notes (and reports, for systemd's READY=1) the flip of the first frame with every layer rendered. Lives on
 /// the main thread.
 final class RunSession {
@@ -40,8 +40,7 @@ final class RunSession {
             },
             engine.addFlipListener { [unowned self] event in flipped(event) },
         ]
-        controlSocket?.liveStats = { [unowned self] in (flips, engine.stats) }
-        controlSocket?.engine = engine
+        controlSocket?.liveStats = { [unowned self] in flips }
         // --frames N counts flips, and a still scene causes none: keep the display link ticking (unchanged
         // frames are presented) until the count is reached.
         if frameLimit != nil { engine.addAnimation(target: self) { session, _ in !session.finished } }
@@ -63,7 +62,6 @@ final class RunSession {
     private func flipped(_ event: FlipEvent) {
         guard !finished else { return }
         flips.record(event)
-        controlSocket?.flipped(event)
         if firstCompleteFrameMs == nil, completeFrameQueued {
             firstCompleteFrameMs = ProcessClock.millisecondsSinceStart()
             onFirstCompleteFrame?()

@@ -5,9 +5,9 @@ import KioskRuntime
 import KioskScene
 
 /// The scene commands (`scene.load`, `scene.get`, `widget.get`, `widget.set`, `data.set`, `data.get`,
-/// `page.show`, `animate`) and the `scene`, `data` and `error` events, all through the run's scene runtime. With
-/// several outputs, each but `data.set` takes `output` (the first output's scene without it); data is the kiosk's
-/// and `data.set` reaches every output.
+/// `page.show`, `animate`), through the outputs' scene runtimes: each but `data.set` takes `output` (the first
+/// output's scene without it); data is the kiosk's and `data.set` reaches every output. The events they cause go out
+/// through `ControlWiring.hookOutputs`.
 extension ControlWiring {
     func registerSceneCommands() {
         let commands = server.commands
@@ -117,17 +117,6 @@ extension ControlWiring {
     }
 
     // MARK: Events
-
-    /// Forwards the runtime's events: scene loads and page changes as `scene`, data changes as `data`,
-    /// failures nobody asked about as `error`. The scene's other listeners (the fleet's) hear them too.
-    func hookScene() {
-        sceneListener = scene.addEventListener { [weak self] event in self?.forward(event) }
-    }
-
-    private func forward(_ event: StageEvent) {
-        let (name, data) = Self.eventMessage(event)
-        server.broadcast(event: name, data: data)
-    }
 
     /// A scene event as subscribers get it (socket and MQTT alike): the event name and its data.
     static func eventMessage(_ event: StageEvent) -> (name: String, data: JSONValue) {

@@ -7,28 +7,26 @@ import Yams
 /// A board file (`board-configs/*.yaml`): which card (by driver name or path), connector, mode, commit API,
 /// buffer count and output rotation a board or panel uses, the backlight idle dimming uses, and how its touch
 /// panel is calibrated (`input:`). Command-line options and the config file override it. A plain value.
-struct BoardConfig: Equatable {
-    var name: String?
-    var device: String?
-    var driver: String?
-    var connector: String?
-    var mode: ModeRequest?
-    var commit: CommitChoice?
-    var buffers: Int?
-    var rotation: OutputRotation?
+public struct BoardConfig: Sendable, Equatable {
+    /// The board's name (`board:`), for the log.
+    public var name: String?
     /// The backlight idle dimming uses: a device name under /sys/class/backlight (`rpi_backlight`).
-    var backlight: String?
-    /// `input: {calibration: [a, b, c, d, e, f], map: [{device: GLOB, output: CONNECTOR, calibration: [...]}]}`:
-    /// the panel's touch calibration, for every device or per device name.
-    var input = InputDeviceRules()
+    public var backlight: String?
+    /// The settings the board gives, in the config file's own type, as a source beside the command line and the
+    /// config file (`KioskConfiguration.resolve`): the card (`device` or `driver`), connector, mode, commit,
+    /// buffers, rotation, and `input: {calibration: [a, b, c, d, e, f], map: [{device: GLOB, output: CONNECTOR,
+    /// calibration: [...]}]}`, the panel's touch calibration for every device or per device name.
+    public var layer = KioskConfig()
 
-    static let keys = ["board", "device", "driver", "connector", "mode", "commit", "buffers", "rotation", "backlight", "input"]
-    static let inputKeys = ["calibration", "map"]
+    public init() {}
+
+    public static let keys = ["board", "device", "driver", "connector", "mode", "commit", "buffers", "rotation", "backlight", "input"]
+    public static let inputKeys = ["calibration", "map"]
     /// Board files are a few lines; anything larger is not one.
-    static let maximumBytes = 64 * 1024
+    public static let maximumBytes = 64 * 1024
 
     /// Reads and validates a board file. Errors name the file, the line and column, and the key.
-    static func load(path: String) throws -> BoardConfig {
+    public static func load(path: String) throws -> BoardConfig {
         // A regular file only, and never more than the bound read: /dev/zero or a FIFO given by mistake is refused
         // unread.
         let bytes: [UInt8]
@@ -49,7 +47,7 @@ struct BoardConfig: Equatable {
 
     /// Validates a board file's text with the scene files' machinery (`DocumentDecoder`): every problem is one
     /// line, `FILE:LINE:COL: KEY: message`, and an unknown key names the nearest known one.
-    static func parse(_ text: String, file: String) throws -> BoardConfig {
+    public static func parse(_ text: String, file: String) throws -> BoardConfig {
         do throws(SceneValidationError) {
             return try decode(Data(text.utf8), file: file)
         } catch {
@@ -69,33 +67,33 @@ struct BoardConfig: Equatable {
             return s.isEmpty ? nil : s
         }
         config.name = nonEmptyString("board")
-        config.device = nonEmptyString("device")
-        config.driver = nonEmptyString("driver")
-        config.connector = nonEmptyString("connector")
+        config.layer.device = nonEmptyString("device")
+        config.layer.driver = nonEmptyString("driver")
+        config.layer.connector = nonEmptyString("connector")
         config.backlight = nonEmptyString("backlight")
         if let node = fields["mode"]?.value, let s = decoder.string(node, "mode") {
-            do { config.mode = try ModeRequest(validating: s) } catch let error as ModeRequestError {
+            do { config.layer.mode = try ModeRequest(validating: s) } catch let error as ModeRequestError {
                 decoder.error(node, "mode", error.message)
             } catch {
                 decoder.error(node, "mode", "\(error)")
             }
         }
-        if let node = fields["commit"]?.value { config.commit = decoder.choice(node, "commit", CommitChoice.self) }
-        if let node = fields["buffers"]?.value { config.buffers = decoder.integer(node, "buffers", in: 2...3) }
+        if let node = fields["commit"]?.value { config.layer.commit = decoder.choice(node, "commit", CommitChoice.self) }
+        if let node = fields["buffers"]?.value { config.layer.buffers = decoder.integer(node, "buffers", in: 2...3) }
         if let node = fields["rotation"]?.value {
             let s = node.scalar?.string ?? ""
-            config.rotation = OutputRotation(parsing: s)
-            if config.rotation == nil {
+            config.layer.rotation = OutputRotation(parsing: s)
+            if config.layer.rotation == nil {
                 decoder.error(node, "rotation", "'\(s)' is not one of \(OutputRotation.allowedValues) (degrees clockwise)")
             }
         }
         if let node = fields["input"]?.value,
            let input = decoder.fields(node, "input", allowed: inputKeys,
                                       expected: "a mapping (calibration: [a, b, c, d, e, f], map: [{device: GLOB, calibration: [...]}])") {
-            config.input.calibration = input["calibration"].flatMap { decoder.inputCalibration($0.value, "input.calibration") }
-            config.input.rules = input["map"].map { decoder.inputDeviceMap($0.value, "input.map") } ?? []
+            config.layer.input.calibration = input["calibration"].flatMap { decoder.inputCalibration($0.value, "input.calibration") }
+            config.layer.input.map = input["map"].map { decoder.inputDeviceMap($0.value, "input.map") } ?? []
         }
-        if let device = fields["device"], fields["driver"] != nil, config.device != "auto" {
+        if let device = fields["device"], fields["driver"] != nil, config.layer.device != "auto" {
             decoder.error(device.key, "device", "give device or driver, not both")
         }
         _ = try decoder.finish()

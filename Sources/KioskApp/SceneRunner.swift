@@ -31,28 +31,12 @@ final class SceneRunner {
     typealias Substitute = (DiagnosticPage.Subject, any Error) throws -> Scene
 
     /// - Parameters:
-    ///   - output: the display to show on, with its compositor; nil when none is connected yet, and the scene is
-    ///     laid out in `waitingSize` until one is.
+    ///   - engine: the output's engine (`OutputSlots`), its tree laid out for the display it has or waits for.
     ///   - substitute: with it, a missing or invalid scene shows the scene it returns (the diagnostic page) and
     ///     the file stays watched; without it, the scene's error is thrown.
     ///   - problem: a configuration kioskd could not use (needs `substitute`): its diagnostic page is shown from
     ///     the start, and the scene file is neither read nor watched; a reload starts kioskd over.
-    /// - Throws: the scene's validation errors (`SceneValidationError`), or the engine's.
-    convenience init(loop: MainLoop, output: (backend: any DisplayBackend, compositor: any Compositing)?, waitingSize: Size,
-                     pool: RenderQueuePool, path: String, watch: Bool, fpsOverlay: Bool, memory: KioskConfig.Memory = KioskConfig.Memory(),
-                     video: KioskConfig.Video = KioskConfig.Video(),
-                     substitute: Substitute? = nil, problem: ConfigurationProblem? = nil, logger: Logger) throws {
-        let engine: LayerEngine
-        if let output {
-            engine = try LayerEngine(loop: loop, backend: output.backend, compositor: output.compositor, pool: pool)
-        } else {
-            engine = try LayerEngine(loop: loop, sceneSize: waitingSize, pool: pool)
-        }
-        try self.init(engine: engine, path: path, watch: watch, fpsOverlay: fpsOverlay, memory: memory, video: video, substitute: substitute,
-                      problem: problem, logger: logger)
-    }
-
-    /// Shows the scene on an engine made elsewhere (one output slot's, when several outputs are driven).
+    /// - Throws: the scene's validation errors (`SceneValidationError`).
     init(engine: LayerEngine, path: String, watch: Bool, fpsOverlay: Bool, memory: KioskConfig.Memory = KioskConfig.Memory(),
          video: KioskConfig.Video = KioskConfig.Video(),
          substitute: Substitute? = nil, problem: ConfigurationProblem? = nil, logger: Logger) throws {
@@ -106,7 +90,7 @@ final class SceneRunner {
 
     /// Acts on the run's signals for this runner's output: SIGHUP reads its scene file again (unless a configuration
     /// problem is shown: kioskd then starts over, `ServiceWiring.startOverOnReload`), SIGUSR1/SIGUSR2 hand its
-    /// engine's display over and take it back. With several outputs each one's runner follows the signals itself.
+    /// engine's display over and take it back. Each output's runner follows the signals itself.
     func follow(_ signals: SignalRouting, logger: Logger) {
         signalListeners = [
             signals.addHandoverListener { [weak engine = self.engine] signal in

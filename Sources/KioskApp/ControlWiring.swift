@@ -1,4 +1,3 @@
-import ArgumentParser
 import Foundation
 import Glibc
 import KioskControl
@@ -9,25 +8,7 @@ import KioskService
 import Logging
 
 /// kioskd's version, as `version` over the control socket reports it.
-let kioskdVersion = KioskVersion.string
-
-/// Options of `kioskd run` for the control socket.
-struct ControlOptions: ParsableArguments {
-    @Option(help: "Control socket path (default: $KIOSKD_SOCKET, else /run/kioskd/control.sock); 'none' disables it.")
-    var socket: String?
-
-    @Option(help: "Group (name or number) owning the control socket (mode 0660); its members may connect.")
-    var socketGroup: String?
-
-    @Option(name: .customLong("control-allow-uid"), help: "Also allow this uid on the control socket (repeatable; root and kioskd's own user always are).")
-    var allowUIDs: [UInt32] = []
-
-    @Option(name: .customLong("control-allow-gid"), help: "Also allow peers whose primary gid is this (repeatable).")
-    var allowGIDs: [UInt32] = []
-
-    @Option(help: ArgumentHelp("The only folder `screenshot` may write a server-side file into (default \(ScreenshotDirectory.defaultPath)).", valueName: "DIR"))
-    var screenshotDir: String?
-}
+public let kioskdVersion = KioskVersion.string
 
 /// The log level every kioskd logger consults, so `log.level` changes it at run time. Any thread.
 let runtimeLogLevel = Lock<Logger.Level>(.info)
@@ -56,46 +37,32 @@ struct AdjustableLogHandler: LogHandler {
     }
 }
 
-/// Connects the control socket to a running `kioskd run`: registers the daemon's commands and forwards flips,
-/// presented frames and scene events to subscribers. The commands live in one file per area
-/// (`DisplayCommands`, `SceneCommands`). Lives on the main thread, beside the loop it serves.
-final class ControlWiring {
+/// Connects the control socket to a running `kioskd run`: registers the daemon's commands and forwards every
+/// output's flips, presented frames, faults and scene events to subscribers, each naming its output. The commands live
+/// in one file per area (`DisplayCommands`, `SceneCommands`, `VideoCommands`, `ControlWiring+Outputs`). Lives on the
+/// main thread, beside the loop it serves.
+public final class ControlWiring {
     let server: ControlServer
     let loop: MainLoop
     let jobs: BackgroundJobs
-    /// The output shown on now; nil while no display is connected.
-    var display: (any DisplayBackend)? { engine?.backend }
-    /// Keeps the output in step with the connectors (DRM); `display.info` lists them.
-    var outputs: OutputManager?
-    /// The outputs of an `outputs:` section, when there is one (`ControlWiring+Outputs.swift`).
-    var several: MultiOutputWiring?
-    /// The flip counters and engine statistics of the scene being shown; set once the scene runs.
-    var liveStats: () -> (FlipStatistics, EngineStats?) = { (FlipStatistics(), nil) }
-    /// The output rotation the scene is composed with (`--rotation`, board file), for `stats` and `display.info`.
-    var rotation = OutputRotation.degrees0
+    /// The outputs driven; commands act on the one their `output` names, else the first.
+    let outputs: KioskOutputs
+    /// The flip counters of the first output's run session (`--frames`); set once the run starts.
+    var liveStats: () -> FlipStatistics = { FlipStatistics() }
     /// Where `screenshot` may write files (`--screenshot-dir`).
     var screenshotDirectory = ScreenshotDirectory()
-    /// The layer engine of the run, attached when its session starts: power goes
-    /// through it so lighting the output redraws, and its presents become `frame` events.
-    var engine: LayerEngine? {
-        didSet { hookEngine() }
-    }
-    /// The scene runtime the scene commands drive: `kioskd run` always shows a scene.
-    let scene: any SceneControlling
+    /// The first output's scene, which the video commands drive.
+    var scene: SceneStage { outputs.first.stage }
     /// Members added to `stats` and `display.info` (the screen's idle state).
     var statusExtras: () -> [String: JSONValue] = { [:] }
-    /// Called after `display.power` changed the output's power.
+    /// Called after `display.power` changed an output's power.
     var onDisplayPower: ((Bool) -> Void)?
-    /// Presents that changed the screen since the engine was attached: the `frame` event's number.
-    private var framesPresented: Int64 = 0
-    /// The scene's events, forwarded to subscribers (`hookScene`).
-    var sceneListener: ListenerToken?
-    /// The attached engine's presents and faults (`hookEngine`); replaced with the engine.
-    private var engineListeners: [ListenerToken] = []
-    /// The faults and scene events of the outputs after the first (`attach(_:)`).
-    var outputListeners: [ListenerToken] = []
+    /// Presents that changed each output's screen: the `frame` event's number, by output.
+    private var framesPresented: [ObjectIdentifier: Int64] = [:]
+    /// Every output's presents, flips, faults and scene events (`hookOutputs`).
+    private var outputListeners: [ListenerToken] = []
 
-    static func bootstrapLogging(level: Logger.Level) {
+    public static func bootstrapLogging(level: Logger.Level) {
         runtimeLogLevel.withLock { $0 = level }
         // Under systemd each line carries its syslog priority, so the journal files errors as errors.
         let journal = JournalLogHandler.isJournalStream()
@@ -108,7 +75,7 @@ final class ControlWiring {
 
     /// How the diagnostic page names the control socket these options give, before it is opened: its path
     /// (handed over by systemd when `inheritedListenFD` is set), or that it is disabled.
-    static func socketDescription(options: ControlOptions, inheritedListenFD: Int32?) -> String {
+    static func socketDescription(options: KioskConfig.Control, inheritedListenFD: Int32?) -> String {
         let explicit = options.socket ?? ProcessInfo.processInfo.environment["KIOSKD_SOCKET"]
         if explicit == "none" { return "none (disabled)" }
         let path = explicit ?? ControlServerOptions.defaultSocketPath
@@ -118,8 +85,7 @@ final class ControlWiring {
     /// Starts the control socket, or returns nil when it is disabled. A socket path given explicitly (option or
     /// KIOSKD_SOCKET) must work or kioskd fails; the default one is best effort, because a kiosk that cannot
     /// offer its socket (another instance, a read-only /run) should still show its display.
-    static func start(options: ControlOptions, inheritedListenFD: Int32? = nil, loop: MainLoop,
-                      scene: any SceneControlling,
+    static func start(options: KioskConfig.Control, inheritedListenFD: Int32? = nil, loop: MainLoop, outputs: KioskOutputs,
                       logger: Logger) throws -> ControlWiring? {
         let explicit = options.socket ?? ProcessInfo.processInfo.environment["KIOSKD_SOCKET"]
         if explicit == "none" { return nil }
@@ -133,10 +99,10 @@ final class ControlWiring {
         }
         do {
             let server = try ControlServer(loop: loop, options: serverOptions)
-            let wiring = try ControlWiring(server: server, loop: loop, scene: scene)
+            let wiring = try ControlWiring(server: server, loop: loop, outputs: outputs)
             assert(wiring.server.commands.commandNames == MQTTSettings.knownCommands.sorted(),
                    "MQTTSettings.knownCommands must list the registry's commands: \(wiring.server.commands.commandNames)")
-            if let directory = options.screenshotDir { wiring.screenshotDirectory = ScreenshotDirectory(directory) }
+            if let directory = options.screenshotDirectory { wiring.screenshotDirectory = ScreenshotDirectory(directory) }
             return wiring
         } catch {
             guard explicit == nil else { throw error }
@@ -147,30 +113,31 @@ final class ControlWiring {
 
     private static func resolveGroup(_ name: String) throws -> UInt32 {
         if let gid = UInt32(name) { return gid }
-        guard let entry = getgrnam(name) else { throw ValidationError("--socket-group \(name): no such group") }
+        guard let entry = getgrnam(name) else { throw KioskConfigurationError("--socket-group \(name): no such group") }
         return entry.pointee.gr_gid
     }
 
-    private init(server: ControlServer, loop: MainLoop, scene: any SceneControlling) throws {
+    private init(server: ControlServer, loop: MainLoop, outputs: KioskOutputs) throws {
         self.server = server
         self.loop = loop
-        self.scene = scene
+        self.outputs = outputs
         self.jobs = try BackgroundJobs(loop: loop, label: "kioskd.control.jobs")
         let commands = server.commands
         commands.register("version") { _, _ in
             ["version": .string(kioskdVersion), "protocol": 1, "commands": .array(commands.commandNames.map(JSONValue.string))]
         }
         commands.register("stats") { [unowned self] _, _ in
-            let (flips, engine) = liveStats()
-            var stats = try ControlWiring.statsValue(flips: flips, engine: engine, info: display?.info, loop: loop,
-                                                     rotation: rotation, poweredOn: display?.isPoweredOn ?? false,
+            // The first output's figures at the top level, each output's under `by_output`.
+            let first = outputs.first, display = first.engine.backend
+            var stats = try ControlWiring.statsValue(flips: liveStats(), engine: first.engine.stats, info: display?.info, loop: loop,
+                                                     rotation: first.rotation, poweredOn: display?.isPoweredOn ?? false,
                                                      pacing: display?.flipPacing ?? .vblank)
             // The control socket's own load, beside the `--stats-out` counters.
             if case .object(var members) = stats {
                 members["control_clients"] = .int(Int64(server.connections.count))
                 members["display_connected"] = .bool(display != nil)
-                if let outputs { members["outputs"] = outputsValue(outputs) }
-                if let several { members["outputs"] = outputsListing(several); members["by_output"] = try statsByOutput(several) }
+                members["outputs"] = outputsListing()
+                members["by_output"] = try statsByOutput(first: stats)
                 members.merge(statusExtras()) { _, extra in extra }
                 members.merge(videoStats()) { _, video in video }
                 stats = .object(members)
@@ -190,7 +157,7 @@ final class ControlWiring {
         registerDisplayCommands()
         registerSceneCommands()
         registerVideoCommands()
-        hookScene()
+        hookOutputs()
     }
 
     /// The `--stats-out` counters as a JSON value: the output's figures over the engine's, as the file has them.
@@ -205,37 +172,42 @@ final class ControlWiring {
         return .object(merged)
     }
 
-    /// Forwards a completed flip to `flip` subscribers.
-    func flipped(_ event: FlipEvent) {
-        guard server.hasSubscribers("flip") else { return }
-        server.broadcast(event: "flip", data: [
-            "sequence": .int(Int64(clamping: event.sequence)),
-            "timestamp_ns": .int(Int64(clamping: event.timestamp.nanoseconds)),
-        ])
-    }
-
-    /// Forwards a present that changed the screen to `frame` subscribers, beside the engine's other listeners (the
-    /// run session's). The listeners of an engine attached before go with it.
-    private func hookEngine() {
-        engineListeners = []
-        guard let engine else { return }
-        engineListeners = [
-            engine.addPresentListener { [weak self] damage in self?.presented(damage: damage) },
-            // Faults of the frame path reach subscribers as `error` events, as failed renders do.
-            engine.addFaultListener { [weak self] fault in
-                self?.server.broadcast(event: "error", data: ["code": .string(fault.code.rawValue), "message": .string(fault.message)])
+    /// Forwards every output's completed flips (`flip`), presents that changed its screen (`frame`), frame-path
+    /// faults (`error`, as failed renders are) and scene events to subscribers, each with the output's name. Data is
+    /// the kiosk's: its change is told once, from the first output's stage.
+    private func hookOutputs() {
+        outputListeners = outputs.outputs.flatMap { output -> [ListenerToken] in [
+            output.engine.addFlipListener { [weak self, unowned output] event in self?.flipped(event, on: output) },
+            output.engine.addPresentListener { [weak self, unowned output] damage in self?.presented(damage: damage, on: output) },
+            output.engine.addFaultListener { [weak self, unowned output] fault in
+                self?.broadcast("error", ["code": .string(fault.code.rawValue), "message": .string(fault.message)], on: output)
             },
-        ]
+            output.stage.addEventListener { [weak self, unowned output] event in
+                guard let self else { return }
+                if case .dataChanged = event, output !== outputs.first { return }
+                let (name, data) = Self.eventMessage(event)
+                broadcast(name, data, on: output)
+            },
+        ] }
     }
 
-    private func presented(damage: [Rect]) {
-        framesPresented += 1
-        guard server.hasSubscribers("frame") else { return }
-        server.broadcast(event: "frame", data: [
-            "frame": .int(framesPresented),
-            "damage_rects": .int(Int64(damage.count)),
-            "timestamp_ns": .int(Int64(clamping: loop.now.nanoseconds)),
-        ])
+    /// Sends `event` with `data` and the output's name (`output`) to its subscribers.
+    private func broadcast(_ event: String, _ data: JSONValue, on output: DrivenOutput) {
+        guard server.hasSubscribers(event), case .object(var members) = data else { return }
+        members["output"] = .string(output.name)
+        server.broadcast(event: event, data: .object(members))
+    }
+
+    private func flipped(_ event: FlipEvent, on output: DrivenOutput) {
+        broadcast("flip", ["sequence": .int(Int64(clamping: event.sequence)),
+                           "timestamp_ns": .int(Int64(clamping: event.timestamp.nanoseconds))], on: output)
+    }
+
+    private func presented(damage: [Rect], on output: DrivenOutput) {
+        let number = (framesPresented[ObjectIdentifier(output)] ?? 0) + 1
+        framesPresented[ObjectIdentifier(output)] = number
+        broadcast("frame", ["frame": .int(number), "damage_rects": .int(Int64(damage.count)),
+                            "timestamp_ns": .int(Int64(clamping: loop.now.nanoseconds))], on: output)
     }
 
     func stop() { server.stop() }

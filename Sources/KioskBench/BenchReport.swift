@@ -3,21 +3,23 @@ import KioskBench
 
 /// `kioskd bench`'s report: one entry per scenario run (null for one not run), each with its measured figures and
 /// the ratios computed from exactly those figures.
-struct BenchReport: Encodable {
-    var frames: Int
-    var dashboard: DashboardScenario?
-    var pageSlide: PageSlideScenario?
-    var updateStorm: UpdateStorm.Scenario?
-    var startup: StartupScenario?
-    var images: ImageMemoryRun.Figures?
-    var pages: PagesRun.Figures?
-    var plainFill: PlainFillRun.Figures?
-    var video: VideoRun.Scenario?
+public struct BenchReport: Encodable {
+    public var frames: Int
+    public var dashboard: DashboardScenario?
+    public var pageSlide: PageSlideScenario?
+    public var updateStorm: UpdateStorm.Scenario?
+    public var startup: StartupScenario?
+    public var images: ImageMemoryRun.Figures?
+    public var pages: PagesRun.Figures?
+    public var plainFill: PlainFillRun.Figures?
+    public var video: VideoRun.Scenario?
+
+    public init(frames: Int) { self.frames = frames }
 
     enum CodingKeys: String, CodingKey { case frames, scenarios }
     enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", updateStorm = "update-storm", startup, images, pages, plainFill = "plain-fill", video }
 
-    func encode(to encoder: Encoder) throws {
+    public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(frames, forKey: .frames)
         var s = c.nestedContainer(keyedBy: ScenarioKeys.self, forKey: .scenarios)
@@ -31,7 +33,7 @@ struct BenchReport: Encodable {
         try s.encode(video, forKey: .video)
     }
 
-    var table: String {
+    public var table: String {
         var sections: [String] = []
         if let dashboard { sections.append(dashboard.table) }
         if let pageSlide { sections.append(pageSlide.table) }
@@ -59,7 +61,7 @@ func figuresRow(_ name: String, _ f: BenchFigures) -> String {
 let figuresHeader = "".padding(toLength: 24, withPad: " ", startingAt: 0)
     + "main ms    total ms   bytes/frm  main p99   flipped    missed     first ms"
 
-struct DashboardScenario: Encodable {
+public struct DashboardScenario: Encodable {
     var mode: String
     var fullFrameBytes: Int
     var engineRoundRobin: BenchFigures
@@ -67,6 +69,12 @@ struct DashboardScenario: Encodable {
     var naiveDirect: BenchFigures
     var naiveThroughSurfaces: BenchFigures
     var memcpyMsPerFrame: Double
+
+    public init(mode: String, fullFrameBytes: Int, engineRoundRobin: BenchFigures, enginePriority: BenchFigures, naiveDirect: BenchFigures,
+                naiveThroughSurfaces: BenchFigures, memcpyMsPerFrame: Double) {
+        (self.mode, self.fullFrameBytes, self.engineRoundRobin, self.enginePriority) = (mode, fullFrameBytes, engineRoundRobin, enginePriority)
+        (self.naiveDirect, self.naiveThroughSurfaces, self.memcpyMsPerFrame) = (naiveDirect, naiveThroughSurfaces, memcpyMsPerFrame)
+    }
 
     enum CodingKeys: String, CodingKey {
         case mode, fullFrameBytes = "full_frame_bytes", engineRoundRobin = "engine_round_robin"
@@ -87,7 +95,7 @@ struct DashboardScenario: Encodable {
         return r
     }
 
-    func encode(to encoder: Encoder) throws {
+    public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(mode, forKey: .mode)
         try c.encode(fullFrameBytes, forKey: .fullFrameBytes)
@@ -110,11 +118,15 @@ struct DashboardScenario: Encodable {
     }
 }
 
-struct PageSlideScenario: Encodable {
+public struct PageSlideScenario: Encodable {
     var mode: String
     var fullFrameBytes: Int
     var engine: BenchFigures
     var memcpyMsPerFrame: Double
+
+    public init(mode: String, fullFrameBytes: Int, engine: BenchFigures, memcpyMsPerFrame: Double) {
+        (self.mode, self.fullFrameBytes, self.engine, self.memcpyMsPerFrame) = (mode, fullFrameBytes, engine, memcpyMsPerFrame)
+    }
 
     enum CodingKeys: String, CodingKey {
         case mode, fullFrameBytes = "full_frame_bytes", engine, memcpyMsPerFrame = "memcpy_ms_per_frame", ratios
@@ -125,7 +137,7 @@ struct PageSlideScenario: Encodable {
          "bytes_vs_full_frame": benchRatio(engine.bytesWrittenPerFrame.map(Double.init), Double(fullFrameBytes))]
     }
 
-    func encode(to encoder: Encoder) throws {
+    public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(mode, forKey: .mode)
         try c.encode(fullFrameBytes, forKey: .fullFrameBytes)
@@ -143,8 +155,10 @@ struct PageSlideScenario: Encodable {
     }
 }
 
-struct StartupScenario: Encodable {
+public struct StartupScenario: Encodable {
     var runs: [StartupRun.Figures]
+
+    public init(runs: [StartupRun.Figures]) { self.runs = runs }
 
     /// Issue 16's targets for the default scene at 800x480: peak RSS at most 32 MiB, private dirty at most 12 MiB.
     static let targetPeakRssKib = 32 * 1024
@@ -162,7 +176,7 @@ struct StartupScenario: Encodable {
         case targetMet = "target_met"
     }
 
-    func encode(to encoder: Encoder) throws {
+    public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(runs, forKey: .runs)
         try c.encode(Self.targetPeakRssKib, forKey: .targetPeakRssKib)

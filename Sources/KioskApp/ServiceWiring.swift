@@ -28,11 +28,12 @@ final class ServiceWiring {
         activation = try SocketActivation.fromEnvironment()
     }
 
-    /// Wires notify and the watchdog to a running scene. `health` says whether the frame path is healthy; by
-    /// default, the engine's `FrameHealth`: the loop turned within a second and no flip is overdue.
-    func attach(runner: SceneRunner, session: RunSession, signals: SignalRouting,
+    /// Wires notify and the watchdog to the running outputs. `health` says whether the frame path is healthy; by
+    /// default, every output's (`KioskOutputs.health`): each loop turned within a second and no flip is overdue. The
+    /// status line speaks of the first output's scene.
+    func attach(outputs: KioskOutputs, session: RunSession, signals: SignalRouting,
                 health: (() -> FrameHealth)? = nil) {
-        let engine = runner.engine
+        let runner = outputs.first.runner, engine = runner.engine
         var previous = (flips: 0, at: loop.now)
         describe = { [loop, unowned runner, unowned session] in
             let flips = session.flips
@@ -48,7 +49,7 @@ final class ServiceWiring {
         session.onFirstCompleteFrame = { [unowned self] in announceReady() }
         // Waiting for a display is a normal state: ready, with a status saying what it waits for.
         if !engine.hasOutput { announceReady() }
-        watchdog = ServiceWatchdog(loop: loop, notifier: notifier, health: health ?? { [unowned engine] in engine.health })
+        watchdog = ServiceWatchdog(loop: loop, notifier: notifier, health: health ?? { [unowned outputs] in outputs.health })
 
         // The run session stops on its own listener; STOPPING=1 goes out from the same signal.
         stopListener = signals.addStopListener { [unowned self] in
@@ -64,7 +65,7 @@ final class ServiceWiring {
         }
     }
 
-    /// True once SIGHUP asked for a start over: the run ends at the next frame boundary, and `runDisplay` then
+    /// True once SIGHUP asked for a start over: the run ends at the next frame boundary, and `Kiosk.run` then
     /// starts kioskd over (`StartOver`) instead of ending.
     private(set) var startingOver = false
 

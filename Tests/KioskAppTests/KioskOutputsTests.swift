@@ -1,0 +1,156 @@
+import Foundation
+@testable import KioskApp
+import KioskControl
+import KioskCore
+import KioskDisplay
+import KioskRuntime
+import KioskScene
+import KioskTestSupport
+import Logging
+import XCTest
+
+/// The outputs of a kiosk and the control commands over them, in process: two headless outputs on the manual clock,
+/// each with its own scene, and the control socket's command registry called directly.
+final class KioskOutputsTests: XCTestCase {
+    static let left = "size: display\ndata: {greeting: none}\npages:\n  - name: main\n    widgets:\n      - {id: t, type: text, text: \"{greeting}\", x: 0, y: 0, width: 100%, height: 50%}\n"
+    static let right = "size: display\npages:\n  - name: main\n    widgets: []\n  - name: second\n    widgets: []\n"
+
+    private var directory: URL!
+    private var loop: MainLoop!
+    private let pool = RenderQueuePool(strategy: .manual)
+    private var outputs: KioskOutputs!
+    private var control: ControlWiring!
+    private var socketFolder: String?
+
+    override func setUpWithError() throws {
+        directory = try KioskdProcess.scratchDirectory("kiosk-outputs-\(name.filter(\.isLetter))")
+        try Self.left.write(to: directory.appendingPathComponent("left.yaml"), atomically: true, encoding: .utf8)
+        try Self.right.write(to: directory.appendingPathComponent("right.yaml"), atomically: true, encoding: .utf8)
+        (loop, _) = MainLoop.manual()
+        let config = [KioskConfig.Output(connector: "HDMI-A-1", mode: ModeRequest(width: 320, height: 240, refreshHz: 60)),
+                      KioskConfig.Output(connector: "DP-1", mode: ModeRequest(width: 200, height: 100, refreshHz: 50),
+                                         scene: directory.appendingPathComponent("right.yaml").path)]
+        let entries = KioskOutputs.entries(config, connector: nil, mode: nil, rotation: .degrees0,
+                                           scenePath: directory.appendingPathComponent("left.yaml").path)
+        let logger = Logger(label: "test")
+        outputs = try KioskOutputs(entries: entries, loop: loop, pool: pool, hotplug: false, source: { entry in
+            let m = try XCTUnwrap(entry.mode)
+            let source = HeadlessOutputSource(connector: try XCTUnwrap(entry.connector),
+                                              mode: DisplayMode(width: m.width, height: m.height, refreshMilliHz: m.refreshMilliHz ?? 60_000))
+            return (source, try source.probe())
+        }, runner: { engine, path in
+            try SceneRunner(engine: engine, path: path, watch: false, fpsOverlay: false, logger: logger)
+        }, logger: logger)
+        var options = KioskConfig.Control()
+        // A socket path must be short: under /tmp rather than the build folder.
+        var template = Array("/tmp/kioskapp-XXXXXX".utf8CString)
+        let socketDirectory = String(cString: try XCTUnwrap(mkdtemp(&template)))
+        socketFolder = socketDirectory
+        options.socket = socketDirectory + "/control.sock"
+        control = try XCTUnwrap(try ControlWiring.start(options: options, loop: loop, outputs: outputs, logger: logger))
+        outputs.start()
+    }
+
+    override func tearDown() {
+        control?.stop()
+        outputs?.stop()
+        (control, outputs, loop) = (nil, nil, nil)
+        if let socketFolder { try? FileManager.default.removeItem(atPath: socketFolder) }
+    }
+
+    /// The reply of `command` as the socket would give it: its result, or its error.
+    private func call(_ command: String, _ arguments: [String: JSONValue] = [:]) -> (result: JSONValue?, error: JSONValue?) {
+        var reply: JSONValue?
+        _ = control.server.commands.start(ControlRequest(command: command, arguments: arguments), from: .remote(number: -1)) { reply = $0 }
+        return (reply?["result"], reply?["error"])
+    }
+
+    /// Turns the loop and runs the renders queued until `condition` holds, for at most 10 s.
+    private func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
+        try Poll.until(what, timeout: 10, interval: 0) {
+            loop.runOnce(timeout: .zero)
+            _ = pool.runQueued()
+            return try condition()
+        }
+    }
+
+    func testAnOutputIsFoundByItsNameInAnyCaseAndAnUnknownNameNamesTheOutputs() throws {
+        XCTAssertEqual(outputs.outputs.map(\.name), ["HDMI-A-1", "DP-1"])
+        XCTAssertTrue(try outputs.output(named: nil) === outputs.first)
+        XCTAssertTrue(try outputs.output(named: "dp-1") === outputs.outputs[1])
+        XCTAssertThrowsError(try outputs.output(named: "HDMI-A-2")) {
+            XCTAssertEqual("\($0)", "no output named 'HDMI-A-2'; outputs: HDMI-A-1, DP-1")
+        }
+        let unknown = call("scene.get", ["output": "HDMI-A-2"]).error
+        XCTAssertEqual(unknown?["code"], "not_found")
+        XCTAssertEqual(unknown?["message"], "scene.get: no output named 'HDMI-A-2'; outputs: HDMI-A-1, DP-1")
+    }
+
+    func testDisplayInfoSpeaksOfTheOutputNamedAndListsEveryOutput() throws {
+        let first = try XCTUnwrap(call("display.info").result)
+        XCTAssertEqual(first["connector"], "HDMI-A-1")
+        XCTAssertEqual(first["mode"]?["name"], "320x240@60")
+        let named = try XCTUnwrap(call("display.info", ["output": "dp-1"]).result)
+        XCTAssertEqual(named["connector"], "DP-1")
+        XCTAssertEqual(named["mode"]?["refresh_mhz"], .int(50_000))
+        let listed = try XCTUnwrap(named["outputs"]?.arrayValue)
+        XCTAssertEqual(listed.map { $0["connector"] }, ["HDMI-A-1", "DP-1"])
+        XCTAssertEqual(listed.map { $0["scene"]?.stringValue.map { URL(fileURLWithPath: $0).lastPathComponent } }, ["left.yaml", "right.yaml"])
+        XCTAssertEqual(try XCTUnwrap(named["connectors"]?.arrayValue).map { $0["connector"] }, ["HDMI-A-1", "DP-1"])
+    }
+
+    func testDataReachesEveryOutputAndScenesAnswerForTheOutputNamed() throws {
+        XCTAssertNil(call("data.set", ["values": ["greeting": "hello"]]).error)
+        for output in outputs.outputs {
+            XCTAssertEqual(output.stage.data(keys: ["greeting"]), ["greeting": "hello"], output.name)
+        }
+        XCTAssertNil(call("page.show", ["name": "second", "output": "DP-1", "transition": ["kind": "cut"]]).error)
+        try waitUntil("DP-1 to show its second page") { outputs.outputs[1].stage.currentPage == "second" }
+        XCTAssertEqual(outputs.first.stage.currentPage, "main", "the other output keeps its page")
+    }
+
+    func testTurningOneOutputOffLeavesTheIdleStateUntilEveryOutputIsOff() throws {
+        var heard: [Bool] = []
+        control.onDisplayPower = { heard.append($0) }
+        XCTAssertEqual(call("display.power", ["on": false, "output": "DP-1"]).result?["power"], "off")
+        XCTAssertEqual(heard, [], "HDMI-A-1 is still lit")
+        XCTAssertEqual(call("display.power", ["on": false]).result?["power"], "off")
+        XCTAssertEqual(heard, [false], "every output is off: the screen is blank")
+        XCTAssertEqual(call("display.power", ["on": true, "output": "DP-1"]).result?["power"], "on")
+        XCTAssertEqual(heard, [false, true], "lighting one wakes the kiosk")
+    }
+
+    func testTheMQTTStateListsEachOutputWithItsOwnFigures() throws {
+        XCTAssertNil(call("page.show", ["name": "second", "output": "DP-1", "transition": ["kind": "cut"]]).error)
+        try waitUntil("DP-1 to show its second page") { outputs.outputs[1].stage.currentPage == "second" }
+        let state = FleetWiring.state(registry: control.server.commands, uptime: .seconds(5))
+        XCTAssertEqual(state["connector"], "HDMI-A-1", "the top level is the first output's")
+        XCTAssertEqual(state["uptime_s"], .int(5))
+        let listed = try XCTUnwrap(state["outputs"]?.arrayValue)
+        XCTAssertEqual(listed.map { $0["connector"] }, ["HDMI-A-1", "DP-1"])
+        XCTAssertEqual(listed.map { $0["mode"] }, ["320x240@60", "200x100@50"])
+        XCTAssertEqual(listed.map { $0["page"] }, ["main", "second"])
+        XCTAssertEqual(listed.map { $0["power"] }, ["on", "on"])
+        XCTAssertEqual(listed.map { $0["health"]?["healthy"] }, [.bool(true), .bool(true)])
+    }
+
+    /// The idle policy: after `blank_after` seconds without input every output with a display goes dark, `stats`
+    /// says so, and `display.power on` (any output) wakes them all.
+    func testIdleBlanksEveryOutputAndDisplayPowerWakesThemAll() throws {
+        var configuration = KioskConfiguration()
+        configuration.settings.idle.blankAfter = 60
+        configuration.settings.input.seat = "none"
+        let input = InputWiring(settings: InputSettings(configuration, backend: .headless), outputs: outputs.outputs, control: control,
+                                logger: Logger(label: "test"))
+        input.start()
+        try waitUntil("both outputs lit") { outputs.outputs.allSatisfy { $0.engine.isDisplayPoweredOn } }
+        XCTAssertEqual(call("stats").result?["idle"]?["state"], "active")
+        _ = loop.advanceTime(by: .seconds(61))
+        try waitUntil("every output blanked") { outputs.outputs.allSatisfy { !$0.engine.isDisplayPoweredOn } }
+        XCTAssertEqual(call("stats").result?["idle"]?["state"], "blanked")
+        XCTAssertEqual(call("display.power", ["on": true, "output": "DP-1"]).result?["power"], "on")
+        try waitUntil("every output lit again") { outputs.outputs.allSatisfy { $0.engine.isDisplayPoweredOn } }
+        XCTAssertEqual(call("stats").result?["idle"]?["state"], "active")
+        withExtendedLifetime(input) {}
+    }
+}
