@@ -184,7 +184,7 @@ final class SceneBuilder {
         layer.opacity = style.opacity ?? 1
         layer.isHidden = node.isHidden
         let size = layer.frame.size
-        let border = style.border.map { RectContent.Border(width: $0.width, color: StyleMapping.color($0.colour)) }
+        let border = style.border.map { RectContent.Border(width: $0.width, color: $0.colour) }
         let radius = style.cornerRadius ?? 0
         var boxFill = style.background.map(StyleMapping.fill)
         switch widget.content {
@@ -220,7 +220,7 @@ final class SceneBuilder {
         case .progress:
             let body = ensureBody(node)
             body.content = nil
-            body.backgroundColor = style.foreground.map(StyleMapping.color) ?? Color(rgb: 0x4CC2FF)
+            body.backgroundColor = style.foreground ?? Color(rgb: 0x4CC2FF)
             body.frame = progressFrame(node, value: node.progressShown)
         case .button:
             configureButtonBodies(node, frame: bodyFrame, scene: scene)
@@ -318,7 +318,7 @@ final class SceneBuilder {
         let widget = node.widget
         let style = widget.style
         let font = StyleMapping.font(style.font, inherited: scene.font)
-        let foreground = style.foreground.map(StyleMapping.color) ?? .white
+        let foreground = style.foreground ?? .white
         switch widget.content {
         case .text(let t):
             return TextContent(t.text.render(values, placeholder: SceneBuilder.placeholder), isMarkup: t.markup, font: font,
@@ -337,8 +337,8 @@ final class SceneBuilder {
             return TickerTextContent(t.text.render(values, placeholder: SceneBuilder.placeholder), font: font, color: foreground, padding: 0)
         case .qrcode(let q):
             return QRCodeContent(text: q.text.render(values, placeholder: SceneBuilder.placeholder),
-                                 foreground: style.foreground.map(StyleMapping.color) ?? .black,
-                                 background: style.background.flatMap { if case .colour(let c) = $0 { StyleMapping.color(c) } else { nil } } ?? .white)
+                                 foreground: style.foreground ?? .black,
+                                 background: style.background.flatMap { if case .colour(let c) = $0 { c } else { nil } } ?? .white)
         case .sparkline:
             return SparklineContent(values: node.series, color: foreground,
                                     fill: Color(red: foreground.red, green: foreground.green, blue: foreground.blue, alpha: 0.2))
@@ -347,15 +347,15 @@ final class SceneBuilder {
             let look = b.states[state].map { merged(style, $0) } ?? style
             return ButtonContent(label: b.label.render(values, placeholder: SceneBuilder.placeholder),
                                  font: StyleMapping.font(look.font, inherited: scene.font),
-                                 textColor: look.foreground.map(StyleMapping.color) ?? .white,
+                                 textColor: look.foreground ?? .white,
                                  fill: look.background.map(StyleMapping.fill) ?? .solid(Color(rgb: 0x2F6FEB)),
                                  cornerRadius: look.cornerRadius ?? 10,
-                                 border: look.border.map { RectContent.Border(width: $0.width, color: StyleMapping.color($0.colour)) },
+                                 border: look.border.map { RectContent.Border(width: $0.width, color: $0.colour) },
                                  state: ButtonContent.State(rawValue: state.rawValue) ?? .normal)
         case .video(let v):
             // The placeholder: shown until the first frame and whenever a clip fails.
             if let image = v.placeholder { return ImageContent(path: image, fit: .contain) }
-            let background = style.background.flatMap { if case .colour(let c) = $0 { StyleMapping.color(c) } else { nil } }
+            let background = style.background.flatMap { if case .colour(let c) = $0 { c } else { nil } }
             return RectContent(fill: .solid(background ?? .black))
         case .fps:
             let stats = engine.stats

@@ -55,12 +55,12 @@ enum StageAnimations {
                     read: { node in
                         let c = isForeground ? node.widget.style.foreground
                             : node.widget.style.background.flatMap { if case .colour(let c) = $0 { c } else { nil } }
-                        let colour = c ?? Colour(red: 1, green: 1, blue: 1, alpha: isForeground ? 1 : 0)
+                        let colour = c ?? Color(red: 1, green: 1, blue: 1, alpha: isForeground ? 1 : 0)
                         return [colour.red, colour.green, colour.blue, colour.alpha]
                     },
                     write: { [weak stage] node, v in
                         let clamp = { (x: Double) in min(max(x, 0), 1) }
-                        let colour = Colour(red: clamp(v[0]), green: clamp(v[1]), blue: clamp(v[2]), alpha: clamp(v[3]))
+                        let colour = Color(red: clamp(v[0]), green: clamp(v[1]), blue: clamp(v[2]), alpha: clamp(v[3]))
                         if isForeground { node.widget.style.foreground = colour } else { node.widget.style.background = .colour(colour) }
                         stage?.redraw(node)
                     })

@@ -4,14 +4,10 @@ import KioskScene
 
 /// Conversions from the scene model's style values to what contents and layers take. Stateless; any thread.
 enum StyleMapping {
-    static func color(_ c: Colour) -> Color {
-        Color(red: c.red, green: c.green, blue: c.blue, alpha: c.alpha)
-    }
-
     static func fill(_ f: Fill) -> RectContent.Fill {
         switch f {
-        case .colour(let c): .solid(color(c))
-        case .linearGradient(let colours, let angle): .linearGradient(colors: colours.map(color), angle: angle)
+        case .colour(let c): .solid(c)
+        case .linearGradient(let colours, let angle): .linearGradient(colors: colours, angle: angle)
         }
     }
 
@@ -44,7 +40,7 @@ enum StyleMapping {
     }
 
     /// `#RRGGBBAA` of a colour, as `widget.get` reports it.
-    static func hex(_ c: Colour) -> String {
+    static func hex(_ c: Color) -> String {
         func byte(_ v: Double) -> String {
             let b = Int((min(max(v, 0), 1) * 255).rounded())
             let digits = String(b, radix: 16, uppercase: false)

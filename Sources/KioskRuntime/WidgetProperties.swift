@@ -146,7 +146,7 @@ enum WidgetProperties {
                 guard case .bool(let v) = value else { throw bad("true or false") }
                 change.edits.append { $0.isHidden = v }
             case "foreground", "background":
-                guard case .string(let s) = value, let colour = Colour(parsing: s) else { throw bad("a colour (#RGB, #RRGGBB, #RRGGBBAA or a name)") }
+                guard case .string(let s) = value, let colour = Color(parsing: s) else { throw bad("a colour (#RGB, #RRGGBB, #RRGGBBAA or a name)") }
                 change.edits.append { node in
                     if name == "foreground" { node.widget.style.foreground = colour } else { node.widget.style.background = .colour(colour) }
                 }

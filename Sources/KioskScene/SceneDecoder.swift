@@ -348,17 +348,17 @@ final class SceneDecoder: DocumentDecoder {
         return .linearGradient(colours: valid, angle: angle)
     }
 
-    func colour(_ node: Node, _ path: String) -> Colour? {
+    func colour(_ node: Node, _ path: String) -> Color? {
         guard let s = node.scalar?.string else { error(node, path, "expected a colour"); return nil }
-        if let c = Colour(parsing: s) { return c }
-        error(node, path, "'\(s)' is not a colour (#RGB, #RRGGBB, #RRGGBBAA or one of \(Colour.named.keys.sorted().joined(separator: ", ")))")
+        if let c = Color(parsing: s) { return c }
+        error(node, path, "'\(s)' is not a colour (#RGB, #RRGGBB, #RRGGBBAA or one of \(Color.named.keys.sorted().joined(separator: ", ")))")
         return nil
     }
 
     func border(_ node: Node, _ path: String) -> Border? {
         guard let f = fields(node, path, allowed: ["width", "colour"], expected: "a mapping with 'width' and 'colour'") else { return nil }
         let width = f["width"].map { number($0.value, Self.child(path, "width"), in: 0...1000) } ?? 1
-        let colour = f["colour"].map { self.colour($0.value, Self.child(path, "colour")) } ?? Colour(hex: 0xFFFFFF)
+        let colour = f["colour"].map { self.colour($0.value, Self.child(path, "colour")) } ?? Color(hex: 0xFFFFFF)
         guard let width, let colour else { return nil }
         return Border(width: width, colour: colour)
     }

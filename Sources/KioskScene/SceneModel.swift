@@ -176,14 +176,14 @@ public enum Length: Sendable, Equatable {
 /// Look of a widget; nil fields inherit or take the type's default. An immutable value; any thread.
 public struct Style: Sendable, Equatable {
     public var background: Fill?
-    public var foreground: Colour?
+    public var foreground: Color?
     public var cornerRadius: Double?
     public var border: Border?
     /// 0...1.
     public var opacity: Double?
     public var font: Font?
 
-    public init(background: Fill? = nil, foreground: Colour? = nil, cornerRadius: Double? = nil, border: Border? = nil,
+    public init(background: Fill? = nil, foreground: Color? = nil, cornerRadius: Double? = nil, border: Border? = nil,
                 opacity: Double? = nil, font: Font? = nil) {
         self.background = background
         self.foreground = foreground
@@ -196,15 +196,15 @@ public struct Style: Sendable, Equatable {
 
 /// A solid colour or a linear gradient. An immutable value; any thread.
 public enum Fill: Sendable, Equatable {
-    case colour(Colour)
+    case colour(Color)
     /// Colours spread evenly along a line at `angle` degrees (0 = left to right, 90 = top to bottom).
-    case linearGradient(colours: [Colour], angle: Double)
+    case linearGradient(colours: [Color], angle: Double)
 }
 
 /// An immutable value; any thread.
 public struct Border: Sendable, Equatable {
     public var width: Double
-    public var colour: Colour
+    public var colour: Color
 }
 
 /// Font request as Pango takes it; unknown families fall back when rendering. An immutable value; any thread.

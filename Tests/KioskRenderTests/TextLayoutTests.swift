@@ -58,7 +58,7 @@ final class TextLayoutTests: XCTestCase {
         let content = TextContent("Café ☕ 🎉", font: "Sans 28", alignment: .center, centersVertically: true)
         let (report, surface) = try assertDrawsCleanly(content)
         XCTAssertGreaterThanOrEqual(report.glyphs.count, 7)
-        // Colour emoji: some drawn pixel is clearly not grey (the text itself is white).
+        // Color emoji: some drawn pixel is clearly not grey (the text itself is white).
         var coloured = 0
         for y in 0..<size.height { for x in 0..<size.width {
             let p = surface.argb(x, y)

@@ -1,16 +1,16 @@
 import KioskScene
 import XCTest
 
-/// Colour and `{key}` template parsing, the two small languages inside scene values.
+/// Color and `{key}` template parsing, the two small languages inside scene values.
 final class ColourAndTemplateTests: XCTestCase {
     func testColourForms() {
-        XCTAssertEqual(Colour(parsing: "#f80"), Colour(red: 1, green: 0x88 / 255, blue: 0))
-        XCTAssertEqual(Colour(parsing: "#102030")?.description, "#102030ff")
-        XCTAssertEqual(Colour(parsing: "#10203080")?.alpha ?? 0, 128 / 255, accuracy: 1e-9)
-        XCTAssertEqual(Colour(parsing: "White"), Colour(red: 1, green: 1, blue: 1))
-        XCTAssertNil(Colour(parsing: "#12345"))
-        XCTAssertNil(Colour(parsing: "#ggg"))
-        XCTAssertNil(Colour(parsing: "chartreuse"))
+        XCTAssertEqual(Color(parsing: "#f80"), Color(red: 1, green: 0x88 / 255, blue: 0))
+        XCTAssertEqual(Color(parsing: "#102030")?.description, "#102030ff")
+        XCTAssertEqual(Color(parsing: "#10203080")?.alpha ?? 0, 128 / 255, accuracy: 1e-9)
+        XCTAssertEqual(Color(parsing: "White"), Color(red: 1, green: 1, blue: 1))
+        XCTAssertNil(Color(parsing: "#12345"))
+        XCTAssertNil(Color(parsing: "#ggg"))
+        XCTAssertNil(Color(parsing: "chartreuse"))
     }
 
     func testTemplatePartsKeysAndRendering() throws {

@@ -50,7 +50,7 @@ final class ExampleSceneTests: XCTestCase {
         XCTAssertEqual(spark.bind, "pressure")
         XCTAssertEqual(spark.capacity, 120)
         guard case .button(let start)? = widgets.first(where: { $0.id == "start" })?.content else { return XCTFail("no button") }
-        XCTAssertEqual(start.states[.pressed]?.background, .colour(Colour(parsing: "#1b5e20")!))
+        XCTAssertEqual(start.states[.pressed]?.background, .colour(Color(parsing: "#1b5e20")!))
         XCTAssertTrue(start.enabled)
         guard case .button(let reset)? = widgets.first(where: { $0.id == "reset" })?.content else { return XCTFail("no button") }
         XCTAssertFalse(reset.enabled)
