@@ -4,6 +4,16 @@ import KioskScene
 /// One page change with a transition (fade, slide left, slide right, or a cut to a page that must render first),
 /// driven by the display link. It waits until the incoming page has nothing left to render (its widgets' renders are done and shown), so the page never
 /// slides in half drawn, and gives up waiting after `readinessTimeout` so a failing render cannot block the change.
+///
+/// A fade or a slide moves two full-screen pages every frame, so it is made to cost about a copy of the frame:
+/// - each page in `flattening` is flattened into one surface for the transition (`Layer.rasterizesSubtree`,
+///   AsyncDisplayKit's `rasterizesSubtree`), made from its widgets' own finished renders; the transition waits for
+///   both flattenings like it waits for the incoming page, and the pages show their widgets one by one until then;
+/// - a slide moves the pages by whole pixels, so the compositor copies their pixels instead of filtering them, and
+///   the two pages abut exactly;
+/// - during a slide the flattened pages prefer overlay planes (`Layer.prefersOverlayPlane`): where the output has
+///   two free, the slide only moves planes and composes nothing.
+/// At the end the pages composite their widgets one by one again.
 /// Main thread.
 final class PageTransition {
     static let readinessTimeout: Duration = .seconds(2)
@@ -22,14 +32,27 @@ final class PageTransition {
     private var firstTick: MonotonicInstant?
     private var startedAt: MonotonicInstant?
     private var ended = false
+    /// The pages flattened for the transition, each with what it had before.
+    private var flattened: [(layer: Layer, rasterized: Bool, plane: Bool)] = []
 
-    init(spec: Transition, incoming: Layer, outgoing: Layer, engine: LayerEngine, width: Int, onEnd: @escaping () -> Void) {
+    /// - Parameter flattening: the pages (of `incoming` and `outgoing`) to flatten while the transition runs: those
+    ///   with nothing moving on them (a ticker or a video would have the whole page render again every frame).
+    init(spec: Transition, incoming: Layer, outgoing: Layer, engine: LayerEngine, width: Int, flattening: [Layer] = [],
+         onEnd: @escaping () -> Void) {
         self.spec = spec
         self.incoming = incoming
         self.outgoing = outgoing
         self.engine = engine
         self.width = width
         self.onEnd = onEnd
+        if spec.kind != .cut {
+            let slides = spec.kind == .slideLeft || spec.kind == .slideRight
+            for page in flattening where page === incoming || page === outgoing {
+                flattened.append((page, page.rasterizesSubtree, page.prefersOverlayPlane))
+                page.rasterizesSubtree = true
+                if slides { page.prefersOverlayPlane = true }
+            }
+        }
     }
 
     func start() {
@@ -48,7 +71,8 @@ final class PageTransition {
         let first = firstTick ?? now
         firstTick = first
         if startedAt == nil {
-            guard !engine.isRendering(incoming) || now - first >= Self.readinessTimeout else { return true }
+            let rendering = engine.isRendering(incoming) || flattened.contains { engine.isRendering($0.layer) }
+            guard !rendering || now - first >= Self.readinessTimeout else { return true }
             startedAt = now
             onReady?(now - first)
         }
@@ -63,17 +87,19 @@ final class PageTransition {
     /// `p` 0 shows the outgoing page, 1 the incoming one.
     private func apply(progress p: Double) {
         let w = Double(width)
+        // Whole pixels: the incoming page's offset, rounded, and the outgoing page one width beside it.
+        let offset = ((1 - p) * w).rounded()
         switch spec.kind {
         case .cut:
             incoming.opacity = p >= 1 ? 1 : 0
         case .fade:
             incoming.opacity = p
         case .slideLeft:
-            incoming.transform = .translation(x: (1 - p) * w, y: 0)
-            outgoing.transform = .translation(x: -p * w, y: 0)
+            incoming.transform = .translation(x: offset, y: 0)
+            outgoing.transform = .translation(x: offset - w, y: 0)
         case .slideRight:
-            incoming.transform = .translation(x: -(1 - p) * w, y: 0)
-            outgoing.transform = .translation(x: p * w, y: 0)
+            incoming.transform = .translation(x: -offset, y: 0)
+            outgoing.transform = .translation(x: w - offset, y: 0)
         }
     }
 
@@ -87,9 +113,22 @@ final class PageTransition {
         outgoing.isHidden = true
         outgoing.opacity = 1
         outgoing.transform = .identity
+        unflatten()
         onEnd()
     }
 
     /// Stops without touching the layers (the scene they belong to is going away).
-    func cancel() { ended = true }
+    func cancel() {
+        ended = true
+        unflatten()
+    }
+
+    /// The pages composite their widgets one by one again (those still current show their own renders at once).
+    private func unflatten() {
+        for (page, rasterized, plane) in flattened {
+            page.prefersOverlayPlane = plane
+            page.rasterizesSubtree = rasterized
+        }
+        flattened = []
+    }
 }
