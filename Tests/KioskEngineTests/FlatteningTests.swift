@@ -29,7 +29,7 @@ final class FlatteningTests: XCTestCase {
         page.rasterizesSubtree = true
         h.settleNow()
         XCTAssertNil(page.renderedSurface, "the flattening is still queued")
-        XCTAssertEqual(h.compositor.composeCalls.last?.items.count, 2, "meanwhile the subtree composites layer by layer")
+        XCTAssertEqual(h.compositor.composeCalls.last?.items.count, 3, "meanwhile the subtree composites layer by layer")
         XCTAssertEqual(h.compositor.pixel(x: 10, y: 10), before)
         h.runsQueuedJobs = true
         h.settle()
@@ -38,7 +38,7 @@ final class FlatteningTests: XCTestCase {
         XCTAssertTrue(surface.isOpaque, "an opaque descendant covers the whole flattened surface")
         XCTAssertEqual(surface.pixel(x: 1, y: 1), premultipliedARGB(blue))
         XCTAssertEqual(surface.pixel(x: 10, y: 10), 0xFF80_007F, "half red over blue")
-        XCTAssertEqual(h.compositor.composeCalls.last?.items.count, 1, "the subtree is one item")
+        XCTAssertEqual(h.compositor.composeCalls.last?.items.count, 2, "the root and the subtree, one item")
         XCTAssertNotNil(background.renderedSurface, "the descendants keep their own renders")
         XCTAssertNotNil(badge.renderedSurface)
     }
@@ -53,7 +53,7 @@ final class FlatteningTests: XCTestCase {
         h.settle()
         XCTAssertEqual(h.stats.rendersStarted, started, "nothing renders again: every descendant's own render is current")
         XCTAssertEqual(draws.value, 2)
-        XCTAssertEqual(h.compositor.composeCalls.last?.items.count, 2)
+        XCTAssertEqual(h.compositor.composeCalls.last?.items.count, 3)
 
         page.rasterizesSubtree = true
         h.settle()

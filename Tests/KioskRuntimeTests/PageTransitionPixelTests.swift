@@ -5,9 +5,11 @@ import KioskScene
 import XCTest
 
 /// A slide or a fade composes each page flattened into one surface (and a slide moves them on overlay planes where
-/// the output has two): at sample frames the screen shows the same pixels, within rounding, as the two pages
-/// composited widget by widget at the same place and opacity (the reference, a second stage whose pages are set by
-/// hand and never flattened).
+/// the output has two). At sample frames of a slide the screen shows the same pixels, within rounding, as the two
+/// pages composited widget by widget at the same place (the reference, a second stage whose pages are set by hand
+/// and never flattened). A fade shows, within rounding, each page as it looks alone, mixed by the incoming page's
+/// opacity: the whole page fades (group opacity), so the outgoing page no longer shows through the incoming page's
+/// widgets as it did when each widget faded on its own.
 final class PageTransitionPixelTests: XCTestCase {
     static let size = Size(width: 320, height: 180)
 
@@ -48,9 +50,10 @@ final class PageTransitionPixelTests: XCTestCase {
         return try XCTUnwrap(find(h.engine.rootLayer), "page \(name)")
     }
 
-    /// The screen: the primary plane's frame with the planes' surfaces over it (each opaque, cut to the screen).
+    /// The newest composition (the shadow buffer: what the next flip shows) with the planes' surfaces over it (each
+    /// opaque, cut to the screen).
     private static func screen(_ h: StageHarness, planes: CroppingPlanes?) throws -> [UInt8] {
-        var bytes = try h.screen()
+        var bytes = h.compositor.snapshot()
         for candidate in planes?.shown ?? [] {
             XCTAssertTrue(candidate.surface.isOpaque, "a page on a plane is opaque")
             let visible = candidate.frame.intersection(Rect(size: size))
@@ -68,13 +71,23 @@ final class PageTransitionPixelTests: XCTestCase {
     }
 
     /// Runs `transition` from the first page to the second and, at each sample, compares the screen with the
-    /// reference stage showing the pages unflattened where the transition put them.
+    /// reference stage showing the pages unflattened where the transition put them (for a fade, with the mix of the
+    /// two pages alone).
     private func assertSamplesMatch(_ transition: Transition, planes: CroppingPlanes? = nil,
                                     file: StaticString = #filePath, line: UInt = #line) throws {
         let h = try StageHarness(yaml: Self.scene, size: Self.size)
         h.engine.overlayPlanes = planes
         let reference = try StageHarness(yaml: Self.scene, size: Self.size)
         h.settle()
+        reference.settle()
+        // Each page alone, for the fade's mix.
+        let firstAlone = reference.compositor.snapshot()
+        try Self.page("first", in: reference).isHidden = true
+        try Self.page("second", in: reference).isHidden = false
+        reference.settle()
+        let secondAlone = reference.compositor.snapshot()
+        try Self.page("first", in: reference).isHidden = false
+        try Self.page("second", in: reference).isHidden = true
         reference.settle()
         try h.stage.showPage("second", transition: transition)
         var elapsed = 0
@@ -102,8 +115,16 @@ final class PageTransitionPixelTests: XCTestCase {
             }
             reference.settle()
             XCTAssertTrue(try ["first", "second"].allSatisfy { try !Self.page($0, in: reference).rasterizesSubtree })
+            var expected = reference.compositor.snapshot()
+            if transition.kind == .fade {
+                let p = pages[1].opacity
+                XCTAssertTrue(p > 0.05 && p < 0.95, "mid-fade at \(sample) ms: \(p)", file: file, line: line)
+                for i in expected.indices where i % 4 != 3 {
+                    expected[i] = UInt8((Double(firstAlone[i]) * (1 - p) + Double(secondAlone[i]) * p).rounded())
+                }
+            }
             let stride = Self.size.width * 4
-            let diff = compareImages(try Self.screen(h, planes: planes), try reference.screen(), size: Self.size,
+            let diff = compareImages(try Self.screen(h, planes: planes), expected, size: Self.size,
                                      strideA: stride, strideB: stride, tolerance: 3)
             XCTAssertEqual(diff.differingPixels, 0, "\(transition.kind) at \(sample) ms: \(diff)", file: file, line: line)
         }
@@ -123,7 +144,7 @@ final class PageTransitionPixelTests: XCTestCase {
         }
         reference.settle()
         let stride = Self.size.width * 4
-        let end = compareImages(try h.screen(), try reference.screen(), size: Self.size, strideA: stride, strideB: stride, tolerance: 0)
+        let end = compareImages(h.compositor.snapshot(), reference.compositor.snapshot(), size: Self.size, strideA: stride, strideB: stride, tolerance: 0)
         XCTAssertEqual(end.differingPixels, 0, "\(transition.kind), ended: \(end)", file: file, line: line)
     }
 
@@ -135,7 +156,7 @@ final class PageTransitionPixelTests: XCTestCase {
         try assertSamplesMatch(Transition(kind: .slideRight, duration: 1, easing: .easeInOut))
     }
 
-    func testFadeShowsTheSamePixelsAsThePagesCompositedWidgetByWidget() throws {
+    func testFadeShowsTheMixOfTheTwoPagesAsEachLooksAlone() throws {
         try assertSamplesMatch(Transition(kind: .fade, duration: 1, easing: .linear))
     }
 
