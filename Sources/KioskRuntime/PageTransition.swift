@@ -6,9 +6,11 @@ import KioskScene
 /// slides in half drawn, and gives up waiting after `readinessTimeout` so a failing render cannot block the change.
 ///
 /// A fade or a slide moves two full-screen pages every frame, so it is made to cost about a copy of the frame:
-/// - each page in `flattening` is flattened into one surface for the transition (`Layer.rasterizesSubtree`,
-///   AsyncDisplayKit's `rasterizesSubtree`), made from its widgets' own finished renders; the transition waits for
-///   both flattenings like it waits for the incoming page, and the pages show their widgets one by one until then;
+/// - once the incoming page is ready, each page in `flattening` is flattened into one surface for the transition
+///   (`Layer.rasterizesSubtree`, AsyncDisplayKit's `rasterizesSubtree`), made from its widgets' own finished renders
+///   on a worker. A slide does not wait for it: until a flattening lands its page composites widget by widget, which
+///   shows the same pixels. A fade waits for the incoming page's flattening (within the readiness timeout), so the
+///   page fades as a whole from the first frame;
 /// - a slide moves the pages by whole pixels, so the compositor copies their pixels instead of filtering them, and
 ///   the two pages abut exactly;
 /// - during a slide the flattened pages prefer overlay planes (`Layer.prefersOverlayPlane`): where the output has
@@ -32,8 +34,11 @@ final class PageTransition {
     private var firstTick: MonotonicInstant?
     private var startedAt: MonotonicInstant?
     private var ended = false
-    /// The pages flattened for the transition, each with what it had before.
+    /// The pages to flatten for the transition once the incoming page is ready.
+    private let flattening: [Layer]
+    /// The pages flattened, each with what it had before.
     private var flattened: [(layer: Layer, rasterized: Bool, plane: Bool)] = []
+    private var flatteningStarted = false
 
     /// - Parameter flattening: the pages (of `incoming` and `outgoing`) to flatten while the transition runs: those
     ///   with nothing moving on them (a ticker or a video would have the whole page render again every frame).
@@ -45,13 +50,15 @@ final class PageTransition {
         self.engine = engine
         self.width = width
         self.onEnd = onEnd
-        if spec.kind != .cut {
-            let slides = spec.kind == .slideLeft || spec.kind == .slideRight
-            for page in flattening where page === incoming || page === outgoing {
-                flattened.append((page, page.rasterizesSubtree, page.prefersOverlayPlane))
-                page.rasterizesSubtree = true
-                if slides { page.prefersOverlayPlane = true }
-            }
+        self.flattening = spec.kind == .cut || spec.duration <= 0 ? [] : flattening.filter { $0 === incoming || $0 === outgoing }
+    }
+
+    private func flatten() {
+        let slides = spec.kind == .slideLeft || spec.kind == .slideRight
+        for page in flattening {
+            flattened.append((page, page.rasterizesSubtree, page.prefersOverlayPlane))
+            page.rasterizesSubtree = true
+            if slides { page.prefersOverlayPlane = true }
         }
     }
 
@@ -71,8 +78,14 @@ final class PageTransition {
         let first = firstTick ?? now
         firstTick = first
         if startedAt == nil {
-            let rendering = engine.isRendering(incoming) || flattened.contains { engine.isRendering($0.layer) }
-            guard !rendering || now - first >= Self.readinessTimeout else { return true }
+            let late = now - first >= Self.readinessTimeout
+            guard !engine.isRendering(incoming) || late else { return true }
+            if !flatteningStarted {
+                flatteningStarted = true
+                flatten()
+                // Its widgets are ready, so the flattening copies their renders: the fade starts a frame or two later.
+                if spec.kind == .fade, !late, flattened.contains(where: { $0.layer === incoming }) { return true }
+            }
             startedAt = now
             onReady?(now - first)
         }
