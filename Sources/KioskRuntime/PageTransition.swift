@@ -5,12 +5,11 @@ import KioskScene
 /// driven by the display link. It waits until the incoming page has nothing left to render (its widgets' renders are done and shown), so the page never
 /// slides in half drawn, and gives up waiting after `readinessTimeout` so a failing render cannot block the change.
 ///
-/// A fade or a slide moves two full-screen pages every frame, so it is made to cost about a copy of the frame:
-/// - once the incoming page is ready, each page in `flattening` is flattened into one surface for the transition
+/// A slide moves two full-screen pages every frame, so it is made to cost about a copy of the frame:
+/// - once the incoming page is ready, each page in `flattening` is flattened into one surface for the slide
 ///   (`Layer.rasterizesSubtree`, AsyncDisplayKit's `rasterizesSubtree`), made from its widgets' own finished renders
-///   on a worker. A slide does not wait for it: until a flattening lands its page composites widget by widget, which
-///   shows the same pixels. A fade waits for the incoming page's flattening (within the readiness timeout), so the
-///   page fades as a whole from the first frame;
+///   on a worker. The slide does not wait for it: until a flattening lands its page composites widget by widget,
+///   which shows the same pixels;
 /// - a slide moves the pages by whole pixels, so the compositor copies their pixels instead of filtering them, and
 ///   the two pages abut exactly;
 /// - during a slide the flattened pages prefer overlay planes (`Layer.prefersOverlayPlane`): where the output has
@@ -40,7 +39,7 @@ final class PageTransition {
     private var flattened: [(layer: Layer, rasterized: Bool, plane: Bool)] = []
     private var flatteningStarted = false
 
-    /// - Parameter flattening: the pages (of `incoming` and `outgoing`) to flatten while the transition runs: those
+    /// - Parameter flattening: the pages (of `incoming` and `outgoing`) to flatten while a slide runs: those
     ///   with nothing moving on them (a ticker or a video would have the whole page render again every frame).
     init(spec: Transition, incoming: Layer, outgoing: Layer, engine: LayerEngine, width: Int, flattening: [Layer] = [],
          onEnd: @escaping () -> Void) {
@@ -50,15 +49,17 @@ final class PageTransition {
         self.engine = engine
         self.width = width
         self.onEnd = onEnd
-        self.flattening = spec.kind == .cut || spec.duration <= 0 ? [] : flattening.filter { $0 === incoming || $0 === outgoing }
+        // A fade is not flattened: each widget fades on its own, as always (a flattened page would fade as a whole,
+        // which shows differently where widgets overlap), and it would hold two more full-screen surfaces.
+        let slides = spec.kind == .slideLeft || spec.kind == .slideRight
+        self.flattening = slides && spec.duration > 0 ? flattening.filter { $0 === incoming || $0 === outgoing } : []
     }
 
     private func flatten() {
-        let slides = spec.kind == .slideLeft || spec.kind == .slideRight
         for page in flattening {
             flattened.append((page, page.rasterizesSubtree, page.prefersOverlayPlane))
             page.rasterizesSubtree = true
-            if slides { page.prefersOverlayPlane = true }
+            page.prefersOverlayPlane = true
         }
     }
 
@@ -83,8 +84,6 @@ final class PageTransition {
             if !flatteningStarted {
                 flatteningStarted = true
                 flatten()
-                // Its widgets are ready, so the flattening copies their renders: the fade starts a frame or two later.
-                if spec.kind == .fade, !late, flattened.contains(where: { $0.layer === incoming }) { return true }
             }
             startedAt = now
             onReady?(now - first)
