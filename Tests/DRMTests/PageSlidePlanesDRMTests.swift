@@ -8,9 +8,11 @@ import KioskTestSupport
 import XCTest
 
 /// A full-screen page slide on vkms's overlay planes (enable_overlay=1): each page, flattened, goes on a plane of
-/// its own and the slide only moves the planes, so over 300 frames of sliding (inside a 7 s slide) no vblank is
-/// missed and nothing is composed. The figures are printed for docs/bench-log.md. It measures code built as kioskd
-/// ships: scripts/test-all runs it from the optimized test bundle, in the input-latency tier's vkms VM.
+/// its own and the slide only moves the planes, so over 300 frames of sliding (inside a 7 s slide) nothing is
+/// composed and no more vblanks are missed than over 300 frames of the still page just before, side by side in one
+/// run (on hardware, or a VM with KVM, both are 0; under TCG the emulated machine misses some either way). The
+/// figures are printed for docs/bench-log.md. It measures code built as kioskd ships: scripts/test-all runs it from
+/// the optimized test bundle, in the input-latency tier's vkms VM.
 final class PageSlidePlanesDRMTests: XCTestCase {
     override func setUpWithError() throws { try requireDRMDevice() }
 
@@ -29,7 +31,7 @@ final class PageSlidePlanesDRMTests: XCTestCase {
               - {type: text, text: "<b>Second page</b>", markup: true, align: center, x: 10%, y: 35%, width: 80%, height: 30%, foreground: white, font: {size: 96}}
         """
 
-    func testASlideOnTwoOverlayPlanesMissesNoVblankOver300Frames() throws {
+    func testASlideOnTwoOverlayPlanesComposesNothingAndMissesNoMoreVblanksThanTheStillPage() throws {
         let drm = try DRMBackend(options: DRMOptions(commit: .atomic))
         let loop = try MainLoop.epoll()
         let engine = try LayerEngine(loop: loop, backend: drm, compositor: try ShadowCompositor(size: drm.info.mode.size),
@@ -50,6 +52,15 @@ final class PageSlidePlanesDRMTests: XCTestCase {
         }, "the first page never settled: \(engine.stats)")
 
         let frames = 300
+        // Frames flip at every vblank, still page or slide, as while anything animates.
+        final class Ticking {}
+        let ticking = Ticking()
+        let token = engine.addAnimation(target: ticking) { _, _ in true }
+        defer { engine.removeAnimation(token) }
+        var still = FlipStatistics()
+        let stillListener = engine.addFlipListener { event in if still.framesFlipped < frames { still.record(event) } }
+        XCTAssertTrue(loop.spin(seconds: 60) { still.framesFlipped >= frames }, "300 frames of the still page: \(still.framesFlipped)")
+        stillListener.cancel()
         var flips = FlipStatistics()
         var composedAtStart = 0
         var framesWithBothPlanes = 0
@@ -70,9 +81,10 @@ final class PageSlidePlanesDRMTests: XCTestCase {
         try stage.showPage("second", transition: Transition(kind: .slideLeft, duration: 7, easing: .linear))
         XCTAssertTrue(loop.spin(seconds: 60) { flips.framesFlipped >= frames }, "300 frames of the slide: \(flips.framesFlipped) flipped")
         let composed = engine.stats.framesComposed - composedAtStart
-        print("page slide on planes (vkms): frames_flipped=\(flips.framesFlipped) missed_vblanks=\(flips.missedVblanks) frames_with_both_pages_on_planes=\(framesWithBothPlanes) frames_composed=\(composed) flip_interval_ms=\(flips.intervals.summary)")
+        print("page slide on planes (vkms): frames_flipped=\(flips.framesFlipped) missed_vblanks=\(flips.missedVblanks) frames_with_both_pages_on_planes=\(framesWithBothPlanes) frames_composed=\(composed) flip_interval_ms=\(flips.intervals.summary); still page before it: frames_flipped=\(still.framesFlipped) missed_vblanks=\(still.missedVblanks) flip_interval_ms=\(still.intervals.summary)")
         XCTAssertEqual(flips.framesFlipped, frames)
-        XCTAssertEqual(flips.missedVblanks, 0, "no vblank missed while the slide moved the planes")
+        XCTAssertLessThanOrEqual(flips.missedVblanks, still.missedVblanks + 2,
+                                 "the slide on planes misses no more vblanks than the still page (within 2)")
         XCTAssertEqual(framesWithBothPlanes, frames, "both pages stayed on planes through the 300 frames")
         XCTAssertLessThanOrEqual(composed, 2, "the slide composes nothing (at most the frame it starts on)")
         XCTAssertTrue(loop.spin(seconds: 30) { ended }, "the slide ended")
