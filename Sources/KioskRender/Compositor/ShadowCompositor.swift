@@ -139,8 +139,6 @@ public final class ShadowCompositor: Compositing {
         for index in items.indices[start...] where drawn[index] {
             let item = items[index]
             switch item.source {
-            case .surface(let layer) where rotation == .degrees0 && Self.replacesPixels(item, layer):
-                copyRows(of: layer, at: item)
             case .surface(let layer):
                 paintLayerSurface(layer, frame: item.frame, opacity: item.opacity, clip: item.clip, transform: item.transform, on: cr)
             case .color(let color):
@@ -219,35 +217,6 @@ public final class ShadowCompositor: Compositing {
             destination += buffer.stride
         }
         return rowBytes * rect.height
-    }
-
-    /// Whether the item's pixels replace what is under them one for one: an opaque surface at its own size, upright,
-    /// at opacity 1 (a page sliding by whole pixels). Such an item is copied row by row with `memcpy`, which is
-    /// faster than pixman's blit for the megabytes of a full-screen page.
-    private static func replacesPixels(_ item: CompositeItem, _ layer: LayerSurface) -> Bool {
-        item.opacity >= 1 && item.transform == nil && layer.isOpaque && item.frame.size == layer.size
-    }
-
-    /// Copies the rows of `layer` inside the damage and the item's visible frame into the shadow buffer; the same
-    /// pixels Cairo's SOURCE paint of it gives (the shadow's X byte takes the source's alpha, 0xFF).
-    private func copyRows(of layer: LayerSurface, at item: CompositeItem) {
-        cairo_surface_flush(surface)
-        let visible = item.visibleFrame.intersection(Rect(size: size))
-        withExtendedLifetime(layer) {
-            frameDamage.forEachRect { rect in
-                let area = rect.intersection(visible)
-                guard !area.isEmpty else { return }
-                let rowBytes = area.width * 4
-                var source = layer.bytes + (area.y - item.frame.y) * layer.stride + (area.x - item.frame.x) * 4
-                var destination = pixels + area.y * stride + area.x * 4
-                for _ in 0..<area.height {
-                    destination.copyMemory(from: source, byteCount: rowBytes)
-                    source += layer.stride
-                    destination += stride
-                }
-            }
-        }
-        cairo_surface_mark_dirty(surface)
     }
 
     /// Whether `item` paints every pixel of the scene rectangle `area` with opaque pixels. A rotated item never
