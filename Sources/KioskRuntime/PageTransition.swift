@@ -37,7 +37,6 @@ final class PageTransition {
     private let flattening: [Layer]
     /// The pages flattened, each with what it had before.
     private var flattened: [(layer: Layer, rasterized: Bool, plane: Bool)] = []
-    private var flatteningStarted = false
 
     /// - Parameter flattening: the pages (of `incoming` and `outgoing`) to flatten while a slide runs: those
     ///   with nothing moving on them (a ticker or a video would have the whole page render again every frame).
@@ -79,12 +78,8 @@ final class PageTransition {
         let first = firstTick ?? now
         firstTick = first
         if startedAt == nil {
-            let late = now - first >= Self.readinessTimeout
-            guard !engine.isRendering(incoming) || late else { return true }
-            if !flatteningStarted {
-                flatteningStarted = true
-                flatten()
-            }
+            guard !engine.isRendering(incoming) || now - first >= Self.readinessTimeout else { return true }
+            flatten()
             startedAt = now
             onReady?(now - first)
         }
@@ -129,7 +124,7 @@ final class PageTransition {
         onEnd()
     }
 
-    /// Stops without touching the layers (the scene they belong to is going away).
+    /// Stops without moving the layers (the scene they belong to is going away); flattened pages are put back.
     func cancel() {
         ended = true
         unflatten()
