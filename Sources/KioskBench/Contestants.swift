@@ -75,10 +75,21 @@ public enum Contestants {
     /// from the start of this run); then `frames` flips are measured.
     public static func engine(scene path: String, mode: DisplayMode, frames: Int,
                               strategy: RenderQueuePool.Strategy) throws -> BenchFigures {
+        try engine(scene: path, mode: mode, frames: frames, strategy: strategy, overlayPlanes: 0).figures
+    }
+
+    /// `engine` on an output with `overlayPlanes` overlay planes (`HeadlessPlaneOutput`, which copies layer frames
+    /// into plane buffers on the main thread as DRM does) when above 0; also the layer frames copied into plane
+    /// buffers while measuring (nil without planes).
+    public static func engine(scene path: String, mode: DisplayMode, frames: Int, strategy: RenderQueuePool.Strategy,
+                              overlayPlanes: Int) throws -> (figures: BenchFigures, planeFramesCopied: Int?) {
         let loop = try MainLoop.epoll()
-        let backend = try HeadlessBackend(mode: mode, bufferCount: 2)
+        let planeOutput = overlayPlanes > 0 ? try HeadlessPlaneOutput(mode: mode, planeCount: overlayPlanes) : nil
+        let backend: any DisplayBackend = try planeOutput ?? HeadlessBackend(mode: mode, bufferCount: 2)
         let compositor = CountingCompositor(try ShadowCompositor(size: mode.size))
         let engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: RenderQueuePool(strategy: strategy))
+        engine.overlayPlanes = planeOutput
+        var startCopied = 0
         let begin = MonotonicInstant.now()
         let stage = try SceneStage(engine: engine, path: path, clock: {
             WallTime(seconds: clockStart) + (MonotonicInstant.now() - begin)
@@ -100,6 +111,7 @@ public enum Contestants {
                 startThread = CPUTime.thread(); lastThread = startThread
                 startProcess = CPUTime.process()
                 startBytes = compositor.bytesCopied
+                startCopied = planeOutput?.framesCopied ?? 0
                 return
             }
             flips.record(event)
@@ -122,11 +134,12 @@ public enum Contestants {
             throw BenchError("bench \(path): the engine flipped \(flips.framesFlipped) of \(frames) frames before the time limit")
         }
         let n = Double(flips.framesFlipped)
-        return BenchFigures(
+        let copied = planeOutput.map { $0.framesCopied - startCopied }
+        return (BenchFigures(
             mainCPUMsPerFrame: (endThread - startThread) / n, totalCPUMsPerFrame: (endProcess - startProcess) / n,
             bytesWrittenPerFrame: (compositor.bytesCopied - startBytes) / flips.framesFlipped,
             mainMsP99: perFrame.summary.p99, framesFlipped: flips.framesFlipped,
-            missedVblanks: Int(flips.missedVblanks), firstFrameMs: firstFrameMs)
+            missedVblanks: Int(flips.missedVblanks), firstFrameMs: firstFrameMs), copied)
     }
 }
 

@@ -7,9 +7,10 @@ import KioskDisplay
 /// does on the CPU what `DRMOverlayPlanes` does around an atomic page flip: each plane has two buffers of its
 /// layer's size, page-aligned in memory as dumb buffers are mapped; at a present that changes what a plane shows,
 /// the layer's pixels are copied (`LayerSurface.copyPixels`, the copy `DRMOverlayPlanes` makes) into the buffer
-/// not on screen, which becomes the plane's front buffer once the present is accepted. So the engine takes the
-/// plane path for the layers it offers (they are left out of the composition) and the main thread pays the same
-/// copy per frame as on DRM.
+/// not on screen, which becomes the plane's front buffer once the present is accepted; a layer that only moves (the
+/// same surface elsewhere) moves the plane and copies nothing, and one reaching past the screen's edge is shown
+/// cut to it, as on DRM. So the engine takes the plane path for the layers it offers (they are left out of the
+/// composition) and the main thread pays the same copies per frame as on DRM.
 ///
 /// What it does not do: the TEST_ONLY commit that checks a layout on DRM (a quick ioctl; here every layout up to
 /// the plane count is accepted), the atomic commit itself, and the kernel's scanout of the plane, whose cost is
@@ -75,6 +76,8 @@ final class HeadlessPlaneOutput: DisplayBackend, OverlayPlanes {
 
     // MARK: OverlayPlanes
 
+    var cropsAtScreenEdge: Bool { true }
+
     func assign(_ candidates: [OverlayCandidate]) -> [String?] {
         var answers: [String?] = candidates.map { _ in "no free plane" }
         var layout: [Shown?] = planes.map { _ in nil }
@@ -124,6 +127,10 @@ final class HeadlessPlaneOutput: DisplayBackend, OverlayPlanes {
             }
             guard let shown, !plane.buffers.isEmpty else {
                 build.append((nil, nil))
+                continue
+            }
+            if let front = plane.front, committed[index]?.surface === shown.surface {
+                build.append((shown, front))
                 continue
             }
             // One flip in flight: the buffer not in front is free to write.

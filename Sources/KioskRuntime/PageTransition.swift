@@ -4,6 +4,17 @@ import KioskScene
 /// One page change with a transition (fade, slide left, slide right, or a cut to a page that must render first),
 /// driven by the display link. It waits until the incoming page has nothing left to render (its widgets' renders are done and shown), so the page never
 /// slides in half drawn, and gives up waiting after `readinessTimeout` so a failing render cannot block the change.
+///
+/// A slide moves two full-screen pages every frame, so it is made to cost about a copy of the frame:
+/// - once the incoming page is ready, each page in `flattening` is flattened into one surface for the slide
+///   (`Layer.rasterizesSubtree`, AsyncDisplayKit's `rasterizesSubtree`), made from its widgets' own finished renders
+///   on a worker. The slide does not wait for it: until a flattening lands its page composites widget by widget,
+///   which shows the same pixels;
+/// - a slide moves the pages by whole pixels, so the compositor copies their pixels instead of filtering them, and
+///   the two pages abut exactly;
+/// - during a slide the flattened pages prefer overlay planes (`Layer.prefersOverlayPlane`): where the output has
+///   two free, the slide only moves planes and composes nothing.
+/// At the end the pages composite their widgets one by one again.
 /// Main thread.
 final class PageTransition {
     static let readinessTimeout: Duration = .seconds(2)
@@ -22,14 +33,33 @@ final class PageTransition {
     private var firstTick: MonotonicInstant?
     private var startedAt: MonotonicInstant?
     private var ended = false
+    /// The pages to flatten for the transition once the incoming page is ready.
+    private let flattening: [Layer]
+    /// The pages flattened, each with what it had before.
+    private var flattened: [(layer: Layer, rasterized: Bool, plane: Bool)] = []
 
-    init(spec: Transition, incoming: Layer, outgoing: Layer, engine: LayerEngine, width: Int, onEnd: @escaping () -> Void) {
+    /// - Parameter flattening: the pages (of `incoming` and `outgoing`) to flatten while a slide runs: those
+    ///   with nothing moving on them (a ticker or a video would have the whole page render again every frame).
+    init(spec: Transition, incoming: Layer, outgoing: Layer, engine: LayerEngine, width: Int, flattening: [Layer] = [],
+         onEnd: @escaping () -> Void) {
         self.spec = spec
         self.incoming = incoming
         self.outgoing = outgoing
         self.engine = engine
         self.width = width
         self.onEnd = onEnd
+        // A fade is not flattened: each widget fades on its own, as always (a flattened page would fade as a whole,
+        // which shows differently where widgets overlap), and it would hold two more full-screen surfaces.
+        let slides = spec.kind == .slideLeft || spec.kind == .slideRight
+        self.flattening = slides && spec.duration > 0 ? flattening.filter { $0 === incoming || $0 === outgoing } : []
+    }
+
+    private func flatten() {
+        for page in flattening {
+            flattened.append((page, page.rasterizesSubtree, page.prefersOverlayPlane))
+            page.rasterizesSubtree = true
+            page.prefersOverlayPlane = true
+        }
     }
 
     func start() {
@@ -49,6 +79,7 @@ final class PageTransition {
         firstTick = first
         if startedAt == nil {
             guard !engine.isRendering(incoming) || now - first >= Self.readinessTimeout else { return true }
+            flatten()
             startedAt = now
             onReady?(now - first)
         }
@@ -63,17 +94,19 @@ final class PageTransition {
     /// `p` 0 shows the outgoing page, 1 the incoming one.
     private func apply(progress p: Double) {
         let w = Double(width)
+        // Whole pixels: the incoming page's offset, rounded, and the outgoing page one width beside it.
+        let offset = ((1 - p) * w).rounded()
         switch spec.kind {
         case .cut:
             incoming.opacity = p >= 1 ? 1 : 0
         case .fade:
             incoming.opacity = p
         case .slideLeft:
-            incoming.transform = .translation(x: (1 - p) * w, y: 0)
-            outgoing.transform = .translation(x: -p * w, y: 0)
+            incoming.transform = .translation(x: offset, y: 0)
+            outgoing.transform = .translation(x: offset - w, y: 0)
         case .slideRight:
-            incoming.transform = .translation(x: -(1 - p) * w, y: 0)
-            outgoing.transform = .translation(x: p * w, y: 0)
+            incoming.transform = .translation(x: -offset, y: 0)
+            outgoing.transform = .translation(x: w - offset, y: 0)
         }
     }
 
@@ -87,9 +120,22 @@ final class PageTransition {
         outgoing.isHidden = true
         outgoing.opacity = 1
         outgoing.transform = .identity
+        unflatten()
         onEnd()
     }
 
-    /// Stops without touching the layers (the scene they belong to is going away).
-    func cancel() { ended = true }
+    /// Stops without moving the layers (the scene they belong to is going away); flattened pages are put back.
+    func cancel() {
+        ended = true
+        unflatten()
+    }
+
+    /// The pages composite their widgets one by one again (those still current show their own renders at once).
+    private func unflatten() {
+        for (page, rasterized, plane) in flattened {
+            page.prefersOverlayPlane = plane
+            page.rasterizesSubtree = rasterized
+        }
+        flattened = []
+    }
 }

@@ -414,8 +414,14 @@ public final class SceneStage: SceneControlling {
             pageSettled(name)
             return
         }
+        // Pages with nothing moving on them are flattened for the transition (see `PageTransition`).
+        let moving = Set(nodes.filter { node in
+            if case .ticker = node.widget.content { return true }
+            return node.body?.prefersOverlayPlane == true
+        }.map(\.page))
+        let flattening = [(name, incomingLayer), (outgoingName, outgoing)].filter { !moving.contains($0.0) }.map(\.1)
         let transition = PageTransition(spec: spec, incoming: incomingLayer, outgoing: outgoing, engine: engine,
-                                        width: root.frame.width) { [weak self] in
+                                        width: root.frame.width, flattening: flattening) { [weak self] in
             self?.transition = nil
             self?.updateRanges()
             self?.pageSettled(name)

@@ -8,8 +8,9 @@ import KioskVideo
 /// `kioskd bench`: scenarios measured side by side, each contestant's figures as measured (or null), with the
 /// ratios between them. `dashboard`: the default scene, the engine with both render-queue strategies against a
 /// naive single-threaded full redraw (each widget drawn straight into the frame, and each through a surface of its
-/// own) and one full-frame memcpy. `page-slide`: a full-screen slide between two
-/// pages, the engine's CPU per frame against one full-frame memcpy. `update-storm`: a large wrapped text updated at
+/// own) and one full-frame memcpy. `page-slide`, `page-fade`: two full-screen
+/// pages changing in turn, the engine's CPU per frame (composed, and with two overlay planes) against one full-frame
+/// memcpy (`PageTransitionRun`). `update-storm`: a large wrapped text updated at
 /// 50 Hz, faster than it renders, beside a seconds clock and a label: how far each widget's shown content lags its
 /// newest data, frames composed per second, and issue 10's target (lag <= 2 x render time + 1 frame). `startup`:
 /// this binary started as `kioskd run`, process start to the first flip of the fully rendered default scene, and
@@ -23,10 +24,10 @@ import KioskVideo
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure the engine on scenarios (headless): dashboard, page-slide, update-storm, startup, images, pages, plain-fill, video.")
+        abstract: "Measure the engine on scenarios (headless): dashboard, page-slide, page-fade, update-storm, startup, images, pages, plain-fill, video.")
 
     /// The scenarios run when none is named.
-    static let scenarios = ["dashboard", "page-slide", "update-storm", "startup", "images", "pages", "plain-fill"]
+    static let scenarios = ["dashboard", "page-slide", "page-fade", "update-storm", "startup", "images", "pages", "plain-fill"]
     /// Run only when named: `video` first encodes its clip (unless given one) and plays it in real time.
     static let namedOnly = ["video"]
 
@@ -39,7 +40,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Frames measured per contestant (after the warm-up).")
     var frames = 300
 
-    @Option(help: "Output size and refresh of the dashboard scenario, WxH[@Hz] (page-slide and update-storm run at 1920x1080).")
+    @Option(help: "Output size and refresh of the dashboard scenario, WxH[@Hz] (page-slide, page-fade and update-storm run at 1920x1080).")
     var mode = ModeRequest(width: 1920, height: 1080, refreshHz: 60)
 
     @Option(help: ArgumentHelp("Render workers of the update-storm scenario, comma-separated; default: 1, 2 and one per online processor.", valueName: "N,N"))
@@ -65,7 +66,8 @@ struct BenchCommand: ParsableCommand {
         for name in scenario.map({ [$0] }) ?? Self.scenarios {
             switch name {
             case "dashboard": report.dashboard = try dashboard()
-            case "page-slide": report.pageSlide = try pageSlide()
+            case "page-slide": report.pageSlide = try PageTransitionRun.measure(transition: "slide", frames: frames)
+            case "page-fade": report.pageFade = try PageTransitionRun.measure(transition: "fade", frames: frames)
             case "update-storm": report.updateStorm = try updateStorm()
             case "images": report.images = try ImageMemoryRun.measure(frames: 30)
             case "pages": report.pages = try PagesRun.measure()
@@ -100,15 +102,6 @@ struct BenchCommand: ParsableCommand {
             naiveDirect: try Contestants.naive(scene: path, mode: m, frames: frames, strategy: .direct),
             naiveThroughSurfaces: try Contestants.naive(scene: path, mode: m, frames: frames, strategy: .throughSurfaces),
             memcpyMsPerFrame: Contestants.memcpyMsPerFrame(bytes: bytes, frames: frames))
-    }
-
-    private func pageSlide() throws -> PageSlideScenario {
-        let m = DisplayMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
-        let path = try BenchScenes.path("page-slide.yaml")
-        return PageSlideScenario(
-            mode: m.description, fullFrameBytes: m.width * m.height * 4,
-            engine: try Contestants.engine(scene: path, mode: m, frames: frames, strategy: .roundRobin),
-            memcpyMsPerFrame: Contestants.memcpyMsPerFrame(bytes: m.width * m.height * 4, frames: frames))
     }
 
     /// At 1920x1080: updates for --frames refreshes (at least three seconds), then until every update is shown.

@@ -9,6 +9,9 @@ final class OverlayPlaneTests: XCTestCase {
     final class FakePlanes: OverlayPlanes {
         var planeCount = 1
         var refusal: String?
+        /// Whether it shows a candidate's part on the screen (`OverlayPlanes.cropsAtScreenEdge`), as DRM's do.
+        var crops = false
+        var cropsAtScreenEdge: Bool { crops }
         private(set) var layouts: [[OverlayCandidate]] = []
         /// What the planes show now: the last accepted layout.
         private(set) var shown: [OverlayCandidate] = []
@@ -114,6 +117,41 @@ final class OverlayPlaneTests: XCTestCase {
         h.settle()
         XCTAssertEqual(planes.layouts.last?.count, 0, "removed: the plane is released")
         XCTAssertEqual(h.stats.layerPaths, [])
+    }
+
+    func testPlanesThatCropTakeALayerReachingPastTheScreenEdgeAndMovingItOffersTheNewPlace() throws {
+        let (h, planes, video) = try harness()
+        planes.crops = true
+        video.frame = Rect(x: 50, y: 20, width: 24, height: 16)
+        h.settle()
+        XCTAssertEqual(planes.shown.first?.frame, Rect(x: 50, y: 20, width: 24, height: 16), "its part on the screen shows on the plane")
+        XCTAssertEqual(h.compositor.pixel(x: 60, y: 24), xrgb(grey), "left out of the composition")
+        let surface = planes.shown.first?.surface
+        video.frame = Rect(x: -10, y: 20, width: 24, height: 16)
+        h.settle()
+        XCTAssertTrue(planes.shown.first?.surface === surface, "a move keeps the same pixels")
+        XCTAssertEqual(planes.shown.first?.frame.x, -10)
+        video.frame = Rect(x: 70, y: 20, width: 24, height: 16)
+        h.settle()
+        XCTAssertEqual(planes.shown.count, 0)
+        XCTAssertEqual(h.stats.layerPaths.first?.reason, "off the screen")
+    }
+
+    func testAPlaneCropCutsTheSourceToThePartOnTheScreen() throws {
+        let screen = Rect(x: 0, y: 0, width: 1920, height: 1080)
+        let buffer = Size(width: 1920, height: 1080)
+        let inside = try XCTUnwrap(Rect(x: 0, y: 0, width: 1920, height: 1080).planeCrop(bufferSize: buffer, screen: screen))
+        XCTAssertEqual(inside.onScreen, screen)
+        XCTAssertEqual([inside.source.x, inside.source.y, inside.source.width, inside.source.height], [0, 0, 1920 << 16, 1080 << 16])
+        let left = try XCTUnwrap(Rect(x: -700, y: 0, width: 1920, height: 1080).planeCrop(bufferSize: buffer, screen: screen))
+        XCTAssertEqual(left.onScreen, Rect(x: 0, y: 0, width: 1220, height: 1080))
+        XCTAssertEqual([left.source.x, left.source.width], [700 << 16, 1220 << 16])
+        let right = try XCTUnwrap(Rect(x: 1220, y: 0, width: 1920, height: 1080).planeCrop(bufferSize: buffer, screen: screen))
+        XCTAssertEqual(right.onScreen, Rect(x: 1220, y: 0, width: 700, height: 1080))
+        XCTAssertEqual([right.source.x, right.source.width], [0, 700 << 16])
+        let scaled = try XCTUnwrap(Rect(x: -100, y: 0, width: 400, height: 200).planeCrop(bufferSize: Size(width: 200, height: 100), screen: screen))
+        XCTAssertEqual([scaled.source.x, scaled.source.width, scaled.source.height], [50 << 16, 150 << 16, 100 << 16], "in buffer pixels")
+        XCTAssertNil(Rect(x: 1920, y: 0, width: 100, height: 100).planeCrop(bufferSize: Size(width: 100, height: 100), screen: screen))
     }
 
     func testWithoutOverlayPlanesTheLayerIsCompositedAndSaysSo() throws {

@@ -11,7 +11,7 @@ final class BenchCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
         let scenarios = try XCTUnwrap(report["scenarios"] as? [String: Any])
-        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "update-storm", "startup", "images", "pages", "plain-fill", "video"])
+        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "page-fade", "update-storm", "startup", "images", "pages", "plain-fill", "video"])
         XCTAssertTrue(scenarios["video"] is NSNull, "video runs only when named")
 
         // Plain fills: both paths measured side by side for each fill and damage, the ratio from exactly those figures.
@@ -56,13 +56,27 @@ final class BenchCLITests: XCTestCase {
             XCTAssertEqual(try XCTUnwrap(ratios["\(name)_bytes_vs_full_frame"] as? Double), Double(bytes) / Double(640 * 360 * 4), accuracy: 1e-9)
         }
 
-        let slide = try XCTUnwrap(scenarios["page-slide"] as? [String: Any])
-        XCTAssertEqual(slide["mode"] as? String, "1920x1080@60")
-        let engine = try XCTUnwrap(slide["engine"] as? [String: Any])
-        let slideRatios = try XCTUnwrap(slide["ratios"] as? [String: Any])
-        XCTAssertEqual(try XCTUnwrap(slideRatios["cpu_vs_memcpy"] as? Double),
-                       try XCTUnwrap(engine["total_cpu_ms_per_frame"] as? Double) / (try XCTUnwrap(slide["memcpy_ms_per_frame"] as? Double)),
-                       accuracy: 1e-9)
+        // Page transitions: composed and on two overlay planes side by side, each ratio from exactly the figures
+        // beside it, and issue 27's verdict from the composed row.
+        for (name, target) in [("page-slide", 3.0), ("page-fade", 4.0)] {
+            let transition = try XCTUnwrap(scenarios[name] as? [String: Any], name)
+            XCTAssertEqual(transition["mode"] as? String, "1920x1080@60", name)
+            let memcpy = try XCTUnwrap(transition["memcpy_ms_per_frame"] as? Double, name)
+            let engine = try XCTUnwrap(transition["engine"] as? [String: Any], name)
+            let planes = try XCTUnwrap(transition["engine_planes"] as? [String: Any], name)
+            let ratios = try XCTUnwrap(transition["ratios"] as? [String: Any], name)
+            let main = try XCTUnwrap(engine["main_cpu_ms_per_frame"] as? Double, name)
+            XCTAssertEqual(try XCTUnwrap(ratios["cpu_vs_memcpy"] as? Double, name),
+                           try XCTUnwrap(engine["total_cpu_ms_per_frame"] as? Double, name) / memcpy, accuracy: 1e-9)
+            XCTAssertEqual(try XCTUnwrap(ratios["main_cpu_vs_memcpy"] as? Double, name), main / memcpy, accuracy: 1e-9)
+            XCTAssertEqual(try XCTUnwrap(ratios["planes_main_cpu_vs_memcpy"] as? Double, name),
+                           try XCTUnwrap(planes["main_cpu_ms_per_frame"] as? Double, name) / memcpy, accuracy: 1e-9)
+            XCTAssertEqual(planes["frames_flipped"] as? Int, 10, name)
+            XCTAssertNotNil(transition["plane_frames_copied"] as? Int, name)
+            XCTAssertEqual(transition["main_cpu_target_vs_memcpy"] as? Double, target, name)
+            let p99 = try XCTUnwrap(engine["main_ms_p99"] as? Double, name)
+            XCTAssertEqual(transition["target_met"] as? Bool, main / memcpy <= target && p99 <= 4, name)
+        }
 
         let stormScenario = try XCTUnwrap(scenarios["update-storm"] as? [String: Any])
         // Side by side in one run: each number of workers named by --workers (only 2 here, to keep the test short),

@@ -10,6 +10,27 @@ public protocol OverlayPlanes: AnyObject {
     /// EINVAL`, `legacy commits`). A plane whose layer is no longer offered is released with the next present; an
     /// empty list releases them all. Must not block (a TEST_ONLY commit is a quick ioctl).
     func assign(_ candidates: [OverlayCandidate]) -> [String?]
+
+    /// Whether a candidate may reach past the screen's edge: the planes show only its part on the screen (a page
+    /// sliding in or out). False: only candidates inside the screen are offered.
+    var cropsAtScreenEdge: Bool { get }
+}
+
+extension OverlayPlanes {
+    public var cropsAtScreenEdge: Bool { false }
+}
+
+extension Rect {
+    /// A plane showing a buffer of `bufferSize` stretched over this scene rectangle, cut to `screen`: the source
+    /// rectangle in the buffer (16.16 fixed point, as SRC_X, SRC_Y, SRC_W and SRC_H take it) and the part of the
+    /// screen it lands on (CRTC_X, CRTC_Y, CRTC_W, CRTC_H). Nil when nothing of it is on the screen.
+    public func planeCrop(bufferSize: Size, screen: Rect) -> (source: (x: UInt64, y: UInt64, width: UInt64, height: UInt64), onScreen: Rect)? {
+        let visible = intersection(screen)
+        guard !visible.isEmpty, width > 0, height > 0 else { return nil }
+        func fixed(_ offset: Int, _ buffer: Int, _ frame: Int) -> UInt64 { UInt64(offset * buffer) << 16 / UInt64(frame) }
+        return ((fixed(visible.x - x, bufferSize.width, width), fixed(visible.y - y, bufferSize.height, height),
+                 fixed(visible.width, bufferSize.width, width), fixed(visible.height, bufferSize.height, height)), visible)
+    }
 }
 
 /// A layer offered to an overlay plane: its finished pixels (premultiplied ARGB32, immutable once published) and

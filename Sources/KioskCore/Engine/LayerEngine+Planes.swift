@@ -55,7 +55,11 @@ extension LayerEngine {
         if item.transform != nil { return "transformed" }
         if item.opacity < 1 { return "translucent" }
         if item.clip != nil { return "clipped" }
-        guard screen.encloses(item.frame) else { return "crosses the screen edge" }
+        if overlayPlanes?.cropsAtScreenEdge == true {
+            guard !item.frame.intersection(screen).isEmpty else { return "off the screen" }
+        } else {
+            guard screen.encloses(item.frame) else { return "crosses the screen edge" }
+        }
         // A plane above the primary covers whatever is composited over the layer, so anything drawn later that
         // touches it needs the layer composited.
         if let above = entries[(index + 1)...].first(where: { !$0.visible.intersection(entry.visible).isEmpty }) {

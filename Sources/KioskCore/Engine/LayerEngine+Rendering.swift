@@ -222,6 +222,12 @@ extension LayerEngine {
             drop(request)
             return
         }
+        if surface != nil, !layer.isDrawable {
+            // It stopped drawing while the render ran (a subtree flattened for a transition that has ended): the
+            // surface would be held and never shown.
+            drop(request)
+            return
+        }
         if layer.isInPurgedSubtree {
             // Purged while it rendered: drawn again, newest data, when the subtree is restored.
             layer.needsDisplay = true

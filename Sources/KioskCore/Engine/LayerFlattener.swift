@@ -1,7 +1,8 @@
 /// Flattens a layer tree into the back-to-front list of `FrameDiff.Entry` values the compositor draws: a layer,
 /// then its children by `zPosition` and insertion order, through the ancestors' frames, transforms, opacity and
 /// clipping. Hidden subtrees, subtrees clipped away entirely, and groups `isHeld` says have not shown a complete
-/// batch yet, are left out; a rasterized subtree is its root's item alone.
+/// batch yet, are left out; a rasterized subtree is its root's item alone once its flattened surface has landed
+/// (until then its layers composite one by one).
 ///
 /// Reads the tree and nothing else (no engine state), so it runs on the main thread, where the tree lives.
 public enum LayerFlattener {
@@ -32,7 +33,8 @@ public enum LayerFlattener {
                                      transform: mapping.isUpright ? nil : mapping.unitSquareTransform(for: size))
             entries.append(FrameDiff.Entry(id: ObjectIdentifier(layer), item: item, visible: item.visibleFrame.intersection(screen)))
         }
-        guard !layer.rasterizesSubtree else { return }
+        // Until its flattened surface lands, a rasterizing layer's subtree composites as it did before.
+        guard !layer.rasterizesSubtree || layer.renderedSurface == nil else { return }
         var childClip = clip
         if layer.clipsToBounds {
             childClip = clip.map { $0.intersection(frame) } ?? frame
@@ -51,7 +53,8 @@ public enum LayerFlattener {
             return .content(content)
         } else if layer.isDrawable {
             if let surface = layer.renderedSurface { return .surface(surface) }
-            color = layer.placeholderColor
+            // A subtree not flattened yet shows its root's own fill, as it did before it rasterized.
+            color = layer.rasterizesSubtree && layer.content == nil ? layer.backgroundColor : layer.placeholderColor
         } else {
             color = layer.backgroundColor
         }

@@ -16,7 +16,7 @@ enum RenderWork: Sendable {
     var isOpaque: Bool {
         switch self {
         case .content(let content): content.isOpaque
-        case .rasterized: false
+        case .rasterized(let plan): plan.isOpaque
         }
     }
 
@@ -46,6 +46,9 @@ struct RasterPlan: Sendable {
         enum Paint: Sendable {
             /// Drawn at its own layer's size, then placed (and scaled if a transform says so) at `frame`.
             case content(any LayerContent, size: Size)
+            /// The descendant's own finished render, current (`Layer.hasCurrentSurface`): copied, not drawn again.
+            /// Immutable once published, so a worker may read it.
+            case surface(LayerSurface)
             case color(Color)
         }
 
@@ -58,10 +61,29 @@ struct RasterPlan: Sendable {
 
     var elements: [Element] = []
 
+    /// Every pixel of the flattened surface ends up opaque: an element covers all of it with opaque pixels at full
+    /// opacity (what is painted over an opaque pixel stays opaque). The compositor then copies it rather than
+    /// blending, and draws nothing under it.
+    var isOpaque: Bool {
+        let whole = Rect(size: bounds)
+        return elements.contains { element in
+            guard element.opacity >= 1, element.frame.encloses(whole) else { return false }
+            switch element.paint {
+            case .content(let content, _): return content.isOpaque
+            case .color(let color): return color.alpha >= 1
+            case .surface(let surface): return surface.isOpaque
+            }
+        }
+    }
+
+    /// The rasterizing layer's size.
+    private var bounds = Size(width: 0, height: 0)
+
     /// The plan for `root`'s subtree as it is now. Hidden descendants are left out, as they are when composited;
     /// transaction groups and placeholders do not apply inside a flattened subtree.
     init(root: Layer) {
         let size = Size(width: root.frame.width, height: root.frame.height)
+        bounds = size
         if let content = root.content {
             elements.append(Element(paint: .content(content, size: size), frame: Rect(size: size), opacity: 1))
         } else if let color = root.backgroundColor {
@@ -80,7 +102,9 @@ struct RasterPlan: Sendable {
         let size = Size(width: layer.frame.width, height: layer.frame.height)
         let frame = mapping.rect(covering: size)
         if !frame.isEmpty {
-            if let content = layer.content {
+            if layer.content != nil, !layer.isSurfaceless, layer.hasCurrentSurface, let surface = layer.renderedSurface {
+                elements.append(Element(paint: .surface(surface), frame: frame, opacity: opacity))
+            } else if let content = layer.content {
                 elements.append(Element(paint: .content(content, size: size), frame: frame, opacity: opacity))
             } else if let color = layer.backgroundColor {
                 elements.append(Element(paint: .color(color), frame: frame, opacity: opacity))
@@ -93,12 +117,14 @@ struct RasterPlan: Sendable {
 
     /// Paints the elements into a fresh surface. Runs on a render worker.
     func render(size: Size, isCancelled: () -> Bool) throws -> LayerSurface {
-        let surface = LayerSurface(size: size)
+        let surface = LayerSurface(size: size, isOpaque: isOpaque)
         for (index, element) in elements.enumerated() {
             if isCancelled() { break }
             switch element.paint {
             case .color(let color):
                 SurfacePainter.fill(surface, rect: element.frame, color: color, opacity: element.opacity)
+            case .surface(let source):
+                SurfacePainter.draw(source, into: surface, frame: element.frame, opacity: element.opacity)
             case .content(let content, let contentSize):
                 // The bottom element covering the whole surface at full opacity draws straight into it.
                 if index == 0, element.frame == Rect(size: size), contentSize == size, element.opacity == 1 {

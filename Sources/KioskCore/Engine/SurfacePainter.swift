@@ -27,6 +27,15 @@ enum SurfacePainter {
         let area = frame.intersection(Rect(size: surface.size))
         let alpha = UInt32((min(max(opacity, 0), 1) * 255).rounded())
         guard !area.isEmpty, alpha > 0 else { return }
+        if alpha == 255, source.isOpaque, frame.size == source.size {
+            // Opaque pixels at 1:1 replace what is below: a copy of each row.
+            let rowBytes = area.width * 4
+            for y in area.y..<area.maxY {
+                let from = source.bytes + (y - frame.y) * source.stride + (area.x - frame.x) * 4
+                (surface.bytes + y * surface.stride + area.x * 4).copyMemory(from: from, byteCount: rowBytes)
+            }
+            return
+        }
         let sourceWidth = source.size.width, sourceHeight = source.size.height
         for y in area.y..<area.maxY {
             let sourceY = min(sourceHeight - 1, (y - frame.y) * sourceHeight / frame.height)

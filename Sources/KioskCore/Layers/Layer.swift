@@ -108,9 +108,10 @@ public final class Layer {
             } else {
                 setNeedsDisplay()
                 if !rasterizesSubtree {
-                    // The flattened surface shows the children too, which now composite on their own.
+                    // The flattened surface shows the children too, which now composite on their own: those whose
+                    // own render is still current show it at once, the others render again.
                     renderedSurface = nil
-                    forEachDescendant { $0.setNeedsDisplayIfDrawable() }
+                    forEachDescendant { if !$0.hasCurrentSurface { $0.setNeedsDisplayIfDrawable() } }
                 }
             }
             host?.setNeedsComposite()
@@ -290,6 +291,15 @@ public final class Layer {
             layer = current.parent
         }
         return depth
+    }
+
+    /// Whether `renderedSurface` shows the layer as it is now: its newest render at its size, nothing asked since.
+    /// A layer inside a rasterized subtree keeps its own render, and a flattening copies it rather than drawing the
+    /// content again (`RasterPlan`) as long as it is current.
+    var hasCurrentSurface: Bool {
+        guard let surface = renderedSurface, !needsDisplay, renderInFlight == nil,
+              shownGeneration == sentinel.value else { return false }
+        return surface.size == Size(width: frame.width, height: frame.height)
     }
 
     /// Whether a render would produce anything: content that needs a surface, or a subtree to flatten.

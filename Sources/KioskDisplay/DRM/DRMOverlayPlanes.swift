@@ -9,8 +9,10 @@ import Logging
 /// two ARGB8888 dumb buffers of its layer's size: the one on screen is never written; the layer's pixels are copied
 /// into the other when the plane is added to a page flip. Layouts are checked with a TEST_ONLY atomic commit (a
 /// quick ioctl; nothing blocks) when the engine offers them; the planes then ride along on the backend's atomic
-/// page flips as a `DRMCommitHook`, like the cursor plane. Atomic commits only: after a fallback to legacy commits
-/// every layer is composited.
+/// page flips as a `DRMCommitHook`, like the cursor plane. A layer that only moves (the same surface at another
+/// place: a page sliding) keeps the buffer on screen and only moves the plane, and a layer reaching past the
+/// screen's edge shows its part on the screen (the source rectangle cut to match). Atomic commits only: after a
+/// fallback to legacy commits every layer is composited.
 ///
 /// Lives on the main thread with its backend, which holds it from `init` on.
 public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
@@ -83,6 +85,8 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
 
     // MARK: OverlayPlanes
 
+    public var cropsAtScreenEdge: Bool { true }
+
     public func assign(_ candidates: [OverlayCandidate]) -> [String?] {
         guard let backend else { return candidates.map { _ in "no output" } }
         guard backend.commit.carriesHooks else {
@@ -148,17 +152,24 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
             return
         }
         let fb = plane.buffers[buffer]
+        // The part on the screen (a page sliding in reaches past its edge); `assign` offers none entirely off it.
+        let screen = Rect(size: backend?.info.mode.size ?? shown.frame.size)
+        guard let crop = shown.frame.planeCrop(bufferSize: fb.size, screen: screen) else {
+            request.add(p, props["FB_ID"]?.id, 0, what: "overlay plane \(p) FB_ID")
+            request.add(p, props["CRTC_ID"]?.id, 0, what: "overlay plane \(p) CRTC_ID")
+            return
+        }
         request.add(p, props["FB_ID"]?.id, UInt64(fb.framebufferID), what: "overlay plane \(p) FB_ID")
         request.add(p, props["CRTC_ID"]?.id, UInt64(crtc), what: "overlay plane \(p) CRTC_ID")
         // Source coordinates are 16.16 fixed point.
-        request.add(p, props["SRC_X"]?.id, 0, what: "overlay plane \(p) SRC_X")
-        request.add(p, props["SRC_Y"]?.id, 0, what: "overlay plane \(p) SRC_Y")
-        request.add(p, props["SRC_W"]?.id, UInt64(fb.size.width) << 16, what: "overlay plane \(p) SRC_W")
-        request.add(p, props["SRC_H"]?.id, UInt64(fb.size.height) << 16, what: "overlay plane \(p) SRC_H")
-        request.add(p, props["CRTC_X"]?.id, UInt64(bitPattern: Int64(shown.frame.x)), what: "overlay plane \(p) CRTC_X")
-        request.add(p, props["CRTC_Y"]?.id, UInt64(bitPattern: Int64(shown.frame.y)), what: "overlay plane \(p) CRTC_Y")
-        request.add(p, props["CRTC_W"]?.id, UInt64(shown.frame.width), what: "overlay plane \(p) CRTC_W")
-        request.add(p, props["CRTC_H"]?.id, UInt64(shown.frame.height), what: "overlay plane \(p) CRTC_H")
+        request.add(p, props["SRC_X"]?.id, crop.source.x, what: "overlay plane \(p) SRC_X")
+        request.add(p, props["SRC_Y"]?.id, crop.source.y, what: "overlay plane \(p) SRC_Y")
+        request.add(p, props["SRC_W"]?.id, crop.source.width, what: "overlay plane \(p) SRC_W")
+        request.add(p, props["SRC_H"]?.id, crop.source.height, what: "overlay plane \(p) SRC_H")
+        request.add(p, props["CRTC_X"]?.id, UInt64(bitPattern: Int64(crop.onScreen.x)), what: "overlay plane \(p) CRTC_X")
+        request.add(p, props["CRTC_Y"]?.id, UInt64(bitPattern: Int64(crop.onScreen.y)), what: "overlay plane \(p) CRTC_Y")
+        request.add(p, props["CRTC_W"]?.id, UInt64(crop.onScreen.width), what: "overlay plane \(p) CRTC_W")
+        request.add(p, props["CRTC_H"]?.id, UInt64(crop.onScreen.height), what: "overlay plane \(p) CRTC_H")
     }
 
     /// Copies `surface` (premultiplied ARGB32, as ARGB8888 scans out) into `buffer`, row by row.
@@ -197,6 +208,12 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
             guard let shown, !plane.buffers.isEmpty else {
                 add(nil, plane: plane, buffer: nil, to: request, crtc: 0)
                 build.append((nil, nil))
+                continue
+            }
+            if let front = plane.front, committed[index]?.surface === shown.surface {
+                // The same pixels elsewhere: the plane moves, the buffer on screen stays.
+                add(shown, plane: plane, buffer: front, to: request, crtc: backend.plan.crtc.id)
+                build.append((shown, front))
                 continue
             }
             // The previous flip has completed (one flip in flight), so the buffer not in front is free to write.

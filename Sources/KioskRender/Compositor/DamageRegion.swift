@@ -62,6 +62,12 @@ final class DamageRegion {
         Self.check(cairo_region_intersect_rectangle(handle, &box), "cairo_region_intersect_rectangle \(rect)")
     }
 
+    func subtract(_ rect: Rect) {
+        guard !rect.isEmpty else { return }
+        var box = cairo_rectangle_int_t(rect)
+        Self.check(cairo_region_subtract_rectangle(handle, &box), "cairo_region_subtract_rectangle \(rect)")
+    }
+
     func removeAll() {
         intersect(Rect(x: 0, y: 0, width: 0, height: 0))
     }

@@ -47,6 +47,8 @@ public final class ShadowCompositor: Compositing {
     private let stride: Int
     /// Scratch region reused by every `compose`, so a frame costs no region allocation.
     private let frameDamage = DamageRegion()
+    /// Scratch region: the part of the damage no opaque item covers, where the background shows.
+    private let uncovered = DamageRegion()
     private var pendingByBuffer: [Int: DamageRegion] = [:]
 
     /// A shadow buffer of the panel's `size` (the mode size, whatever the rotation) filled with `background`.
@@ -106,16 +108,36 @@ public final class ShadowCompositor: Compositing {
             pixelCount += rect.area
         }
         cairo_clip(cr)
+
+        // Everything below the topmost layer that covers the whole damage with opaque pixels is hidden: start there.
+        let firstVisible = items.lastIndex { Self.opaquelyCovers($0, extents) }
+        let start = firstVisible ?? items.startIndex
+        // Top down: an item whose part of the damage opaque items above it cover entirely is not drawn, and the
+        // background fills only what no opaque item covers (two pages side by side in a slide: none of it).
+        uncovered.removeAll()
+        uncovered.add(frameDamage)
+        var drawn = [Bool](repeating: false, count: items.count)
+        for index in items.indices[start...].reversed() {
+            let item = items[index], panel = panelRect(item.visibleFrame)
+            guard uncovered.intersects(panel) else { continue }
+            drawn[index] = true
+            if Self.opaquelyCovers(item, item.visibleFrame) { uncovered.subtract(panel) }
+        }
+        if firstVisible == nil, !uncovered.isEmpty {
+            // In panel coordinates, before the rotation, like the damage clip.
+            cairo_save(cr)
+            cairo_new_path(cr)
+            uncovered.forEachRect { cairo_rectangle(cr, Double($0.x), Double($0.y), Double($0.width), Double($0.height)) }
+            cairo_clip(cr)
+            paintBackground(background, on: cr)
+            cairo_restore(cr)
+        }
         if rotation != .degrees0 {
             var matrix = cairoMatrix(rotation.sceneToPanel(sceneSize: sceneSize))
             cairo_transform(cr, &matrix)
         }
-
-        // Everything below the topmost layer that covers the whole damage with opaque pixels is hidden: start there.
-        let firstVisible = items.lastIndex { Self.opaquelyCovers($0, extents) }
-        if firstVisible == nil { paintBackground(background, on: cr) }
-        for item in items[(firstVisible ?? items.startIndex)...] {
-            guard frameDamage.intersects(panelRect(item.visibleFrame)) else { continue }
+        for index in items.indices[start...] where drawn[index] {
+            let item = items[index]
             switch item.source {
             case .surface(let layer):
                 paintLayerSurface(layer, frame: item.frame, opacity: item.opacity, clip: item.clip, transform: item.transform, on: cr)

@@ -1,0 +1,152 @@
+import KioskCore
+import KioskRenderTestSupport
+import KioskRuntime
+import KioskScene
+import XCTest
+
+/// A slide composes each page flattened into one surface, by whole pixels (and moves them on overlay planes where
+/// the output has two); a fade is not flattened, and no background is painted under the opaque pages. At sample
+/// frames the screen shows the same pixels, within rounding, as the two pages composited widget by widget at the
+/// same place and opacity (the reference, a second stage whose pages are set by hand and never flattened).
+final class PageTransitionPixelTests: XCTestCase {
+    static let size = Size(width: 320, height: 180)
+
+    static let scene = """
+        size: display
+        background: black
+        font: {family: Sans, size: 24}
+        pages:
+          - name: first
+            widgets:
+              - {type: rect, x: 0, y: 0, width: 100%, height: 100%, background: {gradient: ["#ff7a18", "#af002d"], angle: 30}}
+              - {type: text, text: "<b>First</b>", markup: true, align: center, x: 10%, y: 35%, width: 80%, height: 30%, foreground: white, font: {size: 40}}
+          - name: second
+            widgets:
+              - {type: rect, x: 0, y: 0, width: 100%, height: 100%, background: {gradient: ["#319197", "#203040"], angle: 120}}
+              - {type: rect, x: 20, y: 20, width: 60, height: 30, background: "#80ffffff"}
+              - {type: text, text: "<b>Second</b>", markup: true, align: center, x: 10%, y: 35%, width: 80%, height: 30%, foreground: white, font: {size: 40}}
+        """
+
+    /// Takes up to two candidates, showing the part on the screen, like `DRMOverlayPlanes`; records what it shows.
+    final class CroppingPlanes: OverlayPlanes {
+        private(set) var shown: [OverlayCandidate] = []
+        private(set) var layouts = 0
+        var cropsAtScreenEdge: Bool { true }
+
+        func assign(_ candidates: [OverlayCandidate]) -> [String?] {
+            layouts += 1
+            shown = Array(candidates.prefix(2))
+            return candidates.indices.map { $0 < 2 ? nil : "no free plane" }
+        }
+    }
+
+    private static func page(_ name: String, in h: StageHarness) throws -> Layer {
+        func find(_ layer: Layer) -> Layer? {
+            if layer.name == "page \(name)" { return layer }
+            return layer.children.lazy.compactMap(find).first
+        }
+        return try XCTUnwrap(find(h.engine.rootLayer), "page \(name)")
+    }
+
+    /// The newest composition (the shadow buffer: what the next flip shows) with the planes' surfaces over it (each
+    /// opaque, cut to the screen).
+    private static func screen(_ h: StageHarness, planes: CroppingPlanes?) throws -> [UInt8] {
+        var bytes = h.compositor.snapshot()
+        for candidate in planes?.shown ?? [] {
+            XCTAssertTrue(candidate.surface.isOpaque, "a page on a plane is opaque")
+            let visible = candidate.frame.intersection(Rect(size: size))
+            for y in visible.y..<visible.maxY {
+                for x in visible.x..<visible.maxX {
+                    var pixel = candidate.surface.pixel(x: x - candidate.frame.x, y: y - candidate.frame.y)
+                    pixel |= 0xFF00_0000
+                    withUnsafeBytes(of: pixel.littleEndian) { word in
+                        for i in 0..<4 { bytes[(y * size.width + x) * 4 + i] = word[i] }
+                    }
+                }
+            }
+        }
+        return bytes
+    }
+
+    /// Runs `transition` from the first page to the second and, at each sample, compares the screen with the
+    /// reference stage showing the pages unflattened where the transition put them.
+    private func assertSamplesMatch(_ transition: Transition, planes: CroppingPlanes? = nil,
+                                    file: StaticString = #filePath, line: UInt = #line) throws {
+        let h = try StageHarness(yaml: Self.scene, size: Self.size)
+        h.engine.overlayPlanes = planes
+        let reference = try StageHarness(yaml: Self.scene, size: Self.size)
+        h.settle()
+        reference.settle()
+        try h.stage.showPage("second", transition: transition)
+        var elapsed = 0
+        for sample in [250, 500, 750] {
+            h.run(for: .milliseconds(sample - elapsed))
+            elapsed = sample
+            let pages = try ["first", "second"].map { try Self.page($0, in: h) }
+            let flattens = transition.kind != .fade
+            for page in pages {
+                XCTAssertEqual(page.rasterizesSubtree && page.renderedSurface != nil, flattens,
+                               "\(page.name ?? "") is composed as one flattened surface at \(sample) ms: \(flattens)", file: file, line: line)
+            }
+            if transition.kind != .fade {
+                XCTAssertEqual(pages.map { $0.transform.translateX.rounded() }, pages.map(\.transform.translateX),
+                               "whole-pixel positions", file: file, line: line)
+            }
+            if let planes {
+                XCTAssertEqual(Set(planes.shown.map(\.name)), ["page first", "page second"],
+                               "both pages on planes at \(sample) ms", file: file, line: line)
+            }
+            for (page, copy) in zip(pages, try ["first", "second"].map { try Self.page($0, in: reference) }) {
+                copy.isHidden = page.isHidden
+                copy.zPosition = page.zPosition
+                copy.transform = page.transform
+                copy.opacity = page.opacity
+            }
+            reference.settle()
+            XCTAssertTrue(try ["first", "second"].allSatisfy { try !Self.page($0, in: reference).rasterizesSubtree })
+            if transition.kind == .fade {
+                XCTAssertTrue(pages[1].opacity > 0.05 && pages[1].opacity < 0.95, "mid-fade at \(sample) ms: \(pages[1].opacity)",
+                              file: file, line: line)
+            }
+            let expected = reference.compositor.snapshot()
+            let stride = Self.size.width * 4
+            let diff = compareImages(try Self.screen(h, planes: planes), expected, size: Self.size,
+                                     strideA: stride, strideB: stride, tolerance: 3)
+            XCTAssertEqual(diff.differingPixels, 0, "\(transition.kind) at \(sample) ms: \(diff)", file: file, line: line)
+        }
+        h.run(for: .milliseconds(400))
+        h.settle()
+        for name in ["first", "second"] {
+            XCTAssertFalse(try Self.page(name, in: h).rasterizesSubtree, "\(name) composites widget by widget again", file: file, line: line)
+        }
+        XCTAssertEqual(planes?.shown.count ?? 0, 0, "the planes are released after the transition", file: file, line: line)
+        // The end: the second page alone, in place, exactly as the reference shows it.
+        let first = try Self.page("first", in: reference), second = try Self.page("second", in: reference)
+        first.isHidden = true
+        for page in [first, second] {
+            page.transform = .identity
+            page.opacity = 1
+            page.zPosition = 0
+        }
+        reference.settle()
+        let stride = Self.size.width * 4
+        let end = compareImages(h.compositor.snapshot(), reference.compositor.snapshot(), size: Self.size, strideA: stride, strideB: stride, tolerance: 0)
+        XCTAssertEqual(end.differingPixels, 0, "\(transition.kind), ended: \(end)", file: file, line: line)
+    }
+
+    func testSlideShowsTheSamePixelsAsThePagesCompositedWidgetByWidget() throws {
+        try assertSamplesMatch(Transition(kind: .slideLeft, duration: 1, easing: .linear))
+    }
+
+    func testSlideRightShowsTheSamePixelsAsThePagesCompositedWidgetByWidget() throws {
+        try assertSamplesMatch(Transition(kind: .slideRight, duration: 1, easing: .easeInOut))
+    }
+
+    func testFadeShowsTheSamePixelsAsThePagesCompositedWidgetByWidget() throws {
+        try assertSamplesMatch(Transition(kind: .fade, duration: 1, easing: .linear))
+    }
+
+    func testSlideOnTwoOverlayPlanesShowsTheSamePixels() throws {
+        try assertSamplesMatch(Transition(kind: .slideLeft, duration: 1, easing: .linear), planes: CroppingPlanes())
+    }
+}
