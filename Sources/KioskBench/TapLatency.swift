@@ -9,7 +9,7 @@ import KioskRender
 /// Renders of the button's layers between the touch-down and that present are counted (a press needs none).
 ///
 /// Whoever drives the taps calls `touchDown(kernelMicroseconds:)` as each touch-down is handled, before the router
-/// sees it. It chains the layers' `willDisplay` hooks and listens to the engine's presents and flips beside the
+/// sees it. It chains the layers' `willRender` hooks and listens to the engine's presents and flips beside the
 /// engine's other listeners. Main thread, with the engine.
 public final class TapLatencyProbe {
     /// Every figure measured, or nil (JSON null).
@@ -103,9 +103,9 @@ public final class TapLatencyProbe {
         self.engine = engine
         self.pressedLook = pressedLook
         for body in bodies {
-            let willDisplay = body.willDisplay
-            body.willDisplay = { [weak self] layer in
-                willDisplay?(layer)
+            let willRender = body.willRender
+            body.willRender = { [weak self] layer in
+                willRender?(layer)
                 guard let self, downMicroseconds != nil, !presentedPressed else { return }
                 rendersDuringPress += 1
             }

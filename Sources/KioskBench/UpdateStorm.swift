@@ -10,8 +10,8 @@ import KioskRuntime
 /// stage's data API faster than it can render, beside a seconds clock and a small label that is set too.
 ///
 /// What is on screen is observed on the engine, never assumed: each widget's text carries its data version
-/// (`storm#N`, `label#N`; the clock's seconds), read from the content a render is dispatched with (`willDisplay`);
-/// `didDisplay` says that render was applied, the next present puts it in the frame, and that frame is on screen
+/// (`storm#N`, `label#N`; the clock's seconds), read from the content a render is dispatched with (`willRender`);
+/// `didRender` says that render was applied, the next present puts it in the frame, and that frame is on screen
 /// at the flip after it. A data version's lag is the time from its update until a flip shows it or a newer one, at
 /// that flip's vblank (the event's timestamp).
 /// Runs on the calling (main) thread; renders run on the pool.
@@ -450,7 +450,7 @@ final class VersionTrack {
             throw BenchError("bench update-storm: widget \(name) has no layer named \(name).body in the scene")
         }
         self.layer = layer
-        layer.willDisplay = { [weak self] layer in
+        layer.willRender = { [weak self] layer in
             guard let self else { return }
             let now = MonotonicInstant.now()
             // Data that came before the last result was applied waited for that render: this is its dispatch.
@@ -459,7 +459,7 @@ final class VersionTrack {
             dispatched = (layer.content.flatMap(version), now)
             renders.append((now, nil))
         }
-        layer.didDisplay = { [weak self] _, finished in
+        layer.didRender = { [weak self] _, finished in
             guard let self, finished, let dispatched else { return }
             let now = MonotonicInstant.now()
             if let v = dispatched.version {

@@ -113,7 +113,7 @@ public enum VideoRun {
         engine.rootLayer.addChild(video)
         engine.rootLayer.addChild(other)
         var otherUpdates = 0
-        other.didDisplay = { _, finished in if finished { otherUpdates += 1 } }
+        other.didRender = { _, finished in if finished { otherUpdates += 1 } }
         var tick = 0
         let timer = loop.addTimer(after: .milliseconds(100), repeating: .milliseconds(100)) {
             tick += 1

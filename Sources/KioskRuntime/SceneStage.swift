@@ -107,9 +107,9 @@ public final class SceneStage: SceneControlling {
                                             values: builder.values, time: builder.now())
         let built = builder.build(prepared, currentPage: currentPage)
         adopt(built)
-        built.root.didDisplay = { [weak self] layer, finished in
+        built.root.didRender = { [weak self] layer, finished in
             guard finished, let self, layer === self.root, !self.sceneAppeared else { return }
-            layer.didDisplay = nil
+            layer.didRender = nil
             self.sceneAppeared = true
             if let page = self.settledBeforeAppearing {
                 self.settledBeforeAppearing = nil
@@ -286,7 +286,7 @@ public final class SceneStage: SceneControlling {
         let built = builder.build(prepared, currentPage: currentPage)
         updateRanges(of: built)
         incoming = built
-        built.root.didDisplay = { [weak self] layer, finished in
+        built.root.didRender = { [weak self] layer, finished in
             guard finished, let self, let incoming = self.incoming, incoming.root === layer else { return }
             self.completeReplacement()
         }
@@ -297,7 +297,7 @@ public final class SceneStage: SceneControlling {
     private func completeReplacement() {
         guard let built = incoming else { return }
         incoming = nil
-        built.root.didDisplay = nil
+        built.root.didRender = nil
         sceneAppeared = true
         settledBeforeAppearing = nil
         transition?.cancel()

@@ -358,7 +358,7 @@ final class SceneDecoder: DocumentDecoder {
     func border(_ node: Node, _ path: String) -> Border? {
         guard let f = fields(node, path, allowed: ["width", "colour"], expected: "a mapping with 'width' and 'colour'") else { return nil }
         let width = f["width"].map { number($0.value, Self.child(path, "width"), in: 0...1000) } ?? 1
-        let colour = f["colour"].map { self.colour($0.value, Self.child(path, "colour")) } ?? Color(hex: 0xFFFFFF)
+        let colour = f["colour"].map { self.colour($0.value, Self.child(path, "colour")) } ?? Color(rgb: 0xFFFFFF)
         guard let width, let colour else { return nil }
         return Border(width: width, colour: colour)
     }

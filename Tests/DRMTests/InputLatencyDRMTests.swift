@@ -17,8 +17,8 @@ import XCTest
 ///   shows the spread; all ten tenths must be hit.
 /// - The code is optimized, as kioskd ships. A debug build spends about 9 ms of emulated CPU per tap on flattening
 ///   and diffing the tree (against about 3 ms optimized), which no board running kioskd pays. `scripts/test-all`
-///   builds the test bundle with `-O` for this class alone (its `input-latency` tier, in `.build-opt`); in a debug
-///   build the case is skipped with that reason, and no tier of test-all runs it there.
+///   builds its one test bundle with `-O` (in `.build-opt`) and runs this class in the vkms boot; in a debug build
+///   the case is skipped with that reason, and no tier of test-all runs it there.
 final class InputLatencyDRMTests: XCTestCase {
     override func setUpWithError() throws { try InputTestEnvironment.prepare() }
 
@@ -26,7 +26,7 @@ final class InputLatencyDRMTests: XCTestCase {
         if _isDebugAssertConfiguration() {
             throw XCTSkip("the touch-to-flip latency is measured on optimized code, as kioskd ships: run it from a "
                           + "build made with `swift build --build-tests -Xswiftc -O --scratch-path .build-opt` "
-                          + "(scripts/test-all's input-latency tier)")
+                          + "(as scripts/test-all does)")
         }
         let rig = try InputRig(scene: InputTestEnvironment.hmiScene)
         defer { rig.stop() }

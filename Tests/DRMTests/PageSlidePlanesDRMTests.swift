@@ -12,7 +12,7 @@ import XCTest
 /// on planes and nothing is composed. The vblanks missed over those 300 frames, and over 300 frames of the still
 /// page just before, side by side in one run, are printed for docs/bench-log.md and not judged here: under TCG the
 /// emulated machine misses vblanks with nothing to compose, more or fewer as the host is loaded. It measures code built as kioskd ships: scripts/test-all runs it from
-/// the optimized test bundle, in the input-latency tier's vkms VM.
+/// its optimized test bundle, in the vkms boot.
 final class PageSlidePlanesDRMTests: XCTestCase {
     override func setUpWithError() throws { try requireDRMDevice() }
 

@@ -86,6 +86,12 @@ final class KioskOutputsTests: XCTestCase {
         XCTAssertEqual(unknown?["message"], "scene.get: no output named 'HDMI-A-2'; outputs: HDMI-A-1, DP-1")
     }
 
+    /// The MQTT settings decoder (KioskScene, which cannot see the registry) checks `allow:` against its own list of
+    /// the commands: it must be the registry's, command for command.
+    func testTheMQTTSettingsKnowEveryRegisteredCommandAndNoOther() {
+        XCTAssertEqual(control.server.commands.commandNames, MQTTSettings.knownCommands.sorted())
+    }
+
     func testDisplayInfoSpeaksOfTheOutputNamedAndListsEveryOutput() throws {
         let first = try XCTUnwrap(call("display.info").result)
         XCTAssertEqual(first["connector"], "HDMI-A-1")

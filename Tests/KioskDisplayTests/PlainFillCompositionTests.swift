@@ -26,14 +26,14 @@ final class PlainFillCompositionTests: XCTestCase {
         let h = try CompositionHarness()
         var displayed: [Bool] = []
         let fill = Layer(frame: Rect(x: 8, y: 8, width: 20, height: 10), content: RectContent(color: red), name: "fill")
-        fill.didDisplay = { _, finished in displayed.append(finished) }
+        fill.didRender = { _, finished in displayed.append(finished) }
         h.engine.rootLayer.addChild(fill)
         h.settle()
         XCTAssertEqual(h.frontPixels(0xFF0000), pixels(in: Rect(x: 8, y: 8, width: 20, height: 10)))
         XCTAssertNil(fill.renderedSurface, "a plain fill holds no surface")
         XCTAssertEqual(h.engine.stats.rendersStarted, 0, "nothing was rendered")
         XCTAssertEqual(h.engine.surfaceStatistics.totalBytes, 0)
-        XCTAssertEqual(displayed, [true], "didDisplay still reports the fill shown, once")
+        XCTAssertEqual(displayed, [true], "didRender still reports the fill shown, once")
     }
 
     func testChangingTheFillRecomposesItsAreaWithNoRender() throws {
@@ -88,7 +88,7 @@ final class PlainFillCompositionTests: XCTestCase {
     private func sceneRoot(counting displays: @escaping () -> Void) -> Layer {
         let root = Layer(frame: Rect(x: 0, y: 0, width: 64, height: 48), content: RectContent(color: blue), name: "scene")
         root.holdsChildrenUntilReady = true
-        root.didDisplay = { _, finished in if finished { displays() } }
+        root.didRender = { _, finished in if finished { displays() } }
         return root
     }
 

@@ -14,7 +14,7 @@ final class CoalescingAndSentinelTests: XCTestCase {
         XCTAssertEqual(draws.value, 1)
 
         let sentinelBefore = layer.sentinel.value
-        for _ in 0..<10 { layer.setNeedsDisplay() }
+        for _ in 0..<10 { layer.setNeedsRender() }
         XCTAssertEqual(h.engine.transaction.pendingDisplayCount, 1, "one entry per layer, however often it asks")
         h.turn()
         XCTAssertEqual(h.pool.queuedJobs.map(\.label), ["badge"])
@@ -31,7 +31,7 @@ final class CoalescingAndSentinelTests: XCTestCase {
         let h = try EngineHarness()
         let layers = (0..<3).map { h.addSolidLayer("l\($0)", frame: Rect(x: $0 * 10, y: 0, width: 8, height: 8), color: red) }
         h.settle()
-        for _ in 0..<5 { for layer in layers { layer.setNeedsDisplay() } }
+        for _ in 0..<5 { for layer in layers { layer.setNeedsRender() } }
         h.turn()
         XCTAssertEqual(h.pool.queuedJobs.map(\.label), ["l0", "l1", "l2"])
     }
@@ -40,7 +40,7 @@ final class CoalescingAndSentinelTests: XCTestCase {
         let h = try EngineHarness()
         let layer = h.addSolidLayer("red", frame: Rect(x: 4, y: 4, width: 10, height: 10), color: red)
         var displayed: [Bool] = []
-        layer.didDisplay = { _, finished in displayed.append(finished) }
+        layer.didRender = { _, finished in displayed.append(finished) }
         h.turn()
         XCTAssertEqual(h.pool.queuedJobCount, 1, "the red render is queued")
 
@@ -51,7 +51,7 @@ final class CoalescingAndSentinelTests: XCTestCase {
         layer.content = SolidContent(color: yellow)
         h.turn()
         XCTAssertEqual(h.pool.queuedJobs.map(\.label), ["red"], "one render in flight per layer; the newer request waits")
-        XCTAssertTrue(layer.needsDisplay)
+        XCTAssertTrue(layer.needsRender)
 
         // The render in flight is not thrown away because newer data arrived: it is the newest finished one.
         XCTAssertEqual(h.pool.runQueued(), 1)
@@ -203,7 +203,7 @@ final class CoalescingAndSentinelTests: XCTestCase {
         let layer = Layer(frame: Rect(x: 0, y: 0, width: 8, height: 8), content: FailingContent(), name: "broken")
         layer.placeholderColor = grey
         var displayed: [Bool] = []
-        layer.didDisplay = { _, finished in displayed.append(finished) }
+        layer.didRender = { _, finished in displayed.append(finished) }
         h.root.addChild(layer)
         h.settle()
         XCTAssertEqual(h.stats.rendersFailed, 1)

@@ -42,7 +42,7 @@ final class CostAwareSchedulingTests: XCTestCase {
 
         var completed: [String] = []
         for layer in [label, seconds, storm] {
-            layer.didDisplay = { layer, finished in if finished { completed.append(layer.name ?? "?") } }
+            layer.didRender = { layer, finished in if finished { completed.append(layer.name ?? "?") } }
         }
         // A long render in flight on one worker, a short one on the other.
         storm.content = GatedContent(color: yellow, gate: stormGate)
@@ -90,7 +90,7 @@ final class CostAwareSchedulingTests: XCTestCase {
 
         var completed: [String] = []
         for layer in [label, storm] {
-            layer.didDisplay = { layer, finished in if finished { completed.append(layer.name ?? "?") } }
+            layer.didRender = { layer, finished in if finished { completed.append(layer.name ?? "?") } }
         }
         label.content = GatedContent(color: grey, gate: labelGate)
         h.turn()

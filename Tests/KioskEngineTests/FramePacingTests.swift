@@ -174,7 +174,7 @@ final class FramePacingTests: XCTestCase {
             h.run(for: .milliseconds(200))
             XCTAssertGreaterThan(ticks, 5)
             // A render in flight too: the layer goes while every kind of work still refers to it.
-            layer.setNeedsDisplay()
+            layer.setNeedsRender()
             h.runsQueuedJobs = false
             h.turn()
             XCTAssertEqual(h.pool.queuedJobCount, 1)

@@ -143,7 +143,7 @@ final class LayerTreeTests: XCTestCase {
     func testRequestsMadeWhileDetachedAreServedOnceAttached() throws {
         let h = try EngineHarness()
         let layer = Layer(frame: Rect(x: 0, y: 0, width: 8, height: 8), content: SolidContent(color: red), name: "late")
-        layer.setNeedsDisplay()
+        layer.setNeedsRender()
         h.settle()
         XCTAssertEqual(h.stats.rendersStarted, 0)
         h.root.addChild(layer)
@@ -158,8 +158,8 @@ final class LayerTreeTests: XCTestCase {
         do {
             let layer = h.addSolidLayer("cb", frame: Rect(x: 0, y: 0, width: 8, height: 8), color: red)
             layer.layout = { $0.frame.x = 1 }
-            layer.willDisplay = { _ in }
-            layer.didDisplay = { layer, _ in layer.opacity = 1 }
+            layer.willRender = { _ in }
+            layer.didRender = { layer, _ in layer.opacity = 1 }
             weakLayer = layer
             h.settle()
             layer.removeFromParent()

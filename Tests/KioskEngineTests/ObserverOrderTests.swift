@@ -10,8 +10,8 @@ final class ObserverOrderTests: XCTestCase {
 
         var trace: [String] = []
         layer.layout = { _ in trace.append("layout") }
-        layer.willDisplay = { _ in trace.append("display: willDisplay") }
-        layer.didDisplay = { _, finished in trace.append("commit: didDisplay(\(finished))") }
+        layer.willRender = { _ in trace.append("display: willRender") }
+        layer.didRender = { _, finished in trace.append("commit: didRender(\(finished))") }
         h.compositor.onCompose = { _ in trace.append("commit: compose") }
         h.compositor.onCopy = { _ in trace.append("commit: copy") }
         var colors = [green, blue].makeIterator()
@@ -32,14 +32,14 @@ final class ObserverOrderTests: XCTestCase {
         XCTAssertEqual(trace, [])
         h.turn()
         XCTAssertEqual(trace, [
-            "animations", "layout", "display: willDisplay", "commit: didDisplay(true)", "commit: compose", "commit: copy",
+            "animations", "layout", "display: willRender", "commit: didRender(true)", "commit: compose", "commit: copy",
         ])
     }
 
     func testEngineObserversUseTheLoopOrders() {
         XCTAssertLessThan(ObserverOrder.animations, ObserverOrder.layout)
-        XCTAssertLessThan(ObserverOrder.layout, ObserverOrder.display)
-        XCTAssertLessThan(ObserverOrder.display, ObserverOrder.commit)
+        XCTAssertLessThan(ObserverOrder.layout, ObserverOrder.render)
+        XCTAssertLessThan(ObserverOrder.render, ObserverOrder.commit)
     }
 
     func testLayoutRunsParentsFirstAndBeforeRendersAreDispatched() throws {
@@ -67,7 +67,7 @@ final class ObserverOrderTests: XCTestCase {
         let h = try EngineHarness()
         let layer = h.addSolidLayer("chain", frame: Rect(x: 0, y: 0, width: 8, height: 8), color: red, async: false)
         var remaining = 1
-        layer.didDisplay = { layer, _ in
+        layer.didRender = { layer, _ in
             if remaining > 0 {
                 remaining -= 1
                 layer.content = SolidContent(color: green)
@@ -75,7 +75,7 @@ final class ObserverOrderTests: XCTestCase {
         }
         let wakeups = h.loop.wakeups
         h.turn()
-        XCTAssertEqual(h.loop.wakeups, wakeups + 1, "the request made in didDisplay woke the loop, which would sleep on it")
+        XCTAssertEqual(h.loop.wakeups, wakeups + 1, "the request made in didRender woke the loop, which would sleep on it")
         XCTAssertEqual(h.compositor.pixel(x: 1, y: 1), xrgb(red))
         h.turn()
         XCTAssertEqual(h.compositor.pixel(x: 1, y: 1), xrgb(green))

@@ -43,7 +43,7 @@ final class SharedCacheBudgetTests: XCTestCase {
         cache.surfaces = [try XCTUnwrap(pages[0].children[0].renderedSurface), LayerSurface(size: EngineHarness.mode.size),
                           LayerSurface(size: EngineHarness.mode.size)]
         weak var oldest = cache.surfaces[1]
-        h.root.setNeedsDisplay()
+        h.root.setNeedsRender()
         h.settle()
         XCTAssertEqual(h.stats.surfaces.totalBytes, 2 * surfaceBytes)
         XCTAssertEqual(h.stats.surfaces.cachedBytes, 2 * surfaceBytes, "the shared surface is counted once, with its layer")

@@ -66,7 +66,7 @@ final class SurfaceBudgetTests: XCTestCase {
         h.settle()
 
         h.engine.surfaceBudgetBytes = 2 * surfaceBytes
-        h.root.setNeedsDisplay()
+        h.root.setNeedsRender()
         h.settle()
         XCTAssertTrue(h.engine.isPurged(pages[1]), "b, least recently shown, goes first")
         XCTAssertFalse(h.engine.isPurged(pages[2]))
@@ -74,7 +74,7 @@ final class SurfaceBudgetTests: XCTestCase {
 
         // A budget smaller than the page on screen purges everything else and keeps what is shown.
         h.engine.surfaceBudgetBytes = surfaceBytes / 2
-        h.root.setNeedsDisplay()
+        h.root.setNeedsRender()
         h.settle()
         XCTAssertTrue(h.engine.isPurged(pages[2]))
         XCTAssertFalse(h.engine.isPurged(pages[0]))

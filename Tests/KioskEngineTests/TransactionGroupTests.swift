@@ -24,7 +24,7 @@ final class TransactionGroupTests: XCTestCase {
         let h = try EngineHarness()
         let (_, tiles) = makePage(h)
         var landed: [String] = []
-        for tile in tiles { tile.didDisplay = { layer, _ in landed.append(layer.name!) } }
+        for tile in tiles { tile.didRender = { layer, _ in landed.append(layer.name!) } }
         h.turn()
         XCTAssertEqual(h.pool.queuedJobCount, 3)
 

@@ -30,7 +30,7 @@ final class SceneClockTests: XCTestCase {
         final class Log { var names: [String] = [] }
         let log = Log()
         func visit(_ layer: Layer) {
-            layer.willDisplay = { log.names.append($0.name ?? "?") }
+            layer.willRender = { log.names.append($0.name ?? "?") }
             layer.children.forEach(visit)
         }
         visit(root)

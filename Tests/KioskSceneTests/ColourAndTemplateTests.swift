@@ -1,7 +1,8 @@
+import KioskCore
 import KioskScene
 import XCTest
 
-/// Color and `{key}` template parsing, the two small languages inside scene values.
+/// Colour and `{key}` template parsing, the two small languages inside scene values.
 final class ColourAndTemplateTests: XCTestCase {
     func testColourForms() {
         XCTAssertEqual(Color(parsing: "#f80"), Color(red: 1, green: 0x88 / 255, blue: 0))

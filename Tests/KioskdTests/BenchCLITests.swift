@@ -4,7 +4,7 @@ import XCTest
 
 /// `kioskd bench --json` end to end: every scenario present, each figure measured or null, and each ratio made of
 /// exactly the figures beside it. It runs every scenario, so it is the longest of the daemon's tests: test-all runs it
-/// in the optimized tier, on code built as kioskd ships, and not again under ThreadSanitizer.
+/// in the host tier from its optimized test bundle, on code built as kioskd ships, and not under ThreadSanitizer.
 final class BenchCLITests: XCTestCase {
     func testBenchJSONHasEveryScenarioWithMeasuredFiguresAndConsistentRatios() throws {
         let r = try KioskdProcess.run(["bench", "--frames", "10", "--mode", "640x360", "--workers", "2", "--json"], timeout: 600)

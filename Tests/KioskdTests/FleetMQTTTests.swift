@@ -525,7 +525,9 @@ final class FleetMQTTTests: XCTestCase {
                 XCTAssertEqual(reply?["ok"] as? Bool, true, "ping after \(n) payloads")
             }
         }
-        try broker.publish("home/label", "after the storm")
+        // On the storm's own connection: MQTT keeps the order of one client's messages, not across two clients, so a
+        // message sent on another connection could reach the kiosk before the storm's last ones and be overwritten.
+        try publisher.publish("home/label", Array("after the storm".utf8))
         try Poll.until("the last value", timeout: 60) {
             (try daemon.result("data.get", #"{"keys": ["label"]}"#)["values"] as? [String: String])?["label"] == "after the storm"
         }

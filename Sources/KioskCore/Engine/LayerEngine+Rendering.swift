@@ -51,10 +51,10 @@ extension LayerEngine {
     }
 
     private func dispatchIfAsked(_ layer: Layer, mayDefer: Bool = true) {
-        guard layer.host === self, layer.needsDisplay else { return }
+        guard layer.host === self, layer.needsRender else { return }
         if layer.outermostRasterizingAncestor != nil {
             // Its pixels belong to the ancestor's surface, which was asked to render when the layer changed.
-            layer.needsDisplay = false
+            layer.needsRender = false
             return
         }
         // At most one render per layer in flight; the request waits for it (see `receive`), so the render that
@@ -71,9 +71,9 @@ extension LayerEngine {
     }
 
     private func dispatchRender(for layer: Layer) {
-        layer.willDisplay?(layer)
-        // Cleared after `willDisplay`, which may set new content: that content is rendered now, not again later.
-        layer.needsDisplay = false
+        layer.willRender?(layer)
+        // Cleared after `willRender`, which may set new content: that content is rendered now, not again later.
+        layer.needsRender = false
         let size = Size(width: layer.frame.width, height: layer.frame.height)
         let work: RenderWork?
         if layer.isSurfaceless {
@@ -170,7 +170,7 @@ extension LayerEngine {
         if let layer = request.layer, layer.renderInFlight == request.id {
             layer.renderInFlight = nil
             // A request made while this render was in flight is dispatched once this turn's renders are received.
-            if layer.needsDisplay, layer.host === self {
+            if layer.needsRender, layer.host === self {
                 transaction.requestDisplay(layer)
                 waiting = layer
             }
@@ -183,7 +183,7 @@ extension LayerEngine {
             counters.rendersFailed += 1
             logger.error("layer \(request.label): render failed: \(message)")
             renderFailedListeners.emit((layer: request.label, message: message))
-            if let layer { layer.didDisplay?(layer, false) }
+            if let layer { layer.didRender?(layer, false) }
         case .cancelled:
             drop(request)
         case .surface(let surface):
@@ -230,7 +230,7 @@ extension LayerEngine {
         }
         if layer.isInPurgedSubtree {
             // Purged while it rendered: drawn again, newest data, when the subtree is restored.
-            layer.needsDisplay = true
+            layer.needsRender = true
             drop(request)
             return
         }
@@ -239,11 +239,11 @@ extension LayerEngine {
         // frame shown over it since (`showExternalSurface` moves `shownGeneration` past this request).
         layer.renderedSurface = surface
         needsComposite = true
-        layer.didDisplay?(layer, true)
+        layer.didRender?(layer, true)
     }
 
     private func drop(_ request: RenderRequest) {
         counters.staleRendersDropped += 1
-        if let layer = request.layer { layer.didDisplay?(layer, false) }
+        if let layer = request.layer { layer.didRender?(layer, false) }
     }
 }

@@ -4,11 +4,11 @@
 ///
 /// 1. animations (`ObserverOrder.animations`): after a flip, the display link ticks its live targets;
 /// 2. layout (`.layout`): `layout` hooks of layers that asked, parents first;
-/// 3. display (`.display`): a render for each layer that asked, coalesced since the last iteration: `willDisplay`,
+/// 3. render (`.render`): a render for each layer that asked, coalesced since the last iteration: `willRender`,
 ///    sentinel capture, then `content.draw` on the pool into a fresh surface of the layer's size. A layer with a
 ///    render in flight waits for it: at most one render per layer is in flight and at most one more pending, and
 ///    the pending one is dispatched when the first is back, so it draws the newest data;
-/// 4. commit (`.commit`, the last): finished renders are applied (`didDisplay`) unless they can never be shown
+/// 4. commit (`.commit`, the last): finished renders are applied (`didRender`) unless they can never be shown
 ///    (layer freed, content removed) or a newer render of the layer is already shown; a newer request does not
 ///    discard a finished render, so a layer updated faster than it renders still advances. Results are held back
 ///    only while the transaction group of a newly shown subtree waits for its first batch. The tree is flattened
@@ -155,7 +155,7 @@ public final class LayerEngine {
         observers = [
             loop.addObserver(order: ObserverOrder.animations, activities: .beforeWaiting) { [weak self] _ in self?.tickAnimations() },
             loop.addObserver(order: ObserverOrder.layout, activities: .beforeWaiting) { [weak self] _ in self?.runLayout() },
-            loop.addObserver(order: ObserverOrder.display, activities: .beforeWaiting) { [weak self] _ in self?.dispatchRenders() },
+            loop.addObserver(order: ObserverOrder.render, activities: .beforeWaiting) { [weak self] _ in self?.dispatchRenders() },
             loop.addObserver(order: ObserverOrder.commit, activities: .beforeWaiting) { [weak self] _ in self?.commit() },
         ]
     }
@@ -320,7 +320,7 @@ public final class LayerEngine {
         func visit(_ layer: Layer) {
             // A purged subtree renders nothing until it is restored.
             if layer.surfacesPurged { return }
-            if layer.needsDisplay && layer.isDrawable { pending = true }
+            if layer.needsRender && layer.isDrawable { pending = true }
             for child in layer.children where !pending { visit(child) }
         }
         visit(subtree)
@@ -419,7 +419,7 @@ public final class LayerEngine {
         if let workStart, counters.framesComposed != composedBefore || counters.framesPresented != presentedBefore {
             repaintWorkDone(loop.now - workStart)
         }
-        // A callback run by this iteration's observers (`didDisplay`, `willDisplay`) may have asked for more; the
+        // A callback run by this iteration's observers (`didRender`, `willRender`) may have asked for more; the
         // loop must not go to sleep on it, since nothing else would wake it. A deferred composition has the
         // window's timer to wake it.
         if !transaction.isEmpty || (needsComposite && !composeDeferred) || !synchronousOutputs.isEmpty { waker.wake() }

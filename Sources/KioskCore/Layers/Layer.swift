@@ -5,7 +5,7 @@
 /// render worker except immutable values (its content, a size, a sentinel capture).
 ///
 /// Two kinds of change:
-/// - `setNeedsDisplay()` (and setting `content`, or resizing) asks for a new render. Requests coalesce until the
+/// - `setNeedsRender()` (and setting `content`, or resizing) asks for a new render. Requests coalesce until the
 ///   next display observer: asking ten times in one loop iteration renders once.
 /// - Moving pixels without new ones (frame origin, `zPosition`, `opacity`, `transform`, `isHidden`, children)
 ///   only recomposites; the engine damages where the layer was and where it is now.
@@ -20,7 +20,7 @@ public final class Layer {
     public var frame: Rect {
         didSet {
             guard frame != oldValue else { return }
-            if frame.width != oldValue.width || frame.height != oldValue.height { setNeedsDisplay() }
+            if frame.width != oldValue.width || frame.height != oldValue.height { setNeedsRender() }
             geometryChanged()
         }
     }
@@ -71,12 +71,12 @@ public final class Layer {
             if content == nil {
                 sentinel.invalidate()
                 renderedSurface = nil
-                needsDisplay = false
+                needsRender = false
                 paintChanged()
             } else {
-                // A plain fill still goes through the display observer, with no render: `willDisplay`, its
-                // transaction group and `didDisplay` see it as they see any content.
-                setNeedsDisplay()
+                // A plain fill still goes through the display observer, with no render: `willRender`, its
+                // transaction group and `didRender` see it as they see any content.
+                setNeedsRender()
             }
         }
     }
@@ -104,14 +104,14 @@ public final class Layer {
         didSet {
             guard rasterizesSubtree != oldValue else { return }
             if let outer = outermostRasterizingAncestor {
-                outer.setNeedsDisplay()
+                outer.setNeedsRender()
             } else {
-                setNeedsDisplay()
+                setNeedsRender()
                 if !rasterizesSubtree {
                     // The flattened surface shows the children too, which now composite on their own: those whose
                     // own render is still current show it at once, the others render again.
                     renderedSurface = nil
-                    forEachDescendant { if !$0.hasCurrentSurface { $0.setNeedsDisplayIfDrawable() } }
+                    forEachDescendant { if !$0.hasCurrentSurface { $0.setNeedsRenderIfDrawable() } }
                 }
             }
             host?.setNeedsComposite()
@@ -133,7 +133,7 @@ public final class Layer {
         didSet { if holdsChildrenUntilReady != oldValue { host?.setNeedsComposite() } }
     }
 
-    /// Increased by every `setNeedsDisplay()`; invalidated when the layer is freed or its content removed. A render
+    /// Increased by every `setNeedsRender()`; invalidated when the layer is freed or its content removed. A render
     /// whose capture was invalidated, or that is older than the render shown, is dropped.
     public let sentinel = Sentinel()
 
@@ -141,15 +141,15 @@ public final class Layer {
     public var layout: ((Layer) -> Void)?
 
     /// On the main thread, in the display observer, when the layer's display request is served and just before its
-    /// render is dispatched; it may still set the content that render draws (YYAsyncLayer's `willDisplay`).
-    public var willDisplay: ((Layer) -> Void)?
+    /// render is dispatched; it may still set the content that render draws (YYAsyncLayer's `willRender`).
+    public var willRender: ((Layer) -> Void)?
 
     /// On the main thread, when a render was applied (`finished` true) or dropped because it was overtaken or
     /// failed (`finished` false).
-    public var didDisplay: ((Layer, _ finished: Bool) -> Void)?
+    public var didRender: ((Layer, _ finished: Bool) -> Void)?
 
     /// A render was asked for and not yet dispatched.
-    public internal(set) var needsDisplay = false
+    public internal(set) var needsRender = false
 
     /// A layout was asked for and not yet run.
     public internal(set) var needsLayout = false
@@ -164,7 +164,7 @@ public final class Layer {
     var groupHasLanded = false
 
     /// The engine's id of this layer's render in flight: at most one is. A request made meanwhile waits, with
-    /// `needsDisplay` set, and is dispatched with the newest data when this render is back.
+    /// `needsRender` set, and is dispatched with the newest data when this render is back.
     var renderInFlight: UInt64?
 
     /// How long this layer's last few renders took (each measured on the worker that drew it): the render pool
@@ -181,7 +181,7 @@ public final class Layer {
         self.frame = frame
         self.content = content
         self.name = name
-        if content != nil { needsDisplay = true }
+        if content != nil { needsRender = true }
     }
 
     deinit {
@@ -242,13 +242,13 @@ public final class Layer {
 
     /// Asks for a new render at the next display observer, or, while a render is in flight, as soon as that one is
     /// back (which still shows). Inside a rasterized subtree the request goes to the rasterizing ancestor.
-    public func setNeedsDisplay() {
+    public func setNeedsRender() {
         sentinel.increase()
         if let outer = outermostRasterizingAncestor {
-            outer.setNeedsDisplay()
+            outer.setNeedsRender()
             return
         }
-        needsDisplay = true
+        needsRender = true
         host?.transaction.requestDisplay(self)
     }
 
@@ -297,7 +297,7 @@ public final class Layer {
     /// A layer inside a rasterized subtree keeps its own render, and a flattening copies it rather than drawing the
     /// content again (`RasterPlan`) as long as it is current.
     var hasCurrentSurface: Bool {
-        guard let surface = renderedSurface, !needsDisplay, renderInFlight == nil,
+        guard let surface = renderedSurface, !needsRender, renderInFlight == nil,
               shownGeneration == sentinel.value else { return false }
         return surface.size == Size(width: frame.width, height: frame.height)
     }
@@ -322,7 +322,7 @@ public final class Layer {
     /// The pixels move (or disappear) without changing: recomposite, or re-render the rasterizing ancestor that
     /// holds them.
     private func geometryChanged() {
-        if let outer = outermostRasterizingAncestor { outer.setNeedsDisplay() }
+        if let outer = outermostRasterizingAncestor { outer.setNeedsRender() }
         host?.setNeedsComposite()
     }
 
@@ -330,15 +330,15 @@ public final class Layer {
     /// surface it is painted into when that is a rasterized one.
     private func paintChanged() {
         if let outer = outermostRasterizingAncestor {
-            outer.setNeedsDisplay()
+            outer.setNeedsRender()
         } else if rasterizesSubtree {
-            setNeedsDisplay()
+            setNeedsRender()
         }
         host?.setNeedsComposite()
     }
 
-    private func setNeedsDisplayIfDrawable() {
-        if isDrawable { setNeedsDisplay() }
+    private func setNeedsRenderIfDrawable() {
+        if isDrawable { setNeedsRender() }
     }
 
     private func forEachDescendant(_ body: (Layer) -> Void) {
@@ -351,7 +351,7 @@ public final class Layer {
     /// Joins `engine`'s tree with the subtree, handing it the requests made while detached.
     func attach(to engine: LayerEngine) {
         host = engine
-        if needsDisplay { engine.transaction.requestDisplay(self) }
+        if needsRender { engine.transaction.requestDisplay(self) }
         if needsLayout { engine.transaction.requestLayout(self) }
         for child in children { child.attach(to: engine) }
         engine.setNeedsComposite()

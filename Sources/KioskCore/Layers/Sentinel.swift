@@ -2,7 +2,7 @@ import Synchronization
 
 /// A per-layer generation counter (YYSentinel), refined for continuous updates.
 ///
-/// `Layer.setNeedsDisplay()` increases it: a render captures the value when it is dispatched, and a newer request
+/// `Layer.setNeedsRender()` increases it: a render captures the value when it is dispatched, and a newer request
 /// makes that capture *superseded*. YYAsyncLayer treats superseded as cancelled; kioskd does not, because a layer
 /// updated faster than it renders would then never show anything. A superseded render still runs to completion and
 /// is shown unless something newer has been shown meanwhile (the engine compares generations when it applies it).

@@ -17,7 +17,7 @@ public struct LoopActivities: OptionSet, Sendable, Hashable {
 public enum ObserverOrder {
     public static let animations = 100
     public static let layout = 200
-    public static let display = 300
+    public static let render = 300
     public static let commit = 0xFFFFFF
 }
 
@@ -309,7 +309,10 @@ public final class MainLoop {
         return nextSequence
     }
 
+    /// In every debug-configuration build, `-O` ones too (the test bundle test-all builds), not in a release build.
     private func assertOnLoopThread(_ function: StaticString = #function) {
-        assert(pthread_equal(owner, pthread_self()) != 0, "MainLoop.\(function) called off the loop's thread; only Waker.wake() may be")
+        #if DEBUG
+        precondition(pthread_equal(owner, pthread_self()) != 0, "MainLoop.\(function) called off the loop's thread; only Waker.wake() may be")
+        #endif
     }
 }

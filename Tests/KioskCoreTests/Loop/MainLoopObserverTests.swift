@@ -8,7 +8,7 @@ final class MainLoopObserverTests: XCTestCase {
         loop.addObserver(order: ObserverOrder.commit, activities: .beforeWaiting) { _ in calls.append("commit") }
         loop.addObserver(order: ObserverOrder.layout, activities: .beforeWaiting) { _ in calls.append("layout") }
         loop.addObserver(order: ObserverOrder.animations, activities: .beforeWaiting) { _ in calls.append("animations") }
-        loop.addObserver(order: ObserverOrder.display, activities: .beforeWaiting) { _ in calls.append("display") }
+        loop.addObserver(order: ObserverOrder.render, activities: .beforeWaiting) { _ in calls.append("display") }
         loop.addObserver(order: ObserverOrder.layout, activities: .beforeWaiting) { _ in calls.append("layout, second") }
         loop.addObserver(order: -1, activities: .beforeWaiting) { _ in calls.append("first") }
 

@@ -11,7 +11,7 @@ final class MainLoopRunTests: XCTestCase {
             calls.append(activity == .exit ? "exit animations" : "before animations")
         }
         loop.addObserver(order: ObserverOrder.layout, activities: .beforeWaiting) { _ in calls.append("before layout") }
-        let cancelled = loop.addObserver(order: ObserverOrder.display, activities: .exit) { _ in calls.append("exit cancelled") }
+        let cancelled = loop.addObserver(order: ObserverOrder.render, activities: .exit) { _ in calls.append("exit cancelled") }
         cancelled.cancel()
         loop.addTimer(after: .zero) {
             calls.append("timer")

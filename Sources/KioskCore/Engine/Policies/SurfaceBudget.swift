@@ -167,12 +167,12 @@ extension LayerEngine {
         subtree.surfacesPurged = false
         var rerenders = 0
         func visit(_ layer: Layer) {
-            if layer.isDrawable, layer.outermostRasterizingAncestor == nil, layer.renderedSurface == nil || layer.needsDisplay {
-                layer.setNeedsDisplay()
+            if layer.isDrawable, layer.outermostRasterizingAncestor == nil, layer.renderedSurface == nil || layer.needsRender {
+                layer.setNeedsRender()
                 rerenders += 1
-            } else if layer.isSurfaceless, layer.needsDisplay {
+            } else if layer.isSurfaceless, layer.needsRender {
                 // Its display was asked for while purged: completed now, with no render.
-                layer.setNeedsDisplay()
+                layer.setNeedsRender()
             }
             for child in layer.children { visit(child) }
         }
