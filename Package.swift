@@ -150,7 +150,7 @@ let package = Package(
         // Golden-image comparison: test code that needs Cairo, kept out of the Cairo-free KioskTestSupport.
         .target(name: "KioskRenderTestSupport", dependencies: ["KioskCore", "KioskRender", "CCairo"],
                 path: "Tests/KioskRenderTestSupport"),
-        .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore", "KioskDisplay", "KioskTestSupport"]),
         .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskScene", "KioskDisplay", "KioskInput", "KioskControl", "KioskRuntime", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay", "KioskTestSupport"],
                     exclude: ["Golden"]),
@@ -168,7 +168,6 @@ let package = Package(
             exclude: ["Golden"]
         ),
         .testTarget(name: "KioskVideoTests", dependencies: ["KioskVideo", "CKioskVideo", "KioskCore", "KioskTestSupport"]),
-        .testTarget(name: "KioskEngineTests", dependencies: ["KioskCore", "KioskDisplay", "KioskTestSupport"]),
         .testTarget(name: "DRMTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskCore", "KioskDisplay", "KioskRender", "KioskInput", "KioskBench", "CDRM", "KioskTestSupport", "KioskVideo"]),
     ]
 )

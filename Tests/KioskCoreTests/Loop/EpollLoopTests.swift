@@ -220,7 +220,7 @@ final class EpollLoopTests: XCTestCase {
 
     func testNoWakeIsLostWhileTheLoopRacesAWorker() throws {
         let loop = try MainLoop.epoll()
-        let produced = Counter()
+        let produced = ProducedCount()
         let itemCount = 2000
         var seen: [Int] = []
         let waker = try loop.makeWaker { seen.append(produced.value) }
@@ -317,7 +317,7 @@ final class EpollLoopTests: XCTestCase {
 /// What a worker thread has produced, read by the loop thread. An atomic rather than a `Mutex`: this
 /// toolchain's `Synchronization.Mutex` on Linux locks in code the thread sanitizer cannot see into, so it
 /// reports races between correctly locked accesses.
-private final class Counter: Sendable {
+private final class ProducedCount: Sendable {
     private let count = Atomic<Int>(0)
 
     var value: Int { count.load(ordering: .acquiring) }
