@@ -10,16 +10,23 @@ final class RenderQueuePoolTests: XCTestCase {
         RenderJobInfo(label: label, kind: "test", priority: priority)
     }
 
-    func testPriorityStrategyRunsTheMostImportantQueuedJobFirst() throws {
-        let pool = RenderQueuePool(strategy: .priority, workerCount: 1)
+    /// A pool of one worker under `strategy`, held by a job that waits at the returned gate, so jobs submitted
+    /// next stay queued until the caller opens it (on every way out: `defer { gate.open() }`).
+    private static func poolWithItsOneWorkerHeld(_ strategy: RenderQueuePool.Strategy) throws -> (RenderQueuePool, Gate) {
+        let pool = RenderQueuePool(strategy: strategy, workerCount: 1)
         let gate = Gate()
-        defer { gate.open() }
-        let order = Lock<[String]>([])
-        pool.submit(info("blocker")) {
+        pool.submit(RenderJobInfo(label: "blocker", kind: "test", priority: 0)) {
             gate.arrive()
             gate.waitUntilOpen()
         }
-        try gate.waitForArrivals(1)
+        do { try gate.waitForArrivals(1) } catch { gate.open(); throw error }
+        return (pool, gate)
+    }
+
+    func testPriorityStrategyRunsTheMostImportantQueuedJobFirst() throws {
+        let (pool, gate) = try Self.poolWithItsOneWorkerHeld(.priority)
+        defer { gate.open() }
+        let order = Lock<[String]>([])
         for (label, priority) in [("low", 1), ("high-1", 5), ("mid", 3), ("high-2", 5)] {
             pool.submit(info(label, priority: priority)) { order.withLock { $0.append(label) } }
         }
@@ -33,15 +40,9 @@ final class RenderQueuePoolTests: XCTestCase {
     }
 
     func testRoundRobinStrategyRunsJobsInSubmissionOrderIgnoringPriority() throws {
-        let pool = RenderQueuePool(strategy: .roundRobin, workerCount: 1)
-        let gate = Gate()
+        let (pool, gate) = try Self.poolWithItsOneWorkerHeld(.roundRobin)
         defer { gate.open() }
         let order = Lock<[String]>([])
-        pool.submit(info("blocker")) {
-            gate.arrive()
-            gate.waitUntilOpen()
-        }
-        try gate.waitForArrivals(1)
         for (label, priority) in [("first", 1), ("second", 5), ("third", 3)] {
             pool.submit(info(label, priority: priority)) { order.withLock { $0.append(label) } }
         }
@@ -55,15 +56,9 @@ final class RenderQueuePoolTests: XCTestCase {
     /// submission order; among long ones the strategy's order holds.
     func testLongJobsWaitWhileAnyOtherJobWaits() throws {
         for strategy in [RenderQueuePool.Strategy.roundRobin, .priority] {
-            let pool = RenderQueuePool(strategy: strategy, workerCount: 1)
-            let gate = Gate()
+            let (pool, gate) = try Self.poolWithItsOneWorkerHeld(strategy)
             defer { gate.open() }
             let order = Lock<[String]>([])
-            pool.submit(info("blocker")) {
-                gate.arrive()
-                gate.waitUntilOpen()
-            }
-            try gate.waitForArrivals(1)
             let jobs = [RenderJobInfo(label: "long-1", kind: "text", priority: 9, isLong: true),
                         RenderJobInfo(label: "short-1", kind: "text", priority: 0),
                         RenderJobInfo(label: "long-2", kind: "text", priority: 9, isLong: true),
