@@ -19,7 +19,7 @@ final class ControlFairnessTests: XCTestCase {
         let before = try daemon.result("stats")
         let count = Self.isOptimized ? 20_000 : 2_000
         let bound = Self.isOptimized ? 0.05 : 0.5
-        let answered = Counter(), outOfOrder = Counter()
+        let answered = Counter(), outOfOrder = Counter(), readerFinished = Counter()
         let readerDone = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             for expected in 0..<count {
@@ -27,13 +27,16 @@ final class ControlFairnessTests: XCTestCase {
                 if reply["id"] as? Int != expected || reply["ok"] as? Bool != true { outOfOrder.add() }
                 answered.add()
             }
+            readerFinished.add()
             readerDone.signal()
         }
         let requests = (0..<count).map { #"{"id": \#($0), "cmd": "stats"}"# + "\n" }.joined()
         Thread.detachNewThread { flooder.write(Array(requests.utf8)) }
 
         var latencies: [Double] = []
-        while answered.value < count, readerDone.wait(timeout: .now()) == .timedOut {
+        // The loop looks at a flag, not the semaphore: a wait here would take the reader's one signal, and the
+        // wait for it below would then time out although every reply had come.
+        while answered.value < count, readerFinished.value == 0 {
             let start = Date()
             let reply = other.request(#"{"id": "p", "cmd": "ping"}"#)
             latencies.append(Date().timeIntervalSince(start))
