@@ -64,6 +64,15 @@ public final class SceneStage: SceneControlling {
     /// A loaded scene waiting for its first complete render before it replaces `root`.
     private(set) var incoming: BuiltScene?
     private var pageTimer: TimerHandle?
+    /// The schedule's timer: the next change of the pages its rules allow (`SceneStage+Schedule.swift`).
+    var scheduleTimer: TimerHandle?
+    /// A change of the pages allowed came during a transition: it is applied once the transition ends.
+    var scheduleChangePending = false
+    /// Whether the wall clock is synchronized (NTP); until it is, the schedule follows the scene's
+    /// `unsynchronized:`. Setting it applies the schedule at once.
+    public var clockSynchronized = true {
+        didSet { if clockSynchronized != oldValue { applySchedule(now: true) } }
+    }
     /// When `pageTimer` fires.
     private var pageTimerDue: MonotonicInstant?
     private var watcher: SceneFileWatcher?
@@ -102,6 +111,7 @@ public final class SceneStage: SceneControlling {
         self.scene = scene
         self.source = source
         currentPage = scene.pages.first?.name ?? ""
+        if let first = scene.pageSchedule().firstPage(at: Self.date(clock())) { currentPage = first }
         root = Layer(name: "scene")
         let prepared = SceneBuilder.prepare(scene, source: source, screen: engine.rootLayer.frame.size,
                                             values: builder.values, time: builder.now())
@@ -118,6 +128,7 @@ public final class SceneStage: SceneControlling {
         }
         engine.rootLayer.addChild(built.root)
         schedulePageAdvance()
+        armScheduleTimer()
         engineListeners = [
             engine.addRenderFailedListener { [weak self] layer, message in
                 self?.eventListeners.emit(.error(code: "render_failed", message: "widget \(layer): \(message)"))
@@ -139,6 +150,7 @@ public final class SceneStage: SceneControlling {
 
     deinit {
         pageTimer?.cancel()
+        scheduleTimer?.cancel()
         watcher?.cancel()
     }
 
@@ -306,6 +318,7 @@ public final class SceneStage: SceneControlling {
         adopt(built)
         old.removeFromParent()
         schedulePageAdvance()
+        applySchedule(now: false)
         eventListeners.emit(.sceneLoaded(source: source, pages: scene.pages.map(\.name)))
     }
 
@@ -436,7 +449,11 @@ public final class SceneStage: SceneControlling {
 
     private func pageSettled(_ name: String) {
         if sceneAppeared { pageSettledListeners.emit(name) } else { settledBeforeAppearing = name }
+        if scheduleChangePending { applySchedule(now: true) }
     }
+
+    /// Whether a page transition is running.
+    public var isInTransition: Bool { transition != nil }
 
     private func showOnly(_ name: String) {
         for (pageName, layer) in pageLayers {
@@ -454,10 +471,11 @@ public final class SceneStage: SceneControlling {
         pageTimerDue = nil
         guard let index = scene.pages.firstIndex(where: { $0.name == currentPage }),
               let seconds = scene.pages[index].duration, scene.pages.count > 1 else { return }
-        let next = scene.pages[(index + 1) % scene.pages.count].name
         pageTimerDue = engine.loop.now + .milliseconds(Int64(seconds * 1000))
         pageTimer = engine.loop.addTimer(after: .milliseconds(Int64(seconds * 1000))) { [weak self] in
-            try? self?.showPage(next, transition: nil)
+            // The next page is the schedule's choice at the turn, not when the page was shown.
+            guard let self else { return }
+            if let next = self.pageAtTurn(), next != self.currentPage { try? self.showPage(next, transition: nil) } else { self.schedulePageAdvance() }
         }
         // The next pages' ranges follow the new deadline.
         updateRanges()
@@ -465,8 +483,8 @@ public final class SceneStage: SceneControlling {
 
     /// A `duration: video` page's video finished: the next page follows, if `page` is still the current one.
     private func advance(from page: String) {
-        guard page == currentPage, let index = scene.pages.firstIndex(where: { $0.name == page }), scene.pages.count > 1 else { return }
-        try? showPage(scene.pages[(index + 1) % scene.pages.count].name, transition: nil)
+        guard page == currentPage, scene.pages.count > 1, let next = pageAtTurn(), next != page else { return }
+        try? showPage(next, transition: nil)
     }
 
     // MARK: SceneControlling: widgets

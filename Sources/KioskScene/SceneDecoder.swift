@@ -29,8 +29,8 @@ final class SceneDecoder: DocumentDecoder {
 
     // MARK: Keys each mapping may hold
 
-    static let sceneKeys = ["size", "background", "font", "data", "data_sources", "pages", "widgets"]
-    static let pageKeys = ["name", "duration", "transition", "widgets"]
+    static let sceneKeys = ["size", "background", "font", "data", "data_sources", "pages", "widgets"] + scheduleSceneKeys
+    static let pageKeys = ["name", "duration", "transition", "widgets"] + schedulePageKeys
     static let transitionKeys = ["type", "duration", "easing"]
     static let styleKeys = ["background", "foreground", "corner_radius", "border", "opacity", "font"]
     static let commonWidgetKeys = ["id", "type", "x", "y", "width", "height", "grow", "on_change", "on_press"] + styleKeys
@@ -84,6 +84,7 @@ final class SceneDecoder: DocumentDecoder {
         checkPageReferences(pages)
         var scene = Scene(size: size, background: background, font: font, data: data, pages: pages)
         if let v = f["data_sources"]?.value { scene.dataSources = dataSources(v, "data_sources") }
+        sceneSchedule(of: &scene, f)
         return scene
     }
 
@@ -135,6 +136,7 @@ final class SceneDecoder: DocumentDecoder {
             if let w = f["widgets"] { widgets = self.widgets(w.value, Self.child(p, "widgets"), depth: 1) } else { error(pageNode, p, "a page needs 'widgets'") }
             var page = Page(name: name, duration: duration, transition: transition, widgets: widgets, location: location(pageNode))
             page.advancesAfterVideo = advancesAfterVideo
+            schedule(of: &page, f, p)
             if advancesAfterVideo { checkHasVideo(page, node: f["duration"]!.value, path: Self.child(p, "duration")) }
             pages.append(page)
         }

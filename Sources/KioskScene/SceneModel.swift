@@ -1,3 +1,4 @@
+import Foundation
 import KioskCore
 
 /// A validated scene: what the screen shows, page by page. Produced only by `SceneLoader`, so every value in it
@@ -12,6 +13,19 @@ public struct Scene: Sendable, Equatable {
     public var pages: [Page]
     /// Topics whose messages set data keys; the runtime hands them to the MQTT client, if one runs.
     public var dataSources: [DataSource] = []
+    /// `timezone:`: the zone pages' `when:` rules are read in; nil for the system's.
+    public var timeZone: String? = nil
+    /// `fallback:`: the page shown when no page's rules hold (it is in the loop only then).
+    public var fallback: String? = nil
+    /// `unsynchronized:`: what the schedule does until the clock is synchronized.
+    public var unsynchronized: PageSchedule.Unsynchronized = .fallback
+
+    /// The pages' dayparting (`when:`, `priority:`, `fallback:`), in the scene's time zone or `systemZone`.
+    public func pageSchedule(systemZone: TimeZone = .current) -> PageSchedule {
+        PageSchedule(entries: pages.map { PageSchedule.Entry(name: $0.name, rules: $0.rules, priority: $0.priority, duration: $0.duration) },
+                     fallback: fallback, timeZone: timeZone.flatMap(TimeZone.init(identifier:)) ?? systemZone,
+                     unsynchronized: unsynchronized)
+    }
 
     /// All widgets of all pages, containers before their children.
     public var allWidgets: [Widget] { pages.flatMap { $0.widgets.flatMap { $0.flattened } } }
@@ -35,6 +49,10 @@ public struct Page: Sendable, Equatable {
     public var location: SourceLocation
     /// `duration: video`: the page advances when its first video widget ends (its whole playlist, once).
     public var advancesAfterVideo = false
+    /// `when:`: the page is in the loop while any rule holds; empty for always.
+    public var rules: [DaypartRule] = []
+    /// `priority:`: of the pages whose rules hold, only those of the highest priority are shown.
+    public var priority = 0
 }
 
 /// How a page replaces the previous one. An immutable value; any thread.

@@ -107,16 +107,7 @@ public struct ScreenSchedule: Sendable, Equatable {
     }
 
     /// The instant the wall clock of the time zone shows `wallSeconds` (seconds since 1970-01-01 00:00 local).
-    func instant(wallSeconds wall: Int) -> Date {
-        let offsets = Set([-86_400, 0, 86_400].map { timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(wall + $0))) })
-        let candidates = offsets.map { wall - $0 }.filter { utc in
-            timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(utc))) == wall - utc
-        }
-        if let first = candidates.min() { return Date(timeIntervalSince1970: Double(first)) }
-        // The clocks jumped over this time: it happens at the jump.
-        let before = Date(timeIntervalSince1970: Double(offsets.map { wall - $0 }.min()!))
-        return timeZone.nextDaylightSavingTimeTransition(after: before) ?? before
-    }
+    func instant(wallSeconds wall: Int) -> Date { timeZone.instant(wallSeconds: wall) }
 
     static func civilDay(ofWallSeconds seconds: Int) -> Int {
         seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
