@@ -11,7 +11,8 @@ struct Kioskd: ParsableCommand {
         commandName: "kioskd",
         abstract: "Kiosk renderer for embedded Linux: draws straight to a DRM/KMS display.",
         version: KioskVersion.string,
-        subcommands: [RunCommand.self, DevicesCommand.self, BenchCommand.self, CheckCommand.self, CheckConfigCommand.self],
+        subcommands: [RunCommand.self, DevicesCommand.self, BenchCommand.self, CheckCommand.self, CheckConfigCommand.self,
+                      ScheduleCommand.self],
         defaultSubcommand: RunCommand.self)
 }
 
