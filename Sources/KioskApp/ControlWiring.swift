@@ -55,6 +55,8 @@ public final class ControlWiring {
     var scene: SceneStage { outputs.first.stage }
     /// Members added to `stats` and `display.info` (the screen's idle state).
     var statusExtras: () -> [String: JSONValue] = { [:] }
+    /// Whether the wall clock is synchronized: `stats` gives `clock_synchronized`, read afresh.
+    weak var clockTrust: ClockTrust?
     /// Called after `display.power` changed an output's power.
     var onDisplayPower: ((Bool) -> Void)?
     /// Presents that changed each output's screen: the `frame` event's number, by output.
@@ -134,6 +136,7 @@ public final class ControlWiring {
             if case .object(var members) = stats {
                 members["control_clients"] = .int(Int64(server.connections.count))
                 members["display_connected"] = .bool(display != nil)
+                if let clockTrust { members["clock_synchronized"] = .bool(clockTrust.read()) }
                 members["outputs"] = outputsListing()
                 members["by_output"] = try statsByOutput(first: stats)
                 members.merge(statusExtras()) { _, extra in extra }

@@ -141,6 +141,7 @@ public final class FleetWiring {
             "health": ["healthy": stats["healthy"] ?? .null, "reason": stats["health_reason"] ?? .null],
             "frames_flipped": stats["frames_flipped"] ?? .null,
             "uptime_s": .int(uptime.nanosecondsClamped / 1_000_000_000),
+            "clock_synchronized": stats["clock_synchronized"] ?? .null,
         ]
     }
 

@@ -24,6 +24,9 @@ public final class Kiosk {
     let session: RunSession
     let fleet: FleetWiring?
     let input: InputWiring
+    /// Whether the wall clock is synchronized, for schedules, `stats` and the MQTT state.
+    let clockTrust: ClockTrust
+    private var clockListener: ListenerToken?
     private let fatal: FatalFrameExit
     private let pageCaptures: [PageCaptures]
     /// The first output's writeback capturer, for `--capture`'s last frame.
@@ -81,6 +84,10 @@ public final class Kiosk {
         input = InputWiring(settings: InputSettings(configuration, backend: kind),
                             outputs: outputs.outputs, control: control, logger: logger)
         input.fleet = fleet?.client
+        clockTrust = ClockTrust(source: configuration.clockSynchronizedFile.map(ClockSynchronization.flagFile) ?? .system(), loop: loop,
+                                stages: outputs.outputs.map(\.stage), logger: logger)
+        control?.clockTrust = clockTrust
+        clockListener = clockTrust.addChangeListener { [weak fleet] _ in fleet?.client.stateMayHaveChanged() }
         showsProblem = problem != nil
         wireOutputs()
     }

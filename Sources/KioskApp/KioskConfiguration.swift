@@ -17,6 +17,9 @@ public struct KioskConfiguration: Sendable, Equatable {
     public var capturePages: String?
     /// `--backlight-dir`: where backlights are looked for (command line only); nil is /sys/class/backlight.
     public var backlightDirectory: String?
+    /// `--clock-synchronized-file`: a file whose existence says the clock is synchronized (command line only, for
+    /// tests); nil reads the kernel's NTP state and systemd-timesyncd's flag (`ClockSynchronization.system`).
+    public var clockSynchronizedFile: String?
 
     public init(settings: KioskConfig = KioskConfig(), boardName: String? = nil, backlight: String? = nil) {
         self.settings = settings

@@ -87,6 +87,9 @@ struct RunCommand: ParsableCommand {
     @Option(help: ArgumentHelp("At every page change, once its transition has ended, save the frame as the CRTC produced it, read back through a writeback connector, as DIR/CONNECTOR/NNNN-PAGE.png, one folder per output (DRM, atomic).", valueName: "DIR"))
     var capturePages: String?
 
+    @Option(help: ArgumentHelp("A file whose existence says the wall clock is synchronized, in place of the kernel's NTP state and systemd-timesyncd's flag (for tests).", valueName: "FILE", visibility: .hidden))
+    var clockSynchronizedFile: String?
+
     @Option(help: ArgumentHelp("The scene file to show (YAML or JSON), or default for the bundled dashboard scene; without it /etc/kioskd/scene.yaml when it exists, else the bundled scene.", valueName: "FILE|default"))
     var scene: String?
 

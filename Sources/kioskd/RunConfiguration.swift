@@ -64,6 +64,7 @@ extension RunCommand {
         }
         var configuration = KioskConfiguration.resolve(commandLine: commandLine, configFile: configFile, boardFile: boardFile)
         configuration.capturePages = capturePages
+        configuration.clockSynchronizedFile = clockSynchronizedFile
         configuration.backlightDirectory = input.backlightDir
         // A scene given on the command line is a person at a terminal: a bad one should fail loudly. Anywhere
         // else (the config file, /etc/kioskd/scene.yaml) kioskd is a kiosk, and a kiosk never goes black.

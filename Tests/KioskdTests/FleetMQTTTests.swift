@@ -76,6 +76,7 @@ final class FleetMQTTTests: XCTestCase {
         XCTAssertNotNil(state["missed_vblanks"] as? Int)
         XCTAssertNotNil(state["fps"] as? Double ?? (state["fps"] as? Int).map(Double.init))
         XCTAssertNotNil(state["uptime_s"] as? Int)
+        XCTAssertNotNil(state["clock_synchronized"] as? Bool, "the kernel's or timesyncd's word, whichever it is here: \(state)")
         let health = try XCTUnwrap(state["health"] as? [String: Any], "\(state)")
         XCTAssertEqual(health["healthy"] as? Bool, true, "\(state)")
         XCTAssertEqual(health["reason"] as? String, "ok", "\(state)")

@@ -19,9 +19,20 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/syscall.h>
+#include <sys/timex.h>
 #include <unistd.h>
 
 // gettid(2): glibc declares it only under _GNU_SOURCE, which Swift's Glibc module is not built with.
 static inline pid_t kiosk_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+
+// Whether the kernel says the system clock is not synchronized (NTP): 1 not synchronized, 0 synchronized, -1 with
+// errno on failure. adjtimex(2) with modes 0 only reads, unprivileged. A shim because struct timex ends in
+// anonymous padding bit-fields Swift does not import, and STA_UNSYNC and TIME_ERROR are best read beside it.
+static inline int kiosk_clock_unsynchronized(void) {
+    struct timex t = {0};
+    int state = adjtimex(&t);
+    if (state == -1) return -1;
+    return (state == TIME_ERROR || (t.status & STA_UNSYNC)) ? 1 : 0;
+}
 
 #endif
