@@ -53,6 +53,8 @@ let package = Package(
         // Headers only: libmosquitto, and OpenSSL with it, is loaded with dlopen by CKioskMosquitto when the first
         // MQTT client is made, so a kiosk without `mqtt:` never maps them.
         .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // Proof of play's store: SQLite in WAL mode (KioskPlays).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // gstreamer-app-1.0 brings gstreamer-1.0 and the base libraries; the module map links gstvideo-1.0 beside it.
         // GStreamer's headers only: its libraries are opened with dlopen when a video plays (CKioskVideo's
         // GstLibrary.h), so they are neither linked nor named by pkg-config, whose --libs would link them. The
@@ -116,7 +118,7 @@ let package = Package(
         .target(
             name: "KioskApp",
             dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskService", "KioskFleet",
-                           "KioskInput", "KioskVideo",
+                           "KioskInput", "KioskVideo", "KioskPlays",
                            .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]
         ),
         .executableTarget(
@@ -136,6 +138,10 @@ let package = Package(
             dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log")]
         ),
         // MQTT: libmosquitto driven by the main loop, answering through the control socket's command registry.
+        .target(
+            name: "KioskPlays",
+            dependencies: ["KioskCore", "CSQLite", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "KioskFleet",
             dependencies: ["KioskCore", "KioskControl", "KioskScene", "CMosquitto", "CKioskMosquitto",
@@ -158,6 +164,7 @@ let package = Package(
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskServiceTests", dependencies: ["KioskService", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskFleetTests", dependencies: ["KioskFleet", "KioskScene", "KioskControl", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskPlaysTests", dependencies: ["KioskPlays", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender", "KioskScene"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["KioskBench", "KioskCore", "KioskRender", "KioskRenderTestSupport"]),
