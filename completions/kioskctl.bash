@@ -173,13 +173,13 @@ _kioskctl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    ping|version|stats|display-info|power|screenshot|scene|widget|data|page|animate|video|log-level|raw|watch|help)
+    ping|version|stats|display-info|power|screenshot|scene|widget|data|page|animate|video|log-level|plays|raw|watch|help)
         # Offer subcommand argument completions
         "_kioskctl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'ping version stats display-info power screenshot scene widget data page animate video log-level raw watch help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'ping version stats display-info power screenshot scene widget data page animate video log-level plays raw watch help' -- "${cur}"))
         ;;
     esac
 }
@@ -674,6 +674,27 @@ _kioskctl_log-level() {
     # Offer option value completions
     case "${prev}" in
     '--socket')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_plays() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --since --limit)
+    __kioskctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--since')
+        return
+        ;;
+    '--limit')
         return
         ;;
     esac

@@ -27,6 +27,8 @@ public final class Kiosk {
     /// Whether the wall clock is synchronized, for schedules, `stats` and the MQTT state.
     let clockTrust: ClockTrust
     private var clockListener: ListenerToken?
+    /// Proof of play, when there is a store to record into.
+    let plays: PlayRecorder?
     private let fatal: FatalFrameExit
     private let pageCaptures: [PageCaptures]
     /// The first output's writeback capturer, for `--capture`'s last frame.
@@ -88,6 +90,8 @@ public final class Kiosk {
                                 stages: outputs.outputs.map(\.stage), logger: logger)
         control?.clockTrust = clockTrust
         clockListener = clockTrust.addChangeListener { [weak fleet] _ in fleet?.client.stateMayHaveChanged() }
+        plays = PlayRecording.start(path: configuration.playsDatabase, outputs: outputs.outputs, loop: loop, logger: logger)
+        control?.registerPlayCommands(store: plays?.store)
         showsProblem = problem != nil
         wireOutputs()
     }
@@ -192,6 +196,7 @@ public final class Kiosk {
         var problems = writePictures(display: shown, captured: capturer?.lastCapture)
         if let failure = fatal.failure { problems.insert(failure, at: 0) }
         let pacing = shown?.flipPacing ?? .vblank
+        plays?.stop()
         outputs.stop()
         let report = RunStatsReport(flips: session.flips, info: shown?.info, loop: loop, rotation: first.rotation,
                                     poweredOn: shown?.isPoweredOn ?? false, firstFrameMs: session.firstCompleteFrameMs, pacing: pacing)

@@ -20,6 +20,8 @@ public struct KioskConfiguration: Sendable, Equatable {
     /// `--clock-synchronized-file`: a file whose existence says the clock is synchronized (command line only, for
     /// tests); nil reads the kernel's NTP state and systemd-timesyncd's flag (`ClockSynchronization.system`).
     public var clockSynchronizedFile: String?
+    /// `--plays-db`, else plays.db in the unit's state directory: where proof of play is recorded; nil records none.
+    public var playsDatabase: String?
 
     public init(settings: KioskConfig = KioskConfig(), boardName: String? = nil, backlight: String? = nil) {
         self.settings = settings

@@ -52,7 +52,8 @@ public final class PlayStore {
     private var db: OpaquePointer?
 
     /// Opens (or makes) the store at `path`. `maximumBytes` caps the database file (not the WAL); at least 64 KiB.
-    public init(path: String, maximumBytes: Int64 = 64 << 20) throws(PlayStoreError) {
+    /// `check`: run SQLite's quick_check and refuse a store that fails it (the one that records does, at start).
+    public init(path: String, maximumBytes: Int64 = 64 << 20, check: Bool = true) throws(PlayStoreError) {
         self.path = path
         self.maximumBytes = max(maximumBytes, 64 << 10)
         var handle: OpaquePointer?
@@ -78,9 +79,11 @@ public final class PlayStore {
                   ran_to_end INTEGER NOT NULL DEFAULT 0, frame_hash TEXT, delivered INTEGER NOT NULL DEFAULT 0)
                 """)
             try execute("CREATE INDEX IF NOT EXISTS plays_wall_start ON plays(wall_start)")
-            let check = try rows("PRAGMA quick_check") { String(cString: sqlite3_column_text($0, 0)) }
-            guard check == ["ok"] else {
-                throw PlayStoreError(path, "not consistent: \(check.prefix(3).joined(separator: "; "))", nil, code: SQLITE_CORRUPT)
+            if check {
+                let answer = try rows("PRAGMA quick_check") { String(cString: sqlite3_column_text($0, 0)) }
+                guard answer == ["ok"] else {
+                    throw PlayStoreError(path, "not consistent: \(answer.prefix(3).joined(separator: "; "))", nil, code: SQLITE_CORRUPT)
+                }
             }
         } catch {
             sqlite3_close(db)
@@ -107,8 +110,13 @@ public final class PlayStore {
                 [.integer(wallEnd), .integer(monotonicEnd), .integer(ranToEnd ? 1 : 0), .integer(sequence)])
     }
 
-    public func setFrameHash(_ sequence: Int64, _ hash: String) throws(PlayStoreError) {
-        try run("UPDATE plays SET frame_hash = ? WHERE sequence = ?", [.text(hash), .integer(sequence)])
+    /// Adds the frame hash; `output` renames the output (named by its connector once connected).
+    public func setFrameHash(_ sequence: Int64, _ hash: String, output: String? = nil) throws(PlayStoreError) {
+        if let output {
+            try run("UPDATE plays SET frame_hash = ?, output = ? WHERE sequence = ?", [.text(hash), .text(output), .integer(sequence)])
+        } else {
+            try run("UPDATE plays SET frame_hash = ? WHERE sequence = ?", [.text(hash), .integer(sequence)])
+        }
     }
 
     public func markDelivered(_ sequence: Int64) throws(PlayStoreError) {

@@ -87,6 +87,9 @@ struct RunCommand: ParsableCommand {
     @Option(help: ArgumentHelp("At every page change, once its transition has ended, save the frame as the CRTC produced it, read back through a writeback connector, as DIR/CONNECTOR/NNNN-PAGE.png, one folder per output (DRM, atomic).", valueName: "DIR"))
     var capturePages: String?
 
+    @Option(help: ArgumentHelp("Proof of play: the SQLite file records of what was shown go to (default: plays.db in $STATE_DIRECTORY, which the unit's StateDirectory= sets; none without it).", valueName: "FILE"))
+    var playsDb: String?
+
     @Option(help: ArgumentHelp("A file whose existence says the wall clock is synchronized, in place of the kernel's NTP state and systemd-timesyncd's flag (for tests).", valueName: "FILE", visibility: .hidden))
     var clockSynchronizedFile: String?
 

@@ -1,0 +1,176 @@
+import KioskCore
+import KioskPlays
+import KioskRuntime
+import Logging
+
+/// Proof of play: every page each output shows is recorded in the `PlayStore` as it happens. A page's record
+/// begins when the stage changes to it (the `page` event) and ends at the next change, a scene replacing it, or a
+/// clean stop; once it is shown whole (no transition running, nothing of the scene still rendering) the composed
+/// frame of the next present is captured as a screenshot would be and its `FrameHash` is added to the record.
+///
+/// A record is written in the loop turn that changes the page, before any later flip: it is a write to SQLite's
+/// WAL (no fsync, see `PlayStore`), so every page change a `flip` event has followed is in the store even if
+/// kioskd is killed the next moment. Hashing and checkpoints run off the loop. Main thread.
+final class PlayRecorder {
+    /// A checkpoint (and prune) after this many writes.
+    static let checkpointEvery = 64
+
+    private final class Track {
+        let output: DrivenOutput
+        var sequence: Int64?
+        var page = ""
+        var scene = ""
+        var monotonicStart: UInt64 = 0
+        var duration: Double?
+        /// At start or after a scene load: the first present once the page is whole (nothing rendering, no
+        /// transition) has its frame.
+        var awaitingWholeFrame = false
+        /// After a page change: waiting for the page to settle (its transition over), then for this many flips
+        /// (the one pending at the settle, if any, then the present asked for).
+        var awaitingSettle = false
+        var flipsToFrame = 0
+        var listeners: [ListenerToken] = []
+        init(output: DrivenOutput) { self.output = output }
+    }
+
+    let store: PlayStore
+    private let jobs: BackgroundJobs
+    private let logger: Logger
+    private var tracks: [Track] = []
+    private var writesSinceCheckpoint = 0
+    private var checkpointRunning = false
+    /// Whether a write failed: logged once, then quiet until one succeeds.
+    private var failing = false
+    /// Hears each record's sequence number once it began (delivery follows it).
+    var onRecord: ((Int64) -> Void)?
+
+    init(store: PlayStore, outputs: [DrivenOutput], loop: MainLoop, logger: Logger) throws {
+        self.store = store
+        self.logger = logger
+        jobs = try BackgroundJobs(loop: loop, label: "kioskd.plays")
+        for output in outputs {
+            let track = Track(output: output)
+            tracks.append(track)
+            track.listeners = [
+                output.stage.addEventListener { [unowned self, unowned track] event in
+                    switch event {
+                    case .pageShown(let name): self.change(track, to: name, ended: true)
+                    case .sceneLoaded: self.change(track, to: track.output.stage.currentPage, ended: false)
+                    default: break
+                    }
+                },
+                output.engine.addPresentListener { [unowned self, unowned track] _ in self.presented(track) },
+                output.stage.addPageSettledListener { [unowned self, unowned track] page in self.settled(track, page) },
+                output.engine.addFlipListener { [unowned self, unowned track] _ in self.flipped(track) },
+            ]
+            change(track, to: output.stage.currentPage, ended: false)
+        }
+    }
+
+    /// Ends every record (a clean stop: not run to their end) and checkpoints, on the calling thread.
+    func stop() {
+        for track in tracks { end(track, ranToEnd: false) }
+        do { try store.checkpointAndPrune() } catch { logger.error("\(error)") }
+    }
+
+    private func change(_ track: Track, to page: String, ended: Bool) {
+        let now = MonotonicInstant.now().nanoseconds
+        if let sequence = track.sequence {
+            // A timed page ran to its end when it stayed its whole duration; an untimed one when it left for another page.
+            let elapsed = Double(now - track.monotonicStart) / 1e9
+            let ranToEnd = ended && (track.duration.map { elapsed >= $0 - 0.05 } ?? true)
+            write { try self.store.end(sequence, wallEnd: WallClock.now().nanoseconds, monotonicEnd: Int64(now), ranToEnd: ranToEnd) }
+        }
+        let stage = track.output.stage
+        track.page = page
+        track.scene = stage.source
+        track.duration = stage.scene.pages.first { $0.name == page }?.duration
+        track.monotonicStart = now
+        track.sequence = write {
+            try self.store.begin(kind: .page, item: page, scene: stage.source, output: track.output.name,
+                                 wallStart: WallClock.now().nanoseconds, monotonicStart: Int64(now))
+        }
+        track.awaitingWholeFrame = track.sequence != nil && !ended
+        track.awaitingSettle = track.sequence != nil && ended
+        track.flipsToFrame = 0
+        if let sequence = track.sequence { onRecord?(sequence) }
+    }
+
+    private func end(_ track: Track, ranToEnd: Bool) {
+        guard let sequence = track.sequence else { return }
+        track.sequence = nil
+        let now = MonotonicInstant.now().nanoseconds
+        write { try self.store.end(sequence, wallEnd: WallClock.now().nanoseconds, monotonicEnd: Int64(now), ranToEnd: ranToEnd) }
+    }
+
+    /// A newly composed frame was queued: at start, the first once the page is whole is the one its record keeps.
+    private func presented(_ track: Track) {
+        let engine = track.output.engine
+        guard track.awaitingWholeFrame, !track.output.stage.isInTransition, !engine.isRendering(engine.rootLayer) else { return }
+        track.awaitingWholeFrame = false
+        capture(track)
+    }
+
+    /// The page changed to settled whole: the frame of the next present (asked for, so a still page has one) is
+    /// the one its record keeps, once flipped.
+    private func settled(_ track: Track, _ page: String) {
+        guard track.awaitingSettle, page == track.page, let backend = track.output.engine.backend else { return }
+        track.awaitingSettle = false
+        track.flipsToFrame = backend.isFlipPending ? 2 : 1
+        track.output.engine.setNeedsPresent()
+    }
+
+    private func flipped(_ track: Track) {
+        guard track.flipsToFrame > 0 else { return }
+        track.flipsToFrame -= 1
+        if track.flipsToFrame == 0 { capture(track) }
+    }
+
+    /// Hashes the frame on screen (as `screenshot` copies it) off the loop into the current record, with the output's
+    /// name as it is now (an output is named by its connector once connected).
+    private func capture(_ track: Track) {
+        let engine = track.output.engine
+        guard let sequence = track.sequence, let size = engine.backend?.info.mode.size else { return }
+        let output = track.output.name
+        engine.captureScreen { [weak self] pixels in
+            guard let self, let pixels else { return }
+            self.jobs.run({ FrameHash.of(xrgb: pixels, width: size.width, height: size.height, stride: size.width * 4) },
+                          then: { [weak self] hash in self?.write { try self?.store.setFrameHash(sequence, hash, output: output) } })
+        }
+    }
+
+    @discardableResult
+    private func write<T>(_ body: () throws -> T) -> T? {
+        do {
+            let value = try body()
+            failing = false
+            writesSinceCheckpoint += 1
+            if writesSinceCheckpoint >= Self.checkpointEvery { checkpoint() }
+            return value
+        } catch {
+            if !failing { logger.error("proof of play: \(error)") }
+            failing = true
+            return nil
+        }
+    }
+
+    /// Checkpoints and prunes on a connection of the job's own, off the loop.
+    private func checkpoint() {
+        guard !checkpointRunning else { return }
+        checkpointRunning = true
+        writesSinceCheckpoint = 0
+        let path = store.path, cap = store.maximumBytes
+        jobs.run({ () -> String? in
+            do {
+                let upkeep = try PlayStore(path: path, maximumBytes: cap, check: false)
+                try upkeep.checkpointAndPrune()
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }, then: { [weak self] problem in
+            self?.checkpointRunning = false
+            if let problem { self?.logger.error("proof of play: checkpoint: \(problem)") }
+        })
+    }
+}

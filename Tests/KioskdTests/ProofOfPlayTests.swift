@@ -1,0 +1,111 @@
+import Foundation
+import KioskTestSupport
+import XCTest
+
+/// Proof of play as an auditor reads it: `plays` gives what was shown with the hash of the composed frame, which
+/// is the hash of a screenshot of that page; and `kill -9` at any moment loses no record of a page change that a
+/// `flip` event had already followed.
+final class ProofOfPlayTests: XCTestCase {
+    private func scene(_ dir: URL, _ yaml: String) throws -> String {
+        let file = dir.appendingPathComponent("scene.yaml")
+        try Data(yaml.utf8).write(to: file)
+        return file.path
+    }
+
+    /// FNV-1a 64 over the RGB of each pixel, row by row: `FrameHash`, written again here from its definition.
+    private func hash(_ png: PNGFile) -> String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for i in stride(from: 0, to: png.width * png.height * 4, by: 4) {
+            for byte in [png.pixels[i + 2], png.pixels[i + 1], png.pixels[i]] { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        }
+        let text = String(h, radix: 16)
+        return String(repeating: "0", count: 16 - text.count) + text
+    }
+
+    private func plays(_ daemon: ControlledKioskd) throws -> [[String: Any]] {
+        try XCTUnwrap(try daemon.result("plays")["plays"] as? [[String: Any]])
+    }
+
+    func testFrameHashIsTheScreenshotsHash() throws {
+        let dir = try KioskdProcess.scratchDirectory("plays-hash")
+        let path = try scene(dir, """
+            pages:
+              - name: first
+                widgets:
+                  - {type: rect, background: {gradient: ["#ff0000", "#0000ff"], angle: 30}}
+                  - {type: text, text: "Proof", foreground: white, x: 10, y: 10, width: 200, height: 60}
+              - name: second
+                transition: {type: fade, duration: 0.2}
+                widgets: [{type: rect, background: {gradient: ["#00ff00", "#202020"]}}]
+            """)
+        let db = dir.appendingPathComponent("plays.db").path
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", path, "--plays-db", db,
+                                           "--screenshot-dir", dir.path])
+        for (index, page) in ["first", "second"].enumerated() {
+            if index > 0 { _ = try daemon.result("page.show", #"{"name": "\#(page)"}"#) }
+            var record: [String: Any] = [:]
+            try Poll.until("the record of \(page) to have its frame hash", timeout: 10) {
+                record = (try? plays(daemon))?.last ?? [:]
+                return record["item"] as? String == page && record["frame_hash"] is String
+            }
+            let shot = dir.appendingPathComponent("\(page).png")
+            _ = try daemon.result("screenshot", #"{"path": "\#(shot.path)"}"#)
+            XCTAssertEqual(record["frame_hash"] as? String, hash(try PNGFile(contentsOf: shot)), page)
+            XCTAssertEqual(record["output"] as? String, "Headless-1")
+            XCTAssertEqual(record["scene"] as? String, path)
+        }
+        let records = try plays(daemon)
+        XCTAssertNotEqual(records[0]["frame_hash"] as? String, records[1]["frame_hash"] as? String)
+        XCTAssertEqual(records[0]["ran_to_end"] as? Bool, true, "an untimed page left for another")
+        XCTAssertNotNil(records[0]["duration_ms"] as? Int)
+        XCTAssertEqual(try daemon.error("plays", #"{"since": "yesterday"}"#).code, "invalid_argument")
+        XCTAssertEqual(try daemon.error("plays", #"{"limit": 0}"#).code, "invalid_argument")
+        let result = daemon.stop()
+        XCTAssertEqual(result.status, 0, result.stderr)
+    }
+
+    func testKillNineLosesNoReportedPageChange() throws {
+        let dir = try KioskdProcess.scratchDirectory("plays-kill")
+        let path = try scene(dir, """
+            pages:
+              - {name: a, duration: 0.1, widgets: [{type: rect, background: "#ff0000"}]}
+              - {name: b, duration: 0.1, widgets: [{type: rect, background: "#00ff00"}]}
+              - {name: c, duration: 0.1, widgets: [{type: rect, background: "#0000ff"}]}
+            """)
+        let db = dir.appendingPathComponent("plays.db").path
+        let arguments = ["run", "--backend", "headless", "--mode", "64x48@60", "--scene", path, "--plays-db", db]
+        var generator = SystemRandomNumberGenerator()
+        // Each round's kioskd is the check of the round before: it opens the store the kill -9 left.
+        var daemon = try ControlledKioskd(arguments)
+        var firstOfRound = 1
+        for round in 0..<20 {
+            let events = try ControlEventStream(daemon, events: ["scene", "flip"])
+            // A page change counts as reported once a flip event has followed it.
+            var changes: [String] = [], reported = 0
+            let target = Int.random(in: 1...8, using: &generator)
+            let deadline = Date().addingTimeInterval(20)
+            while reported < target, let event = try events.nextEvent(until: deadline) {
+                if event.name == "scene", event.string("kind") == "page_shown", let page = event.string("page") { changes.append(page) }
+                if event.name == "flip" { reported = changes.count }
+            }
+            XCTAssertGreaterThanOrEqual(reported, target, "round \(round): page changes seen")
+            kill(daemon.pid, SIGKILL)
+            _ = daemon.waitForExit(timeout: 10)
+
+            daemon = try ControlledKioskd(arguments)
+            let records = try plays(daemon).filter { ($0["sequence"] as? Int ?? 0) >= firstOfRound }
+            // The round's records: its first page (at start), then each change; then the new kioskd's first page.
+            let sequences = records.compactMap { $0["sequence"] as? Int }
+            XCTAssertEqual(sequences, Array(firstOfRound..<(firstOfRound + sequences.count)), "round \(round): numbered without a gap")
+            // Changes may come before the subscription does: the reported ones are a run of the records after the first.
+            let items = Array(records.dropLast().dropFirst().map { $0["item"] as? String ?? "" })
+            let wanted = Array(changes.prefix(reported))
+            let found = items.count >= wanted.count && (0...(items.count - wanted.count)).contains { Array(items[$0..<($0 + wanted.count)]) == wanted }
+            XCTAssertTrue(found, "round \(round): every reported change \(wanted) in the records \(items)")
+            XCTAssertNil(records.dropLast().last?["end"] as? String, "round \(round): the page on screen at the kill has no end")
+            firstOfRound = sequences.last ?? firstOfRound
+        }
+        let result = daemon.stop()
+        XCTAssertEqual(result.status, 0, result.stderr)
+    }
+}
