@@ -25,6 +25,7 @@ static struct {
     int (*will_set)(struct mosquitto *, const char *, int, const void *, int, bool);
     void (*user_data_set)(struct mosquitto *, void *);
     void (*connect_callback_set)(struct mosquitto *, void (*)(struct mosquitto *, void *, int));
+    void (*publish_callback_set)(struct mosquitto *, void (*)(struct mosquitto *, void *, int));
     void (*message_v5_callback_set)(struct mosquitto *, void (*)(struct mosquitto *, void *,
                                                                  const struct mosquitto_message *,
                                                                  const mosquitto_property *));
@@ -69,6 +70,7 @@ static void load_mosquitto(void) {
         {"mosquitto_will_set", (void **)&mosq.will_set},
         {"mosquitto_user_data_set", (void **)&mosq.user_data_set},
         {"mosquitto_connect_callback_set", (void **)&mosq.connect_callback_set},
+        {"mosquitto_publish_callback_set", (void **)&mosq.publish_callback_set},
         {"mosquitto_message_v5_callback_set", (void **)&mosq.message_v5_callback_set},
         {"mosquitto_connect_async", (void **)&mosq.connect_async},
         {"mosquitto_connect_bind_v5", (void **)&mosq.connect_bind_v5},
@@ -140,6 +142,10 @@ void mosquitto_user_data_set(struct mosquitto *m, void *obj) { if (LOADED()) mos
 
 void mosquitto_connect_callback_set(struct mosquitto *m, void (*on_connect)(struct mosquitto *, void *, int)) {
     if (LOADED()) mosq.connect_callback_set(m, on_connect);
+}
+
+void mosquitto_publish_callback_set(struct mosquitto *m, void (*on_publish)(struct mosquitto *, void *, int)) {
+    if (LOADED()) mosq.publish_callback_set(m, on_publish);
 }
 
 void mosquitto_message_v5_callback_set(struct mosquitto *m,

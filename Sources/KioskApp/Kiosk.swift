@@ -3,6 +3,7 @@ import KioskCore
 import KioskDisplay
 import KioskRender
 import KioskRuntime
+import KioskPlays
 import KioskScene
 import Logging
 
@@ -29,6 +30,8 @@ public final class Kiosk {
     private var clockListener: ListenerToken?
     /// Proof of play, when there is a store to record into.
     let plays: PlayRecorder?
+    /// Proof of play over MQTT, when both are there.
+    let playDelivery: PlayDelivery?
     private let fatal: FatalFrameExit
     private let pageCaptures: [PageCaptures]
     /// The first output's writeback capturer, for `--capture`'s last frame.
@@ -90,7 +93,16 @@ public final class Kiosk {
                                 stages: outputs.outputs.map(\.stage), logger: logger)
         control?.clockTrust = clockTrust
         clockListener = clockTrust.addChangeListener { [weak fleet] _ in fleet?.client.stateMayHaveChanged() }
+        // The first sequence of this run: records before it that never ended were left open by an earlier one.
+        let firstOfRun = configuration.playsDatabase.flatMap { try? PlayStore(path: $0, check: false).nextSequence() }
         plays = PlayRecording.start(path: configuration.playsDatabase, outputs: outputs.outputs, loop: loop, logger: logger)
+        if let plays, let client = fleet?.client {
+            let delivery = PlayDelivery(store: plays.store, fleet: client, loop: loop, firstOfRun: firstOfRun ?? 1, logger: logger)
+            plays.onRecord = { [unowned delivery] _ in delivery.recorded() }
+            playDelivery = delivery
+        } else {
+            playDelivery = nil
+        }
         control?.registerPlayCommands(store: plays?.store)
         showsProblem = problem != nil
         wireOutputs()

@@ -74,21 +74,23 @@ final class PlayRecorder {
     }
 
     private func change(_ track: Track, to page: String, ended: Bool) {
-        let now = MonotonicInstant.now().nanoseconds
-        if let sequence = track.sequence {
-            // A timed page ran to its end when it stayed its whole duration; an untimed one when it left for another page.
-            let elapsed = Double(now - track.monotonicStart) / 1e9
-            let ranToEnd = ended && (track.duration.map { elapsed >= $0 - 0.05 } ?? true)
-            write { try self.store.end(sequence, wallEnd: WallClock.now().nanoseconds, monotonicEnd: Int64(now), ranToEnd: ranToEnd) }
-        }
+        let now = MonotonicInstant.now().nanoseconds, wall = WallClock.now().nanoseconds
+        let previous = track.sequence
+        // A timed page ran to its end when it stayed its whole duration; an untimed one when it left for another page.
+        let elapsed = Double(now - track.monotonicStart) / 1e9
+        let ranToEnd = ended && (track.duration.map { elapsed >= $0 - 0.05 } ?? true)
         let stage = track.output.stage
         track.page = page
         track.scene = stage.source
         track.duration = stage.scene.pages.first { $0.name == page }?.duration
         track.monotonicStart = now
+        // One transaction: the page on screen always has its record, whenever kioskd stops.
         track.sequence = write {
-            try self.store.begin(kind: .page, item: page, scene: stage.source, output: track.output.name,
-                                 wallStart: WallClock.now().nanoseconds, monotonicStart: Int64(now))
+            try self.store.transaction {
+                if let previous { try self.store.end(previous, wallEnd: wall, monotonicEnd: Int64(now), ranToEnd: ranToEnd) }
+                return try self.store.begin(kind: .page, item: page, scene: stage.source, output: track.output.name,
+                                            wallStart: wall, monotonicStart: Int64(now))
+            }
         }
         track.awaitingWholeFrame = track.sequence != nil && !ended
         track.awaitingSettle = track.sequence != nil && ended

@@ -110,6 +110,7 @@ public final class FleetClient {
         connection = try MQTTConnection(loop: loop, endpoint: endpoint)
         payloadJobs = try BackgroundJobs(loop: loop, label: "kioskd.mqtt.payloads")
         connection.onConnected = { [unowned self] in connected() }
+        connection.onAcknowledged = { [unowned self] mid in acknowledgedListeners.emit(mid) }
         connection.onMessage = { [unowned self] message in received(message) }
         connection.onOversized = { [unowned self] topic, bytes in
             if dataSources.contains(where: { MQTTConnection.topic(topic, matches: $0.topic) }) { payloadsDropped += 1 }
@@ -127,6 +128,10 @@ public final class FleetClient {
     public var screenshotRequestTopic: String { "\(prefix)/screenshot/request" }
     public var screenshotTopic: String { "\(prefix)/screenshot" }
     public var actionTopic: String { "\(prefix)/action" }
+    /// Proof of play's records, QoS 1, each with its sequence number.
+    private let connectedListeners = Listeners<Void>()
+    private let acknowledgedListeners = Listeners<Int32>()
+    public var playsTopic: String { "\(prefix)/plays" }
     public func groupCommandTopic(_ group: String) -> String { "kioskd/group/\(group)/cmd" }
 
     public func start() {
@@ -194,6 +199,19 @@ public final class FleetClient {
         connection.publish(statusTopic, "online", retain: true)
         publishState(force: true)
         publishDiscovery()
+        connectedListeners.emit(())
+    }
+
+    /// `listener` hears each (re)connection, after the client's own subscriptions and state; main thread.
+    public func addConnectedListener(_ listener: @escaping () -> Void) -> ListenerToken { connectedListeners.add { listener() } }
+
+    /// `listener` hears the message id of each QoS 1 message the broker acknowledged (PUBACK); main thread.
+    public func addAcknowledgedListener(_ listener: @escaping (Int32) -> Void) -> ListenerToken { acknowledgedListeners.add(listener) }
+
+    /// Publishes a proof-of-play record at QoS 1 on `playsTopic`; returns the message id its PUBACK will name, nil
+    /// when it was not sent (not connected).
+    public func publishPlay(_ payload: String) -> Int32? {
+        connection.publishTracked(playsTopic, Array(payload.utf8), qos: 1)
     }
 
     /// Publishes every discovery config, retained; a device trigger the scene no longer has gets an empty

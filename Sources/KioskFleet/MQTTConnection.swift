@@ -82,6 +82,8 @@ public final class MQTTConnection {
     /// Messages dropped as oversized since start.
     public private(set) var oversizedMessages = 0
     public var onDisconnected: (() -> Void)?
+    /// Called on the loop thread with the message id of a QoS 1 message the broker acknowledged (PUBACK).
+    public var onAcknowledged: ((Int32) -> Void)?
     /// Called with each retry's delay when a connection fails: what the backoff chose.
     public var onRetryScheduled: ((Duration) -> Void)?
     /// Connection attempts made, the first included.
@@ -180,6 +182,10 @@ public final class MQTTConnection {
             guard let context else { return }
             Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue().connected(code: code)
         }
+        mosquitto_publish_callback_set(handle) { _, context, mid in
+            guard let context else { return }
+            Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue().onAcknowledged?(mid)
+        }
         mosquitto_message_v5_callback_set(handle) { _, context, message, properties in
             guard let context, let message else { return }
             let m = message.pointee
@@ -226,7 +232,14 @@ public final class MQTTConnection {
     /// dropped (and false returned): what the owner publishes in `onConnected` is what a reconnect restores.
     @discardableResult
     public func publish(_ topic: String, _ payload: [UInt8], qos: Int32 = 1, retain: Bool = false, correlationData: [UInt8]? = nil) -> Bool {
-        guard isConnected, !connecting else { return false }
+        publishTracked(topic, payload, qos: qos, retain: retain, correlationData: correlationData) != nil
+    }
+
+    /// `publish`, returning the message id `onAcknowledged` will name once the broker has it (QoS 1); nil when it
+    /// was not sent.
+    public func publishTracked(_ topic: String, _ payload: [UInt8], qos: Int32 = 1, retain: Bool = false,
+                               correlationData: [UInt8]? = nil) -> Int32? {
+        guard isConnected, !connecting else { return nil }
         var properties: OpaquePointer?
         defer { mosquitto_property_free_all(&properties) }
         if let correlationData, usesMQTT5 {
@@ -235,16 +248,17 @@ public final class MQTTConnection {
             }
             if added != MOSQ_ERR_SUCCESS.rawValue { logger.warning("\(name): correlation data for \(topic): \(String(cString: mosquitto_strerror(added)))") }
         }
+        var mid: Int32 = 0
         let rc = payload.withUnsafeBytes {
-            mosquitto_publish_v5(mosq, nil, topic, Int32(payload.count), $0.baseAddress, qos, retain, properties)
+            mosquitto_publish_v5(mosq, &mid, topic, Int32(payload.count), $0.baseAddress, qos, retain, properties)
         }
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
             logger.warning("\(name): publish on \(topic): \(String(cString: mosquitto_strerror(rc)))")
             serviced(rc, "publish")
-            return false
+            return nil
         }
         serviced(rc, "publish")
-        return true
+        return mid
     }
 
     public func publish(_ topic: String, _ text: String, qos: Int32 = 1, retain: Bool = false) {

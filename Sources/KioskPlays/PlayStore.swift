@@ -123,6 +123,20 @@ public final class PlayStore {
         try run("UPDATE plays SET delivered = 1 WHERE sequence = ?", [.integer(sequence)])
     }
 
+    /// Runs `body` as one transaction: all of its writes are on disk, or none (a page change ends one record and
+    /// begins the next).
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
     // MARK: Reading
 
     /// Records that started at or after `wallSince` (nanoseconds since the epoch; nil for all), oldest first, at
@@ -134,6 +148,19 @@ public final class PlayStore {
     /// Records not delivered yet, oldest first, after `sequence`, at most `limit`: what a collector still needs.
     public func undelivered(after sequence: Int64 = 0, limit: Int = 100) throws(PlayStoreError) -> [PlayRecord] {
         try select("WHERE delivered = 0 AND sequence > ? ORDER BY sequence LIMIT ?", [.integer(sequence), .integer(Int64(limit))])
+    }
+
+    /// Records to deliver: not delivered, after `sequence`, and ended, or begun before `openBefore` (a record left
+    /// open by an earlier run of kioskd will never end). Oldest first, at most `limit`.
+    public func deliverable(after sequence: Int64, openBefore: Int64, limit: Int) throws(PlayStoreError) -> [PlayRecord] {
+        try select("WHERE delivered = 0 AND sequence > ? AND (wall_end IS NOT NULL OR sequence < ?) ORDER BY sequence LIMIT ?",
+                   [.integer(sequence), .integer(openBefore), .integer(Int64(limit))])
+    }
+
+    /// The sequence number the next record will have.
+    public func nextSequence() throws(PlayStoreError) -> Int64 {
+        let last = try rows("SELECT seq FROM sqlite_sequence WHERE name = 'plays'") { sqlite3_column_int64($0, 0) }.first ?? 0
+        return last + 1
     }
 
     public func count() throws(PlayStoreError) -> Int {
