@@ -29,6 +29,8 @@ final class PlayRecorder {
         /// (the one pending at the settle, if any, then the present asked for).
         var awaitingSettle = false
         var flipsToFrame = 0
+        /// The video items playing, by widget (its id, else its item): their records.
+        var videos: [String: (sequence: Int64, monotonicStart: UInt64)] = [:]
         var listeners: [ListenerToken] = []
         init(output: DrivenOutput) { self.output = output }
     }
@@ -54,8 +56,13 @@ final class PlayRecorder {
             track.listeners = [
                 output.stage.addEventListener { [unowned self, unowned track] event in
                     switch event {
-                    case .pageShown(let name): self.change(track, to: name, ended: true)
-                    case .sceneLoaded: self.change(track, to: track.output.stage.currentPage, ended: false)
+                    case .pageShown(let name):
+                        self.endVideos(track)
+                        self.change(track, to: name, ended: true)
+                    case .sceneLoaded:
+                        self.endVideos(track)
+                        self.change(track, to: track.output.stage.currentPage, ended: false)
+                    case .video(let report): self.video(track, report)
                     default: break
                     }
                 },
@@ -69,7 +76,10 @@ final class PlayRecorder {
 
     /// Ends every record (a clean stop: not run to their end) and checkpoints, on the calling thread.
     func stop() {
-        for track in tracks { end(track, ranToEnd: false) }
+        for track in tracks {
+            endVideos(track)
+            end(track, ranToEnd: false)
+        }
         do { try store.checkpointAndPrune() } catch { logger.error("\(error)") }
     }
 
@@ -96,6 +106,44 @@ final class PlayRecorder {
         track.awaitingSettle = track.sequence != nil && ended
         track.flipsToFrame = 0
         if let sequence = track.sequence { onRecord?(sequence) }
+    }
+
+    /// A video widget's report: an item that shows its first frame begins a record (ending the widget's previous
+    /// item, which ran to its end: the playlist moved on); the playlist's end ends it, run to its end; a failure
+    /// ends it cut short.
+    private func video(_ track: Track, _ report: VideoEventReport) {
+        let key = report.id ?? report.source
+        let now = MonotonicInstant.now().nanoseconds, wall = WallClock.now().nanoseconds
+        let previous = track.videos.removeValue(forKey: key)
+        switch report.kind {
+        case .started:
+            let stage = track.output.stage
+            let sequence = write {
+                try self.store.transaction {
+                    if let previous { try self.store.end(previous.sequence, wallEnd: wall, monotonicEnd: Int64(now), ranToEnd: true) }
+                    return try self.store.begin(kind: .video, item: report.source, scene: stage.source, output: track.output.name,
+                                                wallStart: wall, monotonicStart: Int64(now))
+                }
+            }
+            if let sequence {
+                track.videos[key] = (sequence, now)
+                onRecord?(sequence)
+            }
+        case .ended, .looped, .error:
+            guard let previous else { return }
+            let ranToEnd = report.kind != .error
+            write { try self.store.end(previous.sequence, wallEnd: wall, monotonicEnd: Int64(now), ranToEnd: ranToEnd) }
+            onRecord?(previous.sequence)
+        }
+    }
+
+    /// The page leaves (or the scene): its videos pause, their records end cut short.
+    private func endVideos(_ track: Track) {
+        let now = MonotonicInstant.now().nanoseconds, wall = WallClock.now().nanoseconds
+        for (_, video) in track.videos {
+            write { try self.store.end(video.sequence, wallEnd: wall, monotonicEnd: Int64(now), ranToEnd: false) }
+        }
+        track.videos = [:]
     }
 
     private func end(_ track: Track, ranToEnd: Bool) {

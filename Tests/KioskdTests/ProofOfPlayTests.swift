@@ -64,6 +64,31 @@ final class ProofOfPlayTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
     }
 
+    func testEachVideoItemPlayedIsARecord() throws {
+        let dir = try KioskdProcess.scratchDirectory("plays-video")
+        let first = try TestClips.clip(.h264, width: 160, height: 120, frames: 15)
+        let second = try TestClips.clip(.vp9, width: 160, height: 120, frames: 15)
+        let path = try scene(dir, """
+            pages:
+              - {name: still, widgets: [{type: rect, background: "#202020"}]}
+              - name: film
+                widgets: [{id: clip, type: video, playlist: ["\(first)", "\(second)"], loop: false, width: 100%, height: 100%}]
+            """)
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "160x120@60", "--scene", path,
+                                           "--plays-db", dir.appendingPathComponent("plays.db").path])
+        let events = try ControlEventStream(daemon, events: ["video"])
+        _ = try daemon.result("page.show", #"{"name": "film"}"#)
+        _ = try events.waitFor("the playlist to end", timeout: 30) { $0.name == "video" && $0.string("kind") == "ended" }
+        let records = try plays(daemon)
+        let videos = records.filter { $0["kind"] as? String == "video" }
+        XCTAssertEqual(videos.map { $0["item"] as? String }, [first, second], "\(records)")
+        XCTAssertEqual(videos.map { $0["ran_to_end"] as? Bool }, [true, true])
+        for video in videos { XCTAssertGreaterThan(video["duration_ms"] as? Int ?? 0, 0, "\(video)") }
+        XCTAssertEqual(records.filter { $0["kind"] as? String == "page" }.map { $0["item"] as? String }, ["still", "film"])
+        let result = daemon.stop()
+        XCTAssertEqual(result.status, 0, result.stderr)
+    }
+
     func testKillNineLosesNoReportedPageChange() throws {
         let dir = try KioskdProcess.scratchDirectory("plays-kill")
         let path = try scene(dir, """
@@ -91,19 +116,24 @@ final class ProofOfPlayTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(reported, target, "round \(round): page changes seen")
             kill(daemon.pid, SIGKILL)
             _ = daemon.waitForExit(timeout: 10)
+            let killedAt = Date().timeIntervalSince1970
 
             daemon = try ControlledKioskd(arguments)
-            let records = try plays(daemon).filter { ($0["sequence"] as? Int ?? 0) >= firstOfRound }
-            // The round's records: its first page (at start), then each change; then the new kioskd's first page.
+            // The new kioskd's records began after the kill; the round's are those before.
+            let newRun = try XCTUnwrap(try daemon.result("plays", #"{"since": \#(killedAt)}"#)["plays"] as? [[String: Any]])
+            let nextFirst = try XCTUnwrap(newRun.first?["sequence"] as? Int, "round \(round): the new kioskd records")
+            let records = try plays(daemon).filter { (firstOfRound..<nextFirst).contains($0["sequence"] as? Int ?? 0) }
             let sequences = records.compactMap { $0["sequence"] as? Int }
-            XCTAssertEqual(sequences, Array(firstOfRound..<(firstOfRound + sequences.count)), "round \(round): numbered without a gap")
-            // Changes may come before the subscription does: the reported ones are a run of the records after the first.
-            let items = Array(records.dropLast().dropFirst().map { $0["item"] as? String ?? "" })
+            XCTAssertEqual(sequences, Array(firstOfRound..<nextFirst), "round \(round): numbered without a gap")
+            // The round's records: its first page (at start), then each change. Changes may come before the
+            // subscription does: the reported ones are a run of the records after the first.
+            let items = Array(records.dropFirst().map { $0["item"] as? String ?? "" })
             let wanted = Array(changes.prefix(reported))
             let found = items.count >= wanted.count && (0...(items.count - wanted.count)).contains { Array(items[$0..<($0 + wanted.count)]) == wanted }
             XCTAssertTrue(found, "round \(round): every reported change \(wanted) in the records \(items)")
-            XCTAssertNil(records.dropLast().last?["end"] as? String, "round \(round): the page on screen at the kill has no end")
-            firstOfRound = sequences.last ?? firstOfRound
+            XCTAssertNil(records.last?["end"] as? String, "round \(round): the page on screen at the kill has no end")
+            XCTAssertEqual(records.dropLast().filter { $0["end"] is String }.count, records.count - 1, "round \(round): every other record ended")
+            firstOfRound = nextFirst
         }
         let result = daemon.stop()
         XCTAssertEqual(result.status, 0, result.stderr)
