@@ -21,7 +21,6 @@ final class PlayRecorder {
         var page = ""
         var scene = ""
         var monotonicStart: UInt64 = 0
-        var duration: Double?
         /// At start or after a scene load: the first present once the page is whole (nothing rendering, no
         /// transition) has its frame.
         var awaitingWholeFrame = false
@@ -86,13 +85,13 @@ final class PlayRecorder {
     private func change(_ track: Track, to page: String, ended: Bool) {
         let now = MonotonicInstant.now().nanoseconds, wall = WallClock.now().nanoseconds
         let previous = track.sequence
-        // A timed page ran to its end when it stayed its whole duration; an untimed one when it left for another page.
-        let elapsed = Double(now - track.monotonicStart) / 1e9
-        let ranToEnd = ended && (track.duration.map { elapsed >= $0 - 0.05 } ?? true)
         let stage = track.output.stage
+        // A timed page (a duration, or its video) ran to its end when the loop moved on at its turn; one without
+        // when it left for another page.
+        let timed = stage.scene.pages.first { $0.name == track.page }.map { $0.duration != nil || $0.advancesAfterVideo } ?? false
+        let ranToEnd = ended && (!timed || stage.isChangingAtTurn)
         track.page = page
         track.scene = stage.source
-        track.duration = stage.scene.pages.first { $0.name == page }?.duration
         track.monotonicStart = now
         // One transaction: the page on screen always has its record, whenever kioskd stops.
         track.sequence = write {

@@ -452,6 +452,10 @@ public final class SceneStage: SceneControlling {
         if scheduleChangePending { applySchedule(now: true) }
     }
 
+    /// True while the page changes because the one shown ran its time (its duration, its video): `pageShown`
+    /// listeners read it to tell a page that ran to its end from one cut short.
+    public private(set) var isChangingAtTurn = false
+
     /// Whether a page transition is running.
     public var isInTransition: Bool { transition != nil }
 
@@ -475,7 +479,13 @@ public final class SceneStage: SceneControlling {
         pageTimer = engine.loop.addTimer(after: .milliseconds(Int64(seconds * 1000))) { [weak self] in
             // The next page is the schedule's choice at the turn, not when the page was shown.
             guard let self else { return }
-            if let next = self.pageAtTurn(), next != self.currentPage { try? self.showPage(next, transition: nil) } else { self.schedulePageAdvance() }
+            if let next = self.pageAtTurn(), next != self.currentPage {
+                self.isChangingAtTurn = true
+                defer { self.isChangingAtTurn = false }
+                try? self.showPage(next, transition: nil)
+            } else {
+                self.schedulePageAdvance()
+            }
         }
         // The next pages' ranges follow the new deadline.
         updateRanges()
@@ -484,6 +494,8 @@ public final class SceneStage: SceneControlling {
     /// A `duration: video` page's video finished: the next page follows, if `page` is still the current one.
     private func advance(from page: String) {
         guard page == currentPage, scene.pages.count > 1, let next = pageAtTurn(), next != page else { return }
+        isChangingAtTurn = true
+        defer { isChangingAtTurn = false }
         try? showPage(next, transition: nil)
     }
 

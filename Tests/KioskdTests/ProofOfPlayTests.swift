@@ -56,6 +56,16 @@ final class ProofOfPlayTests: XCTestCase {
         }
         let records = try plays(daemon)
         XCTAssertNotEqual(records[0]["frame_hash"] as? String, records[1]["frame_hash"] as? String)
+        let listed = try daemon.kioskctl(["plays", "--since", "2020-01-01T00:00:00Z"])
+        XCTAssertEqual(listed.status, 0, listed.stderr)
+        let lines = String(decoding: listed.stdout, as: UTF8.self).split(separator: "\n")
+        XCTAssertEqual(lines.count, 2)
+        XCTAssertTrue(lines.first?.contains("Headless-1  page  first  ran to end  \(records[0]["frame_hash"] as? String ?? "?")") == true, "\(lines)")
+        let json = try daemon.kioskctl(["plays", "--json", "--limit", "1"])
+        let reply = try XCTUnwrap(try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any])
+        XCTAssertEqual(((reply["result"] as? [String: Any])?["plays"] as? [[String: Any]])?.count, 1)
+        let future = try daemon.kioskctl(["plays", "--since", "\(Int(Date().timeIntervalSince1970) + 3600)"])
+        XCTAssertEqual(future.stdout, Data(), "nothing since an hour from now")
         XCTAssertEqual(records[0]["ran_to_end"] as? Bool, true, "an untimed page left for another")
         XCTAssertNotNil(records[0]["duration_ms"] as? Int)
         XCTAssertEqual(try daemon.error("plays", #"{"since": "yesterday"}"#).code, "invalid_argument")
@@ -133,6 +143,7 @@ final class ProofOfPlayTests: XCTestCase {
             XCTAssertTrue(found, "round \(round): every reported change \(wanted) in the records \(items)")
             XCTAssertNil(records.last?["end"] as? String, "round \(round): the page on screen at the kill has no end")
             XCTAssertEqual(records.dropLast().filter { $0["end"] is String }.count, records.count - 1, "round \(round): every other record ended")
+            XCTAssertTrue(records.dropLast().allSatisfy { $0["ran_to_end"] as? Bool == true }, "round \(round): timed pages left at their turn")
             firstOfRound = nextFirst
         }
         let result = daemon.stop()
