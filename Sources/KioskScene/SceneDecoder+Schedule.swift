@@ -58,6 +58,11 @@ extension SceneDecoder {
         if let entry = f["unsynchronized"], let choice = choice(entry.value, "unsynchronized", PageSchedule.Unsynchronized.self) {
             scene.unsynchronized = choice
         }
+        // Every page has rules and nothing is said for the times none holds: a gap in the rules shows a page out of its window.
+        if f["fallback"] == nil, let first = scene.pages.first, scene.pages.allSatisfy({ !$0.rules.isEmpty }) {
+            report(.warning, first.location, "fallback",
+                   "every page has 'when' rules and there is no fallback page: when no rule holds, the page on screen stays")
+        }
     }
 
     func daypartRule(_ node: Node, _ path: String) -> DaypartRule? {

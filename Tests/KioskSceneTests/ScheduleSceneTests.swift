@@ -99,6 +99,17 @@ final class ScheduleSceneTests: XCTestCase {
         ])
     }
 
+    func testEveryPageRuledWithoutFallbackIsAWarning() throws {
+        let loaded = try SceneLoader.parse(data: Data("""
+            pages:
+              - {name: day, when: {from: "08:00", to: "20:00"}, widgets: [{type: rect}]}
+              - {name: night, when: {from: "20:00", to: "08:00"}, widgets: [{type: rect}]}
+            """.utf8), file: "schedule.yaml", baseDirectory: "/tmp")
+        XCTAssertEqual(loaded.warnings.map(\.description), [
+            "warning: schedule.yaml:2:5: fallback: every page has 'when' rules and there is no fallback page: when no rule holds, the page on screen stays",
+        ])
+    }
+
     func testFallbackWithRulesIsRefused() {
         let lines = errors("""
             fallback: night
