@@ -13,6 +13,12 @@ enum PlayRecording {
         do {
             store = try PlayStore(path: path)
         } catch {
+            // A file that is there but unusable is kept aside; with none (a folder that does not exist, no right to
+            // create it) there is nothing to keep and nothing recorded.
+            guard FileManager.default.fileExists(atPath: path) else {
+                logger.error("\(error); proof of play is not recorded")
+                return nil
+            }
             let aside = "\(path).broken-\(Int(Date().timeIntervalSince1970))"
             logger.error("\(error); moved to \(aside), recording into a new store")
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.moveItem(atPath: path + suffix, toPath: aside + suffix) }

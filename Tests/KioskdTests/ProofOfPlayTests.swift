@@ -150,3 +150,29 @@ final class ProofOfPlayTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
     }
 }
+
+/// A store kioskd cannot use never stops the kiosk: a damaged file is moved aside and a new one made; a folder that
+/// does not exist means no recording, said once, and `plays` says so.
+final class ProofOfPlayStoreFaultTests: XCTestCase {
+    func testDamagedStoreIsMovedAsideAndMissingFolderRecordsNothing() throws {
+        let dir = try KioskdProcess.scratchDirectory("plays-faults")
+        let scene = dir.appendingPathComponent("scene.yaml")
+        try Data("pages:\n  - {name: a, widgets: [{type: rect}]}\n".utf8).write(to: scene)
+        let db = dir.appendingPathComponent("plays.db").path
+        try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: db))
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "64x48@60", "--scene", scene.path, "--plays-db", db])
+        let records = try XCTUnwrap(try daemon.result("plays")["plays"] as? [[String: Any]])
+        XCTAssertEqual(records.map { $0["item"] as? String }, ["a"])
+        let stopped = daemon.stop()
+        XCTAssertTrue(stopped.stderr.contains("moved to \(db).broken-"), stopped.stderr)
+        let aside = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("plays.db.broken-") }
+        XCTAssertEqual(aside.count, 1, "\(aside)")
+
+        let nowhere = try ControlledKioskd(["run", "--backend", "headless", "--mode", "64x48@60", "--scene", scene.path,
+                                            "--plays-db", dir.appendingPathComponent("missing/plays.db").path])
+        XCTAssertEqual(try nowhere.error("plays").code, "not_recording")
+        let result = nowhere.stop()
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("proof of play is not recorded"), result.stderr)
+    }
+}
