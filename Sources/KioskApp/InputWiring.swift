@@ -133,7 +133,7 @@ final class InputWiring {
         }
         idle?.onChange = { [unowned self] from, to, reason in idleChanged(from: from, to: to, reason: reason) }
         control?.statusExtras = { [weak self] in self?.status ?? [:] }
-        control?.onDisplayPower = { [weak self] on in
+        control?.onOutputPower = { [weak self] on in
             guard let idle = self?.idle else { return }
             if on { idle.wake(reason: "display.power") } else { idle.blank(reason: "display.power") }
         }
@@ -219,7 +219,7 @@ final class InputWiring {
     private func setPower(_ on: Bool) throws {
         var failure: (any Error)?
         for output in outputs where output.engine.hasOutput {
-            do { try output.engine.setDisplayPower(on) } catch { failure = failure ?? error }
+            do { try output.engine.setOutputPower(on) } catch { failure = failure ?? error }
         }
         if let failure { throw failure }
     }

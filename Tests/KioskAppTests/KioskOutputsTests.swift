@@ -36,7 +36,7 @@ final class KioskOutputsTests: XCTestCase {
         outputs = try KioskOutputs(entries: entries, loop: loop, pool: pool, hotplug: false, source: { entry in
             let m = try XCTUnwrap(entry.mode)
             let source = HeadlessOutputSource(connector: try XCTUnwrap(entry.connector),
-                                              mode: DisplayMode(width: m.width, height: m.height, refreshMilliHz: m.refreshMilliHz ?? 60_000))
+                                              mode: OutputMode(width: m.width, height: m.height, refreshMilliHz: m.refreshMilliHz ?? 60_000))
             return (source, try source.probe())
         }, runner: { engine, path in
             try SceneRunner(engine: engine, path: path, watch: false, fpsOverlay: false, logger: logger)
@@ -117,7 +117,7 @@ final class KioskOutputsTests: XCTestCase {
 
     func testTurningOneOutputOffLeavesTheIdleStateUntilEveryOutputIsOff() throws {
         var heard: [Bool] = []
-        control.onDisplayPower = { heard.append($0) }
+        control.onOutputPower = { heard.append($0) }
         XCTAssertEqual(call("display.power", ["on": false, "output": "DP-1"]).result?["power"], "off")
         XCTAssertEqual(heard, [], "HDMI-A-1 is still lit")
         XCTAssertEqual(call("display.power", ["on": false]).result?["power"], "off")
@@ -149,13 +149,13 @@ final class KioskOutputsTests: XCTestCase {
         let input = InputWiring(settings: InputSettings(configuration, backend: .headless), outputs: outputs.outputs, control: control,
                                 logger: Logger(label: "test"))
         input.start()
-        try waitUntil("both outputs lit") { outputs.outputs.allSatisfy { $0.engine.isDisplayPoweredOn } }
+        try waitUntil("both outputs lit") { outputs.outputs.allSatisfy { $0.engine.isOutputPoweredOn } }
         XCTAssertEqual(call("stats").result?["idle"]?["state"], "active")
         _ = loop.advanceTime(by: .seconds(61))
-        try waitUntil("every output blanked") { outputs.outputs.allSatisfy { !$0.engine.isDisplayPoweredOn } }
+        try waitUntil("every output blanked") { outputs.outputs.allSatisfy { !$0.engine.isOutputPoweredOn } }
         XCTAssertEqual(call("stats").result?["idle"]?["state"], "blanked")
         XCTAssertEqual(call("display.power", ["on": true, "output": "DP-1"]).result?["power"], "on")
-        try waitUntil("every output lit again") { outputs.outputs.allSatisfy { $0.engine.isDisplayPoweredOn } }
+        try waitUntil("every output lit again") { outputs.outputs.allSatisfy { $0.engine.isOutputPoweredOn } }
         XCTAssertEqual(call("stats").result?["idle"]?["state"], "active")
         withExtendedLifetime(input) {}
     }

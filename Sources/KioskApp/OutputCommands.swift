@@ -5,11 +5,12 @@ import KioskCore
 import KioskDisplay
 import KioskRender
 
-/// `display.info`, `display.power` and `screenshot`: the output as the control socket shows and drives it.
+/// `output.info`, `output.power` (also answered as `display.info` and `display.power`, their older names) and
+/// `screenshot`: the output as the control socket shows and drives it.
 extension ControlWiring {
-    func registerDisplayCommands() {
+    func registerOutputCommands() {
         let commands = server.commands
-        commands.register("display.info", arguments: ["output"]) { [unowned self] args, _ in
+        commands.register(.outputInfo, arguments: ["output"]) { [unowned self] args, _ in
             // The output named (else the first) at the top level; every output and every connector seen listed.
             let output = try drivenOutput(args)
             guard let display = output.engine.backend else { throw Self.noDisplay(args.command, output: output) }
@@ -19,21 +20,21 @@ extension ControlWiring {
             return .object(members.merging(statusExtras()) { _, extra in extra })
         }
 
-        commands.register("display.power", arguments: ["on", "output"]) { [unowned self] args, _ in
+        commands.register(.outputPower, arguments: ["on", "output"]) { [unowned self] args, _ in
             let on = try args.bool("on")
             let (display, engine) = try displayTarget(args)
             do {
-                try engine.setDisplayPower(on)
+                try engine.setOutputPower(on)
             } catch {
-                throw ControlError(code: "display_error", message: "display.power \(on ? "on" : "off"): \(error)")
+                throw ControlError(code: "display_error", message: "\(args.command) \(on ? "on" : "off"): \(error)")
             }
             // The idle monitor follows the outputs' power: lighting one wakes it (and so every output); turning one
             // off blanks it once every output is off, and leaves the others lit and the idle state as it was before.
-            if on || outputs.outputs.allSatisfy({ $0.engine.backend?.isPoweredOn != true }) { onDisplayPower?(on) }
+            if on || outputs.outputs.allSatisfy({ $0.engine.backend?.isPoweredOn != true }) { onOutputPower?(on) }
             return ["power": .string(display.isPoweredOn ? "on" : "off")]
         }
 
-        commands.registerDeferred("screenshot", arguments: ["path", "output"]) { [unowned self] args, _, reply in
+        commands.registerDeferred(.screenshot, arguments: ["path", "output"]) { [unowned self] args, _, reply in
             var path: String?
             if args.has("path") {
                 let given = try args.string("path")
@@ -95,7 +96,7 @@ extension ControlWiring {
         return members
     }
 
-    static func modeValue(_ mode: DisplayMode) -> JSONValue {
+    static func modeValue(_ mode: OutputMode) -> JSONValue {
         [
             "name": .string(mode.description),
             "width": .int(Int64(mode.width)),
