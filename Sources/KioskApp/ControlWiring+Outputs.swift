@@ -4,7 +4,7 @@ import KioskDisplay
 import KioskRuntime
 
 /// The control commands over the outputs: `output` names the one a command acts on (the first when absent; in any
-/// case, `KioskOutputs.output(named:)`), an unknown name is `not_found` naming the outputs driven, `display.info` and
+/// case, `KioskOutputs.output(named:)`), an unknown name is `not_found` naming the outputs driven, `output.info` and
 /// `stats` list every output, `stats` has each output's figures under its name, `data.set` reaches every output's
 /// scene. Main thread.
 extension ControlWiring {
@@ -33,8 +33,8 @@ extension ControlWiring {
             + (seen.isEmpty ? "" : " (connectors: \(Set(seen).sorted().joined(separator: ", ")))"))
     }
 
-    /// `display.info`'s and `stats`' `outputs`: each output's name, whether a display is connected, and for one that
-    /// is, what `display.info` says of it; its scene and page.
+    /// `output.info`'s and `stats`' `outputs`: each output's name, whether a display is connected, and for one that
+    /// is, what `output.info` says of it; its scene and page.
     func outputsListing() -> JSONValue {
         .array(outputs.outputs.map { output in
             var members: [String: JSONValue] = [

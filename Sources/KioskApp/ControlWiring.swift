@@ -53,9 +53,9 @@ public final class ControlWiring {
     var screenshotDirectory = ScreenshotDirectory()
     /// The first output's scene, which the video commands drive.
     var scene: SceneStage { outputs.first.stage }
-    /// Members added to `stats` and `display.info` (the screen's idle state).
+    /// Members added to `stats` and `output.info` (the screen's idle state).
     var statusExtras: () -> [String: JSONValue] = { [:] }
-    /// Called after `display.power` changed an output's power.
+    /// Called after `output.power` changed an output's power.
     var onOutputPower: ((Bool) -> Void)?
     /// Presents that changed each output's screen: the `frame` event's number, by output.
     private var framesPresented: [ObjectIdentifier: Int64] = [:]

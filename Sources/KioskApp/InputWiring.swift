@@ -161,7 +161,7 @@ final class InputWiring {
         matrix.map { m in .array([m.a, m.b, m.c, m.d, m.e, m.f].map(JSONValue.double)) } ?? .null
     }
 
-    /// Which way the pointer's cursor is shown, for `stats` and `display.info`.
+    /// Which way the pointer's cursor is shown, for `stats` and `output.info`.
     private var cursorStatus: JSONValue {
         let plane = router.cursor?.plane ?? (router.cursor == nil ? router.cursorPlane : nil)
         return [
@@ -171,7 +171,7 @@ final class InputWiring {
         ]
     }
 
-    /// `idle` and `input` in `stats` and `display.info`.
+    /// `idle` and `input` in `stats` and `output.info`.
     private var status: [String: JSONValue] {
         let input: JSONValue = [
             "source": source.map { .string($0.backend.description) } ?? .null,

@@ -11,7 +11,7 @@ import Logging
 /// session. Every output comes up the same way and is heard the same way: SIGHUP reloads each one's scene, the
 /// watchdog watches each one's frame path, `flip`, `frame`, `display`, scene and error events and the MQTT state name
 /// each output, `--capture-pages` captures each one's page changes. What speaks of one output (`--frames`,
-/// `--screenshot`, `--capture`, `--stats-out`, the top level of `stats` and `display.info`, the service's readiness)
+/// `--screenshot`, `--capture`, `--stats-out`, the top level of `stats` and `output.info`, the service's readiness)
 /// speaks of the first. With a configuration problem, every output shows the diagnostic page and a reload starts
 /// kioskd over. Main thread.
 public final class Kiosk {

@@ -74,7 +74,7 @@ extension ControlWiring {
         server.broadcast(event: "display", data: .object(data.merging(["output": .string(output.name)]) { ours, _ in ours }))
     }
 
-    /// What `display.info` says of one output's display.
+    /// What `output.info` says of one output's display.
     func displayMembers(_ display: any DisplayBackend, rotation: OutputRotation) -> [String: JSONValue] {
         let info = display.info
         // The connector's own list where the backend has one; a headless output has just the mode it was given.

@@ -23,7 +23,7 @@ public final class OutputManager {
     public let engine: LayerEngine
     private let source: any OutputSource
     private let makeCompositor: (OutputMode) throws -> any Compositing
-    /// Every connector of the last probe, connected or not (for `display.info` and `stats`).
+    /// Every connector of the last probe, connected or not (for `output.info` and `stats`).
     public private(set) var connectors: [ConnectorStatus] = []
     /// The output attached now, as probed.
     public private(set) var current: OutputCandidate?
