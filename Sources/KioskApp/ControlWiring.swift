@@ -122,7 +122,7 @@ public final class ControlWiring {
         self.jobs = try BackgroundJobs(loop: loop, label: "kioskd.control.jobs")
         let commands = server.commands
         commands.register(.version) { _, _ in
-            ["version": .string(kioskdVersion), "protocol": 1, "commands": .array(commands.commandNames.map(JSONValue.string))]
+            ["version": .string(kioskdVersion), "protocol": 1, "commands": .array(commands.acceptedNames.map(JSONValue.string))]
         }
         commands.register(.stats) { [unowned self] _, _ in
             // The first output's figures at the top level, each output's under `by_output`.

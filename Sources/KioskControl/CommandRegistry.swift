@@ -78,7 +78,14 @@ public final class CommandRegistry {
     /// The name a command is registered under: an alias's command's own name, any other name as it is.
     private static func key(_ command: String) -> String { ControlCommandName(wireName: command)?.rawValue ?? command }
 
+    /// The registered commands by their own names.
     public var commandNames: [String] { handlers.keys.sorted() }
+
+    /// Every name a request may give: the registered commands' own names and their aliases (what `version` lists,
+    /// so a client written for an older name still finds its command).
+    public var acceptedNames: [String] {
+        (Array(handlers.keys) + ControlCommandName.aliases.filter { handlers[$0.value.rawValue] != nil }.map(\.key)).sorted()
+    }
 
     /// Answers `request` through `deliver`: at once for immediate commands and errors, later (on the loop
     /// thread) for deferred ones. Returns whether the reply was delivered before returning. Unknown commands and

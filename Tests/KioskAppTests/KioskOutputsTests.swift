@@ -91,6 +91,9 @@ final class KioskOutputsTests: XCTestCase {
     func testEveryControlCommandNameHasAHandler() {
         XCTAssertEqual(control.server.commands.commandNames, ControlCommandName.allCases.map(\.rawValue).sorted())
         XCTAssertEqual(MQTTSettings.knownCommands, control.server.commands.commandNames)
+        // `version` lists them by every name they answer to, the older output names among them.
+        let listed = call("version").result?["commands"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        XCTAssertEqual(listed, ControlCommandName.acceptedNames)
     }
 
     func testOutputInfoSpeaksOfTheOutputNamedAndListsEveryOutput() throws {

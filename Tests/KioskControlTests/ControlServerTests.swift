@@ -71,6 +71,8 @@ final class ControlServerTests: XCTestCase {
         XCTAssertEqual(server.commands.argumentNames(of: "display.power"), ["on"])
         XCTAssertTrue(server.commands.commandNames.contains("output.power"))
         XCTAssertFalse(server.commands.commandNames.contains("display.power"))
+        XCTAssertTrue(server.commands.acceptedNames.contains("display.power"))
+        XCTAssertFalse(server.commands.acceptedNames.contains("display.info"), "its command is not registered here")
         let client = try TestSocketClient(path: server.options.socketPath)
         XCTAssertEqual(request(client, #"{"id": 1, "cmd": "output.power", "args": {"on": false}}"#)?["result"]?["power"], "off")
         XCTAssertEqual(request(client, #"{"id": 2, "cmd": "display.power", "args": {"on": true}}"#)?["result"]?["power"], "on")
