@@ -4,8 +4,9 @@ import KioskCore
 import KioskDisplay
 import XCTest
 
-/// DRM tests need a real KMS device: inside the vkms VM (`scripts/vkms-run`), where KIOSKD_REQUIRE_DRM=1 turns a
-/// missing device into a failure, never a skip. On a development host without /dev/dri they skip with the reason.
+/// DRM tests (classes named `…DRMTests`, which the vkms tier runs and the host tier leaves out) need a real KMS
+/// device: inside the vkms VM (`scripts/vkms-run`), where KIOSKD_REQUIRE_DRM=1 turns a missing device into a
+/// failure, never a skip. On a development host without /dev/dri they skip with the reason.
 public func requireDRMDevice() throws {
     if DRMCard.cardPaths().isEmpty {
         if ProcessInfo.processInfo.environment["KIOSKD_REQUIRE_DRM"] == "1" {
