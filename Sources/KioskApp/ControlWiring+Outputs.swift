@@ -27,7 +27,7 @@ extension ControlWiring {
     }
 
     /// `no_display`: the output a command needs has no display now; the message lists the connectors its probes saw.
-    static func noDisplay(_ command: String, output: DrivenOutput) -> ControlError {
+    static func notConnected(_ command: String, output: DrivenOutput) -> ControlError {
         let seen = output.manager.connectors.map { "\($0.name) (\($0.isConnected ? "connected" : "disconnected"))" }
         return ControlError(code: "no_display", message: "\(command): output \(output.name): no display is connected; kioskd waits for one"
             + (seen.isEmpty ? "" : " (connectors: \(Set(seen).sorted().joined(separator: ", ")))"))
@@ -44,7 +44,7 @@ extension ControlWiring {
                 "scene": .string(output.stage.source), "page": .string(output.stage.currentPage),
             ]
             if let display = output.engine.backend {
-                members.merge(displayMembers(display, rotation: output.rotation)) { ours, _ in ours }
+                members.merge(outputMembers(display, rotation: output.rotation)) { ours, _ in ours }
             }
             return .object(members)
         })

@@ -13,8 +13,8 @@ extension ControlWiring {
         commands.register(.outputInfo, arguments: ["output"]) { [unowned self] args, _ in
             // The output named (else the first) at the top level; every output and every connector seen listed.
             let output = try drivenOutput(args)
-            guard let display = output.engine.backend else { throw Self.noDisplay(args.command, output: output) }
-            var members = displayMembers(display, rotation: output.rotation)
+            guard let display = output.engine.backend else { throw Self.notConnected(args.command, output: output) }
+            var members = outputMembers(display, rotation: output.rotation)
             members["outputs"] = outputsListing()
             members["connectors"] = connectorsListing()
             return .object(members.merging(statusExtras()) { _, extra in extra })
@@ -22,7 +22,7 @@ extension ControlWiring {
 
         commands.register(.outputPower, arguments: ["on", "output"]) { [unowned self] args, _ in
             let on = try args.bool("on")
-            let (display, engine) = try displayTarget(args)
+            let (display, engine) = try outputTarget(args)
             do {
                 try engine.setOutputPower(on)
             } catch {
@@ -41,7 +41,7 @@ extension ControlWiring {
                 guard given.hasPrefix("/") else { throw args.invalid("path", "must be an absolute path, got '\(given)'") }
                 path = try screenshotDirectory.check(given)
             }
-            let (display, engine) = try displayTarget(args)
+            let (display, engine) = try outputTarget(args)
             // The copy comes from the compositor's shadow buffer (cached RAM), at the flip that shows it; encoding
             // and writing happen off the loop.
             let size = display.info.mode.size, target = path, jobs = self.jobs
@@ -57,9 +57,9 @@ extension ControlWiring {
 
     /// The display and engine a display command acts on: those of the output `args` names (the first without
     /// `output`); `no_display` while it has none.
-    func displayTarget(_ args: ControlArguments) throws -> (display: any DisplayBackend, engine: LayerEngine) {
+    func outputTarget(_ args: ControlArguments) throws -> (display: any DisplayBackend, engine: LayerEngine) {
         let output = try drivenOutput(args)
-        guard let display = output.engine.backend else { throw Self.noDisplay(args.command, output: output) }
+        guard let display = output.engine.backend else { throw Self.notConnected(args.command, output: output) }
         return (display, output.engine)
     }
 
@@ -75,7 +75,7 @@ extension ControlWiring {
     }
 
     /// What `output.info` says of one output's display.
-    func displayMembers(_ display: any DisplayBackend, rotation: OutputRotation) -> [String: JSONValue] {
+    func outputMembers(_ display: any DisplayBackend, rotation: OutputRotation) -> [String: JSONValue] {
         let info = display.info
         // The connector's own list where the backend has one; a headless output has just the mode it was given.
         let modes = (display as? DRMBackend)?.plan.connector.modes.map(\.mode) ?? [info.mode]
