@@ -173,13 +173,13 @@ _kioskctl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    ping|version|stats|display-info|power|screenshot|scene|widget|data|page|animate|video|log-level|plays|raw|watch|help)
+    ping|version|stats|output-info|power|screenshot|scene|widget|data|page|animate|video|log-level|plays|raw|watch|help)
         # Offer subcommand argument completions
         "_kioskctl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'ping version stats display-info power screenshot scene widget data page animate video log-level plays raw watch help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'ping version stats output-info power screenshot scene widget data page animate video log-level plays raw watch help' -- "${cur}"))
         ;;
     esac
 }
@@ -229,7 +229,7 @@ _kioskctl_stats() {
     esac
 }
 
-_kioskctl_display-info() {
+_kioskctl_output-info() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()

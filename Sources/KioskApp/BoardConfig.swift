@@ -33,14 +33,14 @@ public struct BoardConfig: Sendable, Equatable {
         do throws(RegularFileError) {
             bytes = try RegularFile(opening: path).contents(maximumBytes: maximumBytes)
         } catch {
-            throw DisplayError("board file \(path): cannot read it (\(error.problem))")
+            throw OutputError("board file \(path): cannot read it (\(error.problem))")
         }
         guard bytes.count <= maximumBytes else {
-            throw DisplayError("board file \(path): more than the \(maximumBytes) bytes a board file may have")
+            throw OutputError("board file \(path): more than the \(maximumBytes) bytes a board file may have")
         }
         let data = Data(bytes)
         guard let text = String(data: data, encoding: .utf8) else {
-            throw DisplayError("board file \(path): not UTF-8 text")
+            throw OutputError("board file \(path): not UTF-8 text")
         }
         return try parse(text, file: path)
     }
@@ -51,7 +51,7 @@ public struct BoardConfig: Sendable, Equatable {
         do throws(SceneValidationError) {
             return try decode(Data(text.utf8), file: file)
         } catch {
-            throw DisplayError(error.description)
+            throw OutputError(error.description)
         }
     }
 

@@ -4,7 +4,7 @@ import KioskDisplay
 import KioskRuntime
 
 /// The control commands over the outputs: `output` names the one a command acts on (the first when absent; in any
-/// case, `KioskOutputs.output(named:)`), an unknown name is `not_found` naming the outputs driven, `display.info` and
+/// case, `KioskOutputs.output(named:)`), an unknown name is `not_found` naming the outputs driven, `output.info` and
 /// `stats` list every output, `stats` has each output's figures under its name, `data.set` reaches every output's
 /// scene. Main thread.
 extension ControlWiring {
@@ -27,14 +27,14 @@ extension ControlWiring {
     }
 
     /// `no_display`: the output a command needs has no display now; the message lists the connectors its probes saw.
-    static func noDisplay(_ command: String, output: DrivenOutput) -> ControlError {
+    static func notConnected(_ command: String, output: DrivenOutput) -> ControlError {
         let seen = output.manager.connectors.map { "\($0.name) (\($0.isConnected ? "connected" : "disconnected"))" }
         return ControlError(code: "no_display", message: "\(command): output \(output.name): no display is connected; kioskd waits for one"
             + (seen.isEmpty ? "" : " (connectors: \(Set(seen).sorted().joined(separator: ", ")))"))
     }
 
-    /// `display.info`'s and `stats`' `outputs`: each output's name, whether a display is connected, and for one that
-    /// is, what `display.info` says of it; its scene and page.
+    /// `output.info`'s and `stats`' `outputs`: each output's name, whether a display is connected, and for one that
+    /// is, what `output.info` says of it; its scene and page.
     func outputsListing() -> JSONValue {
         .array(outputs.outputs.map { output in
             var members: [String: JSONValue] = [
@@ -44,7 +44,7 @@ extension ControlWiring {
                 "scene": .string(output.stage.source), "page": .string(output.stage.currentPage),
             ]
             if let display = output.engine.backend {
-                members.merge(displayMembers(display, rotation: output.rotation)) { ours, _ in ours }
+                members.merge(outputMembers(display, rotation: output.rotation)) { ours, _ in ours }
             }
             return .object(members)
         })

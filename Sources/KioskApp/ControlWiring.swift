@@ -39,7 +39,7 @@ struct AdjustableLogHandler: LogHandler {
 
 /// Connects the control socket to a running `kioskd run`: registers the daemon's commands and forwards every
 /// output's flips, presented frames, faults and scene events to subscribers, each naming its output. The commands live
-/// in one file per area (`DisplayCommands`, `SceneCommands`, `VideoCommands`, `ControlWiring+Outputs`). Lives on the
+/// in one file per area (`OutputCommands`, `SceneCommands`, `VideoCommands`, `ControlWiring+Outputs`). Lives on the
 /// main thread, beside the loop it serves.
 public final class ControlWiring {
     let server: ControlServer
@@ -53,12 +53,14 @@ public final class ControlWiring {
     var screenshotDirectory = ScreenshotDirectory()
     /// The first output's scene, which the video commands drive.
     var scene: SceneStage { outputs.first.stage }
-    /// Members added to `stats` and `display.info` (the screen's idle state).
+    /// Members added to `stats` and `output.info` (the screen's idle state).
     var statusExtras: () -> [String: JSONValue] = { [:] }
     /// Whether the wall clock is synchronized: `stats` gives `clock_synchronized`, read afresh.
     weak var clockTrust: ClockTrust?
-    /// Called after `display.power` changed an output's power.
-    var onDisplayPower: ((Bool) -> Void)?
+    /// The proof-of-play store `plays` reads, nil while nothing is recorded.
+    var playsPath: String?
+    /// Called after `output.power` changed an output's power.
+    var onOutputPower: ((Bool) -> Void)?
     /// Presents that changed each output's screen: the `frame` event's number, by output.
     private var framesPresented: [ObjectIdentifier: Int64] = [:]
     /// Every output's presents, flips, faults and scene events (`hookOutputs`).
@@ -123,10 +125,10 @@ public final class ControlWiring {
         self.outputs = outputs
         self.jobs = try BackgroundJobs(loop: loop, label: "kioskd.control.jobs")
         let commands = server.commands
-        commands.register("version") { _, _ in
-            ["version": .string(kioskdVersion), "protocol": 1, "commands": .array(commands.commandNames.map(JSONValue.string))]
+        commands.register(.version) { _, _ in
+            ["version": .string(kioskdVersion), "protocol": 1, "commands": .array(commands.acceptedNames.map(JSONValue.string))]
         }
-        commands.register("stats") { [unowned self] _, _ in
+        commands.register(.stats) { [unowned self] _, _ in
             // The first output's figures at the top level, each output's under `by_output`.
             let first = outputs.first, display = first.engine.backend
             var stats = try ControlWiring.statsValue(flips: liveStats(), engine: first.engine.stats, info: display?.info, loop: loop,
@@ -145,7 +147,7 @@ public final class ControlWiring {
             }
             return stats
         }
-        commands.register("log.level", arguments: ["level"]) { args, _ in
+        commands.register(.logLevel, arguments: ["level"]) { args, _ in
             if args["level"] != nil {
                 let name = try args.string("level")
                 guard let level = Logger.Level(rawValue: name) else {
@@ -155,9 +157,10 @@ public final class ControlWiring {
             }
             return ["level": .string(runtimeLogLevel.withLock { $0 }.rawValue)]
         }
-        registerDisplayCommands()
+        registerOutputCommands()
         registerSceneCommands()
         registerVideoCommands()
+        registerPlayCommands()
         hookOutputs()
     }
 

@@ -133,7 +133,7 @@ final class InputWiring {
         }
         idle?.onChange = { [unowned self] from, to, reason in idleChanged(from: from, to: to, reason: reason) }
         control?.statusExtras = { [weak self] in self?.status ?? [:] }
-        control?.onDisplayPower = { [weak self] on in
+        control?.onOutputPower = { [weak self] on in
             guard let idle = self?.idle else { return }
             if on { idle.wake(reason: "display.power") } else { idle.blank(reason: "display.power") }
         }
@@ -161,7 +161,7 @@ final class InputWiring {
         matrix.map { m in .array([m.a, m.b, m.c, m.d, m.e, m.f].map(JSONValue.double)) } ?? .null
     }
 
-    /// Which way the pointer's cursor is shown, for `stats` and `display.info`.
+    /// Which way the pointer's cursor is shown, for `stats` and `output.info`.
     private var cursorStatus: JSONValue {
         let plane = router.cursor?.plane ?? (router.cursor == nil ? router.cursorPlane : nil)
         return [
@@ -171,7 +171,7 @@ final class InputWiring {
         ]
     }
 
-    /// `idle` and `input` in `stats` and `display.info`.
+    /// `idle` and `input` in `stats` and `output.info`.
     private var status: [String: JSONValue] {
         let input: JSONValue = [
             "source": source.map { .string($0.backend.description) } ?? .null,
@@ -219,7 +219,7 @@ final class InputWiring {
     private func setPower(_ on: Bool) throws {
         var failure: (any Error)?
         for output in outputs where output.engine.hasOutput {
-            do { try output.engine.setDisplayPower(on) } catch { failure = failure ?? error }
+            do { try output.engine.setOutputPower(on) } catch { failure = failure ?? error }
         }
         if let failure { throw failure }
     }

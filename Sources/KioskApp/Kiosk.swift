@@ -12,7 +12,7 @@ import Logging
 /// session. Every output comes up the same way and is heard the same way: SIGHUP reloads each one's scene, the
 /// watchdog watches each one's frame path, `flip`, `frame`, `display`, scene and error events and the MQTT state name
 /// each output, `--capture-pages` captures each one's page changes. What speaks of one output (`--frames`,
-/// `--screenshot`, `--capture`, `--stats-out`, the top level of `stats` and `display.info`, the service's readiness)
+/// `--screenshot`, `--capture`, `--stats-out`, the top level of `stats` and `output.info`, the service's readiness)
 /// speaks of the first. With a configuration problem, every output shows the diagnostic page and a reload starts
 /// kioskd over. Main thread.
 public final class Kiosk {
@@ -61,7 +61,7 @@ public final class Kiosk {
         let entries = KioskOutputs.entries(configured, connector: settings.connector, mode: settings.mode, rotation: configuration.rotation,
                                            scenePath: try Self.scenePath(settings.scene))
         guard entries.count == 1 || kind != .fbdev else {
-            throw DisplayError("outputs: several outputs need --backend drm or headless; fbdev drives one framebuffer")
+            throw OutputError("outputs: several outputs need --backend drm or headless; fbdev drives one framebuffer")
         }
         pool = RenderQueuePool(strategy: configuration.renderStrategy.poolStrategy)
         let substitute = Self.diagnosticPage(keepGoing: configuration.keepGoing,
@@ -103,7 +103,7 @@ public final class Kiosk {
         } else {
             playDelivery = nil
         }
-        control?.registerPlayCommands(store: plays?.store)
+        control?.playsPath = plays?.store.path
         showsProblem = problem != nil
         wireOutputs()
     }
@@ -123,7 +123,7 @@ public final class Kiosk {
         case .headless:
             let m = entry.mode ?? ModeRequest(width: 1024, height: 768, refreshHz: 60)
             let source = HeadlessOutputSource(connector: entry.connector ?? "Headless-1",
-                                              mode: DisplayMode(width: m.width, height: m.height, refreshMilliHz: m.refreshMilliHz ?? 60_000),
+                                              mode: OutputMode(width: m.width, height: m.height, refreshMilliHz: m.refreshMilliHz ?? 60_000),
                                               bufferCount: configuration.buffers)
             return (source, try source.probe())
         case .fbdev:
@@ -142,7 +142,7 @@ public final class Kiosk {
         if let scene, scene != "default" { return scene }
         if scene == nil, PathNames.exists(systemScene) { return systemScene }
         guard let path = BundledScenes.defaultScene else {
-            throw DisplayError("the default scene is missing: kioskd_KioskRuntime.resources must be installed next to the kioskd binary (or give --scene FILE)")
+            throw OutputError("the default scene is missing: kioskd_KioskRuntime.resources must be installed next to the kioskd binary (or give --scene FILE)")
         }
         return path
     }
@@ -187,7 +187,7 @@ public final class Kiosk {
     /// Shows every output, runs until stopped (SIGTERM, SIGINT, `--frames`, `stop`, a fatal frame-path error), then
     /// writes `--screenshot`, `--capture` and `--stats-out`. A reload with a configuration problem shown starts
     /// kioskd over instead of returning.
-    /// - Throws: `DisplayError` with every problem of the run, one after another.
+    /// - Throws: `OutputError` with every problem of the run, one after another.
     public func run() throws {
         outputs.start()
         // Once the outputs have probed: an output with nothing connected is ready at once, waiting.
@@ -220,7 +220,7 @@ public final class Kiosk {
             do { try report.write(to: statsOut, engine: first.engine.stats, extra: RunStatsReport.videoFigures(first.stage)) } catch { problems.append("\(error)") }
         }
         withExtendedLifetime((pool, pageCaptures)) {}
-        if !problems.isEmpty { throw DisplayError(problems.joined(separator: "; ")) }
+        if !problems.isEmpty { throw OutputError(problems.joined(separator: "; ")) }
     }
 
     /// `--screenshot` and `--capture`, written after the run; returns what went wrong, one line each.

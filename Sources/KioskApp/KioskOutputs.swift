@@ -124,7 +124,7 @@ final class KioskOutputs {
 
     /// The output named `name` (in any case, `OutputSlots.slot(named:)`), the first for nil.
     ///
-    /// - Throws: `DisplayError` naming the outputs driven.
+    /// - Throws: `OutputError` naming the outputs driven.
     func output(named name: String?) throws -> DrivenOutput {
         let slot = try slots.slot(named: name)
         return outputs.first { $0.slot === slot }!

@@ -14,7 +14,7 @@ enum MasterHandover {
         switch signal {
         case SIGUSR1:
             logger.notice("SIGUSR1: handing the display over")
-            engine.yieldDisplay()
+            engine.yieldOutput()
             do {
                 try drm?.dropMaster()
             } catch {
@@ -22,7 +22,7 @@ enum MasterHandover {
             }
         case SIGUSR2:
             logger.notice("SIGUSR2: taking the display back")
-            engine.takeDisplayBack()
+            engine.takeOutputBack()
         default:
             break
         }

@@ -49,12 +49,12 @@ final class PageCaptures {
     static let fenceTimeout: Duration = .seconds(2)
 
     /// Creates `directory` when it does not exist; the output's own folder in it is made at its first capture.
-    /// - Throws: `DisplayError` naming the directory when it cannot be made.
+    /// - Throws: `OutputError` naming the directory when it cannot be made.
     init(directory: String, output: DrivenOutput, logger: Logger) throws {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw DisplayError("--capture-pages \(directory): cannot create the directory: \(error.localizedDescription)")
+            throw OutputError("--capture-pages \(directory): cannot create the directory: \(error.localizedDescription)")
         }
         self.directory = directory
         self.output = output

@@ -9,15 +9,13 @@ import KioskPlays
 extension ControlWiring {
     static let maximumPlays = 10_000
 
-    func registerPlayCommands(store: PlayStore?) {
-        let path = store?.path, jobs = self.jobs, commands = server.commands
-        guard let path else {
-            commands.register("plays", arguments: ["since", "limit"]) { _, _ in
+    /// Registered with the other commands; answers `not_recording` until `playsPath` names a store.
+    func registerPlayCommands() {
+        let jobs = self.jobs, commands = server.commands
+        commands.registerDeferred(.plays, arguments: ["since", "limit"]) { [weak self] args, _, reply in
+            guard let path = self?.playsPath else {
                 throw ControlError(code: "not_recording", message: "plays: proof of play is not recorded (no state directory: run under the unit, or give --plays-db)")
             }
-            return
-        }
-        commands.registerDeferred("plays", arguments: ["since", "limit"]) { args, _, reply in
             var since: Int64?
             if args.has("since") {
                 if case .string(let text)? = args["since"] {

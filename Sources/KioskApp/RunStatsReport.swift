@@ -99,7 +99,7 @@ struct RunStatsReport: Codable {
         }
         data.append(0x0A)
         do { try data.write(to: URL(fileURLWithPath: path)) } catch {
-            throw DisplayError("stats file \(path): cannot write: \(error.localizedDescription)")
+            throw OutputError("stats file \(path): cannot write: \(error.localizedDescription)")
         }
     }
 }

@@ -12,7 +12,7 @@ extension ControlWiring {
     func registerSceneCommands() {
         let commands = server.commands
 
-        commands.registerDeferred("scene.load", arguments: ["path", "yaml", "base_directory", "output"]) { [unowned self] args, _, reply in
+        commands.registerDeferred(.sceneLoad, arguments: ["path", "yaml", "base_directory", "output"]) { [unowned self] args, _, reply in
             let stage = try self.stage(args)
             // Read, validated and laid out off the loop; the reply comes once the scene is being built. It replaces
             // the current one once completely rendered, which the `scene` event (kind loaded) announces.
@@ -42,18 +42,18 @@ extension ControlWiring {
             }
         }
 
-        commands.register("scene.get", arguments: ["output"]) { [unowned self] args, _ in
+        commands.register(.sceneGet, arguments: ["output"]) { [unowned self] args, _ in
             Self.json(try stage(args).sceneDescription)
         }
 
-        commands.register("widget.get", arguments: ["id", "output"]) { [unowned self] args, _ in
+        commands.register(.widgetGet, arguments: ["id", "output"]) { [unowned self] args, _ in
             let stage = try self.stage(args)
             let id = try args.string("id")
             return try widgetValue(stage, id: id, args)
         }
 
         // Answered once applied: at once, or after an image file was checked off the loop.
-        commands.registerDeferred("widget.set", arguments: ["id", "props", "output"]) { [unowned self] args, _, reply in
+        commands.registerDeferred(.widgetSet, arguments: ["id", "props", "output"]) { [unowned self] args, _, reply in
             let stage = try self.stage(args)
             let id = try args.string("id")
             let props = try args.object("props")
@@ -70,7 +70,7 @@ extension ControlWiring {
             }
         }
 
-        commands.register("data.set", arguments: ["values"]) { [unowned self] args, _ in
+        commands.register(.dataSet, arguments: ["values"]) { [unowned self] args, _ in
             let given = try args.object("values")
             var values: [String: String] = [:]
             for (key, value) in given {
@@ -84,13 +84,13 @@ extension ControlWiring {
             return ["set": .int(Int64(values.count))]
         }
 
-        commands.register("data.get", arguments: ["keys", "output"]) { [unowned self] args, _ in
+        commands.register(.dataGet, arguments: ["keys", "output"]) { [unowned self] args, _ in
             let stage = try self.stage(args)
             let keys = args.has("keys") ? try args.stringArray("keys") : nil
             return ["values": .object(stage.data(keys: keys).mapValues(JSONValue.string))]
         }
 
-        commands.register("page.show", arguments: ["name", "transition", "output"]) { [unowned self] args, _ in
+        commands.register(.pageShow, arguments: ["name", "transition", "output"]) { [unowned self] args, _ in
             let stage = try self.stage(args)
             let name = try args.string("name")
             let transition = args.has("transition") ? try Self.transition(try args.nested("transition", known: ["kind", "duration", "easing"])) : nil
@@ -100,7 +100,7 @@ extension ControlWiring {
 
         let animateArguments: Set<String> = ["id", "property", "to", "kind", "duration", "easing", "stiffness", "damping", "mass",
                                              "velocity", "deceleration", "output"]
-        commands.register("animate", arguments: animateArguments) { [unowned self] args, _ in
+        commands.register(.animate, arguments: animateArguments) { [unowned self] args, _ in
             let stage = try self.stage(args)
             let id = try args.string("id")
             let property = try args.string("property")

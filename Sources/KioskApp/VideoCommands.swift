@@ -9,19 +9,19 @@ import KioskRuntime
 extension ControlWiring {
     func registerVideoCommands() {
         let commands = server.commands
-        commands.register("video.play", arguments: ["id"]) { [unowned self] args, _ in
+        commands.register(.videoPlay, arguments: ["id"]) { [unowned self] args, _ in
             let videos = try videoRuntime(args)
             let id = try videoID(args)
             try videoCall(args) { () throws(StageError) in try videos.playVideo(id: id) }
             return try videoState(videos, id: id, args)
         }
-        commands.register("video.pause", arguments: ["id"]) { [unowned self] args, _ in
+        commands.register(.videoPause, arguments: ["id"]) { [unowned self] args, _ in
             let videos = try videoRuntime(args)
             let id = try videoID(args)
             try videoCall(args) { () throws(StageError) in try videos.pauseVideo(id: id) }
             return try videoState(videos, id: id, args)
         }
-        commands.register("video.seek", arguments: ["id", "position"]) { [unowned self] args, _ in
+        commands.register(.videoSeek, arguments: ["id", "position"]) { [unowned self] args, _ in
             let videos = try videoRuntime(args)
             let id = try videoID(args)
             let seconds = try args.number("position")
@@ -29,7 +29,7 @@ extension ControlWiring {
             try videoCall(args) { () throws(StageError) in try videos.seekVideo(id: id, to: .milliseconds(Int64(seconds * 1000))) }
             return try videoState(videos, id: id, args)
         }
-        commands.register("video.state", arguments: ["id"]) { [unowned self] args, _ in
+        commands.register(.videoState, arguments: ["id"]) { [unowned self] args, _ in
             let videos = try videoRuntime(args)
             return try videoState(videos, id: try videoID(args), args)
         }
@@ -37,7 +37,7 @@ extension ControlWiring {
         // this is the one way a video comes from outside the scene. A file (a path or a file:// URI) is then checked
         // off the loop to be a readable regular file before GStreamer opens it: its file source would block on a
         // FIFO. The answer comes once the clip is loaded.
-        commands.registerDeferred("video.load", arguments: ["id", "source"]) { [unowned self] args, _, reply in
+        commands.registerDeferred(.videoLoad, arguments: ["id", "source"]) { [unowned self] args, _, reply in
             let videos = try videoRuntime(args)
             let id = try videoID(args)
             let source = try args.string("source")

@@ -34,7 +34,7 @@ public enum Contestants {
     /// run in the background (a manual pool), so the process CPU measured around them is the baseline's own.
     /// It has no display: flips, missed vblanks and the first frame are not measured (nil). `strategy` says how
     /// each widget is drawn: straight into the frame, or through a surface of its own.
-    public static func naive(scene path: String, mode: DisplayMode, frames: Int,
+    public static func naive(scene path: String, mode: OutputMode, frames: Int,
                              strategy: NaiveFrameRenderer.Strategy) throws -> BenchFigures {
         let (loop, _) = MainLoop.manual()
         let backend = try HeadlessBackend(mode: mode, bufferCount: 2)
@@ -73,7 +73,7 @@ public enum Contestants {
     /// kioskd's engine on a headless output in real time: async renders on the pool, damage-only composition and
     /// copies. The warm-up ends at the first flip of a frame composed with every layer rendered (`first_frame_ms`,
     /// from the start of this run); then `frames` flips are measured.
-    public static func engine(scene path: String, mode: DisplayMode, frames: Int,
+    public static func engine(scene path: String, mode: OutputMode, frames: Int,
                               strategy: RenderQueuePool.Strategy) throws -> BenchFigures {
         try engine(scene: path, mode: mode, frames: frames, strategy: strategy, overlayPlanes: 0).figures
     }
@@ -81,7 +81,7 @@ public enum Contestants {
     /// `engine` on an output with `overlayPlanes` overlay planes (`HeadlessPlaneOutput`, which copies layer frames
     /// into plane buffers on the main thread as DRM does) when above 0; also the layer frames copied into plane
     /// buffers while measuring (nil without planes).
-    public static func engine(scene path: String, mode: DisplayMode, frames: Int, strategy: RenderQueuePool.Strategy,
+    public static func engine(scene path: String, mode: OutputMode, frames: Int, strategy: RenderQueuePool.Strategy,
                               overlayPlanes: Int) throws -> (figures: BenchFigures, planeFramesCopied: Int?) {
         let loop = try MainLoop.epoll()
         let planeOutput = overlayPlanes > 0 ? try HeadlessPlaneOutput(mode: mode, planeCount: overlayPlanes) : nil

@@ -67,7 +67,7 @@ final class HeadlessPlaneOutput: DisplayBackend, OverlayPlanes {
     private(set) var framesCopied = 0
     private(set) var bytesCopied = 0
 
-    init(mode: DisplayMode, planeCount: Int = 1) throws {
+    init(mode: OutputMode, planeCount: Int = 1) throws {
         headless = try HeadlessBackend(mode: mode, bufferCount: 2, connector: "Headless-planes")
         planes = (0..<planeCount).map { _ in Plane() }
         wanted = Array(repeating: nil, count: planeCount)
@@ -103,7 +103,7 @@ final class HeadlessPlaneOutput: DisplayBackend, OverlayPlanes {
     var info: OutputInfo { headless.info }
     var isFlipPending: Bool { headless.isFlipPending }
     var isPoweredOn: Bool { headless.isPoweredOn }
-    var onDeviceLost: ((DisplayError) -> Void)? {
+    var onDeviceLost: ((OutputError) -> Void)? {
         get { headless.onDeviceLost }
         set { headless.onDeviceLost = newValue }
     }

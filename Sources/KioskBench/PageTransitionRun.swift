@@ -72,7 +72,7 @@ public enum PageTransitionRun {
         case "fade": target = 4
         default: throw BenchError("bench page transition \(transition): slide or fade")
         }
-        let mode = DisplayMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
+        let mode = OutputMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
         let scene = "page-\(transition).yaml"
         let path = try BenchScenes.path(scene)
         let bytes = mode.width * mode.height * 4

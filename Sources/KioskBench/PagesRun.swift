@@ -94,7 +94,7 @@ public enum PagesRun {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-bench-pages-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let mode = DisplayMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
+        let mode = OutputMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
         let count = 20
         let round = Double(count) * pageSeconds
         // A round of the loop and a little more, at 60 Hz.
@@ -124,7 +124,7 @@ public enum PagesRun {
 
     /// The loop on the real epoll loop for `seconds` after its first complete frame, then `page.show` to a page
     /// that is purged, until it is shown.
-    private static func runLoop(path: String, mode: DisplayMode, seconds: Double)
+    private static func runLoop(path: String, mode: OutputMode, seconds: Double)
         throws -> (changes: Int, missed: Int, vblanks: Int, missedElsewhere: Int, vblanksElsewhere: Int, waited: Int,
                    showMs: Double?) {
         let loop = try MainLoop.epoll()

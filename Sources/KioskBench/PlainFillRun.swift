@@ -69,7 +69,7 @@ public enum PlainFillRun {
     ]
 
     public static func measure(calls: Int = 60) throws -> Figures {
-        let mode = DisplayMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
+        let mode = OutputMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
         let size = mode.size
         let screen = Rect(size: size)
         let compositor = try ShadowCompositor(size: size)

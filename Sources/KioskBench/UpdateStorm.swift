@@ -230,7 +230,7 @@ public enum UpdateStorm {
         return counts
     }
 
-    public static func scenario(mode: DisplayMode, seconds: Double, workerCounts: [Int] = defaultWorkerCounts,
+    public static func scenario(mode: OutputMode, seconds: Double, workerCounts: [Int] = defaultWorkerCounts,
                                 stormParagraphs: Int = defaultStormParagraphs) throws -> Scenario {
         var runs: [WorkerRuns] = []
         for workers in workerCounts {
@@ -246,7 +246,7 @@ public enum UpdateStorm {
     /// Updates for `seconds` once the scene is fully on screen, then waits (up to 5 s) until every update is shown.
     /// `window`: the engine's repaint window (kioskd runs with `.auto` unless told otherwise).
     /// `workers`: the render pool's workers (nil: one per online processor, as kioskd runs).
-    public static func run(mode: DisplayMode, seconds: Double, workers: Int? = nil, stormParagraphs: Int = defaultStormParagraphs,
+    public static func run(mode: OutputMode, seconds: Double, workers: Int? = nil, stormParagraphs: Int = defaultStormParagraphs,
                            window: RepaintWindow.Mode = .auto) throws -> Figures {
         let path = try BenchScenes.path("update-storm.yaml")
         let loop = try MainLoop.epoll()

@@ -76,7 +76,7 @@ public enum VideoRun {
 
     /// Plays `clip` (at least `frames` frames long) with each contestant until `frames` frames were played through
     /// (shown, or dropped and counted).
-    public static func run(clip: String, mode: DisplayMode, frames: Int,
+    public static func run(clip: String, mode: OutputMode, frames: Int,
                            makeVideo: (MainLoop) throws -> any VideoPlayerMaking) throws -> Scenario {
         Scenario(mode: mode.description, clip: clip, frames: frames,
                  composited: try engine(clip: clip, mode: mode, frames: frames, planes: false, makeVideo: makeVideo),
@@ -88,16 +88,16 @@ public enum VideoRun {
     /// composited over its layer, so a widget over the video would keep it off the plane.
     static let stripHeight = 120
 
-    static func videoBox(_ mode: DisplayMode) -> Rect {
+    static func videoBox(_ mode: OutputMode) -> Rect {
         Rect(x: 0, y: 0, width: mode.width, height: max(mode.height - stripHeight, 2))
     }
 
-    private static func request(_ clip: String, _ mode: DisplayMode) -> VideoPlayerRequest {
+    private static func request(_ clip: String, _ mode: OutputMode) -> VideoPlayerRequest {
         VideoPlayerRequest(source: clip, size: videoBox(mode).size, fit: .fill, muted: true, volume: 0)
     }
 
     /// The engine's path: composited on a headless output, or on an overlay plane of `HeadlessPlaneOutput`.
-    static func engine(clip: String, mode: DisplayMode, frames: Int, planes: Bool,
+    static func engine(clip: String, mode: OutputMode, frames: Int, planes: Bool,
                        makeVideo: (MainLoop) throws -> any VideoPlayerMaking) throws -> Figures {
         let loop = try MainLoop.epoll()
         let planeOutput = planes ? try HeadlessPlaneOutput(mode: mode) : nil
@@ -172,7 +172,7 @@ public enum VideoRun {
                        layerPath: path?.path.rawValue, layerPathReason: path?.reason, planeFramesCopied: planeOutput?.framesCopied)
     }
 
-    static func naiveCopy(clip: String, mode: DisplayMode, frames: Int,
+    static func naiveCopy(clip: String, mode: OutputMode, frames: Int,
                           makeVideo: (MainLoop) throws -> any VideoPlayerMaking) throws -> Figures {
         let loop = try MainLoop.epoll()
         let stride = mode.width * 4

@@ -1,3 +1,5 @@
+import KioskCore
+
 /// Answers a command: returns the `result` object, or throws `ControlError` for an error reply. Runs on the
 /// loop thread, so it must not block; the connection is the client that asked.
 public typealias CommandHandler = (ControlArguments, ControlConnection) throws -> JSONValue
@@ -30,7 +32,9 @@ public final class DeferredReply {
 }
 
 /// The commands a server answers, by name, each with the argument names it knows. The daemon registers its own;
-/// the server adds `ping`, `subscribe` and `unsubscribe`. A request with an argument its command does not know is
+/// the server adds `ping`, `subscribe` and `unsubscribe`. Names are `ControlCommandName`s, the one list of commands
+/// (the MQTT settings check `allow` against it too); a request may give a command's alias (`display.power`), which
+/// finds the command under its own name. A request with an argument its command does not know is
 /// refused here, before any handler runs, with `invalid_argument` naming it and the nearest known name. Lives on
 /// the loop thread, like the server that owns it.
 public final class CommandRegistry {
@@ -50,19 +54,38 @@ public final class CommandRegistry {
 
     /// Registers `handler` for `name`, which takes the top-level `arguments` named (none by default), replacing an
     /// earlier one.
-    public func register(_ name: String, arguments: Set<String> = [], _ handler: @escaping CommandHandler) {
-        handlers[name] = Entry(arguments: arguments, handler: .immediate(handler))
+    public func register(_ name: ControlCommandName, arguments: Set<String> = [], _ handler: @escaping CommandHandler) {
+        register(named: name.rawValue, arguments: arguments, handler)
     }
 
     /// Registers a command that answers later through its `DeferredReply`, replacing an earlier one.
-    public func registerDeferred(_ name: String, arguments: Set<String> = [], _ handler: @escaping DeferredCommandHandler) {
+    public func registerDeferred(_ name: ControlCommandName, arguments: Set<String> = [], _ handler: @escaping DeferredCommandHandler) {
+        registerDeferred(named: name.rawValue, arguments: arguments, handler)
+    }
+
+    /// A command by any name: for the registry's own tests, which answer made-up commands.
+    func register(named name: String, arguments: Set<String> = [], _ handler: @escaping CommandHandler) {
+        handlers[name] = Entry(arguments: arguments, handler: .immediate(handler))
+    }
+
+    func registerDeferred(named name: String, arguments: Set<String> = [], _ handler: @escaping DeferredCommandHandler) {
         handlers[name] = Entry(arguments: arguments, handler: .deferred(handler))
     }
 
-    /// The argument names `command` knows, or nil for a command that is not registered.
-    public func argumentNames(of command: String) -> Set<String>? { handlers[command]?.arguments }
+    /// The argument names `command` (its own name or an alias) knows, or nil for a command that is not registered.
+    public func argumentNames(of command: String) -> Set<String>? { handlers[Self.key(command)]?.arguments }
 
+    /// The name a command is registered under: an alias's command's own name, any other name as it is.
+    private static func key(_ command: String) -> String { ControlCommandName(wireName: command)?.rawValue ?? command }
+
+    /// The registered commands by their own names.
     public var commandNames: [String] { handlers.keys.sorted() }
+
+    /// Every name a request may give: the registered commands' own names and their aliases (what `version` lists,
+    /// so a client written for an older name still finds its command).
+    public var acceptedNames: [String] {
+        (Array(handlers.keys) + ControlCommandName.aliases.filter { handlers[$0.value.rawValue] != nil }.map(\.key)).sorted()
+    }
 
     /// Answers `request` through `deliver`: at once for immediate commands and errors, later (on the loop
     /// thread) for deferred ones. Returns whether the reply was delivered before returning. Unknown commands and
@@ -71,7 +94,7 @@ public final class CommandRegistry {
     @discardableResult
     public func start(_ request: ControlRequest, from connection: ControlConnection, _ deliver: @escaping (JSONValue) -> Void) -> Bool {
         let id = request.id
-        guard let entry = handlers[request.command] else {
+        guard let entry = handlers[Self.key(request.command)] else {
             deliver(ControlMessage.failure(id: id, error: .unknownCommand(request.command)))
             return true
         }

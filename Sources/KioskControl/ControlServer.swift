@@ -379,13 +379,13 @@ public final class ControlServer {
     // MARK: Built-in commands
 
     private func registerBuiltins() {
-        commands.register("ping") { _, _ in ["pong": true] }
-        commands.register("subscribe", arguments: ["events"]) { [unowned self] args, connection in
+        commands.register(.ping) { _, _ in ["pong": true] }
+        commands.register(.subscribe, arguments: ["events"]) { [unowned self] args, connection in
             let names = try validEventNames(args)
             connection.subscriptions.formUnion(names)
             return ["events": .array(connection.subscriptions.sorted().map(JSONValue.string))]
         }
-        commands.register("unsubscribe", arguments: ["events"]) { [unowned self] args, connection in
+        commands.register(.unsubscribe, arguments: ["events"]) { [unowned self] args, connection in
             let names = try validEventNames(args)
             connection.subscriptions.subtract(names)
             return ["events": .array(connection.subscriptions.sorted().map(JSONValue.string))]

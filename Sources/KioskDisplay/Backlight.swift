@@ -16,12 +16,12 @@ public final class Backlight {
 
     /// The backlight `name` in `classDirectory`, else the first one there (sorted by name); nil when there is none.
     ///
-    /// - Throws: `DisplayError` when the device is there but its files cannot be read, or `name` is not there.
+    /// - Throws: `OutputError` when the device is there but its files cannot be read, or `name` is not there.
     public static func find(in classDirectory: String = systemClassDirectory, name: String? = nil) throws -> Backlight? {
         if let name {
             let path = classDirectory + "/" + name
             guard FileManager.default.fileExists(atPath: path) else {
-                throw DisplayError("backlight \(name): no such device in \(classDirectory)")
+                throw OutputError("backlight \(name): no such device in \(classDirectory)")
             }
             return try Backlight(path: path)
         }
@@ -33,7 +33,7 @@ public final class Backlight {
     public init(path: String) throws {
         self.path = path
         maxBrightness = try Self.readNumber(path + "/max_brightness")
-        guard maxBrightness > 0 else { throw DisplayError("backlight \(path): max_brightness is \(maxBrightness)") }
+        guard maxBrightness > 0 else { throw OutputError("backlight \(path): max_brightness is \(maxBrightness)") }
     }
 
     /// The brightness now, 0...max_brightness.
@@ -56,20 +56,20 @@ public final class Backlight {
     private func write(_ value: Int) throws {
         let file = path + "/brightness"
         let fd = open(file, O_WRONLY | O_TRUNC | O_CLOEXEC)  // as `echo >` does: sysfs ignores O_TRUNC, a test directory needs it
-        guard fd >= 0 else { throw DisplayError("backlight \(file): cannot open: \(errnoDescription(errno))") }
+        guard fd >= 0 else { throw OutputError("backlight \(file): cannot open: \(errnoDescription(errno))") }
         defer { close(fd) }
         let text = Array("\(min(max(value, 0), maxBrightness))\n".utf8)
         guard Glibc.write(fd, text, text.count) == text.count else {
-            throw DisplayError("backlight \(file): cannot write: \(errnoDescription(errno))")
+            throw OutputError("backlight \(file): cannot write: \(errnoDescription(errno))")
         }
     }
 
     private static func readNumber(_ file: String) throws -> Int {
         guard let data = FileManager.default.contents(atPath: file) else {
-            throw DisplayError("backlight \(file): cannot read: \(errnoDescription(errno))")
+            throw OutputError("backlight \(file): cannot read: \(errnoDescription(errno))")
         }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let value = Int(text) else { throw DisplayError("backlight \(file): '\(text)' is not a number") }
+        guard let value = Int(text) else { throw OutputError("backlight \(file): '\(text)' is not a number") }
         return value
     }
 }

@@ -34,14 +34,14 @@ public final class DRMHotplugMonitor {
     private let logger = Logger(label: "kioskd.hotplug")
 
     /// - Parameter group: `udev` or `kernel`; nil chooses `udev` when udevd runs (`/run/udev/control` exists).
-    /// - Throws: `DisplayError` naming the step and errno when the monitor cannot be made.
+    /// - Throws: `OutputError` naming the step and errno when the monitor cannot be made.
     public init(loop: MainLoop, group: String? = nil) throws {
         let chosen = group ?? (access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel")
-        guard let udev = udev_new() else { throw DisplayError("udev: cannot create a context: \(errnoDescription(errno))", errno: errno) }
+        guard let udev = udev_new() else { throw OutputError("udev: cannot create a context: \(errnoDescription(errno))", errno: errno) }
         guard let monitor = udev_monitor_new_from_netlink(udev, chosen) else {
             let e = errno
             udev_unref(udev)
-            throw DisplayError("udev monitor (\(chosen) events): cannot create it: \(errnoDescription(e))", errno: e)
+            throw OutputError("udev monitor (\(chosen) events): cannot create it: \(errnoDescription(e))", errno: e)
         }
         self.udev = udev
         self.monitor = monitor
@@ -49,7 +49,7 @@ public final class DRMHotplugMonitor {
         var status = udev_monitor_filter_add_match_subsystem_devtype(monitor, "drm", nil)
         if status >= 0 { status = udev_monitor_enable_receiving(monitor) }
         guard status >= 0 else {
-            throw DisplayError("udev monitor (\(chosen) events): cannot listen to the drm subsystem: \(errnoDescription(-status))", errno: -status)
+            throw OutputError("udev monitor (\(chosen) events): cannot listen to the drm subsystem: \(errnoDescription(-status))", errno: -status)
         }
         let fd = udev_monitor_get_fd(monitor)
         source = try loop.addSource(fd: fd, events: .readable) { [weak self] _ in self?.receive() }

@@ -242,7 +242,7 @@ public final class FleetClient {
                 reply(ControlMessage.failure(id: "ha-power", error: .invalidArgument("\(message.topic): expected ON or OFF, got '\(text.prefix(40))'")))
                 break
             }
-            run(ControlRequest(id: "ha-power", command: "display.power", arguments: ["on": .bool(text == "ON")]))
+            run(ControlRequest(id: "ha-power", command: ControlCommandName.outputPower.rawValue, arguments: ["on": .bool(text == "ON")]))
             publishState(force: false)
         case ha.pageCommandTopic where !message.retained:
             run(ControlRequest(id: "ha-page", command: "page.show", arguments: ["name": .string(text)]))
@@ -256,7 +256,7 @@ public final class FleetClient {
     /// the capture under way when there is one (its picture goes to every requester on the one topic); else the
     /// screen is taken in memory and published as PNG bytes on `screenshotTopic`.
     private func screenshotRequested() {
-        guard settings.allowedCommands.contains("screenshot") else {
+        guard settings.allowedCommands.contains(ControlCommandName.screenshot.rawValue) else {
             screenshotsRefused += 1
             reply(ControlMessage.failure(id: "screenshot", error: .permissionDenied("screenshot is not allowed over MQTT (mqtt.allow)")))
             return
@@ -418,7 +418,9 @@ public final class FleetClient {
     /// Runs `request` when `mqtt.allow` lists its command, answering either way.
     private func run(_ request: ControlRequest, replyTo address: ReplyAddress? = nil) {
         let address = address ?? ReplyAddress(topic: replyTopic, correlationData: nil)
-        guard settings.allowedCommands.contains(request.command) else {
+        // By its own name: `allow` lists and requests may each give a command's alias (`display.power`).
+        let command = ControlCommandName(wireName: request.command)?.rawValue ?? request.command
+        guard settings.allowedCommands.contains(command) else {
             let error: ControlError = registry.argumentNames(of: request.command) == nil
                 ? .unknownCommand(request.command)
                 : .permissionDenied("\(request.command) is not allowed over MQTT (mqtt.allow)")

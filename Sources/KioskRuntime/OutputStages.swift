@@ -33,7 +33,7 @@ public final class OutputStages {
 
     /// The stage of the output named `name` (in any case), the first one's for nil.
     ///
-    /// - Throws: `DisplayError` naming the outputs when none is `name` (`OutputSlots.slot(named:)`).
+    /// - Throws: `OutputError` naming the outputs when none is `name` (`OutputSlots.slot(named:)`).
     public func stage(for name: String?) throws -> SceneStage {
         let slot = try slots.slot(named: name)
         return stages.first { $0.slot === slot }!.stage

@@ -41,16 +41,14 @@ public struct MQTTSettings: Sendable, Equatable {
 
     /// Default-deny: with no `allow`, only the two read-only commands that say whether the kiosk lives. Anything
     /// that reads the scene or its data, or changes what is shown, must be listed.
-    public static let defaultAllowed = ["ping", "stats"]
+    public static let defaultAllowed = [ControlCommandName.ping, .stats].map(\.rawValue)
     /// Commands that make sense only on a socket connection: never over MQTT, whatever `allow` says.
-    public static let neverAllowed = ["subscribe", "unsubscribe"]
+    public static let neverAllowed = [ControlCommandName.subscribe, .unsubscribe].map(\.rawValue)
     public static let eventNames = ["scene", "data", "error", "video", "input"]
-    /// Every command kioskd's control socket answers (its registry holds exactly these; a debug build checks that at
-    /// start), so `kioskd check-config` can name a misspelt `allow` entry without starting anything.
-    public static let knownCommands = ["animate", "data.get", "data.set", "display.info", "display.power", "log.level",
-                                       "page.show", "ping", "scene.get", "scene.load", "screenshot", "stats", "subscribe",
-                                       "unsubscribe", "version", "video.load", "video.pause", "video.play", "video.seek",
-                                       "video.state", "widget.get", "widget.set"]
+    /// Every command kioskd's control socket answers, by its own name: `ControlCommandName`'s cases, the list the
+    /// registry's commands are keyed by, so `kioskd check-config` can name a misspelt `allow` entry without starting
+    /// anything. `allow` may also give a command's alias (`display.power`).
+    public static var knownCommands: [String] { ControlCommandName.allCases.map(\.rawValue).sorted() }
     static let keys = ["url", "client_id", "topic_prefix", "username", "password_file", "ca_file", "cert_file", "key_file",
                        "keepalive", "group", "allow", "events", "homeassistant", "screenshot_retain", "screenshots_per_minute",
                        "max_packet_size"]
@@ -71,7 +69,10 @@ public struct MQTTSettings: Sendable, Equatable {
     /// The most of a password file read: its first line is the password.
     static let maximumPasswordFileBytes = 64 * 1024
 
-    public var allowedCommands: Set<String> { Set(allow ?? Self.defaultAllowed).subtracting(Self.neverAllowed) }
+    /// The commands `allow` lets through, each by its own name (an alias in `allow` allows its command by either).
+    public var allowedCommands: Set<String> {
+        Set((allow ?? Self.defaultAllowed).map { ControlCommandName(wireName: $0)?.rawValue ?? $0 }).subtracting(Self.neverAllowed)
+    }
 
     /// The first line of `passwordFile`, nil without one. Synchronous file I/O: call it before the loop starts.
     /// - Throws: the file that cannot be read, at the place the config file names it, with the errno
@@ -203,8 +204,8 @@ public struct MQTTSettings: Sendable, Equatable {
             for name in allow where neverAllowed.contains(name) {
                 error(fields["allow"]!.value, "\(path).allow", "'\(name)' works only on the control socket")
             }
-            for name in allow where !knownCommands.contains(name) {
-                let hint = Suggestion.nearest(to: name, in: knownCommands).map { "did you mean '\($0)'? " } ?? ""
+            for name in allow where ControlCommandName(wireName: name) == nil {
+                let hint = Suggestion.nearest(to: name, in: ControlCommandName.acceptedNames).map { "did you mean '\($0)'? " } ?? ""
                 error(fields["allow"]!.value, "\(path).allow", "unknown command '\(name)'; \(hint)known: \(knownCommands.joined(separator: ", "))")
             }
             settings.allow = allow

@@ -9,7 +9,7 @@ import KioskCore
 /// `--connector NAME`: the output a command acts on when kioskd drives several (an `outputs:` section); without it
 /// the first. Sent as the request's `output`.
 struct OutputChoice: ParsableArguments {
-    @Option(help: ArgumentHelp("The output to act on (its connector, as display-info lists it) when kioskd drives several; default: the first.",
+    @Option(help: ArgumentHelp("The output to act on (its connector, as output-info lists it) when kioskd drives several; default: the first.",
                                valueName: "name"))
     var connector: String?
 
@@ -106,7 +106,7 @@ struct Kioskctl: ParsableCommand {
           3  cannot connect to the control socket, or the connection was lost
         """,
         version: KioskVersion.string,
-        subcommands: [Ping.self, Version.self, Stats.self, DisplayInfo.self, Power.self, Screenshot.self,
+        subcommands: [Ping.self, Version.self, Stats.self, OutputInfo.self, Power.self, Screenshot.self,
                       SceneGroup.self, WidgetGroup.self, DataGroup.self, PageGroup.self, Animate.self,
                       VideoGroup.self, LogLevel.self, Plays.self, Raw.self, Watch.self])
 
@@ -137,14 +137,16 @@ struct Kioskctl: ParsableCommand {
         }
     }
 
-    struct DisplayInfo: ParsableCommand {
+    /// `output-info`; `display-info`, its older name, still works.
+    struct OutputInfo: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "display-info",
-            abstract: "Show the display: device, driver, connector, current and available modes, commit API, rotation, power, and every connector, connected or not.")
+            commandName: "output-info",
+            abstract: "Show the output: device, driver, connector, current and available modes, commit API, rotation, power, and every connector, connected or not.",
+            aliases: ["display-info"])
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var output: OutputChoice
         func run() throws {
-            let result = try connection.call("display.info", output.adding(to: [:]))
+            let result = try connection.call(ControlCommandName.outputInfo.rawValue, output.adding(to: [:]))
             if !connection.json { printHuman(result) }
         }
     }

@@ -85,13 +85,13 @@ struct BenchCommand: ParsableCommand {
         }
     }
 
-    private var displayMode: DisplayMode {
-        DisplayMode(width: mode.width, height: mode.height, refreshMilliHz: mode.refreshMilliHz ?? 60_000)
+    private var displayMode: OutputMode {
+        OutputMode(width: mode.width, height: mode.height, refreshMilliHz: mode.refreshMilliHz ?? 60_000)
     }
 
     private func dashboard() throws -> DashboardScenario {
         guard let path = BundledScenes.defaultScene else {
-            throw DisplayError("bench dashboard: the default scene is missing: kioskd_KioskRuntime.resources must be installed next to the kioskd binary")
+            throw OutputError("bench dashboard: the default scene is missing: kioskd_KioskRuntime.resources must be installed next to the kioskd binary")
         }
         let m = displayMode
         let bytes = m.width * m.height * 4
@@ -106,13 +106,13 @@ struct BenchCommand: ParsableCommand {
 
     /// At 1920x1080: updates for --frames refreshes (at least three seconds), then until every update is shown.
     private func updateStorm() throws -> UpdateStorm.Scenario {
-        let m = DisplayMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
+        let m = OutputMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
         let counts = try workers.map(UpdateStorm.workerCounts(parsing:)) ?? UpdateStorm.defaultWorkerCounts
         return try UpdateStorm.scenario(mode: m, seconds: max(3, Double(frames) / 60), workerCounts: counts)
     }
 
     private func video() throws -> VideoRun.Scenario {
-        let m = DisplayMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
+        let m = OutputMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
         let path = try clip ?? BenchClip.make(width: m.width, height: m.height, frames: frames + 30)
         return try VideoRun.run(clip: path, mode: m, frames: frames) { loop in try GStreamerVideo(loop: loop) }
     }

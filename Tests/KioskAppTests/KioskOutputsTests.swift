@@ -36,7 +36,7 @@ final class KioskOutputsTests: XCTestCase {
         outputs = try KioskOutputs(entries: entries, loop: loop, pool: pool, hotplug: false, source: { entry in
             let m = try XCTUnwrap(entry.mode)
             let source = HeadlessOutputSource(connector: try XCTUnwrap(entry.connector),
-                                              mode: DisplayMode(width: m.width, height: m.height, refreshMilliHz: m.refreshMilliHz ?? 60_000))
+                                              mode: OutputMode(width: m.width, height: m.height, refreshMilliHz: m.refreshMilliHz ?? 60_000))
             return (source, try source.probe())
         }, runner: { engine, path in
             try SceneRunner(engine: engine, path: path, watch: false, fpsOverlay: false, logger: logger)
@@ -86,23 +86,32 @@ final class KioskOutputsTests: XCTestCase {
         XCTAssertEqual(unknown?["message"], "scene.get: no output named 'HDMI-A-2'; outputs: HDMI-A-1, DP-1")
     }
 
-    /// The MQTT settings decoder (KioskScene, which cannot see the registry) checks `allow:` against its own list of
-    /// the commands: it must be the registry's, command for command.
-    func testTheMQTTSettingsKnowEveryRegisteredCommandAndNoOther() {
-        XCTAssertEqual(control.server.commands.commandNames, MQTTSettings.knownCommands.sorted())
+    /// Commands are registered only under `ControlCommandName`s, the list `mqtt.allow` is checked against too; the
+    /// kiosk answers every one of them.
+    func testEveryControlCommandNameHasAHandler() {
+        XCTAssertEqual(control.server.commands.commandNames, ControlCommandName.allCases.map(\.rawValue).sorted())
+        XCTAssertEqual(MQTTSettings.knownCommands, control.server.commands.commandNames)
+        // `version` lists them by every name they answer to, the older output names among them.
+        let listed = call("version").result?["commands"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        XCTAssertEqual(listed, ControlCommandName.acceptedNames)
     }
 
-    func testDisplayInfoSpeaksOfTheOutputNamedAndListsEveryOutput() throws {
-        let first = try XCTUnwrap(call("display.info").result)
+    func testOutputInfoSpeaksOfTheOutputNamedAndListsEveryOutput() throws {
+        let first = try XCTUnwrap(call("output.info").result)
         XCTAssertEqual(first["connector"], "HDMI-A-1")
         XCTAssertEqual(first["mode"]?["name"], "320x240@60")
-        let named = try XCTUnwrap(call("display.info", ["output": "dp-1"]).result)
+        let named = try XCTUnwrap(call("output.info", ["output": "dp-1"]).result)
         XCTAssertEqual(named["connector"], "DP-1")
         XCTAssertEqual(named["mode"]?["refresh_mhz"], .int(50_000))
         let listed = try XCTUnwrap(named["outputs"]?.arrayValue)
         XCTAssertEqual(listed.map { $0["connector"] }, ["HDMI-A-1", "DP-1"])
         XCTAssertEqual(listed.map { $0["scene"]?.stringValue.map { URL(fileURLWithPath: $0).lastPathComponent } }, ["left.yaml", "right.yaml"])
         XCTAssertEqual(try XCTUnwrap(named["connectors"]?.arrayValue).map { $0["connector"] }, ["HDMI-A-1", "DP-1"])
+        // `display.info`, its older name, is the same command.
+        let old = try XCTUnwrap(call("display.info", ["output": "dp-1"]).result)
+        XCTAssertEqual(old["connector"], "DP-1")
+        XCTAssertEqual(old["mode"], named["mode"])
+        XCTAssertEqual(old["outputs"]?.arrayValue?.map { $0["connector"] }, ["HDMI-A-1", "DP-1"])
     }
 
     func testDataReachesEveryOutputAndScenesAnswerForTheOutputNamed() throws {
@@ -117,12 +126,13 @@ final class KioskOutputsTests: XCTestCase {
 
     func testTurningOneOutputOffLeavesTheIdleStateUntilEveryOutputIsOff() throws {
         var heard: [Bool] = []
-        control.onDisplayPower = { heard.append($0) }
-        XCTAssertEqual(call("display.power", ["on": false, "output": "DP-1"]).result?["power"], "off")
+        control.onOutputPower = { heard.append($0) }
+        XCTAssertEqual(call("output.power", ["on": false, "output": "DP-1"]).result?["power"], "off")
         XCTAssertEqual(heard, [], "HDMI-A-1 is still lit")
+        // `display.power`, its older name, is the same command.
         XCTAssertEqual(call("display.power", ["on": false]).result?["power"], "off")
         XCTAssertEqual(heard, [false], "every output is off: the screen is blank")
-        XCTAssertEqual(call("display.power", ["on": true, "output": "DP-1"]).result?["power"], "on")
+        XCTAssertEqual(call("output.power", ["on": true, "output": "DP-1"]).result?["power"], "on")
         XCTAssertEqual(heard, [false, true], "lighting one wakes the kiosk")
     }
 
@@ -141,21 +151,21 @@ final class KioskOutputsTests: XCTestCase {
     }
 
     /// The idle policy: after `blank_after` seconds without input every output with a display goes dark, `stats`
-    /// says so, and `display.power on` (any output) wakes them all.
-    func testIdleBlanksEveryOutputAndDisplayPowerWakesThemAll() throws {
+    /// says so, and `output.power on` (any output) wakes them all.
+    func testIdleBlanksEveryOutputAndOutputPowerWakesThemAll() throws {
         var configuration = KioskConfiguration()
         configuration.settings.idle.blankAfter = 60
         configuration.settings.input.seat = "none"
         let input = InputWiring(settings: InputSettings(configuration, backend: .headless), outputs: outputs.outputs, control: control,
                                 logger: Logger(label: "test"))
         input.start()
-        try waitUntil("both outputs lit") { outputs.outputs.allSatisfy { $0.engine.isDisplayPoweredOn } }
+        try waitUntil("both outputs lit") { outputs.outputs.allSatisfy { $0.engine.isOutputPoweredOn } }
         XCTAssertEqual(call("stats").result?["idle"]?["state"], "active")
         _ = loop.advanceTime(by: .seconds(61))
-        try waitUntil("every output blanked") { outputs.outputs.allSatisfy { !$0.engine.isDisplayPoweredOn } }
+        try waitUntil("every output blanked") { outputs.outputs.allSatisfy { !$0.engine.isOutputPoweredOn } }
         XCTAssertEqual(call("stats").result?["idle"]?["state"], "blanked")
-        XCTAssertEqual(call("display.power", ["on": true, "output": "DP-1"]).result?["power"], "on")
-        try waitUntil("every output lit again") { outputs.outputs.allSatisfy { $0.engine.isDisplayPoweredOn } }
+        XCTAssertEqual(call("output.power", ["on": true, "output": "DP-1"]).result?["power"], "on")
+        try waitUntil("every output lit again") { outputs.outputs.allSatisfy { $0.engine.isOutputPoweredOn } }
         XCTAssertEqual(call("stats").result?["idle"]?["state"], "active")
         withExtendedLifetime(input) {}
     }

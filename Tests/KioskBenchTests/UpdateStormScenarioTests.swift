@@ -7,7 +7,7 @@ final class UpdateStormScenarioTests: XCTestCase {
     func testAStormRunMeasuresEveryWidgetsLagAndComputesTheTargetFromMeasuredFigures() throws {
         // A shorter storm text than the bench's keeps the test quick; it still takes longer to render than the
         // 20 ms between its updates on a loaded machine, and the measurement does not depend on it.
-        let mode = DisplayMode(width: 1280, height: 720, refreshMilliHz: 60_000)
+        let mode = OutputMode(width: 1280, height: 720, refreshMilliHz: 60_000)
         let f = try UpdateStorm.run(mode: mode, seconds: 1.5, stormParagraphs: 200)
         // The run ends at the first flip after its 1.5 s: a few frames more at most, and well inside the scenario's
         // 30 s watchdog even on a loaded machine.
@@ -72,7 +72,7 @@ final class UpdateStormScenarioTests: XCTestCase {
 
     /// With one worker, the label's and clock's bounds hold one storm render more.
     func testWithTheWindowOffItsFiguresAreNullAndOneWorkerAddsAStormRenderToTheOthersBounds() throws {
-        let f = try UpdateStorm.run(mode: DisplayMode(width: 640, height: 360, refreshMilliHz: 60_000), seconds: 1,
+        let f = try UpdateStorm.run(mode: OutputMode(width: 640, height: 360, refreshMilliHz: 60_000), seconds: 1,
                                     workers: 1, stormParagraphs: 50, window: .off)
         XCTAssertEqual(f.repaintWindow, "off")
         XCTAssertNil(f.repaintLeadMs)

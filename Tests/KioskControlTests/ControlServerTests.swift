@@ -23,8 +23,8 @@ final class ControlServerTests: XCTestCase {
         var options = ControlServerOptions(socketPath: directory + "/control.sock")
         configure(&options)
         let server = try ControlServer(loop: loop, options: options)
-        server.commands.register("version") { _, _ in ["version": "test"] }
-        server.commands.register("echo", arguments: ["text"]) { args, _ in ["text": .string(try args.string("text"))] }
+        server.commands.register(.version) { _, _ in ["version": "test"] }
+        server.commands.register(named: "echo", arguments: ["text"]) { args, _ in ["text": .string(try args.string("text"))] }
         return server
     }
 
@@ -62,14 +62,34 @@ final class ControlServerTests: XCTestCase {
         XCTAssertFalse(client.closedByPeer)
     }
 
+    /// A command's older name finds the command under its own name (`display.power` is `output.power`), arguments
+    /// and all; the registry lists commands by their own names only.
+    func testAnAliasIsAnsweredByItsCommand() throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        server.commands.register(.outputPower, arguments: ["on"]) { args, _ in ["power": .string(try args.bool("on") ? "on" : "off")] }
+        XCTAssertEqual(server.commands.argumentNames(of: "display.power"), ["on"])
+        XCTAssertTrue(server.commands.commandNames.contains("output.power"))
+        XCTAssertFalse(server.commands.commandNames.contains("display.power"))
+        XCTAssertTrue(server.commands.acceptedNames.contains("display.power"))
+        XCTAssertFalse(server.commands.acceptedNames.contains("display.info"), "its command is not registered here")
+        let client = try TestSocketClient(path: server.options.socketPath)
+        XCTAssertEqual(request(client, #"{"id": 1, "cmd": "output.power", "args": {"on": false}}"#)?["result"]?["power"], "off")
+        XCTAssertEqual(request(client, #"{"id": 2, "cmd": "display.power", "args": {"on": true}}"#)?["result"]?["power"], "on")
+        XCTAssertEqual(request(client, #"{"id": 3, "cmd": "display.power", "args": {"of": true}}"#)?["error"]?["message"],
+                       "display.power: unknown argument 'of'; did you mean 'on'?")
+        XCTAssertEqual(request(client, #"{"id": 4, "cmd": "display.info"}"#)?["error"]?["code"], "unknown_command",
+                       "an alias of a command not registered is unknown like any other name")
+    }
+
     /// The registry refuses an argument its command did not declare before the handler runs, for immediate and
     /// deferred commands alike, and the request with only declared arguments goes through.
     func testTheRegistryRefusesUndeclaredArgumentsBeforeTheHandler() throws {
         let server = try makeServer()
         defer { server.stop() }
         var calls = 0
-        server.commands.register("count", arguments: ["step"]) { _, _ in calls += 1; return ["calls": .int(Int64(calls))] }
-        server.commands.registerDeferred("later", arguments: ["path"]) { _, _, reply in calls += 1; reply.succeed([:]) }
+        server.commands.register(named: "count", arguments: ["step"]) { _, _ in calls += 1; return ["calls": .int(Int64(calls))] }
+        server.commands.registerDeferred(named: "later", arguments: ["path"]) { _, _, reply in calls += 1; reply.succeed([:]) }
         XCTAssertEqual(server.commands.argumentNames(of: "count"), ["step"])
         XCTAssertNil(server.commands.argumentNames(of: "nope"))
         let client = try TestSocketClient(path: server.options.socketPath)
@@ -96,7 +116,7 @@ final class ControlServerTests: XCTestCase {
         let server = try makeServer()
         defer { server.stop() }
         var pending: [DeferredReply] = []
-        server.commands.registerDeferred("slow", arguments: ["fail"]) { args, _, reply in
+        server.commands.registerDeferred(named: "slow", arguments: ["fail"]) { args, _, reply in
             if args["fail"] == true { throw ControlError(code: "slow_failed", message: "asked to fail") }
             pending.append(reply)
         }
@@ -121,7 +141,7 @@ final class ControlServerTests: XCTestCase {
         let server = try makeServer()
         defer { server.stop() }
         var pending: [DeferredReply] = []
-        server.commands.registerDeferred("slow") { _, _, reply in pending.append(reply) }
+        server.commands.registerDeferred(named: "slow") { _, _, reply in pending.append(reply) }
         var client: TestSocketClient? = try TestSocketClient(path: server.options.socketPath)
         client?.send(#"{"id": 1, "cmd": "slow"}"# + "\n")
         try Poll.until("the deferred command to be called", turning: loop, every: .milliseconds(5)) { pending.count == 1 }
@@ -138,7 +158,7 @@ final class ControlServerTests: XCTestCase {
         let server = try makeServer { $0.maxQueuedBytes = 64 * 1024 }
         defer { server.stop() }
         let big = String(repeating: "x", count: 200 * 1024)
-        server.commands.register("big") { _, _ in ["data": .string(big)] }
+        server.commands.register(named: "big") { _, _ in ["data": .string(big)] }
         let client = try TestSocketClient(path: server.options.socketPath)
         let reply = request(client, #"{"id": 1, "cmd": "big"}"#)
         XCTAssertEqual(reply?["result"]?["data"]?.stringValue?.count, big.count)

@@ -61,7 +61,7 @@ final class KioskctlEndToEndTests: XCTestCase {
         return try JSONDecoder().decode(JSONValue.self, from: Data(result.stdout.utf8))["result"] ?? .null
     }
 
-    func testPingStatsAndDisplayInfo() throws {
+    func testPingStatsAndOutputInfo() throws {
         _ = try startDaemon()
         let ping = try kioskctl(["ping"])
         XCTAssertEqual(ping.status, 0)
@@ -74,12 +74,15 @@ final class KioskctlEndToEndTests: XCTestCase {
         XCTAssertGreaterThan(second, first, "frames keep flipping between two calls")
         XCTAssertNotNil(try stats()["missed_vblanks"])
 
-        let info = try kioskctl(["display-info", "--json"])
-        XCTAssertEqual(info.status, 0, info.stderr)
-        let reply = try JSONDecoder().decode(JSONValue.self, from: Data(info.stdout.utf8))
-        XCTAssertEqual(reply["result"]?["mode"]?["width"], 320)
-        XCTAssertEqual(reply["result"]?["buffers"], 2)
-        XCTAssertNotNil(reply["result"]?["commit_api"]?.stringValue)
+        // `display-info` is `output-info`'s older name, kept for scripts written before.
+        for name in ["output-info", "display-info"] {
+            let info = try kioskctl([name, "--json"])
+            XCTAssertEqual(info.status, 0, "\(name): \(info.stderr)")
+            let reply = try JSONDecoder().decode(JSONValue.self, from: Data(info.stdout.utf8))
+            XCTAssertEqual(reply["result"]?["mode"]?["width"], 320, name)
+            XCTAssertEqual(reply["result"]?["buffers"], 2, name)
+            XCTAssertNotNil(reply["result"]?["commit_api"]?.stringValue, name)
+        }
 
         let human = try kioskctl(["version"])
         XCTAssertEqual(human.status, 0, human.stderr)

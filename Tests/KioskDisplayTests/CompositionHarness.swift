@@ -28,7 +28,7 @@ struct HalvesContent: LayerContent {
 /// The layer engine with the real compositor on the headless backend and a manual clock: what reaches the front
 /// buffer, and what each present says it changed.
 final class CompositionHarness {
-    static let mode = DisplayMode(width: 64, height: 48, refreshMilliHz: 60_000)
+    static let mode = OutputMode(width: 64, height: 48, refreshMilliHz: 60_000)
 
     let loop: MainLoop
     let poller: ManualPoller

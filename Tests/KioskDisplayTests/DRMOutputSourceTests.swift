@@ -5,7 +5,7 @@ import XCTest
 /// When `kioskd run` waits for a display rather than failing at start: only when a connector the options allow
 /// exists and none of them is connected.
 final class DRMOutputSourceTests: XCTestCase {
-    private let mode = DisplayMode(width: 1024, height: 768, refreshMilliHz: 60_000, isPreferred: true)
+    private let mode = OutputMode(width: 1024, height: 768, refreshMilliHz: 60_000, isPreferred: true)
 
     private func probe(_ connectors: [(String, Bool)], chosen: String? = nil) -> OutputProbe {
         OutputProbe(connectors: connectors.map { ConnectorStatus(device: "/dev/dri/card0", name: $0.0, isConnected: $0.1, preferredMode: mode) },

@@ -114,7 +114,7 @@ final class FbdevPixelFormatTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(interlaced.refreshRate), 119.88, accuracy: 0.02)
         let spiPanel = FbdevTiming(pixclockPs: 0, xres: 240, yres: 320)
         XCTAssertNil(spiPanel.refreshRate)
-        XCTAssertEqual(spiPanel.mode, DisplayMode(width: 240, height: 320, refreshRate: 60, isPreferred: true))
+        XCTAssertEqual(spiPanel.mode, OutputMode(width: 240, height: 320, refreshRate: 60, isPreferred: true))
         XCTAssertNil(FbdevTiming(pixclockPs: 1, xres: 640, yres: 480).refreshRate, "an implausible rate is ignored")
     }
 }

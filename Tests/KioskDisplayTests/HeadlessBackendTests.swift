@@ -5,7 +5,7 @@ import KioskRenderTestSupport
 import XCTest
 
 final class HeadlessBackendTests: XCTestCase {
-    private let mode = DisplayMode(width: 64, height: 48, refreshMilliHz: 60_000)
+    private let mode = OutputMode(width: 64, height: 48, refreshMilliHz: 60_000)
     private let t0 = MonotonicInstant(nanoseconds: 5_000_000_000)
     private var frame: Duration { mode.frameDuration }
 
@@ -16,7 +16,7 @@ final class HeadlessBackendTests: XCTestCase {
         var flips: [(event: FlipEvent, arrivedAt: MonotonicInstant)] = []
         var onFlip: ((FlipEvent) -> Void)?
 
-        init(mode: DisplayMode, bufferCount: Int, start: MonotonicInstant) throws {
+        init(mode: OutputMode, bufferCount: Int, start: MonotonicInstant) throws {
             loop = MainLoop.manual(startingAt: start).loop
             backend = try HeadlessBackend(mode: mode, bufferCount: bufferCount)
             try backend.start(on: loop) { [unowned self] event in
@@ -33,12 +33,12 @@ final class HeadlessBackendTests: XCTestCase {
     func testInfoDescribesTheHeadlessOutput() throws {
         let backend = try HeadlessBackend()
         XCTAssertEqual(backend.info, OutputInfo(device: "headless", driver: "headless", connector: "Headless-1",
-                                                mode: DisplayMode(width: 1024, height: 768, refreshMilliHz: 60_000),
+                                                mode: OutputMode(width: 1024, height: 768, refreshMilliHz: 60_000),
                                                 commitAPI: .headless, bufferCount: 2))
         XCTAssertThrowsError(try HeadlessBackend(bufferCount: 4)) { error in
             XCTAssertEqual("\(error)", "Headless-1: buffer count must be 2 or 3, not 4")
         }
-        XCTAssertThrowsError(try HeadlessBackend(mode: DisplayMode(width: 0, height: 480, refreshMilliHz: 60_000)))
+        XCTAssertThrowsError(try HeadlessBackend(mode: OutputMode(width: 0, height: 480, refreshMilliHz: 60_000)))
         XCTAssertNil(backend.acquireBuffer(), "no buffers before start")
         XCTAssertNil(backend.frontBufferSnapshot())
     }

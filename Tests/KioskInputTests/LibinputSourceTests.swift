@@ -4,7 +4,7 @@ import KioskCore
 import XCTest
 
 /// What of libinput runs on a host without input devices: the path backend's errors and the key names. The
-/// devices themselves are exercised in the VM (DRMTests.InputDRMTests).
+/// devices themselves are exercised in the VM (KioskdTests.InputDRMTests).
 final class LibinputSourceTests: XCTestCase {
     func testAMissingDevicePathIsNamedWithItsErrno() throws {
         let loop = try MainLoop.epoll()

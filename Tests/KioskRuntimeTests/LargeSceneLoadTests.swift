@@ -12,7 +12,7 @@ import XCTest
 final class LargeSceneLoadTests: XCTestCase {
     /// 30 Hz: a refresh period is 33 ms. Parsing the file on the loop stalls it for 670 ms or more (measured with
     /// the parse moved back onto the loop).
-    private let mode = DisplayMode(width: 320, height: 240, refreshMilliHz: 30_000)
+    private let mode = OutputMode(width: 320, height: 240, refreshMilliHz: 30_000)
 
     /// A scene just under the 4 MiB limit: a few widgets, and a large `data` section (thousands of keys, the bulk
     /// of the bytes), which costs YAML parsing and validation but little to build.

@@ -9,8 +9,8 @@ import XCTest
 /// the output is opened again in the preferred mode, the scene is laid out for it and drawn in full, the fault is
 /// counted and sent once, and nothing is retried after that.
 final class ModeFallbackRelayoutTests: XCTestCase {
-    private let preferred = DisplayMode(width: 1280, height: 720, refreshMilliHz: 60_000)
-    private let requested = DisplayMode(width: 800, height: 600, refreshMilliHz: 60_000)
+    private let preferred = OutputMode(width: 1280, height: 720, refreshMilliHz: 60_000)
+    private let requested = OutputMode(width: 800, height: 600, refreshMilliHz: 60_000)
 
     private final class Recorder {
         var events: [OutputEvent] = []
@@ -20,7 +20,7 @@ final class ModeFallbackRelayoutTests: XCTestCase {
 
     /// A harness with a display offering `preferred` (its preferred mode) and `requested`, asked for `requested`,
     /// whose commits in `refused` the simulated kernel refuses.
-    private func makeHarness(refusing refused: [DisplayMode]) throws -> (RelayoutHarness, Recorder) {
+    private func makeHarness(refusing refused: [OutputMode]) throws -> (RelayoutHarness, Recorder) {
         let h = try RelayoutHarness(yaml: OutputRelayoutTests.yaml)
         let recorder = Recorder()
         h.manager.onEvent = { recorder.events.append($0) }

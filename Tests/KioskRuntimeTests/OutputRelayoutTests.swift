@@ -30,7 +30,7 @@ final class OutputRelayoutTests: XCTestCase {
         XCTAssertEqual(try h.width(of: "half"), 512, "laid out for the waiting size, 1024x768")
         try h.stage.setData(["greeting": "hello"])
 
-        h.card.plug(modes: [DisplayMode(width: 800, height: 600, refreshMilliHz: 60_000)])
+        h.card.plug(modes: [OutputMode(width: 800, height: 600, refreshMilliHz: 60_000)])
         h.manager.rescan()
         try h.waitUntil("'half' laid out 400 wide") { try h.width(of: "half") == 400 }
         h.settle()
@@ -42,7 +42,7 @@ final class OutputRelayoutTests: XCTestCase {
         try h.stage.showPage("second", transition: nil)
         h.card.unplug()
         h.manager.rescan()
-        h.card.plug(modes: [DisplayMode(width: 1280, height: 720, refreshMilliHz: 60_000)])
+        h.card.plug(modes: [OutputMode(width: 1280, height: 720, refreshMilliHz: 60_000)])
         h.manager.rescan()
         try h.waitUntil("'other' laid out 320 wide") { try h.width(of: "other") == 320 }
         h.settle()

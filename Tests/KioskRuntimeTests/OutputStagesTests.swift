@@ -29,8 +29,8 @@ final class OutputStagesTests: XCTestCase {
               - {id: quarter, type: rect, background: "#0000ff", x: 0, y: 0, width: 25%, height: 25%}
               - {id: label, type: text, text: "{greeting}", x: 0, y: 60%, width: 100%, height: 20%, foreground: white}
         """
-    static let hdmi = DisplayMode(width: 200, height: 100, refreshMilliHz: 60_000)
-    static let panel = DisplayMode(width: 120, height: 160, refreshMilliHz: 50_000)
+    static let hdmi = OutputMode(width: 200, height: 100, refreshMilliHz: 60_000)
+    static let panel = OutputMode(width: 120, height: 160, refreshMilliHz: 50_000)
 
     func testTheDefaultSceneIsMirroredAndLaidOutForEachOutputsMode() throws {
         let h = try StagesHarness(ownSceneOn: nil)

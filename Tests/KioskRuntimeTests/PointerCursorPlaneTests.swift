@@ -16,7 +16,7 @@ final class RecordingCursorPlane: CursorPlane {
 
     func setImage(_ image: CursorImage) throws {
         guard image.size.width <= maximumImageSize.width, image.size.height <= maximumImageSize.height else {
-            throw DisplayError("cursor \(name): image \(image.size) is too large")
+            throw OutputError("cursor \(name): image \(image.size) is too large")
         }
         self.image = image
     }

@@ -102,7 +102,7 @@ final class StageHarness {
         tzset()
         (loop, poller) = MainLoop.manual()
         let physical = size
-        backend = try HeadlessBackend(mode: DisplayMode(width: physical.width, height: physical.height, refreshMilliHz: 60_000), bufferCount: 2)
+        backend = try HeadlessBackend(mode: OutputMode(width: physical.width, height: physical.height, refreshMilliHz: 60_000), bufferCount: 2)
         compositor = try ShadowCompositor(size: physical, rotation: rotation)
         pool = RenderQueuePool(strategy: .manual)
         engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: pool)

@@ -1,4 +1,5 @@
 import Foundation
+import KioskCore
 import KioskScene
 import XCTest
 
@@ -89,6 +90,22 @@ final class MQTTSettingsTests: XCTestCase {
             XCTAssertTrue(lines.contains { $0.contains("unknown event 'flips'") }, "\(lines)")
             XCTAssertTrue(lines.contains { $0.contains("'subscribe' works only on the control socket") }, "\(lines)")
             XCTAssertTrue(lines.contains { $0.contains("a password needs 'username'") }, "\(lines)")
+        }
+    }
+
+    /// `allow` checks names against `ControlCommandName`, the registry's own list; a command's older name
+    /// (`display.power` for `output.power`) allows it, under its own name, and a misspelt one is named with the
+    /// nearest command.
+    func testAllowTakesEveryCommandAndTheOlderOutputNames() throws {
+        let every = ControlCommandName.allCases.filter { ![.subscribe, .unsubscribe].contains($0) }.map(\.rawValue)
+        XCTAssertEqual(try decode("url: mqtt://h\nallow: [\(every.joined(separator: ", "))]").allowedCommands, Set(every))
+        let old = try decode("url: mqtt://h\nallow: [display.power, display.info]")
+        XCTAssertEqual(old.allowedCommands, ["output.power", "output.info"])
+        XCTAssertThrowsError(try decode("url: mqtt://h\nallow: [ouput.power]", file: "m.yaml")) { error in
+            let lines = ((error as? SceneValidationError)?.diagnostics ?? []).map(\.description)
+            XCTAssertEqual(lines.count, 1, "\(lines)")
+            XCTAssertTrue(lines.first?.hasPrefix("m.yaml:3:10: mqtt.allow: unknown command 'ouput.power'; did you mean 'output.power'?") == true,
+                          "\(lines)")
         }
     }
 

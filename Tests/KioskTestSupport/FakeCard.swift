@@ -13,10 +13,10 @@ public final class FakeCard: OutputSource {
         public var name: String
         public var isConnected: Bool
         /// The display's modes, the preferred one flagged.
-        public var modes: [DisplayMode]
+        public var modes: [OutputMode]
 
         /// `modes` with the first one preferred.
-        public init(name: String, isConnected: Bool, modes: [DisplayMode]) {
+        public init(name: String, isConnected: Bool, modes: [OutputMode]) {
             self.name = name
             self.isConnected = isConnected
             self.modes = FakeCard.preferringFirst(modes)
@@ -28,10 +28,10 @@ public final class FakeCard: OutputSource {
     /// The mode asked for (`--mode`, the board file); nil for the preferred one.
     public var requestedMode: ModeRequest?
     /// The next probe throws this, once.
-    public var probeFailure: DisplayError?
+    public var probeFailure: OutputError?
     /// Modes the simulated kernel refuses with EINVAL: every present of an output in one of them fails, and so does
     /// every fallback step (`fallBack`) to one of them.
-    public var refusedModes: Set<DisplayMode> = []
+    public var refusedModes: Set<OutputMode> = []
     /// The configurations the outputs' `fallBack` tried, in order, refused or not.
     public private(set) var fallbackAttempts: [OutputConfiguration] = []
 
@@ -52,12 +52,12 @@ public final class FakeCard: OutputSource {
     }
 
     /// One connector `Virtual-1`, connected with `modes` (the first preferred) or disconnected.
-    public convenience init(connected: Bool, modes: [DisplayMode] = [DisplayMode(width: 64, height: 48, refreshMilliHz: 60_000)]) {
+    public convenience init(connected: Bool, modes: [OutputMode] = [OutputMode(width: 64, height: 48, refreshMilliHz: 60_000)]) {
         self.init(connectors: [Connector(name: "Virtual-1", isConnected: connected, modes: Self.preferringFirst(modes))])
     }
 
     /// Plugs a display offering `modes` (the first preferred) into `connector`.
-    public func plug(_ connector: String = "Virtual-1", modes: [DisplayMode]? = nil) {
+    public func plug(_ connector: String = "Virtual-1", modes: [OutputMode]? = nil) {
         guard let i = connectors.firstIndex(where: { $0.name == connector }) else { return }
         connectors[i].isConnected = true
         if let modes { connectors[i].modes = Self.preferringFirst(modes) }
@@ -106,7 +106,7 @@ public final class FakeCard: OutputSource {
             throw FakeCardBusyError(device: device)
         }
         guard connectors.contains(where: { $0.name == candidate.connector && $0.isConnected }) else {
-            throw DisplayError("connector \(candidate.connector) on \(device) is disconnected")
+            throw OutputError("connector \(candidate.connector) on \(device) is disconnected")
         }
         let modes = connectors.first { $0.name == candidate.connector }?.modes ?? [candidate.mode]
         let output = try FakeCardOutput(card: self, connector: candidate.connector, mode: candidate.mode, modes: modes)
@@ -128,7 +128,7 @@ public final class FakeCard: OutputSource {
         if presented { presents += 1 }
     }
 
-    fileprivate static func preferringFirst(_ modes: [DisplayMode]) -> [DisplayMode] {
+    fileprivate static func preferringFirst(_ modes: [OutputMode]) -> [OutputMode] {
         modes.enumerated().map { i, mode in
             var mode = mode
             mode.isPreferred = i == 0
@@ -167,12 +167,12 @@ final class FakeCardOutput: DisplayBackend {
     private let card: FakeCard
     let connector: String
     /// The connector's modes when the output was opened, the preferred one flagged.
-    private let modes: [DisplayMode]
+    private let modes: [OutputMode]
     private var configuration: OutputConfiguration
     private var fallbackSteps: [OutputConfiguration]?
-    var onDeviceLost: ((DisplayError) -> Void)?
+    var onDeviceLost: ((OutputError) -> Void)?
 
-    init(card: FakeCard, connector: String, mode: DisplayMode, modes: [DisplayMode]) throws {
+    init(card: FakeCard, connector: String, mode: OutputMode, modes: [OutputMode]) throws {
         headless = try HeadlessBackend(mode: mode)
         self.card = card
         self.connector = connector
@@ -204,7 +204,7 @@ final class FakeCardOutput: DisplayBackend {
 
     func present(_ buffer: PixelBuffer, damage: [Rect]?) throws {
         if card.refusedModes.contains(configuration.mode) {
-            throw DisplayError("connector \(connector): \(configuration.commitAPI.rawValue) page flip failed: \(errnoDescription(EINVAL))", errno: EINVAL)
+            throw OutputError("connector \(connector): \(configuration.commitAPI.rawValue) page flip failed: \(errnoDescription(EINVAL))", errno: EINVAL)
         }
         try headless.present(buffer, damage: damage)
         card.bufferGivenBack(presented: true)
@@ -228,7 +228,7 @@ final class FakeCardOutput: DisplayBackend {
             configuration = step
             return step.description
         }
-        throw DisplayError("connector \(connector): \(failure.errnoName) at commit with \(configuration); nothing left to fall back to",
+        throw OutputError("connector \(connector): \(failure.errnoName) at commit with \(configuration); nothing left to fall back to",
                            errno: failure.errno)
     }
     func frontBufferSnapshot() -> [UInt8]? { headless.frontBufferSnapshot() }

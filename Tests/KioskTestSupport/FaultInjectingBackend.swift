@@ -18,7 +18,7 @@ public final class FaultInjectingBackend: DisplayBackend {
     /// While positive, `reacquire` throws EACCES (another master holds the device) and counts down.
     public var reacquireRefusals = 0
     /// The connector's modes (the preferred one flagged): what `fallBack` may fall back to.
-    public let modes: [DisplayMode]
+    public let modes: [OutputMode]
     /// The commit API and mode in use; `info` reports them. Starts atomic with the mode given.
     public private(set) var configuration: OutputConfiguration
     /// Configurations the simulated kernel refuses when `fallBack` tries them.
@@ -32,13 +32,13 @@ public final class FaultInjectingBackend: DisplayBackend {
     public private(set) var fallBackCalls = 0
     /// Buffers handed out and not yet presented or released.
     public private(set) var buffersOut = 0
-    public var onDeviceLost: ((DisplayError) -> Void)?
+    public var onDeviceLost: ((OutputError) -> Void)?
 
     /// A flip accepted while `flipsNeverComplete` was on: it holds a buffer until `reacquire`.
     private var swallowedFlip: PixelBuffer?
 
     /// - modes: the connector's modes; by default `mode` alone, as the preferred one.
-    public init(mode: DisplayMode = DisplayMode(width: 64, height: 48, refreshMilliHz: 60_000), modes: [DisplayMode]? = nil,
+    public init(mode: OutputMode = OutputMode(width: 64, height: 48, refreshMilliHz: 60_000), modes: [OutputMode]? = nil,
                 bufferCount: Int = 2) throws {
         headless = try HeadlessBackend(mode: mode, bufferCount: bufferCount)
         var preferred = mode
@@ -77,10 +77,10 @@ public final class FaultInjectingBackend: DisplayBackend {
     public func present(_ buffer: PixelBuffer, damage: [Rect]?) throws {
         presentCalls += 1
         if let code = presentFaults[presentCalls] {
-            throw DisplayError("connector \(info.connector): atomic page flip failed: \(errnoDescription(code))", errno: code)
+            throw OutputError("connector \(info.connector): atomic page flip failed: \(errnoDescription(code))", errno: code)
         }
         if flipsNeverComplete {
-            guard swallowedFlip == nil else { throw DisplayError("connector \(info.connector): flip already pending") }
+            guard swallowedFlip == nil else { throw OutputError("connector \(info.connector): flip already pending") }
             swallowedFlip = buffer
             buffersOut -= 1
             return
@@ -93,7 +93,7 @@ public final class FaultInjectingBackend: DisplayBackend {
         reacquireCalls += 1
         if reacquireRefusals > 0 {
             reacquireRefusals -= 1
-            throw DisplayError("device \(info.device): cannot become DRM master: \(errnoDescription(EACCES))", errno: EACCES)
+            throw OutputError("device \(info.device): cannot become DRM master: \(errnoDescription(EACCES))", errno: EACCES)
         }
         if let buffer = swallowedFlip {
             swallowedFlip = nil
@@ -120,13 +120,13 @@ public final class FaultInjectingBackend: DisplayBackend {
             }
             return step.description
         }
-        throw DisplayError("connector \(info.connector): \(failure.errnoName) at commit with \(configuration); nothing left to fall back to",
+        throw OutputError("connector \(info.connector): \(failure.errnoName) at commit with \(configuration); nothing left to fall back to",
                            errno: failure.errno)
     }
 
     /// The device goes away: as the DRM backend does on EPOLLHUP.
     public func loseDevice() {
-        onDeviceLost?(DisplayError("device \(info.device): EPOLLHUP on the DRM fd"))
+        onDeviceLost?(OutputError("device \(info.device): EPOLLHUP on the DRM fd"))
     }
 
     public func frontBufferSnapshot() -> [UInt8]? { headless.frontBufferSnapshot() }

@@ -2,9 +2,9 @@
 /// value.
 public struct OutputConfiguration: Hashable, Sendable, CustomStringConvertible {
     public var commitAPI: CommitAPI
-    public var mode: DisplayMode
+    public var mode: OutputMode
 
-    public init(_ commitAPI: CommitAPI, _ mode: DisplayMode) {
+    public init(_ commitAPI: CommitAPI, _ mode: OutputMode) {
         self.commitAPI = commitAPI
         self.mode = mode
     }
@@ -33,7 +33,7 @@ public struct ConfigurationFallback: Sendable, Equatable {
     /// - modes: the connector's modes, with the preferred one flagged;
     /// - atomicAvailable: whether atomic commits may be used at all (the device has them and the user did not ask
     ///   for legacy).
-    public init(from current: OutputConfiguration, modes: [DisplayMode], atomicAvailable: Bool) {
+    public init(from current: OutputConfiguration, modes: [OutputMode], atomicAvailable: Bool) {
         let apis: [CommitAPI] = atomicAvailable ? [.atomic, .legacy] : [.legacy]
         var steps = apis.map { OutputConfiguration($0, current.mode) }
         var note: String?

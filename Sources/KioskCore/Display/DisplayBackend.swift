@@ -1,5 +1,5 @@
 /// A display mode as the connector reports it.
-public struct DisplayMode: Hashable, Sendable, CustomStringConvertible {
+public struct OutputMode: Hashable, Sendable, CustomStringConvertible {
     public var width: Int
     public var height: Int
     /// Vertical refresh in millihertz, computed from the pixel clock and totals where the backend knows them.
@@ -50,11 +50,11 @@ public struct OutputInfo: Sendable, Equatable {
     public var device: String
     public var driver: String
     public var connector: String
-    public var mode: DisplayMode
+    public var mode: OutputMode
     public var commitAPI: CommitAPI
     public var bufferCount: Int
 
-    public init(device: String, driver: String, connector: String, mode: DisplayMode, commitAPI: CommitAPI, bufferCount: Int) {
+    public init(device: String, driver: String, connector: String, mode: OutputMode, commitAPI: CommitAPI, bufferCount: Int) {
         self.device = device; self.driver = driver; self.connector = connector
         self.mode = mode; self.commitAPI = commitAPI; self.bufferCount = bufferCount
     }
@@ -91,7 +91,7 @@ public struct PixelBuffer {
 }
 
 /// Errors any backend can raise; the message names the object and, where there is one, the errno.
-public struct DisplayError: Error, CustomStringConvertible, Sendable {
+public struct OutputError: Error, CustomStringConvertible, Sendable {
     public var message: String
     /// The errno of the system call that failed, when one did: `PresentFailure` classifies by it.
     public var errno: Int32?
@@ -110,7 +110,7 @@ public struct DisplayError: Error, CustomStringConvertible, Sendable {
 /// most one flip is in flight: `present` while `isFlipPending` throws. When the flip completes, `onFlip` runs on
 /// the main thread and the buffer shown before becomes free again.
 ///
-/// Faults: `present` throws a `DisplayError` carrying the errno (see `PresentFailure` for what each class means).
+/// Faults: `present` throws a `OutputError` carrying the errno (see `PresentFailure` for what each class means).
 /// `reacquire` takes the output back after master was lost or a flip never completed; `fallBack` answers a
 /// configuration the kernel refused; `onDeviceLost` reports a device that is gone (a hang-up on its fd).
 public protocol DisplayBackend: AnyObject {
@@ -136,7 +136,7 @@ public protocol DisplayBackend: AnyObject {
     func fallBack(after failure: PresentFailure) throws -> String
     /// Called on the main thread when the device is gone (EPOLLHUP or EPOLLERR on its fd); the backend has stopped
     /// watching the fd by then.
-    var onDeviceLost: ((DisplayError) -> Void)? { get set }
+    var onDeviceLost: ((OutputError) -> Void)? { get set }
     /// Copy of the buffer most recently put on screen by a completed flip (XRGB8888, `stride` = width * 4).
     func frontBufferSnapshot() -> [UInt8]?
     /// Stop at a frame boundary: wait for a pending flip, restore what was on the CRTC before `start`, free buffers.

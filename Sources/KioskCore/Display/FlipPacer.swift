@@ -3,7 +3,7 @@ public enum FlipPacing: Equatable, Sendable, CustomStringConvertible {
     /// The driver's vblank: a flip completes at a real vblank and its event says which, so it is passed on as is.
     case vblank
     /// A timer at the mode's refresh: the driver completes flips at once, or has no flip events at all (fbdev).
-    /// `reason` says why, for the log and `display.info`.
+    /// `reason` says why, for the log and `output.info`.
     case timer(reason: String)
 
     public var isTimer: Bool { if case .timer = self { true } else { false } }

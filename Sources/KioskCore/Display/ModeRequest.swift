@@ -62,7 +62,7 @@ public struct ModeRequest: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Same size, and (when a refresh is requested) within `refreshToleranceMilliHz` of it.
-    public func matches(_ mode: DisplayMode) -> Bool {
+    public func matches(_ mode: OutputMode) -> Bool {
         guard mode.width == width, mode.height == height else { return false }
         guard let refreshMilliHz else { return true }
         return abs(mode.refreshMilliHz - refreshMilliHz) <= Self.refreshToleranceMilliHz
@@ -93,11 +93,11 @@ extension Character {
     fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }
 
-extension Array where Element == DisplayMode {
+extension Array where Element == OutputMode {
     /// The mode a request selects. With a refresh: among modes of that size within the tolerance, the one whose
     /// exact refresh is nearest (the preferred one on a tie). Without: among modes of that size the preferred one,
     /// else the highest refresh. Without a request: the connector's preferred mode, else its first.
-    public func select(_ request: ModeRequest?) -> DisplayMode? {
+    public func select(_ request: ModeRequest?) -> OutputMode? {
         guard let request else { return first { $0.isPreferred } ?? first }
         let matches = filter { request.matches($0) }
         guard let target = request.refreshMilliHz else {

@@ -22,8 +22,8 @@ private let logger = Logger(label: "kioskd.outputs")
 public final class OutputManager {
     public let engine: LayerEngine
     private let source: any OutputSource
-    private let makeCompositor: (DisplayMode) throws -> any Compositing
-    /// Every connector of the last probe, connected or not (for `display.info` and `stats`).
+    private let makeCompositor: (OutputMode) throws -> any Compositing
+    /// Every connector of the last probe, connected or not (for `output.info` and `stats`).
     public private(set) var connectors: [ConnectorStatus] = []
     /// The output attached now, as probed.
     public private(set) var current: OutputCandidate?
@@ -36,7 +36,7 @@ public final class OutputManager {
     /// is set up here. A throw leaves the output unused, as a failed open does.
     public var prepareOutput: ((any DisplayBackend) throws -> Void)?
     /// The output whose mode the kernel refused, and the mode it is driven in instead while it stays connected.
-    public private(set) var modeFallback: (refused: OutputCandidate, mode: DisplayMode)?
+    public private(set) var modeFallback: (refused: OutputCandidate, mode: OutputMode)?
     /// Probes so far, and the outputs attached and detached (telemetry, and what lifecycle tests count).
     public private(set) var probes = 0
     public private(set) var attaches = 0
@@ -56,7 +56,7 @@ public final class OutputManager {
     ///   - attached: the output the engine was made with, as the first probe chose it (nil: none yet).
     ///   - makeCompositor: a compositor for a mode (the shadow compositor with the output rotation).
     public init(engine: LayerEngine, source: any OutputSource, attached: OutputCandidate?,
-                makeCompositor: @escaping (DisplayMode) throws -> any Compositing) {
+                makeCompositor: @escaping (OutputMode) throws -> any Compositing) {
         self.engine = engine
         self.source = source
         self.makeCompositor = makeCompositor
@@ -159,7 +159,7 @@ public final class OutputManager {
         return true
     }
 
-    private func reopen(in mode: DisplayMode, after failure: PresentFailure) {
+    private func reopen(in mode: OutputMode, after failure: PresentFailure) {
         // Unplugged or replaced meanwhile: the hotplug's rescan decided already.
         guard let previous = current, modeFallback?.refused == previous else { return }
         engine.detachOutput()

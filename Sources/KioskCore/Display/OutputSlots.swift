@@ -52,19 +52,19 @@ public final class OutputSlots {
     /// Makes one engine per entry on `loop`, sharing `pool`, and starts each (without an output: the first
     /// `rescan` adopts what is connected).
     ///
-    /// - Throws: `DisplayError` when no entry is given, a connector is named twice (in any case), or an entry
+    /// - Throws: `OutputError` when no entry is given, a connector is named twice (in any case), or an entry
     ///   beside others names none; what the engine's creation throws (the loop's waker).
     public init(loop: MainLoop, pool: RenderQueuePool, entries: [Entry],
-                makeCompositor: @escaping (_ entry: Int, DisplayMode) throws -> any Compositing) throws {
-        guard !entries.isEmpty else { throw DisplayError("outputs: no output given") }
+                makeCompositor: @escaping (_ entry: Int, OutputMode) throws -> any Compositing) throws {
+        guard !entries.isEmpty else { throw OutputError("outputs: no output given") }
         var seen = Set<String>()
         for entry in entries {
             guard let connector = entry.connector else {
-                guard entries.count == 1 else { throw DisplayError("outputs: an output beside others must name its connector") }
+                guard entries.count == 1 else { throw OutputError("outputs: an output beside others must name its connector") }
                 continue
             }
             guard seen.insert(connector.lowercased()).inserted else {
-                throw DisplayError("outputs: connector \(connector) is named twice")
+                throw OutputError("outputs: connector \(connector) is named twice")
             }
         }
         slots = try entries.enumerated().map { index, entry in
@@ -97,11 +97,11 @@ public final class OutputSlots {
     /// The slot whose output is named `name` (`Slot.name`, in any case); the first slot for nil. The one lookup of
     /// an output by name: commands, input mapping and stages all go through it.
     ///
-    /// - Throws: `DisplayError` naming the outputs driven when none is `name`.
+    /// - Throws: `OutputError` naming the outputs driven when none is `name`.
     public func slot(named name: String?) throws -> Slot {
         guard let name else { return first }
         guard let slot = slots.first(where: { $0.name.lowercased() == name.lowercased() }) else {
-            throw DisplayError("no output named '\(name)'; outputs: \(slots.map(\.name).joined(separator: ", "))")
+            throw OutputError("no output named '\(name)'; outputs: \(slots.map(\.name).joined(separator: ", "))")
         }
         return slot
     }

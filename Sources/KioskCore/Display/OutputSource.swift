@@ -6,12 +6,12 @@ public struct ConnectorStatus: Sendable, Equatable {
     public var name: String
     public var isConnected: Bool
     /// The connector's preferred mode (else its first), nil when it reports none.
-    public var preferredMode: DisplayMode?
+    public var preferredMode: OutputMode?
     /// Why a connected connector cannot be driven now (another output on the card holds every CRTC it can use),
     /// nil when it can.
     public var unavailableReason: String?
 
-    public init(device: String, name: String, isConnected: Bool, preferredMode: DisplayMode? = nil,
+    public init(device: String, name: String, isConnected: Bool, preferredMode: OutputMode? = nil,
                 unavailableReason: String? = nil) {
         self.device = device; self.name = name; self.isConnected = isConnected; self.preferredMode = preferredMode
         self.unavailableReason = unavailableReason
@@ -31,9 +31,9 @@ public protocol OutputBusyError: Error {
 public struct OutputCandidate: Sendable, Equatable, CustomStringConvertible {
     public var device: String
     public var connector: String
-    public var mode: DisplayMode
+    public var mode: OutputMode
 
-    public init(device: String, connector: String, mode: DisplayMode) {
+    public init(device: String, connector: String, mode: OutputMode) {
         self.device = device; self.connector = connector; self.mode = mode
     }
 

@@ -28,9 +28,9 @@ public struct PresentFailure: Sendable, Equatable, CustomStringConvertible {
         self.message = message
     }
 
-    /// Classifies an error thrown by `DisplayBackend.present`: a `DisplayError` carries its errno.
+    /// Classifies an error thrown by `DisplayBackend.present`: a `OutputError` carries its errno.
     public init(_ error: any Error) {
-        let display = error as? DisplayError
+        let display = error as? OutputError
         self.init(errno: display?.errno, message: display?.message ?? "\(error)")
     }
 

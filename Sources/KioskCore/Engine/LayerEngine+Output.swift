@@ -3,7 +3,7 @@ import Logging
 private let logger = Logger(label: "kioskd.engine")
 
 /// A command that needs a display (a screenshot, power, the output's info) while none is connected. A plain value.
-public struct NoDisplayError: Error, CustomStringConvertible, Sendable {
+public struct NoOutputError: Error, CustomStringConvertible, Sendable {
     public init() {}
     public var description: String { "no display is connected" }
 }
@@ -21,11 +21,11 @@ extension LayerEngine {
     /// presented at the next commit), else from `start`. When the output's scene size differs from the root's,
     /// the root takes it and the scene size listeners hear it, so the tree is laid out again before it is drawn.
     ///
-    /// - Throws: `DisplayError` when an output is attached already, when the compositor's size is not the mode's,
+    /// - Throws: `OutputError` when an output is attached already, when the compositor's size is not the mode's,
     ///   or from the backend's start (the engine is then without an output, as before).
     public func attachOutput(backend: any DisplayBackend, compositor: any Compositing) throws {
         if let current = self.backend {
-            throw DisplayError("\(backend.info.connector): cannot attach, \(current.info.connector) is attached")
+            throw OutputError("\(backend.info.connector): cannot attach, \(current.info.connector) is attached")
         }
         try Self.checkSizes(backend: backend, compositor: compositor)
         resetOutputState()

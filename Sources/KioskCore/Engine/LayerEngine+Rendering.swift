@@ -8,7 +8,7 @@ private let logger = Logger(label: "kioskd.engine")
 /// and releases a group's results together once its first batch is complete. Main thread, like the engine.
 extension LayerEngine {
     func dispatchRenders() {
-        for layer in transaction.takeDisplayRequests() { dispatchIfAsked(layer) }
+        for layer in transaction.takeRenderRequests() { dispatchIfAsked(layer) }
         submitDispatched()
     }
 
@@ -171,7 +171,7 @@ extension LayerEngine {
             layer.renderInFlight = nil
             // A request made while this render was in flight is dispatched once this turn's renders are received.
             if layer.needsRender, layer.host === self {
-                transaction.requestDisplay(layer)
+                transaction.requestRender(layer)
                 waiting = layer
             }
         }

@@ -31,7 +31,7 @@
 /// Output rotation: the tree is laid out in the compositor's `sceneSize` (the mode size turned by its rotation); the
 /// compositor alone maps scene coordinates onto the panel.
 ///
-/// Display power: while the output is off (`setDisplayPower(false)`) renders and compositions go on as usual, but
+/// Display power: while the output is off (`setOutputPower(false)`) renders and compositions go on as usual, but
 /// nothing is presented, so no flips complete and the display link gets no ticks: animations freeze where they
 /// are (their clocks are flip timestamps) and resume when the output is lit again.
 ///
@@ -96,7 +96,7 @@ public final class LayerEngine {
     var presentRequested = false
     /// The flip the animations observer has not ticked the display link for yet.
     var pendingTick: FlipEvent?
-    /// False from `setDisplayPower(false)` until the output is lit again: nothing is presented meanwhile.
+    /// False from `setOutputPower(false)` until the output is lit again: nothing is presented meanwhile.
     var presentsEnabled = true
     /// Flips completed on the output attached now (`counters.framesFlipped` counts every output's).
     var framesFlippedOnOutput = 0
@@ -131,7 +131,7 @@ public final class LayerEngine {
     static let layoutPassLimit = 4
 
     /// An engine presenting on `backend` from the start.
-    /// - Throws: `DisplayError` when the compositor's size is not the output's mode size.
+    /// - Throws: `OutputError` when the compositor's size is not the output's mode size.
     public convenience init(loop: MainLoop, backend: any DisplayBackend, compositor: any Compositing, pool: RenderQueuePool = RenderQueuePool()) throws {
         try Self.checkSizes(backend: backend, compositor: compositor)
         try self.init(loop: loop, sceneSize: compositor.sceneSize, frameDuration: backend.info.mode.frameDuration, pool: pool)
@@ -162,7 +162,7 @@ public final class LayerEngine {
 
     static func checkSizes(backend: any DisplayBackend, compositor: any Compositing) throws {
         guard compositor.size == backend.info.mode.size else {
-            throw DisplayError("\(backend.info.connector): compositor is \(compositor.size), the mode is \(backend.info.mode.size)")
+            throw OutputError("\(backend.info.connector): compositor is \(compositor.size), the mode is \(backend.info.mode.size)")
         }
     }
 
@@ -237,8 +237,8 @@ public final class LayerEngine {
         return stats
     }
 
-    /// Whether the output is lit (see `setDisplayPower`); false with no output.
-    public var isDisplayPoweredOn: Bool { backend?.isPoweredOn ?? false }
+    /// Whether the output is lit (see `setOutputPower`); false with no output.
+    public var isOutputPoweredOn: Bool { backend?.isPoweredOn ?? false }
 
     /// Blanks (`false`) or lights (`true`) the output; setting the state it is already in does nothing.
     ///
@@ -247,10 +247,10 @@ public final class LayerEngine {
     /// presented, and the display link gets no ticks, so animations freeze. On: the whole screen is recomposed and
     /// the newest composition is presented as a full copy at the next commit; flips and ticks resume with it.
     ///
-    /// - Throws: `DisplayError` from the backend (naming the connector and errno); the power state is then
-    ///   unchanged. `NoDisplayError` with no output attached.
-    public func setDisplayPower(_ on: Bool) throws {
-        guard let backend else { throw NoDisplayError() }
+    /// - Throws: `OutputError` from the backend (naming the connector and errno); the power state is then
+    ///   unchanged. `NoOutputError` with no output attached.
+    public func setOutputPower(_ on: Bool) throws {
+        guard let backend else { throw NoOutputError() }
         guard on != backend.isPoweredOn else { return }
         if on {
             try backend.setPower(true)

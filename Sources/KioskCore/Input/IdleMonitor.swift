@@ -46,7 +46,7 @@ public struct IdleSettingsError: Error, Sendable, Equatable, CustomStringConvert
     public var description: String { message }
 }
 
-/// The screen's idle state: `stats`, `display.info` and `power` events report it.
+/// The screen's idle state: `stats`, `output.info` and `power` events report it.
 public enum ScreenIdleState: String, Sendable, Equatable {
     case active, dimmed, blanked
 }
@@ -110,7 +110,7 @@ public final class IdleMonitor {
         return true
     }
 
-    /// Lights the screen for a reason other than input (`display.power`, `kioskctl power on`): the idle time starts
+    /// Lights the screen for a reason other than input (`output.power`, `kioskctl power on`): the idle time starts
     /// again.
     public func wake(reason: String) {
         lastActivity = loop.now
@@ -118,7 +118,7 @@ public final class IdleMonitor {
         arm()
     }
 
-    /// Blanks the screen for a reason other than idle time (`display.power off`): the next input wakes it and is
+    /// Blanks the screen for a reason other than idle time (`output.power off`): the next input wakes it and is
     /// swallowed, as after an idle blank.
     public func blank(reason: String) {
         if state != .blanked { change(to: .blanked, reason: reason) }

@@ -249,7 +249,7 @@ public final class Layer {
             return
         }
         needsRender = true
-        host?.transaction.requestDisplay(self)
+        host?.transaction.requestRender(self)
     }
 
     /// Asks for `layout` to run at the next layout observer.
@@ -351,7 +351,7 @@ public final class Layer {
     /// Joins `engine`'s tree with the subtree, handing it the requests made while detached.
     func attach(to engine: LayerEngine) {
         host = engine
-        if needsRender { engine.transaction.requestDisplay(self) }
+        if needsRender { engine.transaction.requestRender(self) }
         if needsLayout { engine.transaction.requestLayout(self) }
         for child in children { child.attach(to: engine) }
         engine.setNeedsComposite()

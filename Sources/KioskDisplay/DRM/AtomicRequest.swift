@@ -9,7 +9,7 @@ final class AtomicRequest {
     private var failure: String?
 
     init() throws {
-        guard let req = drmModeAtomicAlloc() else { throw DisplayError("atomic request: out of memory") }
+        guard let req = drmModeAtomicAlloc() else { throw OutputError("atomic request: out of memory") }
         self.req = req
     }
 
@@ -24,12 +24,12 @@ final class AtomicRequest {
     }
 
     /// Commits with `flags` (DRM_MODE_ATOMIC_*, DRM_MODE_PAGE_FLIP_EVENT). Returns the errno on failure.
-    func commit(fd: Int32, flags: UInt32, userData: UnsafeMutableRawPointer?) -> Result<Void, DisplayError> {
-        if let failure { return .failure(DisplayError(failure)) }
+    func commit(fd: Int32, flags: UInt32, userData: UnsafeMutableRawPointer?) -> Result<Void, OutputError> {
+        if let failure { return .failure(OutputError(failure)) }
         let rc = drmModeAtomicCommit(fd, req, flags, userData)
         if rc != 0 {
             let e = rc < 0 ? -rc : errno
-            return .failure(DisplayError(errnoDescription(e), errno: e))
+            return .failure(OutputError(errnoDescription(e), errno: e))
         }
         return .success(())
     }

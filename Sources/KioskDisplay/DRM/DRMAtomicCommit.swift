@@ -28,7 +28,7 @@ struct DRMAtomicCommit: DRMCommitInterface {
         backend.modeBlobID = 0
         var blob: UInt32 = 0
         let rc = drmModeCreatePropertyBlob(card.fd, &mode, MemoryLayout<drmModeModeInfo>.size, &blob)
-        guard rc == 0 else { throw DisplayError("CRTC \(plan.crtc.id): create MODE_ID blob failed: \(errnoDescription(-rc))", errno: -rc) }
+        guard rc == 0 else { throw OutputError("CRTC \(plan.crtc.id): create MODE_ID blob failed: \(errnoDescription(-rc))", errno: -rc) }
         backend.modeBlobID = blob
         let req = try backend.modesetRequest(buffer: buffer, modeBlobID: blob)
         // Overlay and cursor planes, and another CRTC on the connector, that a previous master left on.
@@ -36,7 +36,7 @@ struct DRMAtomicCommit: DRMCommitInterface {
         if let (state, res) = stray { backend.addTurningOff(state, from: res, to: req) }
         for hook in backend.commitHooks { try hook.modesetting(req, buffer: buffer, modeBlobID: blob, backend: backend) }
         if case .failure(let e) = req.commit(fd: card.fd, flags: UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET), userData: nil) {
-            throw DisplayError("connector \(plan.connector.name): atomic modeset \(plan.mode.mode) failed: \(e.message)", errno: e.errno)
+            throw OutputError("connector \(plan.connector.name): atomic modeset \(plan.mode.mode) failed: \(e.message)", errno: e.errno)
         }
         if let (state, _) = stray {
             backend.logger.info("connector \(plan.connector.name): turned off what a previous master left on: \(state.description)")
@@ -50,13 +50,13 @@ struct DRMAtomicCommit: DRMCommitInterface {
         var blob: UInt32 = 0
         let rc = drmModeCreatePropertyBlob(fd, &mode, MemoryLayout<drmModeModeInfo>.size, &blob)
         guard rc == 0 else {
-            throw DisplayError("CRTC \(plan.crtc.id): create MODE_ID blob failed: \(errnoDescription(-rc))", errno: -rc)
+            throw OutputError("CRTC \(plan.crtc.id): create MODE_ID blob failed: \(errnoDescription(-rc))", errno: -rc)
         }
         defer { drmModeDestroyPropertyBlob(fd, blob) }
         let req = try backend.modesetRequest(buffer: buffer, modeBlobID: blob)
         let flags = UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET) | UInt32(DRM_MODE_ATOMIC_TEST_ONLY)
         if case .failure(let e) = req.commit(fd: fd, flags: flags, userData: nil) {
-            throw DisplayError("TEST_ONLY modeset \(plan.mode.mode.exactDescription) refused: \(e.message)", errno: e.errno)
+            throw OutputError("TEST_ONLY modeset \(plan.mode.mode.exactDescription) refused: \(e.message)", errno: e.errno)
         }
     }
 
@@ -82,7 +82,7 @@ struct DRMAtomicCommit: DRMCommitInterface {
         if clipsBlob != 0 { drmModeDestroyPropertyBlob(fd, clipsBlob) }
         if case .failure(let e) = result {
             for hook in backend.commitHooks { hook.flipCommitted(false) }
-            throw DisplayError("connector \(backend.info.connector): atomic page flip failed: \(e.message)", errno: e.errno)
+            throw OutputError("connector \(backend.info.connector): atomic page flip failed: \(e.message)", errno: e.errno)
         }
         for hook in backend.commitHooks { hook.flipCommitted(true) }
     }
@@ -95,7 +95,7 @@ struct DRMAtomicCommit: DRMCommitInterface {
         let req = try AtomicRequest()
         req.add(crtc, backend.crtcProps["ACTIVE"]?.id, value, what: "CRTC \(crtc) ACTIVE")
         if case .failure(let e) = req.commit(fd: backend.card.fd, flags: UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET), userData: nil) {
-            throw DisplayError("connector \(backend.info.connector): \(on ? "power on" : "power off") (CRTC \(crtc) ACTIVE=\(value)) failed: \(e.message)")
+            throw OutputError("connector \(backend.info.connector): \(on ? "power on" : "power off") (CRTC \(crtc) ACTIVE=\(value)) failed: \(e.message)")
         }
     }
 
@@ -126,7 +126,7 @@ struct DRMAtomicCommit: DRMCommitInterface {
         req.add(plane, properties["FB_ID"]?.id, 0, what: "plane \(plane) FB_ID")
         req.add(plane, properties["CRTC_ID"]?.id, 0, what: "plane \(plane) CRTC_ID")
         if case .failure(let e) = req.commit(fd: backend.card.fd, flags: 0, userData: nil) {
-            throw DisplayError("plane \(plane): taking it off failed: \(e.message)", errno: e.errno)
+            throw OutputError("plane \(plane): taking it off failed: \(e.message)", errno: e.errno)
         }
     }
 

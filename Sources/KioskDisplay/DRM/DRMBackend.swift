@@ -47,7 +47,7 @@ public final class DRMBackend: DisplayBackend {
     public var commitAPI: CommitAPI { commit.api }
     public internal(set) var info: OutputInfo
     /// Set by the engine: called when the device is gone (EPOLLHUP or EPOLLERR on the card's fd).
-    public var onDeviceLost: ((DisplayError) -> Void)?
+    public var onDeviceLost: ((OutputError) -> Void)?
     /// The plane takes FB_DAMAGE_CLIPS and the interface carries it, so presents can name what changed.
     public var supportsDamageClips: Bool { commit.carriesHooks && planeProps["FB_DAMAGE_CLIPS"] != nil }
 
@@ -86,7 +86,7 @@ public final class DRMBackend: DisplayBackend {
     /// shown until `start`.
     public init(options: DRMOptions) throws {
         guard (2...3).contains(options.bufferCount) else {
-            throw DisplayError("buffers \(options.bufferCount): must be 2 or 3")
+            throw OutputError("buffers \(options.bufferCount): must be 2 or 3")
         }
         let card = try Self.openCard(options.device, driver: options.driver, choosing: options.connector)
         try card.becomeMaster()
@@ -135,8 +135,8 @@ public final class DRMBackend: DisplayBackend {
     static func openCard(_ path: String?, driver: String? = nil, choosing connector: String? = nil) throws -> DRMCard {
         let paths = DRMCard.cardPaths()
         if let path {
-            do { return try DRMCard.shared(path: path) } catch let error as DisplayError {
-                throw DisplayError("\(error.message); available: \(paths.isEmpty ? "none (no /dev/dri/card*)" : paths.joined(separator: ", "))")
+            do { return try DRMCard.shared(path: path) } catch let error as OutputError {
+                throw OutputError("\(error.message); available: \(paths.isEmpty ? "none (no /dev/dri/card*)" : paths.joined(separator: ", "))")
             }
         }
         var tried: [String] = []
@@ -158,7 +158,7 @@ public final class DRMBackend: DisplayBackend {
         }
         if let busy { return busy }
         let wanted = driver.map { "no DRM device with driver \($0) and a connected display" } ?? "no DRM device with a connected display"
-        throw DisplayError(paths.isEmpty ? "no DRM device: /dev/dri has no card nodes"
+        throw OutputError(paths.isEmpty ? "no DRM device: /dev/dri has no card nodes"
                                          : "\(wanted); checked: \(tried.joined(separator: ", "))")
     }
 
@@ -192,12 +192,12 @@ public final class DRMBackend: DisplayBackend {
     }
 
     public func present(_ buffer: PixelBuffer, damage: [Rect]?) throws {
-        guard isStarted else { throw DisplayError("connector \(info.connector): present before start") }
-        guard pendingIndex == nil else { throw DisplayError("connector \(info.connector): flip already pending") }
+        guard isStarted else { throw OutputError("connector \(info.connector): present before start") }
+        guard pendingIndex == nil else { throw OutputError("connector \(info.connector): flip already pending") }
         // An inactive CRTC refuses page flips (EINVAL); say why instead.
-        guard isPoweredOn else { throw DisplayError("connector \(info.connector): present while the output is off") }
+        guard isPoweredOn else { throw OutputError("connector \(info.connector): present while the output is off") }
         guard buffers.indices.contains(buffer.index), states[buffer.index] == .acquired else {
-            throw DisplayError("connector \(info.connector): buffer \(buffer.index) was not acquired")
+            throw OutputError("connector \(info.connector): buffer \(buffer.index) was not acquired")
         }
         let fb = buffers[buffer.index]
         let userData = DRMCardSession.userData(for: token)

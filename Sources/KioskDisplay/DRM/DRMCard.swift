@@ -20,11 +20,11 @@ public final class DRMCard {
     /// Opens `path` read-write. Does not take DRM master; see `becomeMaster()`.
     public init(path: String) throws {
         let fd = open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw DisplayError("device \(path): open failed: \(errnoDescription(errno))") }
+        guard fd >= 0 else { throw OutputError("device \(path): open failed: \(errnoDescription(errno))") }
         guard let version = drmGetVersion(fd) else {
             let e = errno
             close(fd)
-            throw DisplayError("device \(path): not a DRM device (drmGetVersion failed: \(errnoDescription(e)))")
+            throw OutputError("device \(path): not a DRM device (drmGetVersion failed: \(errnoDescription(e)))")
         }
         self.path = path
         self.fd = fd

@@ -65,10 +65,10 @@ public final class DRMCardSession {
 
     /// The backend started on `loop`: the card's fd is watched there from the first started backend on.
     ///
-    /// - Throws: `DisplayError` when another backend on the card runs on another loop, or epoll refuses the fd.
+    /// - Throws: `OutputError` when another backend on the card runs on another loop, or epoll refuses the fd.
     func started(_ token: UInt64, on loop: MainLoop) throws {
         if let current = self.loop, source != nil, current !== loop {
-            throw DisplayError("device \(path): its outputs must run on one main loop")
+            throw OutputError("device \(path): its outputs must run on one main loop")
         }
         if source == nil {
             source = try loop.addSource(fd: fd, events: .readable) { [weak self] events in self?.cardReady(events) }
@@ -112,7 +112,7 @@ public final class DRMCardSession {
             source?.cancel()
             source = nil
             let what = events.contains(.hangup) ? "EPOLLHUP" : "EPOLLERR"
-            let error = DisplayError("device \(path): \(what) on the DRM fd")
+            let error = OutputError("device \(path): \(what) on the DRM fd")
             logger.error("\(error.message)")
             for backend in startedBackends { backend.deviceLost(error) }
             return
@@ -160,7 +160,7 @@ public final class DRMCardSession {
         guard drmIsMaster(fd) != 0 else { return }
         if drmDropMaster(fd) != 0 {
             let e = errno
-            throw DisplayError("device \(path): dropping DRM master failed: \(errnoDescription(e))", errno: e)
+            throw OutputError("device \(path): dropping DRM master failed: \(errnoDescription(e))", errno: e)
         }
         logger.notice("device \(path): DRM master dropped")
     }

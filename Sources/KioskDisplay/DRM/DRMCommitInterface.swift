@@ -51,13 +51,13 @@ enum DRMCommit {
     /// The interface `choice` asks for on `card`: atomic when asked or (`auto`) when the card takes the atomic client
     /// capability, legacy otherwise. Turns on the client capabilities the interface needs.
     ///
-    /// - Throws: `DisplayError` when atomic commits are asked for and the card refuses them.
+    /// - Throws: `OutputError` when atomic commits are asked for and the card refuses them.
     static func open(_ choice: CommitChoice, on card: DRMCard) throws -> any DRMCommitInterface {
         switch choice {
         case .legacy: return DRMLegacyCommit()
         case .atomic:
             guard let atomic = DRMAtomicCommit(card: card) else {
-                throw DisplayError("device \(card.path) (\(card.driver)): atomic modesetting not supported; use --commit legacy")
+                throw OutputError("device \(card.path) (\(card.driver)): atomic modesetting not supported; use --commit legacy")
             }
             return atomic
         case .auto: return DRMAtomicCommit(card: card) ?? DRMLegacyCommit()

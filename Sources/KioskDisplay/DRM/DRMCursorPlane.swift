@@ -38,11 +38,11 @@ public final class DRMCursorPlane: DRMCommitHook, CursorPlane {
     /// the driver gives as DRM_CAP_CURSOR_WIDTH/HEIGHT, 64x64 where it gives none) and attaches to the backend's
     /// commits.
     ///
-    /// - Throws: `DisplayError` when the backend does not use atomic commits or the card has no such plane.
+    /// - Throws: `OutputError` when the backend does not use atomic commits or the card has no such plane.
     public init(backend: DRMBackend) throws {
         let name = backend.info.connector
         guard backend.commit.carriesHooks else {
-            throw DisplayError("connector \(name): a cursor plane needs atomic commits; the cursor is composited")
+            throw OutputError("connector \(name): a cursor plane needs atomic commits; the cursor is composited")
         }
         let res = try DRMResources(card: backend.card)
         let crtcBit = UInt32(1) << UInt32(backend.plan.crtc.index)
@@ -52,7 +52,7 @@ public final class DRMCursorPlane: DRMCommitHook, CursorPlane {
         guard let plane = res.planes.first(where: {
             $0.type == .cursor && $0.possibleCRTCs & crtcBit != 0 && $0.formats.contains(argb) && taken.planes[$0.id] == nil
         }) else {
-            throw DisplayError("connector \(name): CRTC \(backend.plan.crtc.id) has no cursor plane taking ARGB8888")
+            throw OutputError("connector \(name): CRTC \(backend.plan.crtc.id) has no cursor plane taking ARGB8888")
         }
         func cap(_ which: Int32) -> Int {
             var value: UInt64 = 0
@@ -74,7 +74,7 @@ public final class DRMCursorPlane: DRMCommitHook, CursorPlane {
 
     public func setImage(_ image: CursorImage) throws {
         guard image.size.width <= maximumImageSize.width, image.size.height <= maximumImageSize.height else {
-            throw DisplayError("cursor \(name): image \(image.size) is larger than the plane's \(maximumImageSize)")
+            throw OutputError("cursor \(name): image \(image.size) is larger than the plane's \(maximumImageSize)")
         }
         // The buffer is shown whole (its transparent rest included), so the plane's size never changes.
         memset(buffer.base, 0, buffer.byteCount)

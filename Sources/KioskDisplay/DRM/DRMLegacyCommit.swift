@@ -19,7 +19,7 @@ struct DRMLegacyCommit: DRMCommitInterface {
         var mode = plan.mode.raw
         let rc = drmModeSetCrtc(backend.card.fd, plan.crtc.id, buffer.framebufferID, 0, 0, &connectorID, 1, &mode)
         guard rc == 0 else {
-            throw DisplayError("connector \(plan.connector.name): SetCrtc \(plan.mode.mode) failed: \(errnoDescription(-rc))", errno: -rc)
+            throw OutputError("connector \(plan.connector.name): SetCrtc \(plan.mode.mode) failed: \(errnoDescription(-rc))", errno: -rc)
         }
     }
 
@@ -33,19 +33,19 @@ struct DRMLegacyCommit: DRMCommitInterface {
                                  UInt32(DRM_MODE_PAGE_FLIP_EVENT), userData)
         for hook in backend.commitHooks { hook.flipCommitted(rc == 0) }
         guard rc == 0 else {
-            throw DisplayError("connector \(backend.info.connector): page flip failed: \(errnoDescription(-rc))", errno: -rc)
+            throw OutputError("connector \(backend.info.connector): page flip failed: \(errnoDescription(-rc))", errno: -rc)
         }
     }
 
     func setPower(_ backend: DRMBackend, on: Bool) throws {
         let connector = backend.plan.connector
         guard let dpms = backend.connectorProps["DPMS"] else {
-            throw DisplayError("connector \(connector.name): no DPMS property; cannot switch the output's power")
+            throw OutputError("connector \(connector.name): no DPMS property; cannot switch the output's power")
         }
         let value = UInt64(on ? DRM_MODE_DPMS_ON : DRM_MODE_DPMS_OFF)
         let rc = drmModeConnectorSetProperty(backend.card.fd, connector.id, dpms.id, value)
         guard rc == 0 else {
-            throw DisplayError("connector \(connector.name): \(on ? "power on" : "power off") (DPMS \(on ? "On" : "Off")) failed: \(errnoDescription(rc < 0 ? -rc : errno))")
+            throw OutputError("connector \(connector.name): \(on ? "power on" : "power off") (DPMS \(on ? "On" : "Off")) failed: \(errnoDescription(rc < 0 ? -rc : errno))")
         }
     }
 
@@ -62,7 +62,7 @@ struct DRMLegacyCommit: DRMCommitInterface {
         let rc = drmModeSetPlane(backend.card.fd, plane, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         guard rc == 0 else {
             let e = rc < 0 ? -rc : errno
-            throw DisplayError("plane \(plane): taking it off failed: \(errnoDescription(e))", errno: e)
+            throw OutputError("plane \(plane): taking it off failed: \(errnoDescription(e))", errno: e)
         }
     }
 }

@@ -19,16 +19,16 @@ public struct DRMOutputPlan: Sendable {
         let listing = candidates.map { "\($0.name) (\($0.status.rawValue))" }.joined(separator: ", ")
         if let name {
             guard let c = candidates.first(where: { $0.name.lowercased() == name.lowercased() }) else {
-                throw DisplayError("connector \(name) not found on \(device); connectors: \(listing.isEmpty ? "none" : listing)")
+                throw OutputError("connector \(name) not found on \(device); connectors: \(listing.isEmpty ? "none" : listing)")
             }
             guard c.status != .disconnected else {
-                throw DisplayError("connector \(c.name) on \(device) is disconnected; connectors: \(listing)")
+                throw OutputError("connector \(c.name) on \(device) is disconnected; connectors: \(listing)")
             }
             return try plan(for: c, in: res, device: device, mode: request, format: format, taken: taken)
         }
         let connected = candidates.filter { $0.status == .connected }
         guard !connected.isEmpty else {
-            throw DisplayError("no connected connector on \(device); connectors: \(listing.isEmpty ? "none" : listing)")
+            throw OutputError("no connected connector on \(device); connectors: \(listing.isEmpty ? "none" : listing)")
         }
         // The first connected connector another output does not hold, and whose CRTCs are not all taken.
         var firstTaken: DRMObjectsTakenError?
@@ -48,9 +48,9 @@ public struct DRMOutputPlan: Sendable {
             throw DRMObjectsTakenError(connector: connector.name, device: device, message: "is driven by another output (\(holder))")
         }
         let modes = connector.modes.map(\.mode)
-        guard !modes.isEmpty else { throw DisplayError("connector \(connector.name): reports no modes") }
+        guard !modes.isEmpty else { throw OutputError("connector \(connector.name): reports no modes") }
         guard let chosen = modes.select(request), let mode = connector.modes.first(where: { $0.mode == chosen }) else {
-            throw DisplayError("mode \(request?.description ?? "") not offered by connector \(connector.name); modes: "
+            throw OutputError("mode \(request?.description ?? "") not offered by connector \(connector.name); modes: "
                 + modes.distinctDescriptions.joined(separator: ", "))
         }
 
@@ -70,13 +70,13 @@ public struct DRMOutputPlan: Sendable {
                 return DRMOutputPlan(connector: connector, mode: mode, crtc: crtc, primaryPlane: plane)
             }
         }
-        if reachable.isEmpty { throw DisplayError("connector \(connector.name): no CRTC reachable through its encoders") }
+        if reachable.isEmpty { throw OutputError("connector \(connector.name): no CRTC reachable through its encoders") }
         if free.isEmpty {
             let holders = reachable.map { "CRTC \($0.id) (\(taken.crtcs[$0.id] ?? "free"))" }.joined(separator: ", ")
             throw DRMObjectsTakenError(connector: connector.name, device: device,
                                        message: "every CRTC it can use is taken by another output: \(holders)")
         }
-        throw DisplayError("connector \(connector.name): no \(taken.planes.isEmpty ? "" : "free ")primary plane supporting \(fourccString(format)) on CRTCs "
+        throw OutputError("connector \(connector.name): no \(taken.planes.isEmpty ? "" : "free ")primary plane supporting \(fourccString(format)) on CRTCs "
             + free.map { String($0.id) }.joined(separator: ", "))
     }
 }

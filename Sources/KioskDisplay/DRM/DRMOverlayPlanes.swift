@@ -48,11 +48,11 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
 
     /// Finds the overlay planes for the backend's CRTC and attaches to its commits.
     ///
-    /// - Throws: `DisplayError` when the backend does not use atomic commits or no overlay plane fits.
+    /// - Throws: `OutputError` when the backend does not use atomic commits or no overlay plane fits.
     public init(backend: DRMBackend, rotation: OutputRotation) throws {
         let name = backend.info.connector
         guard backend.commit.carriesHooks else {
-            throw DisplayError("connector \(name): overlay planes need atomic commits; every layer is composited")
+            throw OutputError("connector \(name): overlay planes need atomic commits; every layer is composited")
         }
         let res = try DRMResources(card: backend.card)
         let crtcBit = UInt32(1) << UInt32(backend.plan.crtc.index)
@@ -70,7 +70,7 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
             return true
         }
         guard !found.isEmpty else {
-            throw DisplayError("connector \(name): CRTC \(backend.plan.crtc.id) has no overlay plane above the primary taking ARGB8888")
+            throw OutputError("connector \(name): CRTC \(backend.plan.crtc.id) has no overlay plane above the primary taking ARGB8888")
         }
         planes = found.map { Plane(id: $0.id, props: $0.properties) }
         claim = backend.card.session.claim(DRMTakenObjects(planes: Dictionary(uniqueKeysWithValues: found.map {
@@ -136,7 +136,7 @@ public final class DRMOverlayPlanes: DRMCommitHook, OverlayPlanes {
     private func ensureBuffers(_ plane: Plane, size: Size, backend: DRMBackend) throws {
         guard plane.buffers.first?.size != size else { return }
         guard plane.front == nil else {
-            throw DisplayError("overlay plane \(plane.id) is on screen at \(plane.buffers[0].size)")
+            throw OutputError("overlay plane \(plane.id) is on screen at \(plane.buffers[0].size)")
         }
         let argb = kiosk_fourcc_argb8888()
         plane.buffers = try (0..<2).map { _ in try DumbBuffer(card: backend.card, size: size, format: argb) }

@@ -11,13 +11,13 @@ extension DRMBackend {
     public func setPower(_ on: Bool) throws {
         guard on != isPoweredOn else { return }
         let what = on ? "power on" : "power off"
-        guard isStarted else { throw DisplayError("connector \(info.connector): \(what) before start") }
+        guard isStarted else { throw OutputError("connector \(info.connector): \(what) before start") }
         if !on {
             // Cleared first, so a present from the pending flip's callback is refused rather than queued.
             isPoweredOn = false
             guard waitForPendingFlip() else {
                 isPoweredOn = true
-                throw DisplayError("connector \(info.connector): \(what): the pending flip did not complete within 1 s")
+                throw OutputError("connector \(info.connector): \(what): the pending flip did not complete within 1 s")
             }
         }
         do {

@@ -92,7 +92,7 @@ public struct DRMPropertyTable: Sendable {
 
     /// The id of a property the caller cannot work without; the error names the object.
     public func require(_ name: String, on object: String) throws -> UInt32 {
-        guard let p = byName[name] else { throw DisplayError("\(object): no \(name) property") }
+        guard let p = byName[name] else { throw OutputError("\(object): no \(name) property") }
         return p.id
     }
 }

@@ -9,7 +9,7 @@ public struct DRMResources: Sendable {
     public struct Mode: Sendable {
         /// The kernel's mode description, passed back verbatim in MODE_ID blobs and SetCrtc.
         public var raw: drmModeModeInfo
-        public var mode: DisplayMode
+        public var mode: OutputMode
     }
 
     public enum ConnectionStatus: String, Sendable {
@@ -76,7 +76,7 @@ public struct DRMResources: Sendable {
     public init(card: DRMCard) throws {
         let fd = card.fd
         guard let res = drmModeGetResources(fd) else {
-            throw DisplayError("device \(card.path): drmModeGetResources failed: \(errnoDescription(errno)) (no KMS support?)")
+            throw OutputError("device \(card.path): drmModeGetResources failed: \(errnoDescription(errno)) (no KMS support?)")
         }
         defer { drmModeFreeResources(res) }
 
@@ -152,7 +152,7 @@ public struct DRMResources: Sendable {
         let name = withUnsafeBytes(of: info.name) { raw in
             String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
         }
-        return Mode(raw: info, mode: DisplayMode(
+        return Mode(raw: info, mode: OutputMode(
             width: Int(info.hdisplay), height: Int(info.vdisplay), refreshRate: rate, name: name,
             isPreferred: info.type & UInt32(DRM_MODE_TYPE_PREFERRED) != 0))
     }

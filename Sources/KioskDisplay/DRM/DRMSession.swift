@@ -7,7 +7,7 @@ import KioskCore
 extension DRMBackend {
     /// The card is gone (a hang-up or error on its fd, which its session no longer watches): the engine is told,
     /// which exits for the service manager to restart kioskd.
-    func deviceLost(_ error: DisplayError) {
+    func deviceLost(_ error: OutputError) {
         forgetPendingFlip()
         onDeviceLost?(error)
     }
@@ -31,7 +31,7 @@ extension DRMBackend {
     public func reacquire() throws {
         if drmIsMaster(card.fd) == 0, drmSetMaster(card.fd) != 0 {
             let e = errno
-            throw DisplayError("device \(card.path): cannot become DRM master: \(errnoDescription(e))", errno: e)
+            throw OutputError("device \(card.path): cannot become DRM master: \(errnoDescription(e))", errno: e)
         }
         forgetPendingFlip()
         try commit.modeset(self, buffer: frontBuffer)
@@ -66,7 +66,7 @@ extension DRMBackend {
             return step.description
         }
         let tried = refusals.isEmpty ? "" : " (refused: \(refusals.joined(separator: "; ")))"
-        throw DisplayError("connector \(info.connector): \(failure.errnoName) at commit with \(refused); nothing left to fall back to\(tried)",
+        throw OutputError("connector \(info.connector): \(failure.errnoName) at commit with \(refused); nothing left to fall back to\(tried)",
                            errno: failure.errno)
     }
 
@@ -74,7 +74,7 @@ extension DRMBackend {
     /// buffer; the output keeps its configuration when the kernel refuses.
     private func use(_ step: OutputConfiguration) throws {
         guard let mode = plan.connector.modes.first(where: { $0.mode == step.mode }) else {
-            throw DisplayError("connector \(info.connector): mode \(step.mode.exactDescription) is not offered")
+            throw OutputError("connector \(info.connector): mode \(step.mode.exactDescription) is not offered")
         }
         let next = DRMCommit.interface(for: step.commitAPI)
         let before = plan.mode

@@ -22,7 +22,7 @@ public final class DumbBuffer {
         var handle: UInt32 = 0, pitch: UInt32 = 0, bytes: UInt64 = 0
         let rc = drmModeCreateDumbBuffer(card.fd, UInt32(size.width), UInt32(size.height), 32, 0, &handle, &pitch, &bytes)
         guard rc == 0 else {
-            throw DisplayError("device \(card.path): create dumb buffer \(size) failed: \(errnoDescription(-rc == 0 ? errno : -rc))")
+            throw OutputError("device \(card.path): create dumb buffer \(size) failed: \(errnoDescription(-rc == 0 ? errno : -rc))")
         }
         var fbID: UInt32 = 0
         var handles: (UInt32, UInt32, UInt32, UInt32) = (handle, 0, 0, 0)
@@ -40,7 +40,7 @@ public final class DumbBuffer {
         guard addRC == 0 else {
             let e = errno
             drmModeDestroyDumbBuffer(card.fd, handle)
-            throw DisplayError("device \(card.path): add framebuffer \(size) \(fourccString(format)) failed: \(errnoDescription(e))")
+            throw OutputError("device \(card.path): add framebuffer \(size) \(fourccString(format)) failed: \(errnoDescription(e))")
         }
         var offset: UInt64 = 0
         let mapRC = drmModeMapDumbBuffer(card.fd, handle, &offset)
@@ -50,7 +50,7 @@ public final class DumbBuffer {
             let e = errno
             drmModeRmFB(card.fd, fbID)
             drmModeDestroyDumbBuffer(card.fd, handle)
-            throw DisplayError("device \(card.path): map dumb buffer \(size) failed: \(errnoDescription(e))")
+            throw OutputError("device \(card.path): map dumb buffer \(size) failed: \(errnoDescription(e))")
         }
         self.handle = handle
         self.stride = Int(pitch)

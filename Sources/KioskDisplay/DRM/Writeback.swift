@@ -14,7 +14,7 @@ public struct WritebackConnector: Sendable {
     static func find(in res: DRMResources, card: DRMCard, crtc: DRMResources.CRTC, size: Size) throws -> WritebackConnector {
         let all = res.connectors.filter(\.isWriteback)
         guard !all.isEmpty else {
-            throw DisplayError("device \(card.path) (\(card.driver)): no writeback connector (the driver has none, or the kernel refused DRM_CLIENT_CAP_WRITEBACK_CONNECTORS)")
+            throw OutputError("device \(card.path) (\(card.driver)): no writeback connector (the driver has none, or the kernel refused DRM_CLIENT_CAP_WRITEBACK_CONNECTORS)")
         }
         for c in all {
             let reach = c.encoderIDs.reduce(UInt32(0)) { $0 | (res.encoder(id: $1)?.possibleCRTCs ?? 0) }
@@ -26,7 +26,7 @@ public struct WritebackConnector: Sendable {
                 fbIDProp: try p.require("WRITEBACK_FB_ID", on: "connector \(c.name)"),
                 fencePtrProp: try p.require("WRITEBACK_OUT_FENCE_PTR", on: "connector \(c.name)"))
         }
-        throw DisplayError("writeback connectors \(all.map(\.name).joined(separator: ", ")) cannot reach CRTC \(crtc.id)")
+        throw OutputError("writeback connectors \(all.map(\.name).joined(separator: ", ")) cannot reach CRTC \(crtc.id)")
     }
 
     /// Routing the connector changes the CRTC's connector set, which needs a modeset: so it is done once, in the
@@ -81,9 +81,9 @@ public final class WritebackCapture {
 
     /// Waits for the out-fence, then returns the captured pixels (XRGB8888, stride = width * 4).
     public func waitForPixels(timeoutMs: Int32 = 2000) throws -> [UInt8] {
-        guard fenceFD != nil else { throw DisplayError("connector \(connector.name): capture has no out-fence") }
+        guard fenceFD != nil else { throw OutputError("connector \(connector.name): capture has no out-fence") }
         guard waitForFence(timeoutMs: timeoutMs) else {
-            throw DisplayError("connector \(connector.name): writeback fence not signalled within \(timeoutMs) ms")
+            throw OutputError("connector \(connector.name): writeback fence not signalled within \(timeoutMs) ms")
         }
         return buffer.readPixels()
     }

@@ -36,18 +36,18 @@ public final class WritebackCapturer: DRMCommitHook {
     /// Finds a writeback connector that can reach the backend's CRTC and attaches to the backend's commits. Before
     /// `start`, since the connector is routed at modeset.
     ///
-    /// - Throws: `DisplayError` when the backend does not use atomic commits, is already started or already has
+    /// - Throws: `OutputError` when the backend does not use atomic commits, is already started or already has
     ///   a hook, or the card has no writeback connector for its CRTC.
     public init(backend: DRMBackend) throws {
         let name = backend.info.connector
         guard backend.commit.carriesHooks else {
-            throw DisplayError("connector \(name): writeback capture needs atomic modesetting (--commit atomic)")
+            throw OutputError("connector \(name): writeback capture needs atomic modesetting (--commit atomic)")
         }
         guard !backend.isStarted else {
-            throw DisplayError("connector \(name): writeback capture must be attached before start (it is routed at modeset)")
+            throw OutputError("connector \(name): writeback capture must be attached before start (it is routed at modeset)")
         }
         guard !backend.commitHooks.contains(where: { $0 is WritebackCapturer }) else {
-            throw DisplayError("connector \(name): a writeback capturer is already attached")
+            throw OutputError("connector \(name): a writeback capturer is already attached")
         }
         let res = try DRMResources(card: backend.card)
         self.connector = try WritebackConnector.find(in: res, card: backend.card, crtc: backend.plan.crtc,
@@ -81,16 +81,16 @@ public final class WritebackCapturer: DRMCommitHook {
             throw error
         }
         guard let capture = lastCapture, capture !== before else {
-            throw DisplayError("connector \(outputName): the present was not captured")
+            throw OutputError("connector \(outputName): the present was not captured")
         }
         return capture
     }
 
     @discardableResult
     private func requireAtomic() throws -> DRMBackend {
-        guard let backend else { throw DisplayError("connector \(outputName): writeback capture: the output is gone") }
+        guard let backend else { throw OutputError("connector \(outputName): writeback capture: the output is gone") }
         guard backend.commit.carriesHooks else {
-            throw DisplayError("connector \(outputName): writeback capture needs atomic commits; the output fell back to legacy")
+            throw OutputError("connector \(outputName): writeback capture needs atomic commits; the output fell back to legacy")
         }
         return backend
     }

@@ -26,7 +26,7 @@ public final class FbdevBackend: DisplayBackend {
     public private(set) var info: OutputInfo
     public private(set) var isPoweredOn = true
     /// Never called: a framebuffer device has no fd to watch for a hang-up; its mapping stays valid until unmapped.
-    public var onDeviceLost: ((DisplayError) -> Void)?
+    public var onDeviceLost: ((OutputError) -> Void)?
     /// Presents copied into the framebuffer since `start`.
     public private(set) var presentCount = 0
     /// Bytes written into the framebuffer since `start`.
@@ -51,10 +51,10 @@ public final class FbdevBackend: DisplayBackend {
     private let scratch: UnsafeMutableRawPointer
 
     /// Opens and maps `path`; nothing is written until `start`.
-    /// - Throws: `DisplayError` naming the device (open, its mode, the mapping) or a buffer count other than 2 or 3.
+    /// - Throws: `OutputError` naming the device (open, its mode, the mapping) or a buffer count other than 2 or 3.
     public init(path: String, bufferCount: Int = 2) throws {
         guard bufferCount == 2 || bufferCount == 3 else {
-            throw DisplayError("framebuffer \(path): buffer count must be 2 or 3, not \(bufferCount)")
+            throw OutputError("framebuffer \(path): buffer count must be 2 or 3, not \(bufferCount)")
         }
         device = try FbdevDevice(path: path)
         info = OutputInfo(device: path, driver: "fbdev", connector: device.driverID, mode: device.timing.mode,
@@ -110,12 +110,12 @@ public final class FbdevBackend: DisplayBackend {
     /// Converts `damage` (everything when nil) from the staging buffer into the framebuffer now; the flip
     /// completes at the next vsync (FBIO_WAITFORVSYNC), or at the timer's next tick where the driver has none.
     public func present(_ buffer: PixelBuffer, damage: [Rect]?) throws {
-        guard let loop else { throw DisplayError("framebuffer \(device.path): present before start") }
-        guard pendingIndex == nil else { throw DisplayError("framebuffer \(device.path): flip already pending") }
-        guard isPoweredOn else { throw DisplayError("framebuffer \(device.path): present while the output is off") }
+        guard let loop else { throw OutputError("framebuffer \(device.path): present before start") }
+        guard pendingIndex == nil else { throw OutputError("framebuffer \(device.path): flip already pending") }
+        guard isPoweredOn else { throw OutputError("framebuffer \(device.path): present while the output is off") }
         guard states.indices.contains(buffer.index), buffers[buffer.index].base == buffer.base,
               states[buffer.index] == .acquired else {
-            throw DisplayError("framebuffer \(device.path): buffer \(buffer.index) was not acquired")
+            throw OutputError("framebuffer \(device.path): buffer \(buffer.index) was not acquired")
         }
         copy(buffers[buffer.index], damage: damage)
         states[buffer.index] = .pending
@@ -182,7 +182,7 @@ public final class FbdevBackend: DisplayBackend {
     /// No master to regain: forgets a pending flip (its buffer is free again, no flip event comes). The
     /// framebuffer keeps what was copied into it.
     public func reacquire() throws {
-        guard loop != nil else { throw DisplayError("framebuffer \(device.path): reacquire before start") }
+        guard loop != nil else { throw OutputError("framebuffer \(device.path): reacquire before start") }
         vsync?.cancel()
         pacer?.forgetHeld()
         if let index = pendingIndex { states[index] = .free }
@@ -191,7 +191,7 @@ public final class FbdevBackend: DisplayBackend {
 
     /// A framebuffer has one configuration: nothing to fall back to.
     public func fallBack(after failure: PresentFailure) throws -> String {
-        throw DisplayError("framebuffer \(device.path): no other configuration to fall back to after \(failure.errnoName)", errno: failure.errno)
+        throw OutputError("framebuffer \(device.path): no other configuration to fall back to after \(failure.errnoName)", errno: failure.errno)
     }
 
     /// The frame on screen, read back from the framebuffer and widened to XRGB8888.
@@ -202,7 +202,7 @@ public final class FbdevBackend: DisplayBackend {
     /// FBIOBLANK. Going dark completes a pending flip first (its event is still delivered).
     public func setPower(_ on: Bool) throws {
         guard on != isPoweredOn else { return }
-        guard loop != nil else { throw DisplayError("framebuffer \(device.path): power \(on ? "on" : "off") before start") }
+        guard loop != nil else { throw OutputError("framebuffer \(device.path): power \(on ? "on" : "off") before start") }
         if !on {
             isPoweredOn = false
             completePendingFlipNow()

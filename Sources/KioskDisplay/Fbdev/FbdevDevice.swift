@@ -19,26 +19,26 @@ public final class FbdevDevice {
     private let mapping: UnsafeMutableRawPointer
     private let mappingLength: Int
 
-    /// - Throws: `DisplayError` naming the device and the errno, or what in its mode kioskd cannot drive.
+    /// - Throws: `OutputError` naming the device and the errno, or what in its mode kioskd cannot drive.
     public init(path: String) throws {
         self.path = path
         let fd = open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else {
             let e = errno
-            throw DisplayError("framebuffer \(path): open failed: \(errnoDescription(e))", errno: e)
+            throw OutputError("framebuffer \(path): open failed: \(errnoDescription(e))", errno: e)
         }
         var fix = fb_fix_screeninfo()
         var v = fb_var_screeninfo()
         guard kiosk_fb_get_fscreeninfo(fd, &fix) == 0, kiosk_fb_get_vscreeninfo(fd, &v) == 0 else {
             let e = errno
             close(fd)
-            throw DisplayError("framebuffer \(path): reading its mode (FBIOGET_FSCREENINFO/VSCREENINFO) failed: \(errnoDescription(e))", errno: e)
+            throw OutputError("framebuffer \(path): reading its mode (FBIOGET_FSCREENINFO/VSCREENINFO) failed: \(errnoDescription(e))", errno: e)
         }
         let id = withUnsafeBytes(of: fix.id) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
         let name = "\(path) (\(id))"
         do {
             guard fix.type == FB_TYPE_PACKED_PIXELS, fix.visual == FB_VISUAL_TRUECOLOR || fix.visual == FB_VISUAL_DIRECTCOLOR else {
-                throw DisplayError("framebuffer \(name): visual \(fix.visual) of type \(fix.type) is not supported; kioskd needs packed true-colour pixels")
+                throw OutputError("framebuffer \(name): visual \(fix.visual) of type \(fix.type) is not supported; kioskd needs packed true-colour pixels")
             }
             let format = try FbdevPixelFormat(
                 bitsPerPixel: Int(v.bits_per_pixel),
@@ -54,13 +54,13 @@ public final class FbdevDevice {
             let offset = Int(v.yoffset) * lineLength + Int(v.xoffset) * format.bytesPerPixel
             guard timing.xres > 0, timing.yres > 0, lineLength >= timing.xres * format.bytesPerPixel,
                   offset + lineLength * timing.yres <= Int(fix.smem_len) else {
-                throw DisplayError("framebuffer \(name): mode \(timing.xres)x\(timing.yres) with \(lineLength) bytes a row does not fit its \(fix.smem_len) bytes of memory")
+                throw OutputError("framebuffer \(name): mode \(timing.xres)x\(timing.yres) with \(lineLength) bytes a row does not fit its \(fix.smem_len) bytes of memory")
             }
             let length = Int(fix.smem_len)
             let mapped = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
             guard let mapped, mapped != MAP_FAILED else {
                 let e = errno
-                throw DisplayError("framebuffer \(name): mmap of \(length) bytes failed: \(errnoDescription(e))", errno: e)
+                throw OutputError("framebuffer \(name): mmap of \(length) bytes failed: \(errnoDescription(e))", errno: e)
             }
             self.fd = fd
             self.driverID = id
@@ -85,12 +85,12 @@ public final class FbdevDevice {
     public var name: String { "\(path) (\(driverID))" }
 
     /// FBIOBLANK: FB_BLANK_UNBLANK or FB_BLANK_POWERDOWN.
-    /// - Throws: `DisplayError` naming the device and the errno (EINVAL from a driver that cannot blank).
+    /// - Throws: `OutputError` naming the device and the errno (EINVAL from a driver that cannot blank).
     public func blank(_ off: Bool) throws {
         let level = off ? FB_BLANK_POWERDOWN : FB_BLANK_UNBLANK
         guard kiosk_fb_blank(fd, Int32(level)) == 0 else {
             let e = errno
-            throw DisplayError("framebuffer \(name): \(off ? "power off (FBIOBLANK powerdown)" : "power on (FBIOBLANK unblank)") failed: \(errnoDescription(e))", errno: e)
+            throw OutputError("framebuffer \(name): \(off ? "power off (FBIOBLANK powerdown)" : "power on (FBIOBLANK unblank)") failed: \(errnoDescription(e))", errno: e)
         }
     }
 

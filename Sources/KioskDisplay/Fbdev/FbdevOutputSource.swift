@@ -17,7 +17,7 @@ public final class FbdevOutputSource: OutputSource {
         self.bufferCount = bufferCount
     }
 
-    /// - Throws: `DisplayError` naming the device when it cannot be opened (`FbdevBackend.init`).
+    /// - Throws: `OutputError` naming the device when it cannot be opened (`FbdevBackend.init`).
     public func probe() throws -> OutputProbe {
         if candidate == nil {
             let backend = try FbdevBackend(path: path, bufferCount: bufferCount)

@@ -22,14 +22,14 @@ public struct FbdevPixelFormat: Hashable, Sendable, CustomStringConvertible {
                                                 green: .init(offset: 5, length: 6), blue: .init(offset: 0, length: 5))
 
     /// Checks the layout: 16, 24 or 32 bits per pixel, each channel 1 to 8 bits long and inside the pixel.
-    /// - Throws: `DisplayError` naming `device` and what is wrong with the layout.
+    /// - Throws: `OutputError` naming `device` and what is wrong with the layout.
     public init(bitsPerPixel: Int, red: Channel, green: Channel, blue: Channel, device: String) throws {
         guard [16, 24, 32].contains(bitsPerPixel) else {
-            throw DisplayError("framebuffer \(device): \(bitsPerPixel) bits per pixel is not supported; kioskd needs true colour at 16, 24 or 32 bits per pixel (e.g. fbset -depth 32)")
+            throw OutputError("framebuffer \(device): \(bitsPerPixel) bits per pixel is not supported; kioskd needs true colour at 16, 24 or 32 bits per pixel (e.g. fbset -depth 32)")
         }
         for (name, channel) in [("red", red), ("green", green), ("blue", blue)] {
             guard (1...8).contains(channel.length), channel.offset >= 0, channel.offset + channel.length <= bitsPerPixel else {
-                throw DisplayError("framebuffer \(device): \(name) channel at bit \(channel.offset), \(channel.length) bits long, does not fit a \(bitsPerPixel)-bit pixel")
+                throw OutputError("framebuffer \(device): \(name) channel at bit \(channel.offset), \(channel.length) bits long, does not fit a \(bitsPerPixel)-bit pixel")
             }
         }
         self.init(bitsPerPixel: bitsPerPixel, red: red, green: green, blue: blue)

@@ -37,8 +37,8 @@ public struct FbdevTiming: Hashable, Sendable {
     }
 
     /// The display mode kioskd drives: the visible size, refreshing at `refreshRate`, else at 60 Hz.
-    public var mode: DisplayMode {
-        DisplayMode(width: xres, height: yres, refreshRate: refreshRate ?? Self.fallbackRefreshRate, name: "\(xres)x\(yres)",
+    public var mode: OutputMode {
+        OutputMode(width: xres, height: yres, refreshRate: refreshRate ?? Self.fallbackRefreshRate, name: "\(xres)x\(yres)",
                     isPreferred: true)
     }
 }

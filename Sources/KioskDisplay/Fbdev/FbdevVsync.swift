@@ -29,12 +29,12 @@ final class FbdevVsync {
     private var generation = 0
     private(set) var isWaiting = false
 
-    /// - Throws: `DisplayError` when the fd cannot be duplicated or the loop gives no waker.
+    /// - Throws: `OutputError` when the fd cannot be duplicated or the loop gives no waker.
     init(device: FbdevDevice, loop: MainLoop) throws {
         let fd = fcntl(device.fd, F_DUPFD_CLOEXEC, 0)
         guard fd >= 0 else {
             let e = errno
-            throw DisplayError("framebuffer \(device.name): duplicating its fd for vsync waits failed: \(errnoDescription(e))", errno: e)
+            throw OutputError("framebuffer \(device.name): duplicating its fd for vsync waits failed: \(errnoDescription(e))", errno: e)
         }
         descriptor = Descriptor(fd: fd)
         jobs = try BackgroundJobs(loop: loop, label: "kioskd.fbdev.vsync")

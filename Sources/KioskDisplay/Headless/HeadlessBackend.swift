@@ -27,7 +27,7 @@ public final class HeadlessBackend: DisplayBackend {
     public private(set) var presentCount = 0
     public private(set) var isPoweredOn = true
     /// Never called: memory buffers cannot go away.
-    public var onDeviceLost: ((DisplayError) -> Void)?
+    public var onDeviceLost: ((OutputError) -> Void)?
     /// Calls of `reacquire` since `start`.
     public private(set) var reacquireCount = 0
 
@@ -46,15 +46,15 @@ public final class HeadlessBackend: DisplayBackend {
     /// `bufferCount` is 2 (double buffering) or 3 (triple buffering); `connector` is the name the output goes by
     /// (one per `outputs:` entry when several are simulated).
     public init(
-        mode: DisplayMode = DisplayMode(width: 1024, height: 768, refreshMilliHz: 60_000),
+        mode: OutputMode = OutputMode(width: 1024, height: 768, refreshMilliHz: 60_000),
         bufferCount: Int = 2,
         connector: String = "Headless-1"
     ) throws {
         guard bufferCount == 2 || bufferCount == 3 else {
-            throw DisplayError("\(connector): buffer count must be 2 or 3, not \(bufferCount)")
+            throw OutputError("\(connector): buffer count must be 2 or 3, not \(bufferCount)")
         }
         guard mode.width > 0, mode.height > 0, mode.refreshMilliHz > 0 else {
-            throw DisplayError("\(connector): invalid mode \(mode.width)x\(mode.height) at \(mode.refreshMilliHz) mHz")
+            throw OutputError("\(connector): invalid mode \(mode.width)x\(mode.height) at \(mode.refreshMilliHz) mHz")
         }
         info = OutputInfo(device: "headless", driver: "headless", connector: connector, mode: mode,
                           commitAPI: .headless, bufferCount: bufferCount)
@@ -100,18 +100,18 @@ public final class HeadlessBackend: DisplayBackend {
     }
 
     public func present(_ buffer: PixelBuffer, damage: [Rect]?) throws {
-        guard let loop else { throw DisplayError("\(name): present before start") }
-        guard !isStopping else { throw DisplayError("\(name): present while stopping") }
-        guard pending == nil else { throw DisplayError("\(name): flip already pending") }
-        guard isPoweredOn else { throw DisplayError("\(name): present while the output is off") }
+        guard let loop else { throw OutputError("\(name): present before start") }
+        guard !isStopping else { throw OutputError("\(name): present while stopping") }
+        guard pending == nil else { throw OutputError("\(name): flip already pending") }
+        guard isPoweredOn else { throw OutputError("\(name): present while the output is off") }
         guard states.indices.contains(buffer.index), buffers[buffer.index].base == buffer.base else {
-            throw DisplayError("\(name): buffer \(buffer.index) does not belong to this output")
+            throw OutputError("\(name): buffer \(buffer.index) does not belong to this output")
         }
         switch states[buffer.index] {
         case .acquired: break
-        case .front: throw DisplayError("\(name): buffer \(buffer.index) is on screen")
-        case .pending: throw DisplayError("\(name): buffer \(buffer.index) is already queued")
-        case .free: throw DisplayError("\(name): buffer \(buffer.index) was not acquired")
+        case .front: throw OutputError("\(name): buffer \(buffer.index) is on screen")
+        case .pending: throw OutputError("\(name): buffer \(buffer.index) is already queued")
+        case .free: throw OutputError("\(name): buffer \(buffer.index) was not acquired")
         }
 
         let sequence = nextVblank(after: loop.now)
@@ -126,7 +126,7 @@ public final class HeadlessBackend: DisplayBackend {
     /// There is no master to regain: forgets a pending flip (its buffer is free again, no flip event comes) and
     /// keeps showing the front buffer, as a modeset with it would.
     public func reacquire() throws {
-        guard loop != nil else { throw DisplayError("\(name): reacquire before start") }
+        guard loop != nil else { throw OutputError("\(name): reacquire before start") }
         if let flip = pending {
             flip.timer.cancel()
             states[flip.index] = .free
@@ -137,7 +137,7 @@ public final class HeadlessBackend: DisplayBackend {
 
     /// A headless output has one configuration: nothing to fall back to.
     public func fallBack(after failure: PresentFailure) throws -> String {
-        throw DisplayError("\(name): no other configuration to fall back to after \(failure.errnoName)", errno: failure.errno)
+        throw OutputError("\(name): no other configuration to fall back to after \(failure.errnoName)", errno: failure.errno)
     }
 
     public func setPower(_ on: Bool) throws {

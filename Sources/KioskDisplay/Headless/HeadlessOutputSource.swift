@@ -7,10 +7,10 @@ import KioskCore
 /// Lives on the main thread.
 public final class HeadlessOutputSource: OutputSource {
     public let connector: String
-    public let mode: DisplayMode
+    public let mode: OutputMode
     public let bufferCount: Int
 
-    public init(connector: String, mode: DisplayMode, bufferCount: Int = 2) {
+    public init(connector: String, mode: OutputMode, bufferCount: Int = 2) {
         self.connector = connector
         self.mode = mode
         self.bufferCount = bufferCount

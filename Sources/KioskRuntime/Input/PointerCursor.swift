@@ -51,8 +51,8 @@ public final class PointerCursor {
         if let plane, plane.isUsable, let jobs = try? BackgroundJobs(loop: engine.loop, label: "kioskd.cursor") {
             self.plane = plane
             self.jobs = jobs
-            jobs.run({ () -> Result<CursorImage, DisplayError> in
-                do { return .success(try CursorContent.image(rotation: rotation)) } catch { return .failure(DisplayError("\(error)")) }
+            jobs.run({ () -> Result<CursorImage, OutputError> in
+                do { return .success(try CursorContent.image(rotation: rotation)) } catch { return .failure(OutputError("\(error)")) }
             }, then: { [weak self] result in self?.imageDrawn(result) })
         }
     }
@@ -109,7 +109,7 @@ public final class PointerCursor {
     }
 
     /// The plane's image is drawn: from now on the plane shows the cursor, and a composited one moves onto it.
-    private func imageDrawn(_ result: Result<CursorImage, DisplayError>) {
+    private func imageDrawn(_ result: Result<CursorImage, OutputError>) {
         guard let plane else { return }
         let image: CursorImage
         do {

@@ -3,11 +3,11 @@ import XCTest
 
 /// The order an output falls back in after the kernel refused its configuration (EINVAL, ENOSPC).
 final class ConfigurationFallbackTests: XCTestCase {
-    private let requested = DisplayMode(width: 1024, height: 768, refreshMilliHz: 75_000)
-    private let preferred = DisplayMode(width: 1024, height: 768, refreshMilliHz: 60_000, isPreferred: true)
-    private let largerPreferred = DisplayMode(width: 1920, height: 1080, refreshMilliHz: 60_000, isPreferred: true)
+    private let requested = OutputMode(width: 1024, height: 768, refreshMilliHz: 75_000)
+    private let preferred = OutputMode(width: 1024, height: 768, refreshMilliHz: 60_000, isPreferred: true)
+    private let largerPreferred = OutputMode(width: 1920, height: 1080, refreshMilliHz: 60_000, isPreferred: true)
 
-    private func steps(_ current: OutputConfiguration, _ modes: [DisplayMode], atomic: Bool = true) -> [OutputConfiguration] {
+    private func steps(_ current: OutputConfiguration, _ modes: [OutputMode], atomic: Bool = true) -> [OutputConfiguration] {
         ConfigurationFallback(from: current, modes: modes, atomicAvailable: atomic).steps
     }
 
@@ -40,7 +40,7 @@ final class ConfigurationFallbackTests: XCTestCase {
     }
 
     func testNoPreferredModeMeansNoModeFallback() {
-        let other = DisplayMode(width: 1024, height: 768, refreshMilliHz: 60_000)
+        let other = OutputMode(width: 1024, height: 768, refreshMilliHz: 60_000)
         let fallback = ConfigurationFallback(from: OutputConfiguration(.atomic, requested), modes: [requested, other],
                                              atomicAvailable: true)
         XCTAssertEqual(fallback.steps, [OutputConfiguration(.legacy, requested)])
@@ -48,7 +48,7 @@ final class ConfigurationFallbackTests: XCTestCase {
     }
 
     func testDescriptionsNameTheAPIAndTheExactMode() {
-        let mode = DisplayMode(width: 1920, height: 1080, refreshMilliHz: 59_940)
+        let mode = OutputMode(width: 1920, height: 1080, refreshMilliHz: 59_940)
         XCTAssertEqual(OutputConfiguration(.legacy, mode).description, "legacy commits, mode 1920x1080@59.94")
     }
 }

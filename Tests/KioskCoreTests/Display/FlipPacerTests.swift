@@ -2,7 +2,7 @@ import KioskCore
 import XCTest
 
 final class FlipPacerTests: XCTestCase {
-    private let frame = DisplayMode(width: 64, height: 48, refreshMilliHz: 60_000).frameDuration
+    private let frame = OutputMode(width: 64, height: 48, refreshMilliHz: 60_000).frameDuration
     private let t0 = MonotonicInstant(nanoseconds: 7_000_000_000)
 
     private func event(_ sequence: UInt64, at ns: UInt64, buffer: Int = 0) -> FlipEvent {

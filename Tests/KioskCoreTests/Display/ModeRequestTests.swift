@@ -43,12 +43,12 @@ final class ModeRequestTests: XCTestCase {
     }
 
     private let modes = [
-        DisplayMode(width: 1920, height: 1080, refreshRate: 148_500_000 / (2200 * 1125.0), isPreferred: true),
-        DisplayMode(width: 1920, height: 1080, refreshRate: 148_352_000 / (2200 * 1125.0)),
-        DisplayMode(width: 1920, height: 1080, refreshRate: 50),
-        DisplayMode(width: 1920, height: 1200, refreshRate: 193_250_000 / (2592 * 1245.0)),
-        DisplayMode(width: 1920, height: 1200, refreshRate: 154_000_000 / (2080 * 1235.0)),
-        DisplayMode(width: 1280, height: 720, refreshRate: 59.94),
+        OutputMode(width: 1920, height: 1080, refreshRate: 148_500_000 / (2200 * 1125.0), isPreferred: true),
+        OutputMode(width: 1920, height: 1080, refreshRate: 148_352_000 / (2200 * 1125.0)),
+        OutputMode(width: 1920, height: 1080, refreshRate: 50),
+        OutputMode(width: 1920, height: 1200, refreshRate: 193_250_000 / (2592 * 1245.0)),
+        OutputMode(width: 1920, height: 1200, refreshRate: 154_000_000 / (2080 * 1235.0)),
+        OutputMode(width: 1280, height: 720, refreshRate: 59.94),
     ]
 
     private func pick(_ text: String) throws -> String? {

@@ -40,7 +40,7 @@ final class ModeTimingTests: XCTestCase {
 
     func testDisplayModeKeepsTheExactRate() throws {
         let rate = try XCTUnwrap(ModeTiming(clockKHz: 193_250, htotal: 2592, vtotal: 1245).refreshRate)
-        let mode = DisplayMode(width: 1920, height: 1200, refreshRate: rate)
+        let mode = OutputMode(width: 1920, height: 1200, refreshRate: rate)
         XCTAssertEqual(mode.refreshMilliHz, 59_885)
         XCTAssertEqual(mode.exactDescription, "1920x1200@59.88", "two decimals from the exact rate, not from millihertz")
         XCTAssertEqual(mode.description, "1920x1200@60")

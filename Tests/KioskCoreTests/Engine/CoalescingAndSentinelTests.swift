@@ -15,7 +15,7 @@ final class CoalescingAndSentinelTests: XCTestCase {
 
         let sentinelBefore = layer.sentinel.value
         for _ in 0..<10 { layer.setNeedsRender() }
-        XCTAssertEqual(h.engine.transaction.pendingDisplayCount, 1, "one entry per layer, however often it asks")
+        XCTAssertEqual(h.engine.transaction.pendingRenderCount, 1, "one entry per layer, however often it asks")
         h.turn()
         XCTAssertEqual(h.pool.queuedJobs.map(\.label), ["badge"])
         h.settle()

@@ -254,7 +254,7 @@ extension RecordingCompositor.ComposeCall {
 
 /// A started engine on a manual clock, a 64x48@60 headless output and a recording compositor.
 final class EngineHarness {
-    static let mode = DisplayMode(width: 64, height: 48, refreshMilliHz: 60_000)
+    static let mode = OutputMode(width: 64, height: 48, refreshMilliHz: 60_000)
 
     let loop: MainLoop
     let poller: ManualPoller

@@ -7,8 +7,8 @@ import XCTest
 /// adopted, unplugged and plugged in again (with another preferred mode too), and a thousand plug cycles with
 /// renders and flips in flight that must give back every output, framebuffer, buffer and layer surface.
 final class OutputLifecycleTests: XCTestCase {
-    static let small = DisplayMode(width: 64, height: 48, refreshMilliHz: 60_000)
-    static let wide = DisplayMode(width: 100, height: 50, refreshMilliHz: 50_000)
+    static let small = OutputMode(width: 64, height: 48, refreshMilliHz: 60_000)
+    static let wide = OutputMode(width: 100, height: 50, refreshMilliHz: 50_000)
     static let grey = Color(red: 0.5, green: 0.5, blue: 0.5)
     static let red = Color(red: 1, green: 0, blue: 0)
     static let green = Color(red: 0, green: 1, blue: 0)
@@ -29,7 +29,7 @@ final class OutputLifecycleTests: XCTestCase {
         for _ in 0..<5 { h.turn() }
         XCTAssertEqual(h.loop.wakeups, wakeups, "no wake-ups while waiting")
         XCTAssertEqual(h.events, [])
-        XCTAssertThrowsError(try h.engine.setDisplayPower(false)) { XCTAssertTrue($0 is NoDisplayError) }
+        XCTAssertThrowsError(try h.engine.setOutputPower(false)) { XCTAssertTrue($0 is NoOutputError) }
         var captured: [UInt8]?? = .none
         h.engine.captureScreen { captured = $0 }
         XCTAssertEqual(captured, .some(nil), "a screenshot without a display is answered at once, with nothing")
@@ -121,7 +121,7 @@ final class OutputLifecycleTests: XCTestCase {
     func testAProbeThatFailsKeepsTheOutputAndTheNextOneWorks() throws {
         let h = try OutputHarness(connected: true)
         h.settle()
-        h.card.probeFailure = DisplayError("device /dev/dri/card-fake: drmModeGetResources failed: EIO", errno: EIO)
+        h.card.probeFailure = OutputError("device /dev/dri/card-fake: drmModeGetResources failed: EIO", errno: EIO)
         h.manager.rescan()
         XCTAssertTrue(h.engine.hasOutput)
         XCTAssertEqual(h.events, [])

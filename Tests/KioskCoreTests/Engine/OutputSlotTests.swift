@@ -7,8 +7,8 @@ import XCTest
 /// one render pool. Each composes its own scene at its own mode's size, flips at its own mode's rate, and keeps
 /// flipping while the other is unplugged and plugged in again.
 final class OutputSlotTests: XCTestCase {
-    static let hdmi = DisplayMode(width: 64, height: 48, refreshMilliHz: 60_000)
-    static let panel = DisplayMode(width: 100, height: 50, refreshMilliHz: 50_000)
+    static let hdmi = OutputMode(width: 64, height: 48, refreshMilliHz: 60_000)
+    static let panel = OutputMode(width: 100, height: 50, refreshMilliHz: 50_000)
 
     func testEachOutputComposesItsOwnSceneAtItsOwnSize() throws {
         let h = try SlotHarness()

@@ -22,7 +22,7 @@ final class PresentFaultTests: XCTestCase {
         private var listeners: [ListenerToken] = []
 
         /// - mode, modes: the output's mode and its connector's modes (see `FaultInjectingBackend`).
-        init(mode: DisplayMode = EngineHarness.mode, modes: [DisplayMode]? = nil) throws {
+        init(mode: OutputMode = EngineHarness.mode, modes: [OutputMode]? = nil) throws {
             (loop, poller) = MainLoop.manual()
             backend = try FaultInjectingBackend(mode: mode, modes: modes)
             compositor = RecordingCompositor(size: EngineHarness.mode.size)
@@ -75,10 +75,10 @@ final class PresentFaultTests: XCTestCase {
         XCTAssertEqual(PresentFailure.policy(for: ENODEV), .exit)
         XCTAssertEqual(PresentFailure.policy(for: EINVAL), .fallBack)
         XCTAssertEqual(PresentFailure.policy(for: ENOSPC), .fallBack)
-        let failure = PresentFailure(DisplayError("connector Virtual-1: atomic commit failed: EBUSY", errno: EBUSY))
+        let failure = PresentFailure(OutputError("connector Virtual-1: atomic commit failed: EBUSY", errno: EBUSY))
         XCTAssertEqual(failure.errnoName, "EBUSY")
         XCTAssertEqual(failure.message, "connector Virtual-1: atomic commit failed: EBUSY")
-        XCTAssertEqual(PresentFailure(DisplayError("flip already pending")).errnoName, "unknown")
+        XCTAssertEqual(PresentFailure(OutputError("flip already pending")).errnoName, "unknown")
     }
 
     func testEBUSYGivesTheBufferBackAndRetriesAtTheNextVblank() throws {
@@ -152,7 +152,7 @@ final class PresentFaultTests: XCTestCase {
     func testAHandoverOnRequestWaitsQuietlyUntilTheDisplayIsTakenBack() throws {
         let h = try Harness()
         h.run(for: .milliseconds(50))
-        h.engine.yieldDisplay()
+        h.engine.yieldOutput()
         let presents = h.backend.presentCalls
         h.show(green)
         let iterations = h.run(for: .seconds(2))
@@ -163,7 +163,7 @@ final class PresentFaultTests: XCTestCase {
         XCTAssertLessThan(iterations, iterationBound)
 
         h.backend.reacquireRefusals = 1
-        h.engine.takeDisplayBack()
+        h.engine.takeOutputBack()
         h.run(for: .milliseconds(100))
         XCTAssertEqual(h.backend.reacquireCalls, 2, "refused once, then taken after the first backoff")
         XCTAssertEqual(h.frontPixel, xrgb(green))
@@ -218,8 +218,8 @@ final class PresentFaultTests: XCTestCase {
     }
 
     /// The connector offers the requested 75 Hz mode and a preferred 60 Hz one of the same size.
-    private let requested75 = DisplayMode(width: 64, height: 48, refreshMilliHz: 75_000)
-    private let preferred60 = DisplayMode(width: 64, height: 48, refreshMilliHz: 60_000, isPreferred: true)
+    private let requested75 = OutputMode(width: 64, height: 48, refreshMilliHz: 75_000)
+    private let preferred60 = OutputMode(width: 64, height: 48, refreshMilliHz: 60_000, isPreferred: true)
 
     func testEINVALFallsBackFromAtomicToLegacyThenToThePreferredMode() throws {
         let h = try Harness(mode: requested75, modes: [requested75, preferred60])
@@ -258,7 +258,7 @@ final class PresentFaultTests: XCTestCase {
     }
 
     func testAPreferredModeOfAnotherSizeIsNoFallbackSoTheFaultIsFatalOnceLegacyIsRefused() throws {
-        let large = DisplayMode(width: 128, height: 96, refreshMilliHz: 60_000, isPreferred: true)
+        let large = OutputMode(width: 128, height: 96, refreshMilliHz: 60_000, isPreferred: true)
         let h = try Harness(mode: requested75, modes: [large, requested75])
         h.run(for: .milliseconds(50))
         h.backend.presentFaults = [h.backend.presentCalls + 1: EINVAL, h.backend.presentCalls + 2: EINVAL]

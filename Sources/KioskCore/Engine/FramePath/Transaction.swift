@@ -1,30 +1,30 @@
 /// The layers waiting for the next loop observers (YYTransaction): redraw and layout requests collected during an
-/// iteration, each layer once, in the order first asked, and flushed by the layout and display observers before
+/// iteration, each layer once, in the order first asked, and flushed by the layout and render observers before
 /// the loop sleeps. Asking ten times in one iteration is one entry, so one render.
 ///
 /// Layers are held weakly: a request never keeps a removed layer alive.
 ///
 /// Lives on the main thread.
 public final class Transaction {
-    private var display = WeakLayerSet()
+    private var render = WeakLayerSet()
     private var layout = WeakLayerSet()
 
     public init() {}
 
-    /// Layers asked to render since the display observer last ran.
-    public var pendingDisplayCount: Int { display.liveCount }
+    /// Layers asked to render since the render observer last ran.
+    public var pendingRenderCount: Int { render.liveCount }
 
     /// Layers asked to lay out since the layout observer last ran.
     public var pendingLayoutCount: Int { layout.liveCount }
 
-    public var isEmpty: Bool { pendingDisplayCount == 0 && pendingLayoutCount == 0 }
+    public var isEmpty: Bool { pendingRenderCount == 0 && pendingLayoutCount == 0 }
 
-    func requestDisplay(_ layer: Layer) { display.insert(layer) }
+    func requestRender(_ layer: Layer) { render.insert(layer) }
 
     func requestLayout(_ layer: Layer) { layout.insert(layer) }
 
     /// The live layers asked to render, in request order; the set is empty afterwards.
-    func takeDisplayRequests() -> [Layer] { display.takeAll() }
+    func takeRenderRequests() -> [Layer] { render.takeAll() }
 
     /// The live layers asked to lay out, in request order; the set is empty afterwards.
     func takeLayoutRequests() -> [Layer] { layout.takeAll() }

@@ -44,7 +44,7 @@ struct FrameFaultState {
         case retry
         /// DRM master is lost; attempts to regain it run with backoff.
         case masterLost
-        /// The output was handed over on purpose (`yieldDisplay`); nothing is attempted until `takeDisplayBack`.
+        /// The output was handed over on purpose (`yieldOutput`); nothing is attempted until `takeOutputBack`.
         case yielded
         /// Every configuration of the output's mode size was refused; the output is being opened again in another
         /// mode (`onFallbackExhausted`), which attaches a new output and ends the hold.
@@ -176,13 +176,13 @@ extension LayerEngine {
     }
 
     /// The backend reported its device gone (a hang-up on its fd).
-    func deviceLost(_ error: DisplayError) {
+    func deviceLost(_ error: OutputError) {
         counters.presentFailures[error.errno.map(errnoName) ?? "EPOLLHUP", default: 0] += 1
         fail(FatalFrameError(code: .deviceGone, message: "\(error.message): the device is gone"))
     }
 
     /// Stops presenting and keeps every other state; tries to take the output back with backoff. Also the way in for
-    /// a deliberate hand-over (`yieldDisplay`).
+    /// a deliberate hand-over (`yieldOutput`).
     func masterLost(_ message: String) {
         if case .masterLost = faults.hold { return }
         guard faults.fatal == nil else { return }
@@ -197,8 +197,8 @@ extension LayerEngine {
     }
 
     /// Hands the output over on purpose (e.g. on SIGUSR1, before dropping DRM master): presenting stops, all other
-    /// state is kept, and nothing tries to take the output back until `takeDisplayBack`.
-    public func yieldDisplay() {
+    /// state is kept, and nothing tries to take the output back until `takeOutputBack`.
+    public func yieldOutput() {
         guard faults.fatal == nil, let backend else { return }
         faults.cancelTimers()
         faults.flipPresentedAt = nil
@@ -206,9 +206,9 @@ extension LayerEngine {
         logger.notice("\(backend.info.connector): display handed over; presenting stops until it is taken back")
     }
 
-    /// Takes the output back after `yieldDisplay` (e.g. on SIGUSR2): DRM master is regained with backoff (at once
+    /// Takes the output back after `yieldOutput` (e.g. on SIGUSR2): DRM master is regained with backoff (at once
     /// when it is free), then the mode is set again and the whole screen redrawn.
-    public func takeDisplayBack() {
+    public func takeOutputBack() {
         guard case .yielded = faults.hold else { return }
         faults.hold = .masterLost
         faults.regainDelay = Self.regainBackoff.first

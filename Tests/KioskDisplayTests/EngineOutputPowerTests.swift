@@ -5,7 +5,7 @@ import KioskRender
 import KioskRenderTestSupport
 import XCTest
 
-final class EngineDisplayPowerTests: XCTestCase {
+final class EngineOutputPowerTests: XCTestCase {
     /// Off: over many vblanks nothing is presented or flipped and animations get no ticks, while layers keep
     /// changing and compositions go on. On: one full-screen copy shows the latest state, flips and ticks resume.
     func testPowerOffStopsPresentsAndPowerOnShowsTheLatestState() throws {
@@ -16,10 +16,10 @@ final class EngineDisplayPowerTests: XCTestCase {
         h.engine.addAnimation(target: ticks) { ticks, _ in ticks.count += 1; return true }
         h.run(frames: 5)
         XCTAssertGreaterThan(ticks.count, 0, "the animation ticks while the output is lit")
-        XCTAssertTrue(h.engine.isDisplayPoweredOn)
+        XCTAssertTrue(h.engine.isOutputPoweredOn)
 
-        try h.engine.setDisplayPower(false)
-        XCTAssertFalse(h.engine.isDisplayPoweredOn)
+        try h.engine.setOutputPower(false)
+        XCTAssertFalse(h.engine.isOutputPoweredOn)
         XCTAssertFalse(h.backend.isPoweredOn)
         XCTAssertFalse(h.backend.isFlipPending, "the flip pending at power-off completed")
         // The next iteration ticks for that last flip; none come after it.
@@ -39,12 +39,12 @@ final class EngineDisplayPowerTests: XCTestCase {
         XCTAssertGreaterThan(off.framesComposed, before.stats.framesComposed, "compositions go on while off")
         XCTAssertEqual(h.front(6, 6), 0xFF0000, "the screen still holds the frame from before power-off")
 
-        try h.engine.setDisplayPower(false)
+        try h.engine.setOutputPower(false)
         h.run(frames: 2)
         XCTAssertEqual(h.engine.stats.framesComposed, off.framesComposed, "switching off twice does nothing")
 
         h.presented = []
-        try h.engine.setDisplayPower(true)
+        try h.engine.setOutputPower(true)
         h.run(frames: 3)
         XCTAssertTrue(h.backend.isPoweredOn)
         XCTAssertEqual(h.presented, [[Rect(size: h.panel)]], "one newly composed frame, copied whole")
@@ -54,7 +54,7 @@ final class EngineDisplayPowerTests: XCTestCase {
         XCTAssertGreaterThan(h.backend.flipsCompleted, before.flips + 1, "flips resume")
 
         let composed = h.engine.stats.framesComposed
-        try h.engine.setDisplayPower(true)
+        try h.engine.setOutputPower(true)
         h.run(frames: 2)
         XCTAssertEqual(h.engine.stats.framesComposed, composed, "switching on twice does not redraw")
         XCTAssertEqual(h.engine.stats.framesPresented, h.backend.presentCount, "every present was counted, none while off")
@@ -66,12 +66,12 @@ final class EngineDisplayPowerTests: XCTestCase {
         let h = try CompositionHarness()
         let layer = h.addLayer("box", frame: Rect(x: 4, y: 4, width: 8, height: 8), HalvesContent(red))
         h.settle()
-        try h.engine.setDisplayPower(false)
+        try h.engine.setOutputPower(false)
         layer.frame = Rect(x: 20, y: 20, width: 8, height: 8)
         h.settle()
         XCTAssertFalse(h.engine.hasPendingWork)
         XCTAssertEqual(h.frontPixels(0xFF0000), pixels(in: Rect(x: 4, y: 4, width: 8, height: 8)))
-        try h.engine.setDisplayPower(true)
+        try h.engine.setOutputPower(true)
         h.settle()
         XCTAssertEqual(h.frontPixels(0xFF0000), pixels(in: Rect(x: 20, y: 20, width: 8, height: 8)))
     }

@@ -2,6 +2,7 @@ import CDRM
 import Foundation
 import KioskCore
 import KioskDisplay
+import KioskTestSupport
 import XCTest
 
 /// The card as the outputs on it share it, on vkms (one connector, one CRTC): one open card per card, what an

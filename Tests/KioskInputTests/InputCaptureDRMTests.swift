@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskTestSupport
 import XCTest
 
 /// What the CRTC scans out while input happens, read back through vkms's writeback connector: a button's pressed

@@ -161,7 +161,7 @@ final class PageLoopWritebackDRMTests: XCTestCase {
     /// from the shadow buffer once nothing in the tree is left to render and its frame has flipped.
     private func headlessPages(scene: URL, into folder: URL) throws -> [Int: String] {
         let loop = try MainLoop.epoll()
-        let backend = try HeadlessBackend(mode: DisplayMode(width: 1024, height: 768, refreshMilliHz: 60_000))
+        let backend = try HeadlessBackend(mode: OutputMode(width: 1024, height: 768, refreshMilliHz: 60_000))
         let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: backend.info.mode.size),
                                      pool: RenderQueuePool(strategy: .roundRobin))
         let stage = try SceneStage(engine: engine, path: scene.path)

@@ -2,11 +2,12 @@ import CDRM
 import KioskCore
 import KioskDisplay
 import KioskRender
+import KioskTestSupport
 import XCTest
 
 /// The DRM/KMS backend on a real device (vkms in CI): modeset, page flips on vblank events, buffer rules,
 /// restore on stop, and errors that name the problem.
-final class DRMBackendTests: XCTestCase {
+final class DRMBackendDRMTests: XCTestCase {
     override func setUpWithError() throws { try requireDRMDevice() }
 
     func testDevicesReportListsConnectorModesAndPlanes() throws {

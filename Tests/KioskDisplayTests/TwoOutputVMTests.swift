@@ -2,6 +2,7 @@ import CDRM
 import Foundation
 import KioskCore
 import KioskDisplay
+import KioskTestSupport
 import XCTest
 
 /// Two outputs on one card: the VM flavour with QEMU's virtio-gpu with two outputs
@@ -14,38 +15,7 @@ final class TwoOutputVMTests: XCTestCase {
     private var path = ""
 
     override func setUpWithError() throws {
-        path = try Self.requireTwoConnectedOutputs()
-    }
-
-    /// The virtio-gpu card with two outputs, its second forced on: fails (never skips) when the VM has no such card.
-    /// Returns the card's path.
-    @discardableResult
-    static func requireTwoConnectedOutputs() throws -> String {
-        try requireDRMDevice()
-        let path = try XCTUnwrap(DRMCard.cardPaths().first)
-        let status = "/sys/class/drm/\((path as NSString).lastPathComponent)-Virtual-2/status"
-        do {
-            // A card of its own for the check, closed before the outputs open theirs.
-            let card = try DRMCard(path: path)
-            guard card.driver == "virtio_gpu" else {
-                XCTFail("\(path) has driver \(card.driver), not virtio_gpu: run with KIOSKD_VM_DISPLAY=virtio-gpu-pci,max_outputs=2 KIOSKD_VM_MODULES=virtio_gpu")
-                throw XCTSkip("unreachable after failure")
-            }
-        }
-        guard FileManager.default.fileExists(atPath: status) else {
-            XCTFail("\(path) has no second output (\(status) is missing): give QEMU's virtio-gpu-pci max_outputs=2")
-            throw XCTSkip("unreachable after failure")
-        }
-        // QEMU without a UI enables only its first output; the second is forced on like a monitor plugged in.
-        try "on".write(toFile: status, atomically: false, encoding: .utf8)
-        let card = try DRMCard(path: path)
-        card.setClientCap(Int32(DRM_CLIENT_CAP_UNIVERSAL_PLANES), 1)
-        let connected = try DRMResources(card: card).connectors.filter { !$0.isWriteback && $0.status == .connected }
-        guard connected.count >= 2 else {
-            XCTFail("\(path): \(connected.count) connected connector(s) after forcing Virtual-2 on; two are needed")
-            throw XCTSkip("unreachable after failure")
-        }
-        return path
+        path = try requireTwoConnectedOutputs()
     }
 
     private func open(_ connector: String, _ mode: String) throws -> DRMBackend {

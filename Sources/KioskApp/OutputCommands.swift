@@ -5,42 +5,43 @@ import KioskCore
 import KioskDisplay
 import KioskRender
 
-/// `display.info`, `display.power` and `screenshot`: the output as the control socket shows and drives it.
+/// `output.info`, `output.power` (also answered as `display.info` and `display.power`, their older names) and
+/// `screenshot`: the output as the control socket shows and drives it.
 extension ControlWiring {
-    func registerDisplayCommands() {
+    func registerOutputCommands() {
         let commands = server.commands
-        commands.register("display.info", arguments: ["output"]) { [unowned self] args, _ in
+        commands.register(.outputInfo, arguments: ["output"]) { [unowned self] args, _ in
             // The output named (else the first) at the top level; every output and every connector seen listed.
             let output = try drivenOutput(args)
-            guard let display = output.engine.backend else { throw Self.noDisplay(args.command, output: output) }
-            var members = displayMembers(display, rotation: output.rotation)
+            guard let display = output.engine.backend else { throw Self.notConnected(args.command, output: output) }
+            var members = outputMembers(display, rotation: output.rotation)
             members["outputs"] = outputsListing()
             members["connectors"] = connectorsListing()
             return .object(members.merging(statusExtras()) { _, extra in extra })
         }
 
-        commands.register("display.power", arguments: ["on", "output"]) { [unowned self] args, _ in
+        commands.register(.outputPower, arguments: ["on", "output"]) { [unowned self] args, _ in
             let on = try args.bool("on")
-            let (display, engine) = try displayTarget(args)
+            let (display, engine) = try outputTarget(args)
             do {
-                try engine.setDisplayPower(on)
+                try engine.setOutputPower(on)
             } catch {
-                throw ControlError(code: "display_error", message: "display.power \(on ? "on" : "off"): \(error)")
+                throw ControlError(code: "display_error", message: "\(args.command) \(on ? "on" : "off"): \(error)")
             }
             // The idle monitor follows the outputs' power: lighting one wakes it (and so every output); turning one
             // off blanks it once every output is off, and leaves the others lit and the idle state as it was before.
-            if on || outputs.outputs.allSatisfy({ $0.engine.backend?.isPoweredOn != true }) { onDisplayPower?(on) }
+            if on || outputs.outputs.allSatisfy({ $0.engine.backend?.isPoweredOn != true }) { onOutputPower?(on) }
             return ["power": .string(display.isPoweredOn ? "on" : "off")]
         }
 
-        commands.registerDeferred("screenshot", arguments: ["path", "output"]) { [unowned self] args, _, reply in
+        commands.registerDeferred(.screenshot, arguments: ["path", "output"]) { [unowned self] args, _, reply in
             var path: String?
             if args.has("path") {
                 let given = try args.string("path")
                 guard given.hasPrefix("/") else { throw args.invalid("path", "must be an absolute path, got '\(given)'") }
                 path = try screenshotDirectory.check(given)
             }
-            let (display, engine) = try displayTarget(args)
+            let (display, engine) = try outputTarget(args)
             // The copy comes from the compositor's shadow buffer (cached RAM), at the flip that shows it; encoding
             // and writing happen off the loop.
             let size = display.info.mode.size, target = path, jobs = self.jobs
@@ -56,9 +57,9 @@ extension ControlWiring {
 
     /// The display and engine a display command acts on: those of the output `args` names (the first without
     /// `output`); `no_display` while it has none.
-    func displayTarget(_ args: ControlArguments) throws -> (display: any DisplayBackend, engine: LayerEngine) {
+    func outputTarget(_ args: ControlArguments) throws -> (display: any DisplayBackend, engine: LayerEngine) {
         let output = try drivenOutput(args)
-        guard let display = output.engine.backend else { throw Self.noDisplay(args.command, output: output) }
+        guard let display = output.engine.backend else { throw Self.notConnected(args.command, output: output) }
         return (display, output.engine)
     }
 
@@ -73,8 +74,8 @@ extension ControlWiring {
         server.broadcast(event: "display", data: .object(data.merging(["output": .string(output.name)]) { ours, _ in ours }))
     }
 
-    /// What `display.info` says of one output's display.
-    func displayMembers(_ display: any DisplayBackend, rotation: OutputRotation) -> [String: JSONValue] {
+    /// What `output.info` says of one output's display.
+    func outputMembers(_ display: any DisplayBackend, rotation: OutputRotation) -> [String: JSONValue] {
         let info = display.info
         // The connector's own list where the backend has one; a headless output has just the mode it was given.
         let modes = (display as? DRMBackend)?.plan.connector.modes.map(\.mode) ?? [info.mode]
@@ -95,7 +96,7 @@ extension ControlWiring {
         return members
     }
 
-    static func modeValue(_ mode: DisplayMode) -> JSONValue {
+    static func modeValue(_ mode: OutputMode) -> JSONValue {
         [
             "name": .string(mode.description),
             "width": .int(Int64(mode.width)),

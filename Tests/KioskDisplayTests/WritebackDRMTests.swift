@@ -2,11 +2,12 @@ import KioskCore
 import KioskDisplay
 import KioskRender
 import KioskRenderTestSupport
+import KioskTestSupport
 import XCTest
 
 /// Reads back, through vkms's writeback connector, what the CRTC actually scanned out, and compares it with the
 /// frame kioskd drew.
-final class WritebackTests: XCTestCase {
+final class WritebackDRMTests: XCTestCase {
     override func setUpWithError() throws { try requireDRMDevice() }
 
     func testWritebackEqualsTheDrawnFrames() throws {

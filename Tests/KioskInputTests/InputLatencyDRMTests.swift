@@ -1,6 +1,7 @@
 import Foundation
 import KioskBench
 import KioskCore
+import KioskTestSupport
 import XCTest
 
 /// The latency benchmark of issue 13, run in the VM: 100 taps on the HMI scene's `start` button, each from the

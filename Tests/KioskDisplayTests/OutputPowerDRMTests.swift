@@ -3,11 +3,12 @@ import KioskCore
 import KioskDisplay
 import KioskRender
 import KioskRenderTestSupport
+import KioskTestSupport
 import XCTest
 
 /// Display power on a real CRTC: off deactivates it (atomic: ACTIVE=0; legacy: connector DPMS Off), no flip
 /// events come while it is dark, and on brings flips back with the current content on screen.
-final class DisplayPowerDRMTests: XCTestCase {
+final class OutputPowerDRMTests: XCTestCase {
     override func setUpWithError() throws { try requireDRMDevice() }
 
     /// A second, non-master handle on the card (opened after the backend took master), to read back what the
@@ -134,7 +135,7 @@ final class DisplayPowerDRMTests: XCTestCase {
         defer { engine.stop() }
         XCTAssertTrue(loop.spin { engine.stats.framesFlipped > 0 && !engine.hasPendingWork })
 
-        try engine.setDisplayPower(false)
+        try engine.setOutputPower(false)
         let flipped = engine.stats.framesFlipped, presented = engine.stats.framesPresented
         box.frame = Rect(x: 300, y: 200, width: 100, height: 60)
         box.backgroundColor = Color(rgb: 0x0000FF)
@@ -143,7 +144,7 @@ final class DisplayPowerDRMTests: XCTestCase {
         XCTAssertEqual(engine.stats.framesPresented, presented, "nothing presented while off")
 
         try capturer.captureNextPresent()
-        try engine.setDisplayPower(true)
+        try engine.setOutputPower(true)
         XCTAssertTrue(loop.spin { engine.stats.framesFlipped > flipped && !drm.isFlipPending })
         let captured = try XCTUnwrap(capturer.lastCapture).waitForPixels()
         func pixel(_ bytes: [UInt8], _ x: Int, _ y: Int) -> [UInt8] { Array(bytes[(y * size.width + x) * 4..<(y * size.width + x) * 4 + 3]) }

@@ -16,7 +16,7 @@ import XCTest
 /// a member of group kioskd (and refused to others), reload, stop, socket activation of a stopped kioskd, the
 /// watchdog, the diagnostic page and its fix, a broken config file and its fix with a reload, a clock after a change of
 /// the time zone and after a step of the wall clock, and the journal.
-final class ServiceTierTests: XCTestCase {
+final class ServiceTierVMTests: XCTestCase {
     private typealias T = ServiceTier
 
     /// What the scene shows: a still picture (no clock), so a capture and a headless render of it agree exactly.

@@ -3,6 +3,7 @@ import KioskCore
 import KioskDisplay
 import KioskRender
 import KioskRenderTestSupport
+import KioskTestSupport
 import XCTest
 
 /// `LayerEngine.screenshot()` on a real CRTC: the front buffer after a completed flip is what the CRTC scanned

@@ -1,19 +1,18 @@
 import Foundation
-import KioskTestSupport
 import XCTest
 
 /// Input devices for the VM tests: udevd running as on a board, and uinput devices made by `scripts/uinput-device`
 /// with the capabilities of real hardware. Inside the VM (KIOSKD_REQUIRE_DRM=1) a missing /dev/uinput is a
 /// failure, never a skip.
-enum InputTestEnvironment {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let helper = repository.appendingPathComponent("scripts/uinput-device").path
-    static let hmiScene = repository.appendingPathComponent("scenes/hmi-panel.yaml").path
+public enum InputTestEnvironment {
+    public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    public static let helper = repository.appendingPathComponent("scripts/uinput-device").path
+    public static let hmiScene = repository.appendingPathComponent("scenes/hmi-panel.yaml").path
 
-    nonisolated(unsafe) static var udevd: Process?
+    public nonisolated(unsafe) static var udevd: Process?
 
     /// A scene of two buttons, `left` and `right`, each half of the screen: a pointer run into an edge is on one.
-    static func halvesScene() throws -> String {
+    public static func halvesScene() throws -> String {
         let path = try KioskdProcess.scratchDirectory("input-halves").appendingPathComponent("halves.yaml")
         try """
             size: display
@@ -27,7 +26,7 @@ enum InputTestEnvironment {
 
     /// Fails (or, on a development host, skips) without uinput; starts udevd when none runs (the VM boots without
     /// one) and waits until it answers.
-    static func prepare() throws {
+    public static func prepare() throws {
         try requireDRMDevice()
         guard FileManager.default.fileExists(atPath: "/dev/uinput") else {
             if ProcessInfo.processInfo.environment["KIOSKD_REQUIRE_DRM"] == "1" {
@@ -56,7 +55,7 @@ enum InputTestEnvironment {
     }
 
     @discardableResult
-    static func run(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    public static func run(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
@@ -80,17 +79,17 @@ enum InputTestEnvironment {
 }
 
 /// One uinput device, alive while this object is; commands go to the helper's stdin and each waits for its `ok`.
-final class UInputDevice {
-    enum Kind: String { case multitouch = "mt", hid, keyboard, mouse }
+public final class UInputDevice {
+    public enum Kind: String { case multitouch = "mt", hid, keyboard, mouse }
 
-    let kind: Kind
+    public let kind: Kind
     private let process = Process()
     private let input = Pipe()
     private let output = Pipe()
     private let reader: PipeLineReader
 
     /// The kernel names it so; kioskd's `stats` lists devices by these.
-    var name: String {
+    public var name: String {
         switch kind {
         case .multitouch: "kioskd-test ft5406 10-slot touch"
         case .hid: "kioskd-test USB HID touchscreen"
@@ -99,7 +98,7 @@ final class UInputDevice {
         }
     }
 
-    init(_ kind: Kind) throws {
+    public init(_ kind: Kind) throws {
         self.kind = kind
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = [InputTestEnvironment.helper, kind.rawValue]
@@ -115,7 +114,7 @@ final class UInputDevice {
 
     deinit { remove() }
 
-    func send(_ command: String) throws {
+    public func send(_ command: String) throws {
         input.fileHandleForWriting.write(Data((command + "\n").utf8))
         guard reader.nextLine(deadline: Date().addingTimeInterval(20)) == "ok" else {
             throw ControlTestError("uinput-device \(kind.rawValue): no ok for '\(command)'")
@@ -124,18 +123,18 @@ final class UInputDevice {
 
     /// Sends a command without waiting for its `ok`, so the caller can turn its loop meanwhile (a test that
     /// times input must not leave libinput's descriptor unread while the helper answers); `confirm()` reads it.
-    func post(_ command: String) {
+    public func post(_ command: String) {
         input.fileHandleForWriting.write(Data((command + "\n").utf8))
     }
 
-    func confirm() throws {
+    public func confirm() throws {
         guard reader.nextLine(deadline: Date().addingTimeInterval(20)) == "ok" else {
             throw ControlTestError("uinput-device \(kind.rawValue): no ok")
         }
     }
 
     /// Unplugs the device: the helper closes it and exits.
-    func remove() {
+    public func remove() {
         guard process.isRunning else { return }
         // The helper exits at the end of its input; killed if it has not within 10 s.
         let deadline = ProcessDeadline(process, seconds: 10)
@@ -145,30 +144,30 @@ final class UInputDevice {
     }
 
     /// Device units for a panel position given as a share (0...1) of the panel's width and height.
-    func units(_ u: Double, _ v: Double) -> (Int, Int) {
+    public func units(_ u: Double, _ v: Double) -> (Int, Int) {
         switch kind {
         case .hid: (Int(u * 4096), Int(v * 4096))
         default: (Int(u * 800), Int(v * 480))
         }
     }
 
-    func down(slot: Int = 0, _ u: Double, _ v: Double) throws {
+    public func down(slot: Int = 0, _ u: Double, _ v: Double) throws {
         let (x, y) = units(u, v)
         try send("down \(slot) \(x) \(y)")
     }
 
-    func up(slot: Int = 0) throws { try send("up \(slot)") }
+    public func up(slot: Int = 0) throws { try send("up \(slot)") }
 
     /// Relative motion, in device counts (libinput accelerates it).
-    func move(_ dx: Int, _ dy: Int) throws { try send("rel \(dx) \(dy)") }
+    public func move(_ dx: Int, _ dy: Int) throws { try send("rel \(dx) \(dy)") }
 
     /// A left click.
-    func click() throws {
+    public func click() throws {
         try send("press 272")
         try send("release 272")
     }
 
-    func tap(_ u: Double, _ v: Double) throws {
+    public func tap(_ u: Double, _ v: Double) throws {
         try down(u, v)
         try up()
     }

@@ -1,6 +1,7 @@
 import KioskCore
 import KioskDisplay
 import KioskRender
+import KioskTestSupport
 import XCTest
 
 /// What one run of an overlay-plane test scene showed and read back: the front buffer, the writeback capture and

@@ -75,7 +75,7 @@ final class FbdevVMTests: XCTestCase {
         try engine.start()
         defer { engine.stop() }
         let settled = loop.spin(seconds: 60) {
-            engine.stats.rendersCompleted > 0 && engine.rendersInFlight == 0 && engine.transaction.pendingDisplayCount == 0
+            engine.stats.rendersCompleted > 0 && engine.rendersInFlight == 0 && engine.transaction.pendingRenderCount == 0
                 && !engine.hasPendingWork && engine.stats.framesFlipped > 0
         }
         XCTAssertTrue(settled, "the scene never settled: \(engine.stats)")
@@ -98,7 +98,7 @@ final class FbdevVMTests: XCTestCase {
         let stride = size.width * 4
         XCTAssertEqual(compareImages(readBack, onDevice, size: size, strideA: stride, strideB: stride, tolerance: 0).differingPixels, 0,
                        "the backend's read-back widens the framebuffer as this test does")
-        let headless = try HeadlessBackend(mode: DisplayMode(width: size.width, height: size.height, refreshMilliHz: 60_000))
+        let headless = try HeadlessBackend(mode: OutputMode(width: size.width, height: size.height, refreshMilliHz: 60_000))
         let rendered = try XCTUnwrap(try settle(headless, scene: scene).front)
         let diff = compareImages(onDevice, rendered, size: size, strideA: stride, strideB: stride, tolerance: 0)
         XCTAssertEqual(diff.differingPixels, 0, "/dev/fb0 vs the headless render of the same scene: \(diff)")

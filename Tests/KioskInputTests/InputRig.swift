@@ -61,7 +61,7 @@ final class InputRig {
     @discardableResult
     func settle(seconds: Double = 60) -> Bool {
         loop.spin(seconds: seconds) {
-            engine.stats.framesFlipped > 0 && engine.rendersInFlight == 0 && engine.transaction.pendingDisplayCount == 0
+            engine.stats.framesFlipped > 0 && engine.rendersInFlight == 0 && engine.transaction.pendingRenderCount == 0
                 && !engine.hasPendingWork && !drm.isFlipPending
         }
     }

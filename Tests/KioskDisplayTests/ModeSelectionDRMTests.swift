@@ -1,5 +1,6 @@
 import KioskCore
 import KioskDisplay
+import KioskTestSupport
 import XCTest
 
 /// `--mode` against vkms's real mode list, which has two 1920x1200 modes (DMT 59.88 Hz and reduced-blanking
@@ -7,7 +8,7 @@ import XCTest
 final class ModeSelectionDRMTests: XCTestCase {
     override func setUpWithError() throws { try requireDRMDevice() }
 
-    private func chosen(_ text: String) throws -> DisplayMode {
+    private func chosen(_ text: String) throws -> OutputMode {
         let backend = try DRMBackend(options: DRMOptions(mode: try ModeRequest(validating: text)))
         return backend.info.mode
     }

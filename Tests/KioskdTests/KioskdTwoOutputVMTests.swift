@@ -35,7 +35,7 @@ final class KioskdTwoOutputVMTests: XCTestCase {
     private var daemon: ControlledKioskd?
 
     override func setUpWithError() throws {
-        try TwoOutputVMTests.requireTwoConnectedOutputs()
+        try requireTwoConnectedOutputs()
         dir = try KioskdProcess.scratchDirectory("two-output-kioskd")
         try Self.left.write(to: dir.appendingPathComponent("left.yaml"), atomically: true, encoding: .utf8)
         try Self.right.write(to: dir.appendingPathComponent("right.yaml"), atomically: true, encoding: .utf8)

@@ -46,7 +46,7 @@ final class EngineDRMTests: XCTestCase {
         try engine.start()
         defer { engine.stop() }
         let settled = loop.spin(seconds: 60) {
-            engine.stats.rendersCompleted > 0 && engine.rendersInFlight == 0 && engine.transaction.pendingDisplayCount == 0
+            engine.stats.rendersCompleted > 0 && engine.rendersInFlight == 0 && engine.transaction.pendingRenderCount == 0
                 && !engine.hasPendingWork && engine.stats.framesFlipped > 0
         }
         XCTAssertTrue(settled, "the dashboard never settled: \(engine.stats)")

@@ -2,11 +2,12 @@ import ArgumentParser
 import Foundation
 import Glibc
 import KioskControl
+import KioskCore
 
 extension Kioskctl {
     struct Power: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Blank or light the display (no flips while off; lighting it redraws the whole screen).")
+            abstract: "Blank or light the output (no flips while off; lighting it redraws the whole screen).")
         @OptionGroup var connection: ConnectionOptions
 
         enum State: String, ExpressibleByArgument, CaseIterable { case on, off }
@@ -14,7 +15,7 @@ extension Kioskctl {
         @OptionGroup var display: OutputChoice
 
         func run() throws {
-            let result = try connection.call("display.power", display.adding(to: ["on": .bool(state == .on)]))
+            let result = try connection.call(ControlCommandName.outputPower.rawValue, display.adding(to: ["on": .bool(state == .on)]))
             if !connection.json { print("display power: \(result["power"]?.stringValue ?? state.rawValue)") }
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 import KioskDisplay
 import KioskRender
+import KioskTestSupport
 import XCTest
 
 /// The update storm on the real device: a widget whose render takes 150 ms is given new data every 37.5 ms beside

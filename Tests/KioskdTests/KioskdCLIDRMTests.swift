@@ -7,7 +7,7 @@ import KioskTestSupport
 import XCTest
 
 /// The `kioskd` binary on a real DRM device, as the acceptance commands run it.
-final class KioskdDRMCLITests: XCTestCase {
+final class KioskdCLIDRMTests: XCTestCase {
     override func setUpWithError() throws { try requireDRMDevice() }
 
     private func runFrames(commit: String, buffers: Int = 2) throws -> [String: Any] {

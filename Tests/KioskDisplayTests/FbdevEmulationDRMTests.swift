@@ -1,6 +1,7 @@
 import Foundation
 import KioskCore
 import KioskDisplay
+import KioskTestSupport
 import XCTest
 
 /// The fbdev backend on the DRM core's fbdev emulation of vkms (`/dev/fb0`, which the vkms VM has unless

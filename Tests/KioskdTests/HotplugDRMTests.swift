@@ -148,7 +148,7 @@ final class HotplugDRMTests: XCTestCase {
     static func setConnector(_ state: String) throws {
         let path = try statusPath()
         guard let handle = FileHandle(forWritingAtPath: path) else {
-            throw DisplayError("\(path): cannot open for writing: \(errnoDescription(errno))")
+            throw OutputError("\(path): cannot open for writing: \(errnoDescription(errno))")
         }
         defer { try? handle.close() }
         try handle.write(contentsOf: Data(state.utf8))
@@ -157,7 +157,7 @@ final class HotplugDRMTests: XCTestCase {
     private static func statusPath() throws -> String {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/drm")) ?? []
         guard let name = names.sorted().first(where: { $0.hasSuffix("-Virtual-1") }) else {
-            throw DisplayError("/sys/class/drm has no *-Virtual-1 connector (vkms not loaded?): \(names)")
+            throw OutputError("/sys/class/drm has no *-Virtual-1 connector (vkms not loaded?): \(names)")
         }
         return "/sys/class/drm/\(name)/status"
     }

@@ -51,7 +51,7 @@ final class OverlayPlaneDRMTests: XCTestCase {
         try engine.start()
         defer { engine.stop() }
         let settled = loop.spin(seconds: 60) {
-            engine.stats.rendersCompleted > 0 && engine.rendersInFlight == 0 && engine.transaction.pendingDisplayCount == 0
+            engine.stats.rendersCompleted > 0 && engine.rendersInFlight == 0 && engine.transaction.pendingRenderCount == 0
                 && !engine.hasPendingWork && engine.stats.framesFlipped > 0
         }
         XCTAssertTrue(settled, "the scene never settled: \(engine.stats)")

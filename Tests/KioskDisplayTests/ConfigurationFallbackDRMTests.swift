@@ -2,6 +2,7 @@ import CDRM
 import Glibc
 import KioskCore
 import KioskDisplay
+import KioskTestSupport
 import XCTest
 
 /// The fallback after a refused configuration (EINVAL, ENOSPC at commit) on a real device: each step the DRM
@@ -19,7 +20,7 @@ final class ConfigurationFallbackDRMTests: XCTestCase {
     }
 
     /// The mode the CRTC is set to now, read back from the kernel.
-    private func crtcMode(_ backend: DRMBackend) throws -> DisplayMode? {
+    private func crtcMode(_ backend: DRMBackend) throws -> OutputMode? {
         try DRMResources(card: backend.card).crtc(id: backend.plan.crtc.id)?.mode?.mode
     }
 
@@ -58,7 +59,7 @@ final class ConfigurationFallbackDRMTests: XCTestCase {
             let message = "\(error)"
             XCTAssertTrue(message.contains("nothing left to fall back to"), message)
             XCTAssertTrue(message.contains("EINVAL"), message)
-            XCTAssertEqual((error as? DisplayError)?.errno, EINVAL)
+            XCTAssertEqual((error as? OutputError)?.errno, EINVAL)
         }
         XCTAssertEqual(backend.info.mode.size, other.size, "the size never changes under the compositor")
     }
