@@ -80,16 +80,18 @@ public enum Contestants {
 
     /// `engine` on an output with `overlayPlanes` overlay planes (`HeadlessPlaneOutput`, which copies layer frames
     /// into plane buffers on the main thread as DRM does) when above 0; also the layer frames copied into plane
-    /// buffers while measuring (nil without planes).
+    /// buffers while measuring (nil without planes), and the frames the compositor wrote straight into scanout
+    /// buffers (`ShadowCompositor.directFrames`) while measuring.
     public static func engine(scene path: String, mode: DisplayMode, frames: Int, strategy: RenderQueuePool.Strategy,
-                              overlayPlanes: Int) throws -> (figures: BenchFigures, planeFramesCopied: Int?) {
+                              overlayPlanes: Int) throws -> (figures: BenchFigures, planeFramesCopied: Int?, directFrames: Int) {
         let loop = try MainLoop.epoll()
         let planeOutput = overlayPlanes > 0 ? try HeadlessPlaneOutput(mode: mode, planeCount: overlayPlanes) : nil
         let backend: any DisplayBackend = try planeOutput ?? HeadlessBackend(mode: mode, bufferCount: 2)
-        let compositor = CountingCompositor(try ShadowCompositor(size: mode.size))
+        let shadow = try ShadowCompositor(size: mode.size)
+        let compositor = CountingCompositor(shadow)
         let engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: RenderQueuePool(strategy: strategy))
         engine.overlayPlanes = planeOutput
-        var startCopied = 0
+        var startCopied = 0, startDirect = 0
         let begin = MonotonicInstant.now()
         let stage = try SceneStage(engine: engine, path: path, clock: {
             WallTime(seconds: clockStart) + (MonotonicInstant.now() - begin)
@@ -112,6 +114,7 @@ public enum Contestants {
                 startProcess = CPUTime.process()
                 startBytes = compositor.bytesCopied
                 startCopied = planeOutput?.framesCopied ?? 0
+                startDirect = shadow.directFrames
                 return
             }
             flips.record(event)
@@ -128,6 +131,7 @@ public enum Contestants {
         loop.run()
         watchdog.cancel()
         let endThread = CPUTime.thread(), endProcess = CPUTime.process()
+        let direct = shadow.directFrames - startDirect
         engine.stop()
         withExtendedLifetime((stage, ticking, presentListener, flipListener)) {}
         guard flips.framesFlipped >= frames else {
@@ -139,7 +143,7 @@ public enum Contestants {
             mainCPUMsPerFrame: (endThread - startThread) / n, totalCPUMsPerFrame: (endProcess - startProcess) / n,
             bytesWrittenPerFrame: (compositor.bytesCopied - startBytes) / flips.framesFlipped,
             mainMsP99: perFrame.summary.p99, framesFlipped: flips.framesFlipped,
-            missedVblanks: Int(flips.missedVblanks), firstFrameMs: firstFrameMs), copied)
+            missedVblanks: Int(flips.missedVblanks), firstFrameMs: firstFrameMs), copied, direct)
     }
 }
 

@@ -21,13 +21,16 @@ public enum PageTransitionRun {
         public var enginePlanes: BenchFigures
         /// Layer frames copied into plane buffers during the planes row's measured frames (a move copies none).
         public var planeFramesCopied: Int?
+        /// Frames of the composed row written straight into the scanout buffer (opaque pages at whole pixels that
+        /// tile the screen), with no composition into the shadow buffer.
+        public var directFrames: Int?
         public var memcpyMsPerFrame: Double
         public var mainCPUTargetVsMemcpy: Double
         public var mainP99TargetMs: Double
 
         enum CodingKeys: String, CodingKey {
             case scene, transition, mode, fullFrameBytes = "full_frame_bytes", engine, enginePlanes = "engine_planes"
-            case planeFramesCopied = "plane_frames_copied", memcpyMsPerFrame = "memcpy_ms_per_frame", ratios
+            case planeFramesCopied = "plane_frames_copied", directFrames = "direct_frames", memcpyMsPerFrame = "memcpy_ms_per_frame", ratios
             case mainCPUTargetVsMemcpy = "main_cpu_target_vs_memcpy", mainP99TargetMs = "main_p99_target_ms"
             case targetMet = "target_met"
         }
@@ -56,6 +59,7 @@ public enum PageTransitionRun {
             try c.encode(engine, forKey: .engine)
             try c.encode(enginePlanes, forKey: .enginePlanes)
             try c.encode(planeFramesCopied, forKey: .planeFramesCopied)
+            try c.encode(directFrames, forKey: .directFrames)
             try c.encode(memcpyMsPerFrame, forKey: .memcpyMsPerFrame)
             try c.encode(ratios, forKey: .ratios)
             try c.encode(mainCPUTargetVsMemcpy, forKey: .mainCPUTargetVsMemcpy)
@@ -76,10 +80,11 @@ public enum PageTransitionRun {
         let scene = "page-\(transition).yaml"
         let path = try BenchScenes.path(scene)
         let bytes = mode.width * mode.height * 4
-        let composed = try Contestants.engine(scene: path, mode: mode, frames: frames, strategy: .roundRobin)
+        let composed = try Contestants.engine(scene: path, mode: mode, frames: frames, strategy: .roundRobin, overlayPlanes: 0)
         let planes = try Contestants.engine(scene: path, mode: mode, frames: frames, strategy: .roundRobin, overlayPlanes: 2)
         return Scenario(scene: scene, transition: transition, mode: mode.description, fullFrameBytes: bytes,
-                        engine: composed, enginePlanes: planes.figures, planeFramesCopied: planes.planeFramesCopied,
+                        engine: composed.figures, enginePlanes: planes.figures, planeFramesCopied: planes.planeFramesCopied,
+                        directFrames: composed.directFrames,
                         memcpyMsPerFrame: Contestants.memcpyMsPerFrame(bytes: bytes, frames: frames),
                         mainCPUTargetVsMemcpy: target, mainP99TargetMs: 4)
     }

@@ -4,10 +4,11 @@ import KioskRuntime
 import KioskScene
 import XCTest
 
-/// A slide composes each page flattened into one surface, by whole pixels (and moves them on overlay planes where
-/// the output has two); a fade is not flattened, and no background is painted under the opaque pages. At sample
-/// frames the screen shows the same pixels, within rounding, as the two pages composited widget by widget at the
-/// same place and opacity (the reference, a second stage whose pages are set by hand and never flattened).
+/// A slide composes each page flattened into one surface, by whole pixels, written straight into the scanout buffer
+/// (and moves them on overlay planes where the output has two); a fade is not flattened, and no background is
+/// painted under the opaque pages. At sample frames the screen shows the same pixels, within rounding, as the two
+/// pages composited widget by widget at the same place and opacity (the reference, a second stage whose pages are
+/// set by hand and never flattened).
 final class PageTransitionPixelTests: XCTestCase {
     static let size = Size(width: 320, height: 180)
 
@@ -79,9 +80,15 @@ final class PageTransitionPixelTests: XCTestCase {
         reference.settle()
         try h.stage.showPage("second", transition: transition)
         var elapsed = 0
+        var directFrames = h.compositor.directFrames
         for sample in [250, 500, 750] {
             h.run(for: .milliseconds(sample - elapsed))
             elapsed = sample
+            if transition.kind != .fade && planes == nil {
+                // The flattened pages tile the screen: the frames go straight into the scanout buffer.
+                XCTAssertGreaterThan(h.compositor.directFrames, directFrames, "direct frames before \(sample) ms", file: file, line: line)
+            }
+            directFrames = h.compositor.directFrames
             let pages = try ["first", "second"].map { try Self.page($0, in: h) }
             let flattens = transition.kind != .fade
             for page in pages {

@@ -73,6 +73,7 @@ final class BenchCLITests: XCTestCase {
                            try XCTUnwrap(planes["main_cpu_ms_per_frame"] as? Double, name) / memcpy, accuracy: 1e-9)
             XCTAssertEqual(planes["frames_flipped"] as? Int, 10, name)
             XCTAssertNotNil(transition["plane_frames_copied"] as? Int, name)
+            XCTAssertNotNil(transition["direct_frames"] as? Int, name)
             XCTAssertEqual(transition["main_cpu_target_vs_memcpy"] as? Double, target, name)
             let p99 = try XCTUnwrap(engine["main_ms_p99"] as? Double, name)
             XCTAssertEqual(transition["target_met"] as? Bool, main / memcpy <= target && p99 <= 4, name)
