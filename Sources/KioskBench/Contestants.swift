@@ -28,6 +28,26 @@ public enum Contestants {
         return ms
     }
 
+    /// One memcpy of `bytes` per frame from cold memory: frame `i` copies source `i % 4` into destination `i % 2`,
+    /// six buffers of the frame's size, so a copy reads and writes what it has not touched for frames (as a
+    /// compositor reads page surfaces a worker wrote and writes a scanout buffer last written two frames ago). The
+    /// floor of a frame's memory traffic where the frames do not fit in the cache; `memcpyMsPerFrame` copies the
+    /// same two buffers every frame.
+    public static func coldMemcpyMsPerFrame(bytes: Int, frames: Int) -> Double {
+        let sources = (0..<4).map { _ in UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64) }
+        let destinations = (0..<2).map { _ in UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64) }
+        defer { (sources + destinations).forEach { $0.deallocate() } }
+        for (i, buffer) in (sources + destinations).enumerated() { memset(buffer, Int32(0x10 + i), bytes) }
+        let start = CPUTime.thread()
+        for i in 0..<frames {
+            sources[i % 4].storeBytes(of: UInt8(truncatingIfNeeded: i), as: UInt8.self)
+            memcpy(destinations[i % 2], sources[i % 4], bytes)
+        }
+        let ms = (CPUTime.thread() - start) / Double(frames)
+        precondition(destinations[(frames - 1) % 2].load(as: UInt8.self) == UInt8(truncatingIfNeeded: frames - 1))
+        return ms
+    }
+
     /// The hand-written kiosk: the scene runs on a manual clock (its tickers, pages and clocks move one refresh per
     /// frame through the stage's clock and the display link), and each frame the naive renderer lists the layer
     /// tree and redraws all of it into one buffer. Only the listing and drawing are timed; renders are never

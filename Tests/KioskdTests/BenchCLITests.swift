@@ -74,6 +74,8 @@ final class BenchCLITests: XCTestCase {
             XCTAssertEqual(planes["frames_flipped"] as? Int, 10, name)
             XCTAssertNotNil(transition["plane_frames_copied"] as? Int, name)
             XCTAssertNotNil(transition["direct_frames"] as? Int, name)
+            let cold = try XCTUnwrap(transition["cold_memcpy_ms_per_frame"] as? Double, name)
+            XCTAssertEqual(try XCTUnwrap(ratios["main_cpu_vs_cold_memcpy"] as? Double, name), main / cold, accuracy: 1e-9)
             XCTAssertEqual(transition["main_cpu_target_vs_memcpy"] as? Double, target, name)
             let p99 = try XCTUnwrap(engine["main_ms_p99"] as? Double, name)
             XCTAssertEqual(transition["target_met"] as? Bool, main / memcpy <= target && p99 <= 4, name)
