@@ -20,8 +20,9 @@ import KioskScene
 /// Main thread.
 final class PageTransition {
     static let readinessTimeout: Duration = .seconds(2)
-    /// How long a slide's motion waits, once the incoming page is ready, for its pages' flattenings to land (a
-    /// 1080p page on this host takes a frame or two; a board, a few).
+    /// How long a slide's motion waits, once the incoming page is ready, for its pages' flattenings to land: a few
+    /// frames at most, so a slow flattening delays the slide little and the slide composes widget by widget until it
+    /// lands.
     static let flatteningWait: Duration = .milliseconds(100)
 
     let spec: Transition

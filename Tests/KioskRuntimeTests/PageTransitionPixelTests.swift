@@ -141,6 +141,29 @@ final class PageTransitionPixelTests: XCTestCase {
         XCTAssertEqual(end.differingPixels, 0, "\(transition.kind), ended: \(end)", file: file, line: line)
     }
 
+    /// Every frame in which the pages have moved is composed as a direct frame (both flattened pages copied into
+    /// the scanout buffer), none widget by widget.
+    func testEveryFrameOfTheMotionIsADirectFrameOfTheFlattenedPages() throws {
+        let h = try StageHarness(yaml: Self.scene, size: Self.size)
+        h.settle()
+        try h.stage.showPage("second", transition: Transition(kind: .slideLeft, duration: 0.5, easing: .linear))
+        let pages = try ["first", "second"].map { try Self.page($0, in: h) }
+        var moving = 0
+        for _ in 0..<60 {
+            let composed = h.compositor.composedFrames, direct = h.compositor.directFrames
+            h.run(for: h.backend.info.mode.frameDuration)
+            let x = pages[1].transform.translateX
+            guard x > 0, x < Double(Self.size.width) else { continue }
+            moving += 1
+            XCTAssertTrue(pages.allSatisfy { $0.rasterizesSubtree && $0.renderedSurface != nil }, "both pages flattened at x \(x)")
+            XCTAssertGreaterThan(h.compositor.composedFrames, composed, "the frame at x \(x) was composed")
+            XCTAssertEqual(h.compositor.composedFrames - composed, h.compositor.directFrames - direct,
+                           "every composition of the frame at x \(x) was a direct frame")
+        }
+        XCTAssertGreaterThan(moving, 20, "frames of a 0.5 s slide at 60 Hz")
+        XCTAssertEqual(h.stage.currentPage, "second")
+    }
+
     func testSlideShowsTheSamePixelsAsThePagesCompositedWidgetByWidget() throws {
         try assertSamplesMatch(Transition(kind: .slideLeft, duration: 1, easing: .linear))
     }
