@@ -164,6 +164,30 @@ final class PageTransitionPixelTests: XCTestCase {
         XCTAssertEqual(h.stage.currentPage, "second")
     }
 
+    /// The motion waits for the pages' flattenings while they are queued, and starts without them once
+    /// `flatteningWait` (100 ms) has passed: the pages then composite widget by widget.
+    func testTheMotionWaitsForTheFlatteningsAtMostOneHundredMilliseconds() throws {
+        let h = try StageHarness(yaml: Self.scene, size: Self.size)
+        h.settle()
+        h.runsQueuedJobs = false
+        try h.stage.showPage("second", transition: Transition(kind: .slideLeft, duration: 1, easing: .linear))
+        let incoming = try Self.page("second", in: h)
+        let width = Double(Self.size.width)
+        h.run(for: .milliseconds(60))
+        XCTAssertTrue(incoming.rasterizesSubtree, "the flattening was asked for")
+        XCTAssertNil(incoming.renderedSurface, "the flattening is still queued")
+        XCTAssertEqual(incoming.transform.translateX, width, "no motion while the flattenings are queued")
+        h.run(for: .milliseconds(150))
+        XCTAssertNil(incoming.renderedSurface, "the flattening is still queued")
+        XCTAssertLessThan(incoming.transform.translateX, width, "the motion started without the flattenings")
+        h.runsQueuedJobs = true
+        h.run(for: .milliseconds(100))
+        XCTAssertNotNil(incoming.renderedSurface, "the flattening landed")
+        h.run(for: .seconds(1))
+        h.settle()
+        XCTAssertEqual(h.stage.currentPage, "second")
+    }
+
     func testSlideShowsTheSamePixelsAsThePagesCompositedWidgetByWidget() throws {
         try assertSamplesMatch(Transition(kind: .slideLeft, duration: 1, easing: .linear))
     }
