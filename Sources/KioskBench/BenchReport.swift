@@ -127,7 +127,9 @@ extension PageTransitionRun.Scenario {
         var lines = ["page-\(transition): two full-screen pages changing in turn (\(transition)), \(mode), headless", figuresHeader,
                      figuresRow("engine, composed", engine), figuresRow("engine, 2 overlay planes", enginePlanes),
                      "memcpy of a full frame".padding(toLength: 24, withPad: " ", startingAt: 0) + show(memcpyMsPerFrame),
-                     "  layer frames copied into plane buffers: \(show(planeFramesCopied))"]
+                     "memcpy, cold memory".padding(toLength: 24, withPad: " ", startingAt: 0) + show(coldMemcpyMsPerFrame),
+                     "  layer frames copied into plane buffers: \(show(planeFramesCopied))",
+                     "  composed frames written straight into the scanout buffer: \(show(directFrames))"]
         for (name, value) in ratios.sorted(by: { $0.key < $1.key }) { lines.append("  \(name): \(show(value))") }
         lines.append("  target (issue 27), composed: main CPU <= \(show(mainCPUTargetVsMemcpy, "%.0f")) x memcpy and main p99 <= \(show(mainP99TargetMs, "%.0f")) ms: \(met)")
         return lines.joined(separator: "\n")

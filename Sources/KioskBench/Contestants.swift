@@ -28,6 +28,26 @@ public enum Contestants {
         return ms
     }
 
+    /// One memcpy of `bytes` per frame from cold memory: frame `i` copies source `i % 4` into destination `i % 2`,
+    /// six buffers of the frame's size, so a copy reads and writes what it has not touched for frames (as a
+    /// compositor reads page surfaces a worker wrote and writes a scanout buffer last written two frames ago). The
+    /// floor of a frame's memory traffic where the frames do not fit in the cache; `memcpyMsPerFrame` copies the
+    /// same two buffers every frame.
+    public static func coldMemcpyMsPerFrame(bytes: Int, frames: Int) -> Double {
+        let sources = (0..<4).map { _ in UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64) }
+        let destinations = (0..<2).map { _ in UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64) }
+        defer { (sources + destinations).forEach { $0.deallocate() } }
+        for (i, buffer) in (sources + destinations).enumerated() { memset(buffer, Int32(0x10 + i), bytes) }
+        let start = CPUTime.thread()
+        for i in 0..<frames {
+            sources[i % 4].storeBytes(of: UInt8(truncatingIfNeeded: i), as: UInt8.self)
+            memcpy(destinations[i % 2], sources[i % 4], bytes)
+        }
+        let ms = (CPUTime.thread() - start) / Double(frames)
+        precondition(destinations[(frames - 1) % 2].load(as: UInt8.self) == UInt8(truncatingIfNeeded: frames - 1))
+        return ms
+    }
+
     /// The hand-written kiosk: the scene runs on a manual clock (its tickers, pages and clocks move one refresh per
     /// frame through the stage's clock and the display link), and each frame the naive renderer lists the layer
     /// tree and redraws all of it into one buffer. Only the listing and drawing are timed; renders are never
@@ -80,16 +100,18 @@ public enum Contestants {
 
     /// `engine` on an output with `overlayPlanes` overlay planes (`HeadlessPlaneOutput`, which copies layer frames
     /// into plane buffers on the main thread as DRM does) when above 0; also the layer frames copied into plane
-    /// buffers while measuring (nil without planes).
+    /// buffers while measuring (nil without planes), and the frames the compositor wrote straight into scanout
+    /// buffers (`ShadowCompositor.directFrames`) while measuring.
     public static func engine(scene path: String, mode: OutputMode, frames: Int, strategy: RenderQueuePool.Strategy,
-                              overlayPlanes: Int) throws -> (figures: BenchFigures, planeFramesCopied: Int?) {
+                              overlayPlanes: Int) throws -> (figures: BenchFigures, planeFramesCopied: Int?, directFrames: Int) {
         let loop = try MainLoop.epoll()
         let planeOutput = overlayPlanes > 0 ? try HeadlessPlaneOutput(mode: mode, planeCount: overlayPlanes) : nil
         let backend: any DisplayBackend = try planeOutput ?? HeadlessBackend(mode: mode, bufferCount: 2)
-        let compositor = CountingCompositor(try ShadowCompositor(size: mode.size))
+        let shadow = try ShadowCompositor(size: mode.size)
+        let compositor = CountingCompositor(shadow)
         let engine = try LayerEngine(loop: loop, backend: backend, compositor: compositor, pool: RenderQueuePool(strategy: strategy))
         engine.overlayPlanes = planeOutput
-        var startCopied = 0
+        var startCopied = 0, startDirect = 0
         let begin = MonotonicInstant.now()
         let stage = try SceneStage(engine: engine, path: path, clock: {
             WallTime(seconds: clockStart) + (MonotonicInstant.now() - begin)
@@ -112,6 +134,7 @@ public enum Contestants {
                 startProcess = CPUTime.process()
                 startBytes = compositor.bytesCopied
                 startCopied = planeOutput?.framesCopied ?? 0
+                startDirect = shadow.directFrames
                 return
             }
             flips.record(event)
@@ -128,6 +151,7 @@ public enum Contestants {
         loop.run()
         watchdog.cancel()
         let endThread = CPUTime.thread(), endProcess = CPUTime.process()
+        let direct = shadow.directFrames - startDirect
         engine.stop()
         withExtendedLifetime((stage, ticking, presentListener, flipListener)) {}
         guard flips.framesFlipped >= frames else {
@@ -139,7 +163,7 @@ public enum Contestants {
             mainCPUMsPerFrame: (endThread - startThread) / n, totalCPUMsPerFrame: (endProcess - startProcess) / n,
             bytesWrittenPerFrame: (compositor.bytesCopied - startBytes) / flips.framesFlipped,
             mainMsP99: perFrame.summary.p99, framesFlipped: flips.framesFlipped,
-            missedVblanks: Int(flips.missedVblanks), firstFrameMs: firstFrameMs), copied)
+            missedVblanks: Int(flips.missedVblanks), firstFrameMs: firstFrameMs), copied, direct)
     }
 }
 

@@ -8,8 +8,10 @@ import KioskScene
 /// A slide moves two full-screen pages every frame, so it is made to cost about a copy of the frame:
 /// - once the incoming page is ready, each page in `flattening` is flattened into one surface for the slide
 ///   (`Layer.rasterizesSubtree`, AsyncDisplayKit's `rasterizesSubtree`), made from its widgets' own finished renders
-///   on a worker. The slide does not wait for it: until a flattening lands its page composites widget by widget,
-///   which shows the same pixels;
+///   on a worker. The motion starts once the flattenings have landed, so every frame of the slide is two surfaces
+///   the compositor writes straight into the scanout buffer (`ShadowCompositor`'s direct frames), but waits at
+///   most `flatteningWait` for them: until a flattening lands its page composites widget by widget, which shows
+///   the same pixels at several times the cost;
 /// - a slide moves the pages by whole pixels, so the compositor copies their pixels instead of filtering them, and
 ///   the two pages abut exactly;
 /// - during a slide the flattened pages prefer overlay planes (`Layer.prefersOverlayPlane`): where the output has
@@ -18,6 +20,10 @@ import KioskScene
 /// Main thread.
 final class PageTransition {
     static let readinessTimeout: Duration = .seconds(2)
+    /// How long a slide's motion waits, once the incoming page is ready, for its pages' flattenings to land: a few
+    /// frames at most, so a slow flattening delays the slide little and the slide composes widget by widget until it
+    /// lands.
+    static let flatteningWait: Duration = .milliseconds(100)
 
     let spec: Transition
     let incoming: Layer
@@ -31,6 +37,8 @@ final class PageTransition {
     private let width: Int
     private let onEnd: () -> Void
     private var firstTick: MonotonicInstant?
+    /// When the incoming page was ready (or the wait for it gave up) and the flattenings were asked for.
+    private var readyAt: MonotonicInstant?
     private var startedAt: MonotonicInstant?
     private var ended = false
     /// The pages to flatten for the transition once the incoming page is ready.
@@ -78,10 +86,15 @@ final class PageTransition {
         let first = firstTick ?? now
         firstTick = first
         if startedAt == nil {
-            guard !engine.isRendering(incoming) || now - first >= Self.readinessTimeout else { return true }
-            flatten()
+            if readyAt == nil {
+                guard !engine.isRendering(incoming) || now - first >= Self.readinessTimeout else { return true }
+                flatten()
+                readyAt = now
+                onReady?(now - first)
+            }
+            let landed = flattened.allSatisfy { $0.layer.renderedSurface != nil }
+            guard landed || now - readyAt! >= Self.flatteningWait else { return true }
             startedAt = now
-            onReady?(now - first)
         }
         let elapsed = (now - startedAt!).milliseconds / 1000
         // A cut (to a page that had to render first) completes at once.

@@ -4,10 +4,11 @@ import KioskRuntime
 import KioskScene
 import XCTest
 
-/// A slide composes each page flattened into one surface, by whole pixels (and moves them on overlay planes where
-/// the output has two); a fade is not flattened, and no background is painted under the opaque pages. At sample
-/// frames the screen shows the same pixels, within rounding, as the two pages composited widget by widget at the
-/// same place and opacity (the reference, a second stage whose pages are set by hand and never flattened).
+/// A slide composes each page flattened into one surface, by whole pixels, written straight into the scanout buffer
+/// (and moves them on overlay planes where the output has two); a fade is not flattened, and no background is
+/// painted under the opaque pages. At sample frames the screen shows the same pixels, within rounding, as the two
+/// pages composited widget by widget at the same place and opacity (the reference, a second stage whose pages are
+/// set by hand and never flattened).
 final class PageTransitionPixelTests: XCTestCase {
     static let size = Size(width: 320, height: 180)
 
@@ -79,9 +80,15 @@ final class PageTransitionPixelTests: XCTestCase {
         reference.settle()
         try h.stage.showPage("second", transition: transition)
         var elapsed = 0
+        var directFrames = h.compositor.directFrames
         for sample in [250, 500, 750] {
             h.run(for: .milliseconds(sample - elapsed))
             elapsed = sample
+            if transition.kind != .fade && planes == nil {
+                // The flattened pages tile the screen: the frames go straight into the scanout buffer.
+                XCTAssertGreaterThan(h.compositor.directFrames, directFrames, "direct frames before \(sample) ms", file: file, line: line)
+            }
+            directFrames = h.compositor.directFrames
             let pages = try ["first", "second"].map { try Self.page($0, in: h) }
             let flattens = transition.kind != .fade
             for page in pages {
@@ -132,6 +139,53 @@ final class PageTransitionPixelTests: XCTestCase {
         let stride = Self.size.width * 4
         let end = compareImages(h.compositor.snapshot(), reference.compositor.snapshot(), size: Self.size, strideA: stride, strideB: stride, tolerance: 0)
         XCTAssertEqual(end.differingPixels, 0, "\(transition.kind), ended: \(end)", file: file, line: line)
+    }
+
+    /// Every frame in which the pages have moved is composed as a direct frame (both flattened pages copied into
+    /// the scanout buffer), none widget by widget.
+    func testEveryFrameOfTheMotionIsADirectFrameOfTheFlattenedPages() throws {
+        let h = try StageHarness(yaml: Self.scene, size: Self.size)
+        h.settle()
+        try h.stage.showPage("second", transition: Transition(kind: .slideLeft, duration: 0.5, easing: .linear))
+        let pages = try ["first", "second"].map { try Self.page($0, in: h) }
+        var moving = 0
+        for _ in 0..<60 {
+            let composed = h.compositor.composedFrames, direct = h.compositor.directFrames
+            h.run(for: h.backend.info.mode.frameDuration)
+            let x = pages[1].transform.translateX
+            guard x > 0, x < Double(Self.size.width) else { continue }
+            moving += 1
+            XCTAssertTrue(pages.allSatisfy { $0.rasterizesSubtree && $0.renderedSurface != nil }, "both pages flattened at x \(x)")
+            XCTAssertGreaterThan(h.compositor.composedFrames, composed, "the frame at x \(x) was composed")
+            XCTAssertEqual(h.compositor.composedFrames - composed, h.compositor.directFrames - direct,
+                           "every composition of the frame at x \(x) was a direct frame")
+        }
+        XCTAssertGreaterThan(moving, 20, "frames of a 0.5 s slide at 60 Hz")
+        XCTAssertEqual(h.stage.currentPage, "second")
+    }
+
+    /// The motion waits for the pages' flattenings while they are queued, and starts without them once
+    /// `flatteningWait` (100 ms) has passed: the pages then composite widget by widget.
+    func testTheMotionWaitsForTheFlatteningsAtMostOneHundredMilliseconds() throws {
+        let h = try StageHarness(yaml: Self.scene, size: Self.size)
+        h.settle()
+        h.runsQueuedJobs = false
+        try h.stage.showPage("second", transition: Transition(kind: .slideLeft, duration: 1, easing: .linear))
+        let incoming = try Self.page("second", in: h)
+        let width = Double(Self.size.width)
+        h.run(for: .milliseconds(60))
+        XCTAssertTrue(incoming.rasterizesSubtree, "the flattening was asked for")
+        XCTAssertNil(incoming.renderedSurface, "the flattening is still queued")
+        XCTAssertEqual(incoming.transform.translateX, width, "no motion while the flattenings are queued")
+        h.run(for: .milliseconds(150))
+        XCTAssertNil(incoming.renderedSurface, "the flattening is still queued")
+        XCTAssertLessThan(incoming.transform.translateX, width, "the motion started without the flattenings")
+        h.runsQueuedJobs = true
+        h.run(for: .milliseconds(100))
+        XCTAssertNotNil(incoming.renderedSurface, "the flattening landed")
+        h.run(for: .seconds(1))
+        h.settle()
+        XCTAssertEqual(h.stage.currentPage, "second")
     }
 
     func testSlideShowsTheSamePixelsAsThePagesCompositedWidgetByWidget() throws {

@@ -16,6 +16,13 @@ let compositorLogger = Logger(label: "kioskd.compositor")
 /// until the next one. Every composed region is added to every known buffer's pending region, so a buffer that sat
 /// on screen (or in the flip queue) for two frames receives both frames' damage when it comes back.
 ///
+/// Frames written straight into the scanout buffer: when a whole-panel composition is opaque layer surfaces at
+/// whole-pixel positions and their own size that tile the panel (a slide's two flattened pages), blending would
+/// only copy, so `compose` records the copies (`DirectFrame`) and `copy(into:)` makes them from the surfaces into
+/// the scanout buffer: one frame of memory traffic instead of a composition into the shadow buffer and a copy out
+/// of it. The shadow buffer catches up (the same copies) only when something needs it: a later composition of
+/// part of the panel, or a snapshot.
+///
 /// Output rotation: items and damage arrive in scene coordinates; the shadow buffer is in the panel's. Composition
 /// draws through a Cairo matrix that turns the scene onto the panel (a quarter turn with integer offsets maps pixel
 /// centres onto pixel centres, so upright layers stay pixel-exact), and damage is turned into panel rectangles
@@ -49,7 +56,16 @@ public final class ShadowCompositor: Compositing {
     private let frameDamage = DamageRegion()
     /// Scratch region: the part of the damage no opaque item covers, where the background shows.
     private let uncovered = DamageRegion()
+    /// Scratch region for `directFrame`.
+    private let scratch = DamageRegion()
     private var pendingByBuffer: [Int: DamageRegion] = [:]
+    /// The newest composition when it went the direct way: the shadow buffer does not hold it yet.
+    private var direct: DirectFrame?
+    /// Frames composed the direct way (`DirectFrame`), for tests and telemetry.
+    public private(set) var directFrames = 0
+    /// Whether whole-panel frames of opaque surfaces may go the direct way; off, every frame is composed into the
+    /// shadow buffer (the general path, which tests compare the direct one with).
+    public var directFramesEnabled = true
 
     /// A shadow buffer of the panel's `size` (the mode size, whatever the rotation) filled with `background`.
     public init(size: Size, background: Color = .black, rotation: OutputRotation = .degrees0) throws {
@@ -96,6 +112,19 @@ public final class ShadowCompositor: Compositing {
             lastComposedPixelCount = 0
             return []
         }
+        let panel = Rect(size: size)
+        let wholePanel = frameDamage.rectangleCount == 1 && frameDamage.extents == panel
+        if wholePanel, directFramesEnabled, let frame = directFrame(items) {
+            direct = frame
+            directFrames += 1
+            for pending in pendingByBuffer.values { pending.add(frameDamage) }
+            composedFrames += 1
+            lastComposedPixelCount = panel.area
+            return [panel]
+        }
+        // A direct frame the shadow buffer has not caught up with is under this damage; a whole-panel composition
+        // replaces all of it.
+        if wholePanel { direct = nil } else { catchUpShadow() }
         let extents = rotation.sceneRect(frameDamage.extents, sceneSize: sceneSize)
         let cr = context
 
@@ -163,11 +192,21 @@ public final class ShadowCompositor: Compositing {
         precondition(buffer.stride >= size.width * 4,
                      "compositor \(size): scanout buffer \(buffer.index) stride \(buffer.stride) is too small")
         guard let pending = pendingByBuffer[buffer.index] else {
-            copyAll(into: buffer)
+            if let direct {
+                direct.write(into: buffer.base, stride: buffer.stride)
+            } else {
+                copyAll(into: buffer)
+            }
             pendingByBuffer[buffer.index] = DamageRegion()
             return ([Rect(size: size)], size.width * size.height * 4)
         }
         guard !pending.isEmpty else { return ([], 0) }
+        if let direct {
+            // The direct frame covers the whole panel: whatever the buffer missed, it is all written.
+            direct.write(into: buffer.base, stride: buffer.stride)
+            pending.removeAll()
+            return ([Rect(size: size)], size.width * size.height * 4)
+        }
         let rects = pending.rectangleCount > Self.maxDamageClips ? [pending.extents] : pending.rects
         var bytes = 0
         for rect in rects { bytes += copy(rect, into: buffer) }
@@ -185,6 +224,7 @@ public final class ShadowCompositor: Compositing {
     }
 
     public func snapshot() -> [UInt8] {
+        catchUpShadow()
         let rowBytes = size.width * 4
         return [UInt8](unsafeUninitializedCapacity: rowBytes * size.height) { out, count in
             let base = UnsafeMutableRawPointer(out.baseAddress!)
@@ -219,6 +259,40 @@ public final class ShadowCompositor: Compositing {
         return rowBytes * rect.height
     }
 
+    /// The copies that make `items` on the whole panel, when each pixel comes from an opaque layer surface drawn at
+    /// its own size at a whole-pixel position (so the general path would copy it too: `paintLayerSurface` paints
+    /// such a surface with SOURCE and NEAREST); nil otherwise. Unrotated panels only. Top down: each item gives the
+    /// part of its visible frame that items above it leave uncovered.
+    private func directFrame(_ items: [CompositeItem]) -> DirectFrame? {
+        guard rotation == .degrees0 else { return nil }
+        let panel = Rect(size: size)
+        uncovered.removeAll()
+        uncovered.add(panel)
+        var copies: [DirectFrame.Copy] = []
+        for item in items.reversed() {
+            let visible = item.visibleFrame.intersection(panel)
+            guard !visible.isEmpty, uncovered.intersects(visible) else { continue }
+            guard item.opacity >= 1, item.transform == nil, case .surface(let layer) = item.source, layer.isOpaque,
+                  layer.size == item.frame.size else { return nil }
+            scratch.removeAll()
+            scratch.add(uncovered)
+            scratch.intersect(visible)
+            scratch.forEachRect { rect in
+                copies.append(DirectFrame.Copy(layer: layer, x: rect.x - item.frame.x, y: rect.y - item.frame.y, target: rect))
+            }
+            uncovered.subtract(visible)
+            if uncovered.isEmpty { return DirectFrame(copies: copies) }
+        }
+        return nil
+    }
+
+    /// Brings the shadow buffer up to the newest composition when that went the direct way.
+    private func catchUpShadow() {
+        guard let frame = direct else { return }
+        direct = nil
+        frame.write(into: pixels, stride: stride)
+    }
+
     /// Whether `item` paints every pixel of the scene rectangle `area` with opaque pixels. A rotated item never
     /// does: its bounding box has corners it does not paint, and its edges are antialiased.
     private static func opaquelyCovers(_ item: CompositeItem, _ area: Rect) -> Bool {
@@ -244,6 +318,37 @@ public final class ShadowCompositor: Compositing {
         }
         cairo_destroy(context)
         context = fresh
+    }
+}
+
+/// A whole-panel frame made of copies from opaque layer surfaces (`ShadowCompositor`'s direct frames): each copy
+/// takes `target`'s size from its layer at (`x`, `y`) to `target` on the panel. Together the targets tile the panel.
+/// Holds the surfaces until the frame is replaced. Main thread, with the compositor.
+struct DirectFrame {
+    struct Copy {
+        let layer: LayerSurface
+        let x: Int
+        let y: Int
+        let target: Rect
+    }
+
+    let copies: [Copy]
+
+    /// Writes the frame into XRGB8888 memory of the panel's size, row by row (write-only on `base`). The layer's
+    /// alpha byte is 0xFF, as the general path's SOURCE copy leaves it.
+    func write(into base: UnsafeMutableRawPointer, stride: Int) {
+        for copy in copies {
+            withExtendedLifetime(copy.layer) {
+                let rowBytes = copy.target.width * 4
+                var source = UnsafeRawPointer(copy.layer.bytes).advanced(by: copy.y * copy.layer.stride + copy.x * 4)
+                var destination = base.advanced(by: copy.target.y * stride + copy.target.x * 4)
+                for _ in 0..<copy.target.height {
+                    destination.copyMemory(from: source, byteCount: rowBytes)
+                    source += copy.layer.stride
+                    destination += stride
+                }
+            }
+        }
     }
 }
 
