@@ -151,7 +151,8 @@ let package = Package(
         .target(name: "KioskRenderTestSupport", dependencies: ["KioskCore", "KioskRender", "CCairo"],
                 path: "Tests/KioskRenderTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore", "KioskDisplay", "KioskTestSupport"]),
-        .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskScene", "KioskDisplay", "KioskInput", "KioskControl", "KioskRuntime", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskScene", "KioskDisplay", "KioskInput", "KioskControl", "KioskRuntime", "KioskCore", "KioskRender",
+                                                      "KioskTestSupport", "KioskRenderTestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay", "KioskTestSupport"],
                     exclude: ["Golden"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskCore", "KioskTestSupport"]),
@@ -159,7 +160,7 @@ let package = Package(
         .testTarget(name: "KioskServiceTests", dependencies: ["KioskService", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskFleetTests", dependencies: ["KioskFleet", "KioskScene", "KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
-        .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender", "KioskScene"]),
+        .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRenderTestSupport", "KioskRender", "KioskScene"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["KioskBench", "KioskCore", "KioskRender", "KioskRenderTestSupport"]),
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskRenderTestSupport", "KioskCore", "KioskDisplay", "KioskRender", "KioskTestSupport"]),
         .testTarget(

@@ -6,7 +6,7 @@ import XCTest
 /// kioskd: the reply is `invalid_argument` naming the FIFO, and the loop answers `ping` on another connection
 /// meanwhile (a FIFO opened on the loop would block it until a writer came).
 final class SpecialFileControlTests: XCTestCase {
-    private var daemon: ControlledKioskd!
+    private var daemon: InProcessKiosk!
     private var special: SpecialFiles!
 
     /// What `ping` may take while a request with a FIFO path is being answered. A FIFO opened on the loop blocks
@@ -31,7 +31,7 @@ final class SpecialFileControlTests: XCTestCase {
               - {id: logo, type: image, path: logo.svg, x: 0, y: 0, width: 50%, height: 50%}
 
         """.write(to: scene, atomically: true, encoding: .utf8)
-        daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", scene.path])
+        daemon = try InProcessKiosk { $0.scene = scene.path }
     }
 
     override func tearDown() {
