@@ -62,17 +62,11 @@ final class InProcessKiosk: ControlClient {
         let state = self.state, socket = socketPath, log = self.log
         thread = Thread {
             state.running(on: pthread_self())
-            let kiosk: Kiosk
-            do {
-                let resolved = try Self.resolve(settings, config: config, capturePages: capturePages, backlightDirectory: backlightDirectory)
-                kiosk = try Kiosk(resolved, logger: Logger(label: "kioskd") { _ in RecordingLogHandler(sink: log) })
-                state.started(stop: try kiosk.makeStopFromAnyThread())
-            } catch {
-                state.finished(error)
-                return
-            }
-            do { try kiosk.run() } catch { state.finished(error); return }
-            state.finished(nil)
+            // The kiosk is gone (its loop, sockets and threads closed) by the time the run is reported ended, so the
+            // next test's kiosk never meets this one's descriptors.
+            let failure = Self.run(settings, config: config, capturePages: capturePages, backlightDirectory: backlightDirectory,
+                                   state: state, log: log)
+            state.finished(failure)
         }
         thread.name = "kiosk"
         // Scenes render on the pool's threads; the loop's own work (layout, YAML) wants a main thread's stack.
@@ -104,6 +98,20 @@ final class InProcessKiosk: ControlClient {
 
     func stopAndDescribe() -> String {
         stop().map { "the run failed: \($0)" } ?? "the run ended without an error"
+    }
+
+    /// Builds the kiosk on the calling thread (its loop thread) and runs it until it stops; the error it failed with.
+    private static func run(_ settings: KioskConfig, config: String?, capturePages: String?, backlightDirectory: String?,
+                            state: RunState, log: LogLines) -> (any Error)? {
+        do {
+            let resolved = try resolve(settings, config: config, capturePages: capturePages, backlightDirectory: backlightDirectory)
+            let kiosk = try Kiosk(resolved, logger: Logger(label: "kioskd") { _ in RecordingLogHandler(sink: log) })
+            state.started(stop: try kiosk.makeStopFromAnyThread())
+            try kiosk.run()
+            return nil
+        } catch {
+            return error
+        }
     }
 
     /// The settings of one run, resolved as `kioskd run` resolves them.
@@ -230,9 +238,8 @@ final class InProcessKiosk: ControlClient {
             set { metadata[key] = newValue }
         }
 
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-                 file: String, function: String, line: UInt) {
-            sink.append("\(level): \(message)")
+        func log(event: LogEvent) {
+            sink.append("\(event.level): \(event.message)")
         }
     }
 }
