@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskScene
 import KioskTestSupport
 import XCTest
 
@@ -105,7 +106,10 @@ final class ScreenPowerTests: XCTestCase {
               blank_after: 30
               schedule: [{off: "\(hhmm(-60))", on: "\(hhmm(180))"}]
             """.write(to: config, atomically: true, encoding: .utf8)
-        let daemon = try InProcessKiosk(.init(), config: config.path)
+        // Everything from the config file; the scene file unwatched (see InProcessKiosk).
+        var commandLine = KioskConfig()
+        commandLine.watch = false
+        let daemon = try InProcessKiosk(commandLine, config: config.path)
         let events = try ControlEventStream(daemon, events: ["power"])
         // The timetable is read on the loop's first turn, before a subscriber can be there: poll the state.
         try Poll.until("the scheduled blank", timeout: 20, interval: 0.05) {

@@ -48,7 +48,7 @@ final class DiagnosticPageTests: XCTestCase {
         let config = directory.appendingPathComponent("kioskd.yaml")
         try "scene: scene.yaml\n".write(to: config, atomically: true, encoding: .utf8)
         let notify = try NotifySocket()
-        let daemon = try InProcessKiosk(mode: "640x480@60", config: config.path, environment: ["NOTIFY_SOCKET": notify.path])
+        let daemon = try InProcessKiosk(mode: "640x480@60", config: config.path, environment: ["NOTIFY_SOCKET": notify.path]) { $0.watch = true }
         defer { daemon.stopExpectingSuccess() }
         XCTAssertTrue(daemon.isRunning, "an invalid scene from the config file does not end the run")
         assertIsDiagnosticPage(try waitForDiagnosticPage(daemon))

@@ -80,7 +80,10 @@ final class SceneRunTests: XCTestCase {
                 .write(to: scene, options: .atomic)
         }
         try write("first")
-        let daemon = try InProcessKiosk(mode: "320x240") { $0.scene = scene.path }
+        let daemon = try InProcessKiosk(mode: "320x240") {
+            $0.scene = scene.path
+            $0.watch = true
+        }
         let events = try ControlEventStream(daemon, events: ["scene", "error"])
         func shownText() -> String? { (try? daemon.result("widget.get", #"{"id": "t"}"#))?["text"] as? String }
         try write("second")

@@ -19,6 +19,10 @@ import Glibc
 /// The signals kioskd hears are blocked on the kiosk's thread alone (its loop reads them through a signalfd), so
 /// `signal` aims them there, and nothing sent to the process could reach it. A file that cannot be used fails the
 /// run with its error (the command line's keep-going for a bad config file is the executable's rule, tested there).
+///
+/// A finished kiosk is released, but its loop is not: the loop holds its handlers strongly (and its wakers for its
+/// whole life), and handlers hold what holds the loop. In kioskd that ends with the process; here each kiosk leaves
+/// its loop's descriptors (about six) and a couple of idle worker threads behind until the test process exits.
 final class InProcessKiosk: ControlClient {
     let directory: String
     let socketPath: String
@@ -30,13 +34,16 @@ final class InProcessKiosk: ControlClient {
     private var stopped = false
 
     /// A headless run at `mode` with the settings `change` gives (what a test would give on the command line), over
-    /// the config file `config`.
+    /// the config file `config`. Scene files are watched only where `change` asks for it (`watch = true`): each
+    /// watch is an inotify instance, of which a user has 128 in all (fs.inotify.max_user_instances), and a finished
+    /// kiosk's loop is never freed (see the type's note), so every watch would last as long as the test process.
     convenience init(mode: String? = "320x240@60", config: String? = nil, capturePages: String? = nil, backlightDirectory: String? = nil,
                      environment: [String: String] = [:], serving: Bool = true, _ change: (inout KioskConfig) -> Void = { _ in }) throws {
         var settings = KioskConfig()
         settings.backend = .headless
         settings.mode = try mode.map { try ModeRequest(validating: $0) }
         change(&settings)
+        if settings.watch == nil { settings.watch = false }
         try self.init(settings, config: config, capturePages: capturePages, backlightDirectory: backlightDirectory, environment: environment,
                       serving: serving)
     }
