@@ -3,7 +3,7 @@ import KioskTestSupport
 import XCTest
 
 /// `widget.set` with an image path and `scene.load` with a scene path that is a FIFO, end to end on a headless
-/// kioskd: the reply is `invalid_argument` naming the FIFO, and the loop answers `ping` on another connection
+/// kiosk in process: the reply is `invalid_argument` naming the FIFO, and the loop answers `ping` on another connection
 /// meanwhile (a FIFO opened on the loop would block it until a writer came).
 final class SpecialFileControlTests: XCTestCase {
     private var daemon: InProcessKiosk!
@@ -11,7 +11,7 @@ final class SpecialFileControlTests: XCTestCase {
 
     /// What `ping` may take while a request with a FIFO path is being answered. A FIFO opened on the loop blocks
     /// it until a writer comes, which here is never, so any finite deadline tells the two apart; two seconds keeps
-    /// a loaded machine (a daemon still drawing its first frames on two contended cores) from failing a loop that
+    /// a loaded machine (a kiosk still drawing its first frames on two contended cores) from failing a loop that
     /// was never blocked. The socket's own latency is judged by ControlFairnessTests, not here.
     private static let pingDeadline: TimeInterval = 2
     /// What the request itself may take to be refused.

@@ -285,10 +285,11 @@ final class FleetMQTTTests: XCTestCase {
         for kiosk in kiosks { try status.waitFor(on: "kioskd/\(kiosk)/status") { $0 == "online" } }
     }
 
-    /// The broker gone for 10 s and back: kioskd reconnects, resubscribes, republishes `status` and `state`, and
-    /// no frame is late meanwhile. The headless backend's vblank clock runs on wall time, so a kioskd that a
+    /// The broker gone for 10 s and back: the kiosk reconnects, resubscribes, republishes `status` and `state`, and
+    /// no frame is late meanwhile. The headless backend's vblank clock runs on wall time, so a kiosk that a
     /// loaded machine keeps waiting for a CPU misses vblanks whatever MQTT does. The test therefore measures
-    /// that wait (the kernel's run-queue time of kioskd's threads, /proc/PID/task/*/schedstat) over the same
+    /// that wait (the kernel's run-queue time of the process's threads, /proc/PID/task/*/schedstat: the kiosk's,
+    /// and the test's own, which sleep in their polls meanwhile) over the same
     /// window: a late frame needs the slack a present has of delay (a frame, 50 ms at 20 Hz, with the window off, kioskd's
     /// default; the window's lead, at least 12.5 ms, were it on: the bound uses the lead), so the missed vblanks must be
     /// no more than the run-queue wait covers. On a quiet machine that wait is near zero and the missed vblanks
