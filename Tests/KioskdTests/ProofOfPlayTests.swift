@@ -1,4 +1,5 @@
 import Foundation
+import KioskRenderTestSupport
 import KioskTestSupport
 import XCTest
 

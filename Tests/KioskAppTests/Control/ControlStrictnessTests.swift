@@ -2,18 +2,17 @@ import Foundation
 import KioskTestSupport
 import XCTest
 
-/// The control protocol's strictness, end to end against a headless `kioskd run`: every registered command refuses
+/// The control protocol's strictness, end to end against a headless kiosk in process: every registered command refuses
 /// an argument it does not know, naming it, and a request line with a duplicated key is refused whole.
 final class ControlStrictnessTests: XCTestCase {
-    private var daemon: ControlledKioskd!
+    private var daemon: InProcessKiosk!
 
     override func setUpWithError() throws {
-        daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60"])
+        daemon = try InProcessKiosk()
     }
 
     override func tearDownWithError() throws {
-        let result = daemon.stop()
-        XCTAssertEqual(result.status, 0, result.stderr)
+        daemon.stopExpectingSuccess()
         daemon = nil
     }
 
