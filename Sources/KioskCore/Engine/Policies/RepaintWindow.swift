@@ -1,3 +1,7 @@
+import Logging
+
+private let repaintLogger = Logger(label: "kioskd.engine")
+
 /// When a frame is presented while the output flips at every vblank (weston's repaint window, `repaint-window` in
 /// weston.ini): not as soon as it is composed, but `lead` before the vblank it is meant for, predicted from the last
 /// flip's timestamp and the refresh period. A flip queued at once would hold the output until that vblank, so a
@@ -12,9 +16,9 @@ public enum RepaintWindow {
     public static let margin = Duration.milliseconds(1)
     /// The work cost (`RepaintSchedule.workCost`) loses 1/`workCostDecay` of itself at each flip.
     static let workCostDecay: Int64 = 64
-    /// How long presents go out at once after a present went out late (`isLate`) or a flip missed the vblank its
-    /// present aimed at. Each further one within `settleTime` of the one before doubles the hold, up to
-    /// `maximumHold`.
+    /// How long presents go out at once after a present went out within `closeCall(for:)` of its vblank or a flip
+    /// missed the vblank its present aimed at. Each further one within `settleTime` of the one before doubles the
+    /// hold, up to `maximumHold`.
     public static let firstHold = Duration.seconds(1)
     public static let maximumHold = Duration.seconds(64)
     public static let settleTime = Duration.seconds(10)
@@ -88,12 +92,20 @@ public enum RepaintWindow {
         return Slot(vblank: vblank, presentAt: vblank + (.zero - lead))
     }
 
-    /// Whether a present that waited for its window went out late: `lateness` after the window opened, more than half
-    /// the `lead` it was given, so the copy and the commit are left less than half the time the lead was for. A loop
-    /// that wakes that late (a loaded machine, an emulated CPU) cannot keep the window's time, and a window it
-    /// cannot keep costs more missed vblanks than presenting at once.
-    public static func isLate(_ lateness: Duration, lead: Duration) -> Bool {
-        lateness > lead / 2
+    /// How close to its vblank a present made in a window may go out before it counts as a near miss: 1 ms, or a
+    /// sixteenth of `frame` where that is more (1.04 ms at 60 Hz, 3.1 ms at 20 Hz). The time is taken when the
+    /// backend has taken the commit; what is left is the driver's share (a nonblocking commit's worker, the vblank
+    /// interrupt), which a busy machine can delay by about that much. docs/bench-log.md (issue 28 item 9) has the
+    /// measurement behind it.
+    public static func closeCall(for frame: Duration) -> Duration {
+        max(.milliseconds(1), frame / 16)
+    }
+
+    /// Whether a present made in a window for a vblank `slack` away (negative: after it) came too close to missing
+    /// it: less than `closeCall(for:)` left. A present late against the window's own estimate (the loop woke late,
+    /// the copy took longer than the lead) that still left that much makes its vblank, and keeps the window open.
+    public static func isNearMiss(slack: Duration, frame: Duration) -> Bool {
+        slack < closeCall(for: frame)
     }
 
     /// Whether a flip at `flipped` missed the vblank `target` it was presented for.
@@ -116,12 +128,13 @@ public enum RepaintWindow {
 ///   flip (a half-life of about 0.7 s at 60 Hz): one heavy commit (a new page composed whole, well before its window)
 ///   says little about the frames after it, and while heavy frames go on (a fade) each teaches it again.
 ///
-/// The window closes itself when presents go out late: a present that went out more than half its lead after its
-/// window opened (`RepaintWindow.isLate`), or a flip that missed the vblank its present aimed at, closes it for a hold
-/// (`RepaintWindow.firstHold`, doubled for each such event that follows within `settleTime` of the one before, up to
-/// `RepaintWindow.maximumHold`): presents go out at once meanwhile, as without a window, so a machine whose loop
-/// cannot keep time (a loaded host, an emulated CPU) pays at most one missed vblank a close, and the closes come
-/// further apart each time. The late present still widens the lead for when the window opens again.
+/// The window closes itself when its presents miss or nearly miss their vblank: a flip that missed the vblank its
+/// present aimed at, or a present that went out within `RepaintWindow.closeCall(for:)` of it
+/// (`RepaintWindow.isNearMiss`), closes it for a hold (`RepaintWindow.firstHold`, doubled for each such event that
+/// follows within `settleTime` of the one before, up to `RepaintWindow.maximumHold`): presents go out at once
+/// meanwhile, as without a window, so a machine whose loop cannot keep time (a loaded host, an emulated CPU) pays at
+/// most one missed vblank a close, and the closes come further apart each time. A present that went out later than
+/// the window meant but still with time to spare does not close it: it only widens the lead.
 struct RepaintSchedule {
     /// The configured window (`LayerEngine.repaintWindowMode`); `.off`, the engine's default, is no window.
     var mode = RepaintWindow.Mode.off
@@ -132,10 +145,10 @@ struct RepaintSchedule {
     var timer: TimerHandle?
     /// Set when the timer fired: the next present is the one that waited, and its lateness is measured.
     var windowOpenedAt: MonotonicInstant?
-    /// The lead of the window that opened at `windowOpenedAt`.
-    var windowLead = Duration.zero
     /// The vblank the last present made in a window aimed at, until its flip.
     var target: MonotonicInstant?
+    /// How long before `target` that present went out (negative: after it), for the log at its flip.
+    var targetSlack: Duration?
     /// How late presents made in a window went out (a maximum that decays).
     var lateness = Duration.zero
     /// What commits that composed or presented cost, wherever they ran (a maximum that decays fast).
@@ -144,12 +157,12 @@ struct RepaintSchedule {
     var heldUntil: MonotonicInstant?
     /// The length of the last hold (zero: none since the last miss that came alone).
     var hold = Duration.zero
-    /// When the window last closed itself (a late present or a missed target).
+    /// When the window last closed itself (a near miss or a missed target).
     var lastClose: MonotonicInstant?
     /// Flips that missed the vblank their present aimed at.
     var misses = 0
-    /// Presents that went out late in their window (`RepaintWindow.isLate`).
-    var latePresents = 0
+    /// Presents made in a window that nearly missed their vblank (`RepaintWindow.isNearMiss`).
+    var nearMisses = 0
 
     mutating func cancel() {
         timer?.cancel()
@@ -162,10 +175,11 @@ struct RepaintSchedule {
         cancel()
         lastVblank = nil
         target = nil
+        targetSlack = nil
     }
 
     /// The lead in use at `now`: the configured one, widened to the measured lateness and margin; zero when off or
-    /// closed for a hold (a late present or a miss).
+    /// closed for a hold (a near miss or a miss).
     func effectiveLead(frame: Duration, now: MonotonicInstant) -> Duration {
         let configured = mode.lead(for: frame)
         guard configured > .zero else { return .zero }
@@ -186,17 +200,25 @@ struct RepaintSchedule {
         lastClose = now
     }
 
-    /// A present that waited for its window went out at `now`, `late` after the window opened, with `lead` in use:
-    /// the lateness widens the lead, and a late present closes the window (`RepaintWindow.isLate`).
-    mutating func presented(late: Duration, lead: Duration, frame: Duration, now: MonotonicInstant) {
+    /// A present that waited for its window went out `late` after the window opened: the lateness widens the lead
+    /// for the presents after it. Closing is for `presented(at:frame:)` to judge, by what was left before the vblank.
+    mutating func waited(late: Duration, frame: Duration) {
         lateness = min(max(lateness, late), frame)
-        if RepaintWindow.isLate(late, lead: lead) {
-            latePresents += 1
+    }
+
+    /// A present made in a window for `target` went out at `now`: one that left less than
+    /// `RepaintWindow.closeCall(for:)` before its vblank closes the window (`RepaintWindow.isNearMiss`).
+    mutating func presented(at now: MonotonicInstant, frame: Duration) {
+        guard let target else { return }
+        let slack = target - now
+        targetSlack = slack
+        if RepaintWindow.isNearMiss(slack: slack, frame: frame) {
+            nearMisses += 1
             close(at: now)
         }
     }
 
-    /// A flip completed at `timestamp`. A missed target closes the window for a hold (unless the late present that
+    /// A flip completed at `timestamp`. A missed target closes the window for a hold (unless the near miss that
     /// missed it closed it already); otherwise the lateness decays. The work cost decays at every flip.
     mutating func flipped(at timestamp: MonotonicInstant, frame: Duration) {
         if let target, RepaintWindow.missed(target, flipped: timestamp, frame: frame) {
@@ -205,11 +227,18 @@ struct RepaintSchedule {
         } else {
             lateness = lateness - lateness / 1024
         }
+        if let target, let targetSlack {
+            repaintLogger.debug("repaint window: present \(hundredths(targetSlack)) ms before its vblank, flip \(hundredths(timestamp - target)) ms after it")
+        }
         workCost = workCost - workCost / RepaintWindow.workCostDecay
         target = nil
+        targetSlack = nil
         windowOpenedAt = nil
     }
 }
+
+/// Milliseconds to two decimals, for the log.
+private func hundredths(_ d: Duration) -> Double { (d.milliseconds * 100).rounded() / 100 }
 
 extension LayerEngine {
     /// Whether frames are presented a lead before the predicted vblank while something animates (see
@@ -228,14 +257,15 @@ extension LayerEngine {
     }
 
     /// The lead in use now: the configured one widened while presents go out late; zero when off, or closed for
-    /// a hold after a late present or a missed vblank.
+    /// a hold after a near miss or a missed vblank.
     public var repaintLead: Duration { repaint.effectiveLead(frame: displayLink.frameDuration, now: loop.now) }
 
     /// Flips that missed the vblank their repaint window aimed at.
     public var repaintWindowMisses: Int { repaint.misses }
 
-    /// Presents that went out late in their repaint window (`RepaintWindow.isLate`), each closing the window.
-    public var repaintWindowLatePresents: Int { repaint.latePresents }
+    /// Presents made in a repaint window that nearly missed their vblank (`RepaintWindow.isNearMiss`), each closing
+    /// the window.
+    public var repaintWindowNearMisses: Int { repaint.nearMisses }
 
     /// Whether a present wanted now waits for the repaint window: only while the display link has live targets,
     /// so the output flips at every vblank and a flip queued now would hold back what lands before the vblank. An
@@ -256,7 +286,6 @@ extension LayerEngine {
             // whether the timer woke the loop or another wake-up came first.
             if repaint.timer != nil {
                 repaint.windowOpenedAt = slot.presentAt
-                repaint.windowLead = slot.vblank - slot.presentAt
             }
             repaint.timer?.cancel()
             repaint.timer = nil
@@ -269,7 +298,6 @@ extension LayerEngine {
                 guard let self else { return }
                 repaint.timer = nil
                 repaint.windowOpenedAt = slot.presentAt
-                repaint.windowLead = slot.vblank - slot.presentAt
             }
         }
         return true
@@ -294,11 +322,14 @@ extension LayerEngine {
         repaint.workCost = min(max(repaint.workCost, duration), displayLink.frameDuration)
     }
 
-    /// A present went out: if it is the one that waited for its window, how late it went out widens the lead, and
-    /// closes the window when it was late (`RepaintSchedule.presented`).
+    /// A present went out: if it is the one that waited for its window, how late it went out widens the lead; if
+    /// it was made in a window, one that nearly missed its vblank closes the window (`RepaintSchedule.presented`).
     func repaintPresented() {
-        guard let opened = repaint.windowOpenedAt else { return }
-        repaint.windowOpenedAt = nil
-        repaint.presented(late: loop.now - opened, lead: repaint.windowLead, frame: displayLink.frameDuration, now: loop.now)
+        let frame = displayLink.frameDuration
+        if let opened = repaint.windowOpenedAt {
+            repaint.windowOpenedAt = nil
+            repaint.waited(late: loop.now - opened, frame: frame)
+        }
+        repaint.presented(at: loop.now, frame: frame)
     }
 }
