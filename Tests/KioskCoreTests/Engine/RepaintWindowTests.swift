@@ -323,6 +323,27 @@ final class RepaintWindowTests: XCTestCase {
         XCTAssertEqual(r.engine.repaintWindowMisses, 1)
     }
 
+    func testAfterItsHoldTheWindowWaitsForAQuietStretchOfFlipsAtEveryVblank() throws {
+        let r = try LateCommits()
+        _ = r.commitLate(by: .microseconds(100), frame: frame)
+        XCTAssertEqual(r.engine.repaintWindowMisses, 1)
+        XCTAssertEqual(r.engine.repaintLead, .zero, "closed by the miss")
+        // Presents at once keep missing too (each commit reaches the hardware a frame late): the machine cannot keep
+        // time, and the window stays closed after its hold.
+        let first = r.backend.presentCalls + 1
+        for n in first..<(first + 200) { r.backend.commitDelays[n] = frame + .microseconds(100) }
+        r.run(for: RepaintWindow.firstHold + frame * 6)
+        XCTAssertGreaterThan(r.backend.presentCalls, first + 20, "presents went on, a vblank missed at each")
+        XCTAssertEqual(r.engine.repaintLead, .zero, "the hold has passed, but no quiet stretch yet")
+        XCTAssertEqual(r.engine.repaintWindowMisses, 1, "closed, so no window miss")
+        // The commits reach the hardware in time again: after half a second of flips at every vblank it opens.
+        r.backend.commitDelays = [:]
+        r.run(for: RepaintWindow.quietStretch + (.zero - frame * 3))
+        XCTAssertEqual(r.engine.repaintLead, .zero, "not yet half a second of flips in a row")
+        r.run(for: frame * 6)
+        XCTAssertEqual(r.engine.repaintLead, RepaintWindow.lead(for: frame), "open after the quiet stretch")
+    }
+
     func testACommitThatReachesTheHardwareJustInTimeKeepsTheWindowOpen() throws {
         let r = try LateCommits()
         let target = r.commitLate(by: .zero - .microseconds(100), frame: frame)

@@ -22,6 +22,10 @@ public enum RepaintWindow {
     public static let firstHold = Duration.seconds(1)
     public static let maximumHold = Duration.seconds(64)
     public static let settleTime = Duration.seconds(10)
+    /// After a close, the window opens again only once the hold has passed and the output has also flipped at every
+    /// vblank for this long with presents going out at once: a machine that misses vblanks without the window (a
+    /// loaded host, an emulated CPU) would miss more with it, so there it stays closed.
+    public static let quietStretch = Duration.milliseconds(500)
 
     /// Whether, and with which lead, an engine uses the window (`repaint_window` in the config, `--repaint-window`).
     public enum Mode: Equatable, Sendable, CustomStringConvertible {
@@ -163,6 +167,10 @@ struct RepaintSchedule {
     var misses = 0
     /// Presents made in a window that nearly missed their vblank (`RepaintWindow.isNearMiss`).
     var nearMisses = 0
+    /// Flips in a row, while something animates, each at the vblank after the one before (none missed).
+    var flipsInARow = 0
+    /// Set by a close: the window stays closed until `RepaintWindow.quietStretch` of flips in a row.
+    var awaitsQuietStretch = false
 
     mutating func cancel() {
         timer?.cancel()
@@ -184,6 +192,9 @@ struct RepaintSchedule {
         let configured = mode.lead(for: frame)
         guard configured > .zero else { return .zero }
         if let heldUntil, now < heldUntil { return .zero }
+        if awaitsQuietStretch, frame * flipsInARow < RepaintWindow.quietStretch {
+            return .zero
+        }
         let measured = max(lateness, workCost)
         return max(configured, measured == .zero ? .zero : measured + RepaintWindow.margin)
     }
@@ -198,6 +209,7 @@ struct RepaintSchedule {
         }
         heldUntil = now + hold
         lastClose = now
+        awaitsQuietStretch = true
     }
 
     /// A present that waited for its window went out `late` after the window opened: the lateness widens the lead
@@ -219,8 +231,14 @@ struct RepaintSchedule {
     }
 
     /// A flip completed at `timestamp`. A missed target closes the window for a hold (unless the near miss that
-    /// missed it closed it already); otherwise the lateness decays. The work cost decays at every flip.
+    /// missed it closed it already); otherwise the lateness decays. The work cost decays at every flip. A flip more
+    /// than a vblank after the one before it, while something animated (`lastVblank`, not yet updated), breaks the
+    /// flips in a row that a closed window waits for.
     mutating func flipped(at timestamp: MonotonicInstant, frame: Duration) {
+        if let lastVblank {
+            flipsInARow = timestamp - lastVblank > frame * 3 / 2 ? 0 : flipsInARow + 1
+            if frame * flipsInARow >= RepaintWindow.quietStretch { awaitsQuietStretch = false }
+        }
         if let target, RepaintWindow.missed(target, flipped: timestamp, frame: frame) {
             misses += 1
             if heldUntil.map({ timestamp >= $0 }) ?? true { close(at: timestamp) }
