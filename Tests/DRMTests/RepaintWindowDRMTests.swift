@@ -3,44 +3,52 @@ import KioskCore
 import KioskTestSupport
 import XCTest
 
-/// The repaint window on vkms, against presenting at once, in one VM boot: 300 frames of the default scene with the
-/// window on (`--repaint-window auto`), then 300 with it off, kioskd's default. The missed vblanks are printed side by side,
-/// not compared by an assertion: on the shared build host under TCG one run of 300 frames misses anywhere from a few
-/// to most of its vblanks depending on the other jobs, so the comparison is made over several alternations
-/// (docs/bench-log.md, issue 28 item 9). What holds however loaded the host is the self-closing rule, asserted here:
-/// each present that goes out late, and each vblank the window misses, closes the window for a hold of a second at
-/// least, doubled within ten seconds, so the window itself misses only a few vblanks in a run.
+/// The repaint window on vkms against presenting at once, alternated in one VM boot (issue 28 item 9): 300 frames
+/// of the default scene with the window off, then with kioskd's default (`auto`, no flag, so the run also checks the
+/// default), then off again. With the window on, the output misses no more vblanks than without it, within one: a
+/// run of 300 frames under emulation misses anywhere from a few to a hundred vblanks depending on what else the host
+/// runs, so the run with the window is compared with the worse of the two without it made just before and just
+/// after it (docs/bench-log.md, issue 28 item 9, has the alternations this tolerance was read from). What holds
+/// however loaded the host is the self-closing rule, asserted too: each miss and near miss closes the window for a
+/// hold of a second at least, doubled within ten seconds, so the window itself misses only a few vblanks in a run.
 final class RepaintWindowDRMTests: XCTestCase {
-    private func run(window: String, in dir: URL) throws -> [String: Any] {
-        let stats = dir.appendingPathComponent("stats-\(window).json")
-        // Off is kioskd's default: that run names no window, so it also checks the default.
-        let flag = window == "off" ? [] : ["--repaint-window", window]
+    private func run(window: String?, _ name: String, in dir: URL) throws -> [String: Any] {
+        let stats = dir.appendingPathComponent("stats-\(name).json")
+        let flag = window.map { ["--repaint-window", $0] } ?? []
         let r = try KioskdProcess.run(["run", "--mode", "1024x768", "--frames", "300"] + flag + ["--stats-out", stats.path],
                                       timeout: 300)
         XCTAssertEqual(r.status, 0, r.stderr)
         let s = try KioskdProcess.readStats(stats)
-        XCTAssertEqual(s["frames_flipped"] as? Int, 300, "window \(window)")
+        XCTAssertEqual(s["frames_flipped"] as? Int, 300, name)
         return s
     }
 
-    func testTheWindowClosesItselfAndIsComparedWithPresentingAtOnce() throws {
+    private func missed(_ stats: [String: Any], _ name: String) throws -> Int {
+        try XCTUnwrap(stats["missed_vblanks"] as? Int, "\(name): missed_vblanks is reported")
+    }
+
+    func testTheWindowMissesNoMoreVblanksThanPresentingAtOnce() throws {
         let dir = try KioskdProcess.scratchDirectory("drm-repaint-window")
-        let on = try run(window: "auto", in: dir)
-        let off = try run(window: "off", in: dir)
-        let missedOn = try XCTUnwrap(on["missed_vblanks"] as? Int, "missed_vblanks is reported")
-        let missedOff = try XCTUnwrap(off["missed_vblanks"] as? Int, "missed_vblanks is reported")
+        let offBefore = try run(window: "off", "off-before", in: dir)
+        let on = try run(window: nil, "default", in: dir)
+        let offAfter = try run(window: "off", "off-after", in: dir)
+        let missedOn = try missed(on, "default")
+        let missedOff = [try missed(offBefore, "off before"), try missed(offAfter, "off after")]
         let windowMisses = try XCTUnwrap(on["repaint_window_misses"] as? Int)
-        let late = try XCTUnwrap(on["repaint_window_late_presents"] as? Int)
-        let ratio = missedOff > 0 ? String(format: "%.2f", Double(missedOn) / Double(missedOff)) : "null"
-        print("repaint window, 300 frames of the default scene: missed vblanks auto \(missedOn) (window misses \(windowMisses), late presents \(late), lead at the end \(on["repaint_window_ms"] ?? "-") ms), off \(missedOff), auto/off \(ratio)")
-        XCTAssertEqual(off["repaint_window_misses"] as? Int, 0, "no window, no window misses")
-        XCTAssertEqual(off["repaint_window_late_presents"] as? Int, 0)
+        let nearMisses = try XCTUnwrap(on["repaint_window_near_misses"] as? Int)
+        print("repaint window, 300 frames of the default scene: missed vblanks off \(missedOff[0]), default (auto) \(missedOn) (window misses \(windowMisses), near misses \(nearMisses), lead at the end \(on["repaint_window_ms"] ?? "-") ms), off \(missedOff[1])")
+        for off in [offBefore, offAfter] {
+            XCTAssertEqual(off["repaint_window_misses"] as? Int, 0, "no window, no window misses")
+            XCTAssertEqual(off["repaint_window_near_misses"] as? Int, 0)
+        }
+        XCTAssertLessThanOrEqual(missedOn, missedOff.max()! + 1,
+                                 "with the window on, no more missed vblanks than presenting at once (off \(missedOff))")
         // Closes come at least a first hold apart and the hold doubles while they come within ten seconds: at 0, 1,
         // 3, 7 and 15 s at the earliest, so a run of T seconds (its vblanks, flipped or missed, at 60 Hz) closes the
-        // window at most log2(T + 1) + 1 times, each with at most one window miss and one late present.
+        // window at most log2(T + 1) + 1 times, each with at most one window miss and one near miss.
         let seconds = Double(300 + missedOn) / 60
         let closes = Int(log2(seconds + 1)) + 1
         XCTAssertLessThanOrEqual(windowMisses, closes, "the window closed itself after its misses (\(seconds) s)")
-        XCTAssertLessThanOrEqual(late, closes, "the window closed itself after its late presents (\(seconds) s)")
+        XCTAssertLessThanOrEqual(nearMisses, closes, "the window closed itself after its near misses (\(seconds) s)")
     }
 }
