@@ -5,10 +5,12 @@ import XCTest
 
 /// The repaint window on vkms against presenting at once, alternated in one VM boot (issue 28 item 9): 300 frames
 /// of the default scene with the window off, then with kioskd's default (`auto`, no flag, so the run also checks the
-/// default), then off again. With the window on, the output misses no more vblanks than without it, within one: a
-/// run of 300 frames under emulation misses anywhere from a few to a hundred vblanks depending on what else the host
-/// runs, so the run with the window is compared with the worse of the two without it made just before and just
-/// after it (docs/bench-log.md, issue 28 item 9, has the alternations this tolerance was read from). What holds
+/// default), then off again. With the window on, the output misses no more vblanks than without it: no more than
+/// the worse of the two runs without it made just before and just after it, plus one, plus the difference between
+/// those two. A run of 300 frames under emulation misses anywhere from a few to hundreds of vblanks depending on
+/// what else the host runs, and the two runs without the window measure that noise where the comparison is made
+/// (docs/bench-log.md, issue 28 item 9, has the alternations this tolerance was read from): on a quiet host, where
+/// they miss 2 and 3, the window may miss 5 at most, so the first self-closing rule's 7 and 5 would fail. What holds
 /// however loaded the host is the self-closing rule, asserted too: each miss and near miss closes the window for a
 /// hold of a second at least, doubled within ten seconds, so the window itself misses only a few vblanks in a run.
 final class RepaintWindowDRMTests: XCTestCase {
@@ -41,7 +43,8 @@ final class RepaintWindowDRMTests: XCTestCase {
             XCTAssertEqual(off["repaint_window_misses"] as? Int, 0, "no window, no window misses")
             XCTAssertEqual(off["repaint_window_near_misses"] as? Int, 0)
         }
-        XCTAssertLessThanOrEqual(missedOn, missedOff.max()! + 1,
+        let noise = abs(missedOff[0] - missedOff[1])
+        XCTAssertLessThanOrEqual(missedOn, missedOff.max()! + 1 + noise,
                                  "with the window on, no more missed vblanks than presenting at once (off \(missedOff))")
         // Closes come at least a first hold apart and the hold doubles while they come within ten seconds: at 0, 1,
         // 3, 7 and 15 s at the earliest, so a run of T seconds (its vblanks, flipped or missed, at 60 Hz) closes the
