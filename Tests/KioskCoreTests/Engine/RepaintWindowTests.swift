@@ -215,6 +215,20 @@ final class RepaintWindowTests: XCTestCase {
         XCTAssertFalse(a.h.backend.isFlipPending, "the present waits for the window")
     }
 
+    func testALoopWakingAfterTheVblankItWaitedForClosesTheWindowAndPresentsAtOnce() throws {
+        let a = try Animated()
+        let next = a.lastVblank + frame
+        // The loop sleeps through the window and the vblank (1 ms past it): that vblank has no flip. The present
+        // goes out at once for the one after, rather than waiting for that one's window, and the window closes.
+        wakeLate(a, by: a.h.engine.repaintLead + .milliseconds(1))
+        XCTAssertTrue(a.h.backend.isFlipPending, "presented at once, not waiting for the next window")
+        XCTAssertEqual(a.h.engine.repaintWindowNearMisses, 1)
+        XCTAssertEqual(a.h.engine.repaintLead, .zero, "closed")
+        a.h.run(for: frame * 3)
+        XCTAssertEqual(a.flips.first?.time, next + frame, "the vblank slept through is lost")
+        XCTAssertEqual(a.flips.map(\.time), (0..<a.flips.count).map { next + frame * ($0 + 1) }, "none lost since")
+    }
+
     func testANearMissLeavesLessThanACloseCallBeforeTheVblank() {
         XCTAssertEqual(RepaintWindow.closeCall(for: frame), frame / 16, "1.04 ms at 60 Hz")
         XCTAssertEqual(RepaintWindow.closeCall(for: .milliseconds(50)), .microseconds(3125), "3.1 ms at 20 Hz")

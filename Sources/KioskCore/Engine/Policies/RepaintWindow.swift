@@ -149,6 +149,8 @@ struct RepaintSchedule {
     var timer: TimerHandle?
     /// Set when the timer fired: the next present is the one that waited, and its lateness is measured.
     var windowOpenedAt: MonotonicInstant?
+    /// The vblank a present waiting for its window is for, from when its timer is armed until it goes out.
+    var awaited: MonotonicInstant?
     /// The vblank the last present made in a window aimed at, until its flip.
     var target: MonotonicInstant?
     /// How long before `target` that present went out (negative: after it), for the log at its flip.
@@ -176,6 +178,7 @@ struct RepaintSchedule {
         timer?.cancel()
         timer = nil
         windowOpenedAt = nil
+        awaited = nil
     }
 
     /// Forgets the output's vblank (another output, a modeset) and the timer; the measured lateness stays.
@@ -292,6 +295,18 @@ extension LayerEngine {
     /// aims at is noted (`repaintPresented`).
     func presentWaitsForRepaintWindow() -> Bool {
         let frame = displayLink.frameDuration
+        if let awaited = repaint.awaited, RepaintWindow.isNearMiss(slack: awaited - loop.now, frame: frame) {
+            // The loop woke too late for the vblank the present waited for: past it (a vblank without a flip,
+            // which waiting for the next window would not even count) or within a close call of it. A near miss:
+            // the window closes, and the present goes out at once.
+            repaint.awaited = nil
+            repaint.nearMisses += 1
+            repaint.close(at: loop.now)
+            // How late it woke widens the lead, whether the window's timer or another wake-up came first.
+            if let opened = repaint.windowOpenedAt ?? repaint.timer?.nextDeadline, opened <= loop.now {
+                repaint.waited(late: loop.now - opened, frame: frame)
+            }
+        }
         guard displayLink.isActive, let lastVblank = repaint.lastVblank,
               let slot = RepaintWindow.slot(now: loop.now, lastVblank: lastVblank, frame: frame,
                                             lead: repaint.effectiveLead(frame: frame, now: loop.now)) else {
@@ -307,6 +322,7 @@ extension LayerEngine {
             }
             repaint.timer?.cancel()
             repaint.timer = nil
+            repaint.awaited = nil
             repaint.target = slot.vblank
             return false
         }
@@ -317,6 +333,7 @@ extension LayerEngine {
                 repaint.timer = nil
                 repaint.windowOpenedAt = slot.presentAt
             }
+            repaint.awaited = slot.vblank
         }
         return true
     }
