@@ -33,7 +33,7 @@ public struct KioskConfiguration: Sendable, Equatable {
     public var watch: Bool { settings.watch ?? true }
     public var fpsOverlay: Bool { settings.fpsOverlay ?? false }
     public var keepGoing: Bool { settings.keepGoing ?? false }
-    public var repaintWindow: RepaintWindow.Mode { settings.repaintWindow ?? .auto }
+    public var repaintWindow: RepaintWindow.Mode { settings.repaintWindow ?? .off }
     /// Whether a DRM card was asked for, by path or by driver: `--backend auto` then means drm.
     public var drmRequested: Bool { device != nil || settings.driver != nil }
 

@@ -49,7 +49,7 @@ public enum UpdateStorm {
     }
 
     public struct Figures: Codable, Sendable {
-        /// The engine's repaint window in this run (`off`, or `auto`: kioskd's default).
+        /// The engine's repaint window in this run (`off`: kioskd's default, or `auto`).
         public var repaintWindow: String
         /// Render workers of the run's pool.
         public var workers: Int
@@ -188,7 +188,7 @@ public enum UpdateStorm {
         return "storm#\(n) " + String(repeating: paragraph, count: paragraphs)
     }
 
-    /// The storm with one number of render workers: the repaint window off and `auto` (kioskd's default), one after
+    /// The storm with one number of render workers: the repaint window off (kioskd's default) and `auto`, one after
     /// the other.
     public struct WorkerRuns: Codable, Sendable {
         public var workers: Int

@@ -90,8 +90,7 @@ public struct KioskConfig: Sendable, Equatable {
     public var keepGoing: Bool?
     public var renderStrategy: RenderStrategy?
     public var fpsOverlay: Bool?
-    /// `repaint_window`: when frames are presented while something animates (`RepaintWindow.Mode`); nil is kioskd's
-    /// default, `auto`.
+    /// `repaint_window`: when frames are presented while something animates (`RepaintWindow.Mode`); nil is off.
     public var repaintWindow: RepaintWindow.Mode?
     public var logLevel: LogLevel?
     public var control = Control()

@@ -3,15 +3,13 @@ import KioskCore
 import KioskTestSupport
 import XCTest
 
-/// The repaint window on vkms against presenting at once, alternated in one VM boot (issue 28 item 9): 300 frames
-/// of the default scene with the window off, then with kioskd's default (`auto`, no flag, so the run also checks the
-/// default), then off again. With the window on, the output misses no more vblanks than without it: no more than
-/// the worse of the two runs without it made just before and just after it, plus one, plus the difference between
-/// those two. A run of 300 frames under emulation misses anywhere from a few to hundreds of vblanks depending on
-/// what else the host runs, and the two runs without the window measure that noise where the comparison is made
-/// (docs/bench-log.md, issue 28 item 9, has the alternations this tolerance was read from): on a quiet host, where
-/// they miss 2 and 3, the window may miss 5 at most, so the first self-closing rule's 7 and 5 would fail. What holds
-/// however loaded the host is the self-closing rule, asserted too: each miss and near miss closes the window for a
+/// The repaint window on vkms against kioskd's default, alternated in one VM boot (issue 28 item 9): 300 frames of
+/// the default scene with the default settings (no flag), then with `--repaint-window auto`, then with the default
+/// again. Item 9 asks that the default settings miss no more vblanks than the window off: the default is off, so
+/// both default runs must show no window at all (no window misses, no near misses, no lead). `auto` is not the
+/// default because in the VM it missed more vblanks than presenting at once in most alternations
+/// (docs/bench-log.md, issue 28 item 9); its missed vblanks are printed beside the default's, and what holds
+/// however loaded the host is its self-closing rule, asserted here: each miss and near miss closes the window for a
 /// hold of a second at least, doubled within ten seconds, so the window itself misses only a few vblanks in a run.
 final class RepaintWindowDRMTests: XCTestCase {
     private func run(window: String?, _ name: String, in dir: URL) throws -> [String: Any] {
@@ -29,27 +27,25 @@ final class RepaintWindowDRMTests: XCTestCase {
         try XCTUnwrap(stats["missed_vblanks"] as? Int, "\(name): missed_vblanks is reported")
     }
 
-    func testTheWindowMissesNoMoreVblanksThanPresentingAtOnce() throws {
+    func testTheDefaultHasNoWindowAndAutoClosesItself() throws {
         let dir = try KioskdProcess.scratchDirectory("drm-repaint-window")
-        let offBefore = try run(window: "off", "off-before", in: dir)
-        let on = try run(window: nil, "default", in: dir)
-        let offAfter = try run(window: "off", "off-after", in: dir)
-        let missedOn = try missed(on, "default")
-        let missedOff = [try missed(offBefore, "off before"), try missed(offAfter, "off after")]
-        let windowMisses = try XCTUnwrap(on["repaint_window_misses"] as? Int)
-        let nearMisses = try XCTUnwrap(on["repaint_window_near_misses"] as? Int)
-        print("repaint window, 300 frames of the default scene: missed vblanks off \(missedOff[0]), default (auto) \(missedOn) (window misses \(windowMisses), near misses \(nearMisses), lead at the end \(on["repaint_window_ms"] ?? "-") ms), off \(missedOff[1])")
-        for off in [offBefore, offAfter] {
-            XCTAssertEqual(off["repaint_window_misses"] as? Int, 0, "no window, no window misses")
-            XCTAssertEqual(off["repaint_window_near_misses"] as? Int, 0)
+        let before = try run(window: nil, "default-before", in: dir)
+        let auto = try run(window: "auto", "auto", in: dir)
+        let after = try run(window: nil, "default-after", in: dir)
+        let missedAuto = try missed(auto, "auto")
+        let missedDefault = [try missed(before, "default before"), try missed(after, "default after")]
+        let windowMisses = try XCTUnwrap(auto["repaint_window_misses"] as? Int)
+        let nearMisses = try XCTUnwrap(auto["repaint_window_near_misses"] as? Int)
+        print("repaint window, 300 frames of the default scene: missed vblanks default \(missedDefault[0]), auto \(missedAuto) (window misses \(windowMisses), near misses \(nearMisses), lead at the end \(auto["repaint_window_ms"] ?? "-") ms), default \(missedDefault[1])")
+        for (name, stats) in [("default before", before), ("default after", after)] {
+            XCTAssertEqual(stats["repaint_window_misses"] as? Int, 0, "\(name): no window, no window misses")
+            XCTAssertEqual(stats["repaint_window_near_misses"] as? Int, 0, name)
+            XCTAssertEqual(stats["repaint_window_ms"] as? Double, 0, "\(name): no lead")
         }
-        let noise = abs(missedOff[0] - missedOff[1])
-        XCTAssertLessThanOrEqual(missedOn, missedOff.max()! + 1 + noise,
-                                 "with the window on, no more missed vblanks than presenting at once (off \(missedOff))")
         // Closes come at least a first hold apart and the hold doubles while they come within ten seconds: at 0, 1,
         // 3, 7 and 15 s at the earliest, so a run of T seconds (its vblanks, flipped or missed, at 60 Hz) closes the
         // window at most log2(T + 1) + 1 times, each with at most one window miss and one near miss.
-        let seconds = Double(300 + missedOn) / 60
+        let seconds = Double(300 + missedAuto) / 60
         let closes = Int(log2(seconds + 1)) + 1
         XCTAssertLessThanOrEqual(windowMisses, closes, "the window closed itself after its misses (\(seconds) s)")
         XCTAssertLessThanOrEqual(nearMisses, closes, "the window closed itself after its near misses (\(seconds) s)")

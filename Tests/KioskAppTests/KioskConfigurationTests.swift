@@ -33,7 +33,7 @@ final class KioskConfigurationTests: XCTestCase {
         XCTAssertEqual(resolved.renderStrategy, .roundRobin)
         XCTAssertTrue(resolved.watch)
         XCTAssertFalse(resolved.fpsOverlay)
-        XCTAssertEqual(resolved.repaintWindow, .auto, "the repaint window is on unless turned off (bench-log: issue 28 item 9)")
+        XCTAssertEqual(resolved.repaintWindow, .off, "the repaint window is off unless asked for (bench-log: issue 28 item 9)")
         XCTAssertNil(resolved.device)
         XCTAssertFalse(resolved.drmRequested)
     }

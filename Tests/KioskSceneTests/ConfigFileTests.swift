@@ -108,7 +108,7 @@ final class ConfigFileTests: XCTestCase {
         XCTAssertEqual(try parse("repaint_window: off\n").config.repaintWindow, .off)
         XCTAssertEqual(try parse("repaint_window: 0\n").config.repaintWindow, .off)
         XCTAssertEqual(try parse("repaint_window: 7.5\n").config.repaintWindow, .lead(.microseconds(7500)))
-        XCTAssertNil(try parse("# nothing\n").config.repaintWindow, "unset: kioskd's default (auto)")
+        XCTAssertNil(try parse("# nothing\n").config.repaintWindow, "unset: kioskd's default (off)")
         for bad in ["soon", "-3", "1000", "[4]"] {
             XCTAssertEqual(errors("repaint_window: \(bad)\n"), [
                 "\(file):1:17: repaint_window: expected auto, off, or the lead before the vblank in milliseconds (0 to 999)",

@@ -263,8 +263,8 @@ private func hundredths(_ d: Duration) -> Double { (d.milliseconds * 100).rounde
 
 extension LayerEngine {
     /// Whether frames are presented a lead before the predicted vblank while something animates (see
-    /// `RepaintWindow`). `.off`, the engine's default, presents every frame as soon as it is composed; kioskd sets
-    /// what `repaint_window` or `--repaint-window` says, `auto` unless told otherwise.
+    /// `RepaintWindow`). `.off`, the engine's and kioskd's default, presents every frame as soon as it is composed;
+    /// kioskd sets what `repaint_window` or `--repaint-window` says.
     public var repaintWindowMode: RepaintWindow.Mode {
         get { repaint.mode }
         set { repaint.mode = newValue }
