@@ -22,9 +22,18 @@ public enum UpdateStorm {
         public var lagMsP50: Double?
         public var lagMsP99: Double?
         public var lagMsMax: Double?
+        /// The update with the longest lag, split into what it waited for: from the update to the dispatch of the
+        /// render that drew it (a render of the widget in flight, a worker taken), that render (dispatch to
+        /// applied), and from applied to the flip that showed it (the main thread's composition and present, the
+        /// flip in flight, the vblank). Nil when not measured.
+        public var worstWaitForDispatchMs: Double?
+        public var worstRenderMs: Double?
+        public var worstAppliedToShownMs: Double?
 
         enum CodingKeys: String, CodingKey {
             case updates, lagMsP50 = "lag_ms_p50", lagMsP99 = "lag_ms_p99", lagMsMax = "lag_ms_max"
+            case worstWaitForDispatchMs = "worst_wait_for_dispatch_ms", worstRenderMs = "worst_render_ms"
+            case worstAppliedToShownMs = "worst_applied_to_shown_ms"
         }
 
         public func encode(to encoder: Encoder) throws {
@@ -33,11 +42,14 @@ public enum UpdateStorm {
             try c.encode(lagMsP50, forKey: .lagMsP50)
             try c.encode(lagMsP99, forKey: .lagMsP99)
             try c.encode(lagMsMax, forKey: .lagMsMax)
+            try c.encode(worstWaitForDispatchMs, forKey: .worstWaitForDispatchMs)
+            try c.encode(worstRenderMs, forKey: .worstRenderMs)
+            try c.encode(worstAppliedToShownMs, forKey: .worstAppliedToShownMs)
         }
     }
 
     public struct Figures: Codable, Sendable {
-        /// The engine's repaint window in this run (`off`: kioskd's default, `auto`).
+        /// The engine's repaint window in this run (`off`: kioskd's default, or `auto`).
         public var repaintWindow: String
         /// Render workers of the run's pool.
         public var workers: Int
@@ -75,6 +87,9 @@ public enum UpdateStorm {
         /// the end; nil with the window off.
         public var repaintWindowMisses: Int?
         public var repaintLeadMs: Double?
+        /// Presents made in the window that left less than `RepaintWindow.closeCall(for:)` before their vblank
+        /// (the engine's count); nil with the window off.
+        public var repaintWindowNearMisses: Int?
         /// Each storm update's lag less the renders it waited for (the one in flight when it came, and the one that
         /// read its data), p50 and p99: what the frame path added.
         public var stormLagBeyondRendersMsP50: Double?
@@ -103,6 +118,7 @@ public enum UpdateStorm {
             case stormTargetMet = "storm_target_met", labelTargetLagMs = "label_target_lag_ms", labelTargetMet = "label_target_met"
             case clockTargetLagMs = "clock_target_lag_ms", clockTargetMet = "clock_target_met"
             case repaintWindowMisses = "repaint_window_misses", repaintLeadMs = "repaint_lead_ms"
+            case repaintWindowNearMisses = "repaint_window_near_misses"
             case stormLagBeyondRendersMsP50 = "storm_lag_beyond_renders_ms_p50", stormLagBeyondRendersMsP99 = "storm_lag_beyond_renders_ms_p99"
             case mode, seconds, stormUpdatesPerSecond = "storm_updates_per_second"
             case labelUpdatesPerSecond = "label_updates_per_second", stormRenderMs = "storm_render_ms"
@@ -141,6 +157,7 @@ public enum UpdateStorm {
             try c.encode(label, forKey: .label)
             try c.encode(repaintWindowMisses, forKey: .repaintWindowMisses)
             try c.encode(repaintLeadMs, forKey: .repaintLeadMs)
+            try c.encode(repaintWindowNearMisses, forKey: .repaintWindowNearMisses)
             try c.encode(stormLagBeyondRendersMsP50, forKey: .stormLagBeyondRendersMsP50)
             try c.encode(stormLagBeyondRendersMsP99, forKey: .stormLagBeyondRendersMsP99)
             try c.encode(targetLagMs, forKey: .targetLagMs)
@@ -382,6 +399,7 @@ public enum UpdateStorm {
             storm: stormLag, clock: clockLag, label: labelLag,
             repaintWindowMisses: windowOn ? endStats.repaintWindowMisses - startStats.repaintWindowMisses : nil,
             repaintLeadMs: windowOn ? Double(lead.nanosecondsClamped) / 1e6 : nil,
+            repaintWindowNearMisses: windowOn ? endStats.repaintWindowNearMisses - startStats.repaintWindowNearMisses : nil,
             stormLagBeyondRendersMsP50: beyond?.p50, stormLagBeyondRendersMsP99: beyond?.p99,
             targetLagMs: target, stormTargetMet: stormTargetMet,
             labelTargetLagMs: labelTarget, labelTargetMet: labelTargetMet, clockTargetLagMs: clockTarget, clockTargetMet: clockTargetMet,
@@ -441,6 +459,8 @@ final class VersionTrack {
     private(set) var appliedToShown = LatencyRecorder()
     /// Each update's lag less the renders it waited for (`beyondRenders(update:shownAt:)`).
     private(set) var lagBeyondRenders = LatencyRecorder()
+    /// The update with the longest lag so far, split as `WidgetLag.worstWaitForDispatchMs` and the two after it.
+    private var worst: (lag: Duration, parts: (Duration, Duration, Duration)?)?
     var updates: Int { times.count }
     var allShown: Bool { resolved == times.count }
 
@@ -491,6 +511,9 @@ final class VersionTrack {
         }
         while resolved < times.count, times[resolved].version <= presented {
             lags.record(now - times[resolved].at)
+            if worst.map({ now - times[resolved].at > $0.lag }) ?? true {
+                worst = (now - times[resolved].at, parts(update: times[resolved].at, shownAt: now))
+            }
             if let beyond = beyondRenders(update: times[resolved].at, shownAt: now) { lagBeyondRenders.record(beyond) }
             resolved += 1
         }
@@ -511,10 +534,21 @@ final class VersionTrack {
         return (shownAt - update) - waited
     }
 
+    /// An update's lag split into the wait for the render that drew it to be dispatched, that render, and its
+    /// result's wait to be shown. Nil when that render is not known.
+    private func parts(update: MonotonicInstant, shownAt: MonotonicInstant) -> (Duration, Duration, Duration)? {
+        guard let own = renders.first(where: { $0.dispatched >= update }), let applied = own.applied,
+              applied <= shownAt else { return nil }
+        return (own.dispatched - update, applied - own.dispatched, shownAt - applied)
+    }
+
     var lag: UpdateStorm.WidgetLag {
         guard lags.count > 0 else { return UpdateStorm.WidgetLag(updates: times.count) }
         let s = lags.summary
-        return UpdateStorm.WidgetLag(updates: times.count, lagMsP50: s.p50, lagMsP99: s.p99, lagMsMax: s.max)
+        let parts = worst?.parts
+        return UpdateStorm.WidgetLag(updates: times.count, lagMsP50: s.p50, lagMsP99: s.p99, lagMsMax: s.max,
+                                     worstWaitForDispatchMs: parts?.0.milliseconds, worstRenderMs: parts?.1.milliseconds,
+                                     worstAppliedToShownMs: parts?.2.milliseconds)
     }
 
     private static func find(_ name: String, in layer: Layer) -> Layer? {

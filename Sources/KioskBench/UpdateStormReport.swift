@@ -35,13 +35,14 @@ extension UpdateStorm.Figures {
             "    \(name.padding(toLength: 8, withPad: " ", startingAt: 0)) \(String(lag.updates).padding(toLength: 9, withPad: " ", startingAt: 0))"
                 + [format(lag.lagMsP50, "%.1f"), format(lag.lagMsP99, "%.1f"), format(lag.lagMsMax, "%.1f"), format(render, "%.1f")]
                 .map { $0.padding(toLength: 10, withPad: " ", startingAt: 0) }.joined()
+                + "worst: \(format(lag.worstWaitForDispatchMs, "%.1f")) to dispatch, \(format(lag.worstRenderMs, "%.1f")) render, \(format(lag.worstAppliedToShownMs, "%.1f")) to shown"
         }
         return [
             "  \(workers) worker(s), repaint window \(repaintWindow), \(mode), \(format(seconds, "%.1f")) s; storm at \(format(stormUpdatesPerSecond, "%.1f")) Hz, label at \(format(labelUpdatesPerSecond, "%.1f")) Hz",
-            "    widget   updates  lag p50   lag p99   lag max   render alone (ms)",
+            "    widget   updates  lag p50   lag p99   lag max   render alone (ms), the worst update's lag split",
             row("storm", storm, render: stormRenderMs), row("clock", clock, render: clockRenderMs), row("label", label, render: labelRenderMs),
             "    storm \(format(stormDispatchToAppliedMsP50, "%.1f")) ms dispatch to applied (p50); frames composed \(format(framesComposedPerSecond, "%.1f"))/s, flipped \(format(framesFlippedPerSecond, "%.1f"))/s, \(format(missedVblanks)) vblanks missed",
-            "    storm pending render waited \(format(stormPendingDispatchWaitMsP99, "%.1f")) ms to dispatch (p99); applied to shown \(format(stormAppliedToShownMsP50, "%.1f")) ms p50, \(format(stormAppliedToShownMsP99, "%.1f")) ms p99; window lead \(format(repaintLeadMs, "%.1f")) ms, \(format(repaintWindowMisses)) window misses",
+            "    storm pending render waited \(format(stormPendingDispatchWaitMsP99, "%.1f")) ms to dispatch (p99); applied to shown \(format(stormAppliedToShownMsP50, "%.1f")) ms p50, \(format(stormAppliedToShownMsP99, "%.1f")) ms p99; window lead \(format(repaintLeadMs, "%.1f")) ms, \(format(repaintWindowMisses)) window misses, \(format(repaintWindowNearMisses)) near misses",
             "    storm lag beyond its renders \(format(stormLagBeyondRendersMsP50, "%.1f")) ms p50, \(format(stormLagBeyondRendersMsP99, "%.1f")) ms p99 against \(format(frameMs, "%.1f")): \(verdict(stormTargetMet)); label lag p99 against \(format(labelTargetLagMs, "%.1f")): \(verdict(labelTargetMet)); clock lag max against \(format(clockTargetLagMs, "%.1f")): \(verdict(clockTargetMet))",
         ].joined(separator: "\n")
     }

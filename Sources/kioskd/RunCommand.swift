@@ -108,7 +108,7 @@ struct RunCommand: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Add the scene's fps widget (frames per second, frame time) on top of every page.")
     var fpsOverlay: Bool?
 
-    @Option(help: "While something animates, present each frame this long before the vblank rather than as soon as it is composed, so a render that lands meanwhile is shown at that vblank: off (the default), auto (a quarter of the refresh period, at least 4 ms), or milliseconds. The lead widens while presents go out late, and a late present or a missed vblank closes the window for a while.")
+    @Option(help: "While something animates, present each frame this long before the vblank rather than as soon as it is composed, so a render that lands meanwhile is shown at that vblank: off (the default), auto (a quarter of the refresh period, at least 4 ms), or milliseconds. The lead widens while presents go out late; a present that misses its vblank or nearly does closes the window for a while.")
     var repaintWindow: String?
 
     @OptionGroup var log: LogOptions

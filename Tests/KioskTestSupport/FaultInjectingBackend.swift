@@ -13,6 +13,9 @@ public final class FaultInjectingBackend: DisplayBackend {
     public var presentFaults: [Int: Int32] = [:]
     /// While true, a present is accepted but its flip never completes.
     public var flipsNeverComplete = false
+    /// Presents by 1-based number that reach the (simulated) hardware only this long after the call returned, as a
+    /// nonblocking commit whose kernel worker runs late: the flip lands at the first vblank after that.
+    public var commitDelays: [Int: Duration] = [:]
     /// What the backend says paces its flips; the engine's flip timeout depends on it.
     public var flipPacing: FlipPacing = .vblank
     /// While positive, `reacquire` throws EACCES (another master holds the device) and counts down.
@@ -36,6 +39,9 @@ public final class FaultInjectingBackend: DisplayBackend {
 
     /// A flip accepted while `flipsNeverComplete` was on: it holds a buffer until `reacquire`.
     private var swallowedFlip: PixelBuffer?
+    /// A present held back by `commitDelays`, until its timer hands it to the headless backend.
+    private var delayedCommit: (buffer: PixelBuffer, timer: TimerHandle)?
+    private var loop: MainLoop?
 
     /// - modes: the connector's modes; by default `mode` alone, as the preferred one.
     public init(mode: OutputMode = OutputMode(width: 64, height: 48, refreshMilliHz: 60_000), modes: [OutputMode]? = nil,
@@ -56,15 +62,16 @@ public final class FaultInjectingBackend: DisplayBackend {
         info.commitAPI = configuration.commitAPI
         return info
     }
-    public var isFlipPending: Bool { swallowedFlip != nil || headless.isFlipPending }
+    public var isFlipPending: Bool { swallowedFlip != nil || delayedCommit != nil || headless.isFlipPending }
     public var isPoweredOn: Bool { headless.isPoweredOn }
 
     public func start(on loop: MainLoop, onFlip: @escaping (FlipEvent) -> Void) throws {
+        self.loop = loop
         try headless.start(on: loop, onFlip: onFlip)
     }
 
     public func acquireBuffer() -> PixelBuffer? {
-        guard swallowedFlip == nil, let buffer = headless.acquireBuffer() else { return nil }
+        guard swallowedFlip == nil, delayedCommit == nil, let buffer = headless.acquireBuffer() else { return nil }
         buffersOut += 1
         return buffer
     }
@@ -85,6 +92,21 @@ public final class FaultInjectingBackend: DisplayBackend {
             buffersOut -= 1
             return
         }
+        if let delay = commitDelays[presentCalls], let loop {
+            guard delayedCommit == nil else { throw DisplayError("connector \(info.connector): flip already pending") }
+            let timer = loop.addTimer(at: loop.now + delay) { [weak self] in
+                guard let self, let held = delayedCommit else { return }
+                delayedCommit = nil
+                do {
+                    try headless.present(held.buffer, damage: damage)
+                } catch {
+                    preconditionFailure("the delayed commit failed: \(error)")
+                }
+            }
+            delayedCommit = (buffer, timer)
+            buffersOut -= 1
+            return
+        }
         try headless.present(buffer, damage: damage)
         buffersOut -= 1
     }
@@ -98,6 +120,11 @@ public final class FaultInjectingBackend: DisplayBackend {
         if let buffer = swallowedFlip {
             swallowedFlip = nil
             headless.releaseBuffer(buffer)
+        }
+        if let held = delayedCommit {
+            delayedCommit = nil
+            held.timer.cancel()
+            headless.releaseBuffer(held.buffer)
         }
         try headless.reacquire()
     }
@@ -130,6 +157,13 @@ public final class FaultInjectingBackend: DisplayBackend {
     }
 
     public func frontBufferSnapshot() -> [UInt8]? { headless.frontBufferSnapshot() }
-    public func stop() { headless.stop() }
+    public func stop() {
+        if let held = delayedCommit {
+            delayedCommit = nil
+            held.timer.cancel()
+            headless.releaseBuffer(held.buffer)
+        }
+        headless.stop()
+    }
     public func setPower(_ on: Bool) throws { try headless.setPower(on) }
 }

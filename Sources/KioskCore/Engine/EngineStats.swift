@@ -49,12 +49,13 @@ public struct EngineStats: Codable, Sendable, Equatable {
     /// Fallbacks after the kernel refused a configuration (EINVAL, ENOSPC at commit): to legacy commits, to the
     /// preferred mode, and to the preferred mode of another size (the output opened again).
     public var configurationFallbacks = 0
-    /// The repaint window's lead in use when the stats were taken (milliseconds; 0 when off, or closed after a late
-    /// present or a missed vblank), the flips that missed the vblank their window aimed at, and the presents that went out late in their
-    /// window (each closed it for a hold).
+    /// The repaint window's lead in use when the stats were taken (milliseconds; 0 when off, or closed after a near
+    /// miss or a missed vblank), the flips that missed the vblank their window aimed at, and the presents made in a
+    /// window that went out within `RepaintWindow.closeCall(for:)` of their vblank (each miss or near miss closed
+    /// the window for a hold).
     public var repaintWindowMs = 0.0
     public var repaintWindowMisses = 0
-    public var repaintWindowLatePresents = 0
+    public var repaintWindowNearMisses = 0
     /// The health signal (`FrameHealth`) when the stats were taken, and why.
     public var healthy = true
     public var healthReason = "ok"
@@ -94,7 +95,7 @@ public struct EngineStats: Codable, Sendable, Equatable {
         case configurationFallbacks = "configuration_fallbacks"
         case repaintWindowMs = "repaint_window_ms"
         case repaintWindowMisses = "repaint_window_misses"
-        case repaintWindowLatePresents = "repaint_window_late_presents"
+        case repaintWindowNearMisses = "repaint_window_near_misses"
         case healthy
         case healthReason = "health_reason"
         case surfaces

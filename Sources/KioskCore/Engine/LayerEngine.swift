@@ -227,7 +227,7 @@ public final class LayerEngine {
         stats.renderJobsRunning = pool.runningJobCount
         stats.repaintWindowMs = Double(repaintLead.nanosecondsClamped) / 1e6
         stats.repaintWindowMisses = repaint.misses
-        stats.repaintWindowLatePresents = repaint.latePresents
+        stats.repaintWindowNearMisses = repaint.nearMisses
         let health = self.health
         stats.healthy = health.isHealthy
         stats.healthReason = health.reason

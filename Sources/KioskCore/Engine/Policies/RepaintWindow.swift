@@ -1,3 +1,7 @@
+import Logging
+
+private let repaintLogger = Logger(label: "kioskd.engine")
+
 /// When a frame is presented while the output flips at every vblank (weston's repaint window, `repaint-window` in
 /// weston.ini): not as soon as it is composed, but `lead` before the vblank it is meant for, predicted from the last
 /// flip's timestamp and the refresh period. A flip queued at once would hold the output until that vblank, so a
@@ -12,12 +16,16 @@ public enum RepaintWindow {
     public static let margin = Duration.milliseconds(1)
     /// The work cost (`RepaintSchedule.workCost`) loses 1/`workCostDecay` of itself at each flip.
     static let workCostDecay: Int64 = 64
-    /// How long presents go out at once after a present went out late (`isLate`) or a flip missed the vblank its
-    /// present aimed at. Each further one within `settleTime` of the one before doubles the hold, up to
-    /// `maximumHold`.
+    /// How long presents go out at once after a present went out within `closeCall(for:)` of its vblank or a flip
+    /// missed the vblank its present aimed at. Each further one within `settleTime` of the one before doubles the
+    /// hold, up to `maximumHold`.
     public static let firstHold = Duration.seconds(1)
     public static let maximumHold = Duration.seconds(64)
     public static let settleTime = Duration.seconds(10)
+    /// After a close, the window opens again only once the hold has passed and the output has also flipped at every
+    /// vblank for this long with presents going out at once: a machine that misses vblanks without the window (a
+    /// loaded host, an emulated CPU) would miss more with it, so there it stays closed.
+    public static let quietStretch = Duration.milliseconds(500)
 
     /// Whether, and with which lead, an engine uses the window (`repaint_window` in the config, `--repaint-window`).
     public enum Mode: Equatable, Sendable, CustomStringConvertible {
@@ -88,12 +96,20 @@ public enum RepaintWindow {
         return Slot(vblank: vblank, presentAt: vblank + (.zero - lead))
     }
 
-    /// Whether a present that waited for its window went out late: `lateness` after the window opened, more than half
-    /// the `lead` it was given, so the copy and the commit are left less than half the time the lead was for. A loop
-    /// that wakes that late (a loaded machine, an emulated CPU) cannot keep the window's time, and a window it
-    /// cannot keep costs more missed vblanks than presenting at once.
-    public static func isLate(_ lateness: Duration, lead: Duration) -> Bool {
-        lateness > lead / 2
+    /// How close to its vblank a present made in a window may go out before it counts as a near miss: 1 ms, or a
+    /// sixteenth of `frame` where that is more (1.04 ms at 60 Hz, 3.1 ms at 20 Hz). The time is taken when the
+    /// backend has taken the commit; what is left is the driver's share (a nonblocking commit's worker, the vblank
+    /// interrupt), which a busy machine can delay by about that much. docs/bench-log.md (issue 28 item 9) has the
+    /// measurement behind it.
+    public static func closeCall(for frame: Duration) -> Duration {
+        max(.milliseconds(1), frame / 16)
+    }
+
+    /// Whether a present made in a window for a vblank `slack` away (negative: after it) came too close to missing
+    /// it: less than `closeCall(for:)` left. A present late against the window's own estimate (the loop woke late,
+    /// the copy took longer than the lead) that still left that much makes its vblank, and keeps the window open.
+    public static func isNearMiss(slack: Duration, frame: Duration) -> Bool {
+        slack < closeCall(for: frame)
     }
 
     /// Whether a flip at `flipped` missed the vblank `target` it was presented for.
@@ -116,12 +132,13 @@ public enum RepaintWindow {
 ///   flip (a half-life of about 0.7 s at 60 Hz): one heavy commit (a new page composed whole, well before its window)
 ///   says little about the frames after it, and while heavy frames go on (a fade) each teaches it again.
 ///
-/// The window closes itself when presents go out late: a present that went out more than half its lead after its
-/// window opened (`RepaintWindow.isLate`), or a flip that missed the vblank its present aimed at, closes it for a hold
-/// (`RepaintWindow.firstHold`, doubled for each such event that follows within `settleTime` of the one before, up to
-/// `RepaintWindow.maximumHold`): presents go out at once meanwhile, as without a window, so a machine whose loop
-/// cannot keep time (a loaded host, an emulated CPU) pays at most one missed vblank a close, and the closes come
-/// further apart each time. The late present still widens the lead for when the window opens again.
+/// The window closes itself when its presents miss or nearly miss their vblank: a flip that missed the vblank its
+/// present aimed at, or a present that went out within `RepaintWindow.closeCall(for:)` of it
+/// (`RepaintWindow.isNearMiss`), closes it for a hold (`RepaintWindow.firstHold`, doubled for each such event that
+/// follows within `settleTime` of the one before, up to `RepaintWindow.maximumHold`): presents go out at once
+/// meanwhile, as without a window, so a machine whose loop cannot keep time (a loaded host, an emulated CPU) pays at
+/// most one missed vblank a close, and the closes come further apart each time. A present that went out later than
+/// the window meant but still with time to spare does not close it: it only widens the lead.
 struct RepaintSchedule {
     /// The configured window (`LayerEngine.repaintWindowMode`); `.off`, the engine's default, is no window.
     var mode = RepaintWindow.Mode.off
@@ -132,10 +149,12 @@ struct RepaintSchedule {
     var timer: TimerHandle?
     /// Set when the timer fired: the next present is the one that waited, and its lateness is measured.
     var windowOpenedAt: MonotonicInstant?
-    /// The lead of the window that opened at `windowOpenedAt`.
-    var windowLead = Duration.zero
+    /// The vblank a present waiting for its window is for, from when its timer is armed until it goes out.
+    var awaited: MonotonicInstant?
     /// The vblank the last present made in a window aimed at, until its flip.
     var target: MonotonicInstant?
+    /// How long before `target` that present went out (negative: after it), for the log at its flip.
+    var targetSlack: Duration?
     /// How late presents made in a window went out (a maximum that decays).
     var lateness = Duration.zero
     /// What commits that composed or presented cost, wherever they ran (a maximum that decays fast).
@@ -144,17 +163,22 @@ struct RepaintSchedule {
     var heldUntil: MonotonicInstant?
     /// The length of the last hold (zero: none since the last miss that came alone).
     var hold = Duration.zero
-    /// When the window last closed itself (a late present or a missed target).
+    /// When the window last closed itself (a near miss or a missed target).
     var lastClose: MonotonicInstant?
     /// Flips that missed the vblank their present aimed at.
     var misses = 0
-    /// Presents that went out late in their window (`RepaintWindow.isLate`).
-    var latePresents = 0
+    /// Presents made in a window that nearly missed their vblank (`RepaintWindow.isNearMiss`).
+    var nearMisses = 0
+    /// Flips in a row, while something animates, each at the vblank after the one before (none missed).
+    var flipsInARow = 0
+    /// Set by a close: the window stays closed until `RepaintWindow.quietStretch` of flips in a row.
+    var awaitsQuietStretch = false
 
     mutating func cancel() {
         timer?.cancel()
         timer = nil
         windowOpenedAt = nil
+        awaited = nil
     }
 
     /// Forgets the output's vblank (another output, a modeset) and the timer; the measured lateness stays.
@@ -162,14 +186,18 @@ struct RepaintSchedule {
         cancel()
         lastVblank = nil
         target = nil
+        targetSlack = nil
     }
 
     /// The lead in use at `now`: the configured one, widened to the measured lateness and margin; zero when off or
-    /// closed for a hold (a late present or a miss).
+    /// closed for a hold (a near miss or a miss).
     func effectiveLead(frame: Duration, now: MonotonicInstant) -> Duration {
         let configured = mode.lead(for: frame)
         guard configured > .zero else { return .zero }
         if let heldUntil, now < heldUntil { return .zero }
+        if awaitsQuietStretch, frame * flipsInARow < RepaintWindow.quietStretch {
+            return .zero
+        }
         let measured = max(lateness, workCost)
         return max(configured, measured == .zero ? .zero : measured + RepaintWindow.margin)
     }
@@ -184,37 +212,59 @@ struct RepaintSchedule {
         }
         heldUntil = now + hold
         lastClose = now
+        awaitsQuietStretch = true
     }
 
-    /// A present that waited for its window went out at `now`, `late` after the window opened, with `lead` in use:
-    /// the lateness widens the lead, and a late present closes the window (`RepaintWindow.isLate`).
-    mutating func presented(late: Duration, lead: Duration, frame: Duration, now: MonotonicInstant) {
+    /// A present that waited for its window went out `late` after the window opened: the lateness widens the lead
+    /// for the presents after it. Closing is for `presented(at:frame:)` to judge, by what was left before the vblank.
+    mutating func waited(late: Duration, frame: Duration) {
         lateness = min(max(lateness, late), frame)
-        if RepaintWindow.isLate(late, lead: lead) {
-            latePresents += 1
+    }
+
+    /// A present made in a window for `target` went out at `now`: one that left less than
+    /// `RepaintWindow.closeCall(for:)` before its vblank closes the window (`RepaintWindow.isNearMiss`).
+    mutating func presented(at now: MonotonicInstant, frame: Duration) {
+        guard let target else { return }
+        let slack = target - now
+        targetSlack = slack
+        if RepaintWindow.isNearMiss(slack: slack, frame: frame) {
+            nearMisses += 1
             close(at: now)
         }
     }
 
-    /// A flip completed at `timestamp`. A missed target closes the window for a hold (unless the late present that
-    /// missed it closed it already); otherwise the lateness decays. The work cost decays at every flip.
+    /// A flip completed at `timestamp`. A missed target closes the window for a hold (unless the near miss that
+    /// missed it closed it already); otherwise the lateness decays. The work cost decays at every flip. A flip more
+    /// than a vblank after the one before it, while something animated (`lastVblank`, not yet updated), breaks the
+    /// flips in a row that a closed window waits for.
     mutating func flipped(at timestamp: MonotonicInstant, frame: Duration) {
+        if let lastVblank {
+            flipsInARow = timestamp - lastVblank > frame * 3 / 2 ? 0 : flipsInARow + 1
+            if frame * flipsInARow >= RepaintWindow.quietStretch { awaitsQuietStretch = false }
+        }
         if let target, RepaintWindow.missed(target, flipped: timestamp, frame: frame) {
             misses += 1
             if heldUntil.map({ timestamp >= $0 }) ?? true { close(at: timestamp) }
         } else {
             lateness = lateness - lateness / 1024
         }
+        if let target, let targetSlack {
+            repaintLogger.debug("repaint window: present \(hundredths(targetSlack)) ms before its vblank, flip \(hundredths(timestamp - target)) ms after it")
+        }
         workCost = workCost - workCost / RepaintWindow.workCostDecay
         target = nil
+        targetSlack = nil
         windowOpenedAt = nil
     }
 }
 
+/// Milliseconds to two decimals, for the log.
+private func hundredths(_ d: Duration) -> Double { (d.milliseconds * 100).rounded() / 100 }
+
 extension LayerEngine {
     /// Whether frames are presented a lead before the predicted vblank while something animates (see
-    /// `RepaintWindow`). `.off`, the engine's and kioskd's default, presents every frame as soon as it is composed; kioskd
-    /// sets what `repaint_window` or `--repaint-window` says.
+    /// `RepaintWindow`). `.off`, the engine's and kioskd's default, presents every frame as soon as it is composed;
+    /// kioskd sets what `repaint_window` or `--repaint-window` says.
     public var repaintWindowMode: RepaintWindow.Mode {
         get { repaint.mode }
         set { repaint.mode = newValue }
@@ -228,14 +278,15 @@ extension LayerEngine {
     }
 
     /// The lead in use now: the configured one widened while presents go out late; zero when off, or closed for
-    /// a hold after a late present or a missed vblank.
+    /// a hold after a near miss or a missed vblank.
     public var repaintLead: Duration { repaint.effectiveLead(frame: displayLink.frameDuration, now: loop.now) }
 
     /// Flips that missed the vblank their repaint window aimed at.
     public var repaintWindowMisses: Int { repaint.misses }
 
-    /// Presents that went out late in their repaint window (`RepaintWindow.isLate`), each closing the window.
-    public var repaintWindowLatePresents: Int { repaint.latePresents }
+    /// Presents made in a repaint window that nearly missed their vblank (`RepaintWindow.isNearMiss`), each closing
+    /// the window.
+    public var repaintWindowNearMisses: Int { repaint.nearMisses }
 
     /// Whether a present wanted now waits for the repaint window: only while the display link has live targets,
     /// so the output flips at every vblank and a flip queued now would hold back what lands before the vblank. An
@@ -244,6 +295,18 @@ extension LayerEngine {
     /// aims at is noted (`repaintPresented`).
     func presentWaitsForRepaintWindow() -> Bool {
         let frame = displayLink.frameDuration
+        if let awaited = repaint.awaited, RepaintWindow.isNearMiss(slack: awaited - loop.now, frame: frame) {
+            // The loop woke too late for the vblank the present waited for: past it (a vblank without a flip,
+            // which waiting for the next window would not even count) or within a close call of it. A near miss:
+            // the window closes, and the present goes out at once.
+            repaint.awaited = nil
+            repaint.nearMisses += 1
+            repaint.close(at: loop.now)
+            // How late it woke widens the lead, whether the window's timer or another wake-up came first.
+            if let opened = repaint.windowOpenedAt ?? repaint.timer?.nextDeadline, opened <= loop.now {
+                repaint.waited(late: loop.now - opened, frame: frame)
+            }
+        }
         guard displayLink.isActive, let lastVblank = repaint.lastVblank,
               let slot = RepaintWindow.slot(now: loop.now, lastVblank: lastVblank, frame: frame,
                                             lead: repaint.effectiveLead(frame: frame, now: loop.now)) else {
@@ -256,10 +319,10 @@ extension LayerEngine {
             // whether the timer woke the loop or another wake-up came first.
             if repaint.timer != nil {
                 repaint.windowOpenedAt = slot.presentAt
-                repaint.windowLead = slot.vblank - slot.presentAt
             }
             repaint.timer?.cancel()
             repaint.timer = nil
+            repaint.awaited = nil
             repaint.target = slot.vblank
             return false
         }
@@ -269,8 +332,8 @@ extension LayerEngine {
                 guard let self else { return }
                 repaint.timer = nil
                 repaint.windowOpenedAt = slot.presentAt
-                repaint.windowLead = slot.vblank - slot.presentAt
             }
+            repaint.awaited = slot.vblank
         }
         return true
     }
@@ -294,11 +357,14 @@ extension LayerEngine {
         repaint.workCost = min(max(repaint.workCost, duration), displayLink.frameDuration)
     }
 
-    /// A present went out: if it is the one that waited for its window, how late it went out widens the lead, and
-    /// closes the window when it was late (`RepaintSchedule.presented`).
+    /// A present went out: if it is the one that waited for its window, how late it went out widens the lead; if
+    /// it was made in a window, one that nearly missed its vblank closes the window (`RepaintSchedule.presented`).
     func repaintPresented() {
-        guard let opened = repaint.windowOpenedAt else { return }
-        repaint.windowOpenedAt = nil
-        repaint.presented(late: loop.now - opened, lead: repaint.windowLead, frame: displayLink.frameDuration, now: loop.now)
+        let frame = displayLink.frameDuration
+        if let opened = repaint.windowOpenedAt {
+            repaint.windowOpenedAt = nil
+            repaint.waited(late: loop.now - opened, frame: frame)
+        }
+        repaint.presented(at: loop.now, frame: frame)
     }
 }
