@@ -93,7 +93,7 @@ public final class FaultInjectingBackend: DisplayBackend {
             return
         }
         if let delay = commitDelays[presentCalls], let loop {
-            guard delayedCommit == nil else { throw DisplayError("connector \(info.connector): flip already pending") }
+            guard delayedCommit == nil else { throw OutputError("connector \(info.connector): flip already pending") }
             let timer = loop.addTimer(at: loop.now + delay) { [weak self] in
                 guard let self, let held = delayedCommit else { return }
                 delayedCommit = nil
