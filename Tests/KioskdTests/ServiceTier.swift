@@ -160,6 +160,72 @@ struct ServiceTier {
         return try shell("systemd-run --quiet --wait --pipe --collect \(options) /bin/sh -c '\(script)'", timeout: 60)
     }
 
+    /// kioskctl's `--json` reply as the member: its `result` object.
+    static func memberResult(_ arguments: String) throws -> [String: Any] {
+        let r = try kioskctlAsMember("\(arguments) --json")
+        guard r.status == 0 else { throw ServiceCheckFailure("kioskctl \(arguments) as \(member): exit \(r.status): \(r.text)") }
+        guard let reply = try? JSONSerialization.jsonObject(with: Data(r.text.utf8)) as? [String: Any],
+              let result = reply["result"] as? [String: Any] else {
+            throw ServiceCheckFailure("kioskctl \(arguments): not a JSON reply with a result: \(r.text.prefix(300))")
+        }
+        return result
+    }
+
+    /// The clock helper: Python's ctypes calling glibc (adjtimex, clock_settime, settimeofday) on struct timex
+    /// (x86_64 layout: modes at 0, maxerror 24, esterror 32, status 40), written where the unit's sandbox can read
+    /// it (its /tmp is private). `state` prints the kernel's NTP state; `sync` clears STA_UNSYNC with a zero error
+    /// bound (what chrony or ntpd do once synchronized), `unsync` sets it; `probe` tries each call and prints
+    /// `NAME: ok` or `NAME: errno N`, setting the clock only to the time it just read.
+    static let clockHelper = "/run/service-tier-clock.py"
+    static let clockHelperText = """
+        import ctypes, sys
+        libc = ctypes.CDLL(None, use_errno=True)
+        ADJ_MAXERROR, ADJ_ESTERROR, ADJ_STATUS, STA_UNSYNC, TIME_ERROR = 0x4, 0x8, 0x10, 0x40, 5
+        def timex(modes=0, status=0):
+            t = ctypes.create_string_buffer(256)
+            ctypes.c_uint.from_buffer(t, 0).value = modes
+            ctypes.c_int.from_buffer(t, 40).value = status
+            return t
+        def outcome(r):
+            return "ok" if r != -1 else "errno %d" % ctypes.get_errno()
+        def adjtimex(t):
+            r = libc.adjtimex(t)
+            if r == -1: sys.exit("adjtimex: errno %d" % ctypes.get_errno())
+            return r
+        what = sys.argv[1]
+        if what == "state":
+            t = timex(); r = adjtimex(t)
+            status = ctypes.c_int.from_buffer(t, 40).value
+            print("unsynchronized" if r == TIME_ERROR or status & STA_UNSYNC else "synchronized", "state %d status 0x%x" % (r, status))
+        elif what == "sync":
+            adjtimex(timex(ADJ_STATUS | ADJ_MAXERROR | ADJ_ESTERROR, 0))
+        elif what == "unsync":
+            adjtimex(timex(ADJ_STATUS, STA_UNSYNC))
+        elif what == "probe":
+            t = timex()
+            print("adjtimex-read:", outcome(libc.adjtimex(t)))
+            status = ctypes.c_int.from_buffer(t, 40).value
+            print("adjtimex-set:", outcome(libc.adjtimex(timex(ADJ_STATUS, status))))
+            now = ctypes.create_string_buffer(16)
+            libc.clock_gettime(0, now)
+            print("clock_settime:", outcome(libc.clock_settime(0, now)))
+            tv = ctypes.create_string_buffer(16)
+            libc.gettimeofday(tv, None)
+            print("settimeofday:", outcome(libc.settimeofday(tv, None)))
+        else:
+            sys.exit("unknown: " + what)
+        """ + "\n"
+
+    /// Writes the clock helper (once) and runs it as root: its output.
+    @discardableResult
+    static func clock(_ what: String) throws -> String {
+        if !FileManager.default.fileExists(atPath: clockHelper) {
+            try clockHelperText.write(toFile: clockHelper, atomically: true, encoding: .utf8)
+            try must("chmod 0644 \(clockHelper)")
+        }
+        return try must("/usr/bin/python3 \(clockHelper) \(what)")
+    }
+
     /// The XRGB pixel at (x, y) of a PNG read with `readPNG`.
     static func pixel(_ image: (pixels: [UInt8], size: Size, stride: Int), x: Int, y: Int) -> UInt32 {
         let offset = y * image.stride + x * 4

@@ -13,7 +13,8 @@ import XCTest
 /// One test walks the service's life in order, each step one `service-check:` line: install, the socket's directory
 /// from boot, a bounded run whose writeback capture is compared with the headless render, a touch under the unit,
 /// a backlight-like write under the unit's sandbox, READY=1 and active (running), the user it runs as, kioskctl as
-/// a member of group kioskd (and refused to others), reload, stop, socket activation of a stopped kioskd, the
+/// a member of group kioskd (and refused to others), the kernel's NTP state read under the unit while nothing in it
+/// can set the clock, proof of play recorded in the state directory and kept across a restart, reload, stop, socket activation of a stopped kioskd, the
 /// watchdog, the diagnostic page and its fix, a broken config file and its fix with a reload, a clock after a change of
 /// the time zone and after a step of the wall clock, and the journal.
 final class ServiceTierVMTests: XCTestCase {
@@ -59,9 +60,12 @@ final class ServiceTierVMTests: XCTestCase {
         tier.check("writeback") { try boundedRun(scene: Self.scene("service tier v1"), headless: headlessScene) }
         tier.check("touch") { try touchUnderTheUnit() }
         tier.check("backlight-sandbox") { try backlightUnderTheSandbox() }
+        tier.check("clock-sandbox") { try clockSettingRefusedUnderTheSandbox() }
         tier.check("ready") { try startAndReady() }
         tier.check("user") { try runsAsKioskd() }
         tier.check("ping") { try pingAsMember() }
+        tier.check("clock-synchronized") { try kernelSyncStateReadUnderTheUnit() }
+        tier.check("plays") { try playsRecordedAndKeptAcrossARestart() }
         tier.check("reload") { try reload() }
         tier.check("stop") { try stop(consoleBuffer: consoleBuffer) }
         tier.check("socket-activation") { try pingWhileStopped() }
@@ -247,6 +251,124 @@ final class ServiceTierVMTests: XCTestCase {
         }
         let paths = sandbox.filter { $0.hasPrefix("ReadWritePaths=") }.joined(separator: " ")
         return "\(attribute) -> \(real) (group video, g+w): written as kioskd under the unit's \(sandbox.count) sandbox lines (\(paths)); with ReadWritePaths=/sys/class/mem instead: EROFS ('\(refused.text.split(separator: "\n").last ?? "")')"
+    }
+
+    /// The unit's sandbox refuses every call that sets the clock and lets kioskd read the kernel's NTP state: the
+    /// clock helper's probe run as a transient service with the installed unit's sandbox lines (as kioskd), then
+    /// with the same lines as root holding CAP_SYS_TIME, where only the system call filter stands in the way. As
+    /// root outside any sandbox the same probe sets the clock (to the time it just read), so a refusal is the
+    /// sandbox's.
+    private func clockSettingRefusedUnderTheSandbox() throws -> String {
+        let sandbox = try T.unitSandboxProperties()
+        guard !sandbox.contains(where: { $0.hasPrefix("ProtectClock=") }) else {
+            throw ServiceCheckFailure("the installed unit sets ProtectClock=, whose filter refuses even reading the clock's state")
+        }
+        let probe = "/usr/bin/python3 \(T.clockHelper) probe"
+        try T.clock("state")
+        func outcomes(_ properties: [String]) throws -> [String: String] {
+            let r = try T.runSandboxed(probe, properties: properties)
+            guard r.status == 0 else { throw ServiceCheckFailure("the probe exited \(r.status): \(r.text)") }
+            var found: [String: String] = [:]
+            for line in r.text.split(separator: "\n") {
+                let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                if parts.count == 2 { found[parts[0]] = parts[1] }
+            }
+            return found
+        }
+        let open = try T.must(probe).split(separator: "\n").joined(separator: ", ")
+        guard !open.contains("errno") else { throw ServiceCheckFailure("as root outside a sandbox: \(open)") }
+        let kioskd = try outcomes(sandbox)
+        let eperm = "errno \(EPERM)"
+        guard kioskd["adjtimex-read"] == "ok" else { throw ServiceCheckFailure("as kioskd under the unit adjtimex cannot read: \(kioskd)") }
+        for call in ["adjtimex-set", "clock_settime", "settimeofday"] where kioskd[call] != eperm {
+            throw ServiceCheckFailure("as kioskd under the unit \(call) was not refused with EPERM: \(kioskd)")
+        }
+        let privileged = try outcomes(sandbox.filter { !$0.hasPrefix("User=") && !$0.hasPrefix("Group=") }
+            + ["User=root", "Group=root", "CapabilityBoundingSet=CAP_SYS_TIME"])
+        for call in ["clock_settime", "settimeofday"] where privileged[call] != eperm {
+            throw ServiceCheckFailure("as root with CAP_SYS_TIME under the unit's filter \(call) was not refused with EPERM: \(privileged)")
+        }
+        let shown = { (o: [String: String]) in o.keys.sorted().map { "\($0) \(o[$0] ?? "?")" }.joined(separator: ", ") }
+        return "as kioskd under the unit's \(sandbox.count) sandbox lines: \(shown(kioskd)); as root with CAP_SYS_TIME under the same lines: \(shown(privileged)); as root outside: \(open)"
+    }
+
+    /// kioskd under the unit reads the kernel's NTP state (not only timesyncd's flag file, which is kept away):
+    /// `stats`' `clock_synchronized` follows STA_UNSYNC as root sets and clears it, and the journal names adjtimex
+    /// as a source it reads, never its failure. The kernel is left unsynchronized, as the VM booted.
+    private func kernelSyncStateReadUnderTheUnit() throws -> String {
+        let pid = try T.unit()["MainPID"] ?? "0"
+        try T.must("systemctl stop systemd-timesyncd.service 2>/dev/null || true; rm -f /run/systemd/timesync/synchronized")
+        defer { _ = try? T.clock("unsync") }
+        func shown() throws -> Bool? { try T.memberResult("stats")["clock_synchronized"] as? Bool }
+        try T.clock("unsync")
+        let unsynchronized = try T.clock("state")
+        guard try shown() == false else { throw ServiceCheckFailure("kernel \(unsynchronized): stats says clock_synchronized \(String(describing: try shown()))") }
+        try T.clock("sync")
+        let synchronized = try T.clock("state")
+        guard synchronized.hasPrefix("synchronized") else { throw ServiceCheckFailure("after clearing STA_UNSYNC the kernel says \(synchronized)") }
+        guard try shown() == true else { throw ServiceCheckFailure("kernel \(synchronized): stats says clock_synchronized \(String(describing: try shown()))") }
+        try T.clock("unsync")
+        guard try shown() == false else { throw ServiceCheckFailure("kernel unsynchronized again: stats says clock_synchronized \(String(describing: try shown()))") }
+        var lines = ""
+        try T.waitFor("kioskd's clock lines in the journal", timeout: 10) {
+            lines = try T.must("journalctl _PID=\(pid) --no-pager -o cat | grep 'clock:' || true")
+            return lines.contains("clock: synchronized (adjtimex or ")
+        }
+        guard !lines.contains("adjtimex:") else { throw ServiceCheckFailure("kioskd could not read the kernel's state: \(lines)") }
+        return "kernel \(unsynchronized) -> stats false; \(synchronized) -> true; unsynchronized again -> false; journal: \(lines.split(separator: "\n").joined(separator: " | "))"
+    }
+
+    /// Proof of play under the unit: the store is plays.db in the state directory, owned by kioskd; `kioskctl plays
+    /// --json` as the socket group's member returns records (the bounded runs' before this one) whose page of this
+    /// run has its frame hash; after `systemctl restart` the store opens (nothing moved aside) and every earlier
+    /// record is still there, unchanged, beside the new run's.
+    private func playsRecordedAndKeptAcrossARestart() throws -> String {
+        let store = "/var/lib/kioskd/plays.db"
+        let owner = try T.must("stat -c '%U:%G %a' \(store)")
+        guard owner.hasPrefix("kioskd:kioskd ") else { throw ServiceCheckFailure("\(store): \(owner)") }
+        func plays() throws -> [[String: Any]] {
+            guard let records = try T.memberResult("plays --limit 10000")["plays"] as? [[String: Any]] else {
+                throw ServiceCheckFailure("plays: no list of records")
+            }
+            return records
+        }
+        func sequence(_ record: [String: Any]) -> Int { record["sequence"] as? Int ?? -1 }
+        /// The last record is the page on screen now: it has its frame hash once it was shown whole.
+        func lastHashed(_ records: [[String: Any]]) -> Bool {
+            guard let last = records.max(by: { sequence($0) < sequence($1) }) else { return false }
+            return last["scene"] as? String == T.scene && (last["frame_hash"] as? String)?.count == 16
+        }
+        var before: [[String: Any]] = []
+        try T.waitFor("the page on screen recorded with its frame hash", timeout: 30) {
+            before = try plays()
+            return lastHashed(before)
+        }
+        guard before.count >= 2 else { throw ServiceCheckFailure("only \(before.count) record(s) after the earlier runs under the unit: \(before)") }
+        let pid = try T.unit()["MainPID"] ?? "?"
+        try T.must("systemctl restart kioskd.service", timeout: 120)
+        let restarted = try T.unit()
+        guard restarted["ActiveState"] == "active", restarted["MainPID"] != pid else { throw ServiceCheckFailure("after restart: \(T.state(restarted)), pid \(restarted["MainPID"] ?? "?") (was \(pid))") }
+        var after: [[String: Any]] = []
+        try T.waitFor("the restarted run's page recorded with its frame hash", timeout: 30) {
+            after = try plays()
+            return lastHashed(after) && sequence(after.max { sequence($0) < sequence($1) } ?? [:]) > (before.map(sequence).max() ?? 0)
+        }
+        let kept = Dictionary(after.map { (sequence($0), $0) }, uniquingKeysWith: { a, _ in a })
+        for record in before {
+            // Its end may have come with the stop; what it showed, and when, stays.
+            guard let now = kept[sequence(record)], now["item"] as? String == record["item"] as? String,
+                  now["start"] as? String == record["start"] as? String,
+                  now["monotonic_start_ns"] as? Int == record["monotonic_start_ns"] as? Int,
+                  now["frame_hash"] as? String == record["frame_hash"] as? String else {
+                throw ServiceCheckFailure("record \(sequence(record)) before the restart \(record) is \(kept[sequence(record)].map { "\($0)" } ?? "gone") after it")
+            }
+        }
+        let journal = try T.must("journalctl _PID=\(restarted["MainPID"] ?? "0") --no-pager -o cat | grep -E 'proof of play|plays.db' || true")
+        guard journal.contains("proof of play: recording into \(store)"), !journal.contains("moved to") else {
+            throw ServiceCheckFailure("the restarted kioskd's journal: '\(journal)'")
+        }
+        let last = after.max { sequence($0) < sequence($1) } ?? [:]
+        return "\(store) \(owner); \(before.count) records as \(T.member) (the last, sequence \(sequence(before.last ?? [:])), frame hash \(before.last?["frame_hash"] as? String ?? "?")); after systemctl restart (pid \(pid) -> \(restarted["MainPID"] ?? "?")): \(after.count) records, all \(before.count) earlier kept, new sequence \(sequence(last)) with frame hash \(last["frame_hash"] as? String ?? "?"); '\(journal)'"
     }
 
     /// The headless render of the scene file, in the display's mode.

@@ -21,8 +21,9 @@ public struct ClockSynchronization: Sendable {
 
     /// The kernel's NTP state (`adjtimex`: not `STA_UNSYNC`; chrony, ntpd and timesyncd all clear it once they set
     /// the clock) or, failing that, `flagFile` exists (timesyncd, which on some kernels leaves `STA_UNSYNC` set
-    /// when it only steps the clock). Under systemd's `ProtectClock=yes` (kioskd.service has it) the seccomp filter
-    /// refuses `adjtimex` even to read, with EPERM: then only the flag file speaks, which the description says.
+    /// when it only steps the clock). Under systemd's `ProtectClock=yes` the seccomp filter refuses `adjtimex` even to
+    /// read, with EPERM: then only the flag file speaks, which the description says (kioskd.service does without it,
+    /// refusing only the calls that set the clock).
     public static func system(flagFile: String = timesyncFlag) -> ClockSynchronization {
         let probe = kiosk_clock_unsynchronized(), error = errno
         let description = probe != -1 ? "adjtimex or \(flagFile)" : "\(flagFile) only: adjtimex: \(String(cString: strerror(error)))"
