@@ -250,11 +250,4 @@ public final class Kiosk {
     public func stop() {
         session.requestStop()
     }
-
-    /// What ends the run from any thread, as `stop` does on the loop's: for a kiosk run on a thread of its own (the
-    /// in-process tests), which no signal reaches. Call it on the loop's thread, once, before `run`.
-    public func makeStopFromAnyThread() throws -> @Sendable () -> Void {
-        let waker = try loop.makeWaker { [weak self] in self?.stop() }
-        return { waker.wake() }
-    }
 }

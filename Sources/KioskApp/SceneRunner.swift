@@ -73,7 +73,6 @@ final class SceneRunner {
             }
         }
         stage = SceneStage(engine: engine, scene: shown, source: path, limits: limits)
-        stage.logger = logger
         stage.adjustLoadedScene = adjust
         stage.preloadPages = memory.preloadPages ?? KioskConfig.Memory.defaultPreloadPages
         engine.surfaceBudgetBytes = (memory.surfaceBudgetMB ?? KioskConfig.Memory.defaultSurfaceBudgetMB) << 20

@@ -2,6 +2,8 @@ import KioskCore
 import KioskScene
 import Logging
 
+private let logger = Logger(label: "kioskd.scene")
+
 /// Laying the scene out again when a display of another size is adopted (`LayerEngine.addSceneSizeListener`).
 /// Main thread, like the stage.
 extension SceneStage {
@@ -15,7 +17,7 @@ extension SceneStage {
     /// A scene still loading (laid out for the previous size) is the one laid out again.
     func relayout(for size: Size) {
         root.isHidden = true
-        let shown = incoming?.scene ?? scene, source = incoming?.source ?? self.source, logger = self.logger
+        let shown = incoming?.scene ?? scene, source = incoming?.source ?? self.source
         logger.info("scene \(source): laying out again for \(size.width)x\(size.height)")
         prepareOffLoop(source: source, adjusted: false, then: { result in
             if case .failure(let error) = result {

@@ -5,7 +5,7 @@ import KioskRender
 import KioskScene
 import Logging
 
-private let sceneLogger = Logger(label: "kioskd.scene")
+private let logger = Logger(label: "kioskd.scene")
 
 /// The running scene's controller: a validated `Scene` as a layer tree on a `LayerEngine`, loaded and reloaded,
 /// kept up to date with data, page changes and `widget.set`. What the control socket drives (`SceneControlling`).
@@ -90,8 +90,6 @@ public final class SceneStage: SceneControlling {
     }
     /// The video widgets' playback (`SceneStage+Video.swift`).
     let videos: SceneVideos
-    /// Where reloads and scene warnings are logged: the run's logger where kioskd gives it one.
-    public var logger = sceneLogger
 
     /// Shows `scene` on `engine` (its first page), laid out on the calling thread. `clock` gives the wall-clock
     /// time clocks show (tests pass a fixed one, or one they step); `localZone` tells clocks in the local time zone
@@ -146,7 +144,7 @@ public final class SceneStage: SceneControlling {
     public convenience init(engine: LayerEngine, path: String, limits: SceneLimits = SceneLimits(),
                             clock: @escaping () -> WallTime = WallClock.now, localZone: LocalTimeZoneSource = .system) throws {
         let loaded = try SceneLoader.load(path: path, limits: limits)
-        for warning in loaded.warnings { sceneLogger.warning("\(warning)") }
+        for warning in loaded.warnings { logger.warning("\(warning)") }
         self.init(engine: engine, scene: loaded.scene, source: path, limits: limits, clock: clock, localZone: localZone)
     }
 
@@ -185,7 +183,6 @@ public final class SceneStage: SceneControlling {
     /// Reloads the scene file (SIGHUP, or the watcher), off the loop like `scene.load`. `completion`, on the main
     /// thread, says whether the new scene was accepted; a rejected one is logged and sent as an `error` event.
     public func reload(path: String, then completion: ((Bool) -> Void)? = nil) {
-        let logger = self.logger
         loadScene(path: path) { [weak self] result in
             switch result {
             case .success:
@@ -221,7 +218,7 @@ public final class SceneStage: SceneControlling {
         } install: { [weak self] in
             // Live reload follows the file shown.
             guard let self, let watcher = self.watcher, watcher.path != path else { return }
-            do { try self.watch(path: path) } catch { self.logger.error("scene \(path): not watched for changes: \(error)") }
+            do { try self.watch(path: path) } catch { logger.error("scene \(path): not watched for changes: \(error)") }
         }
     }
 
@@ -268,7 +265,7 @@ public final class SceneStage: SceneControlling {
             switch result {
             case .success(let (prepared, warnings)):
                 guard let self else { return }
-                for warning in warnings { self.logger.warning("\(warning)") }
+                for warning in warnings { logger.warning("\(warning)") }
                 self.replace(with: prepared)
                 install()
                 completion(.success(()))

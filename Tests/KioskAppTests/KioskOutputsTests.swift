@@ -67,7 +67,11 @@ final class KioskOutputsTests: XCTestCase {
 
     /// Turns the loop and runs the renders queued until `condition` holds, for at most 10 s.
     private func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
-        try Poll.until(what, timeout: 10, turning: loop, running: pool, condition)
+        try Poll.until(what, timeout: 10, interval: 0) {
+            loop.runOnce(timeout: .zero)
+            _ = pool.runQueued()
+            return try condition()
+        }
     }
 
     func testAnOutputIsFoundByItsNameInAnyCaseAndAnUnknownNameNamesTheOutputs() throws {

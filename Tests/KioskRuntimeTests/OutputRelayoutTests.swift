@@ -104,7 +104,13 @@ final class RelayoutHarness {
     /// Turns the loop (the layout runs on the load queue and hops back) until `condition` holds, for at most
     /// 10 s; throws naming `what` when it does not.
     func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
-        try Poll.until(what, timeout: 10, turning: loop, running: pool, condition)
+        if try condition() { return }
+        try Poll.until(what, timeout: 10, interval: 0) {
+            loop.runOnce(timeout: .zero)
+            _ = pool.runQueued()
+            sched_yield()
+            return try condition()
+        }
     }
 
     /// Until the new layout has landed, been composed and flipped.

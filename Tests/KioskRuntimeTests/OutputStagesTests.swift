@@ -131,7 +131,13 @@ final class StagesHarness {
     /// Turns the loop (layouts run on the load queue and hop back) until `condition` holds, for at most 10
     /// s; throws naming `what` when it does not.
     func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
-        try Poll.until(what, timeout: 10, turning: loop, running: pool, condition)
+        if try condition() { return }
+        try Poll.until(what, timeout: 10, interval: 0) {
+            loop.runOnce(timeout: .zero)
+            _ = pool.runQueued()
+            sched_yield()
+            return try condition()
+        }
     }
 
     /// Until every output's layout has landed, been composed and flipped.

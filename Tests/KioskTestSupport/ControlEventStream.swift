@@ -45,7 +45,7 @@ public final class ControlEventStream {
     }
 
     /// Connects to `daemon` and subscribes to `events`.
-    public convenience init(_ daemon: any ControlClient, events: [String]) throws {
+    public convenience init(_ daemon: ControlledKioskd, events: [String]) throws {
         try self.init(socketPath: daemon.socketPath, events: events)
     }
 

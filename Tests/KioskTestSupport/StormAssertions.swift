@@ -1,9 +1,8 @@
 import Foundation
 import XCTest
 
-/// The storm and its checks, shared with the same test in the vkms VM. Memory is the resident size of the process
-/// serving the socket (`ControlClient.pid`).
-public func runStorm(against daemon: any ControlClient, expected: ControlStorm.Expected, rssBoundKiB: Int, messagesPerClient: Int = 1500,
+/// The storm and its checks, shared with the same test in the vkms VM.
+public func runStorm(against daemon: ControlledKioskd, expected: ControlStorm.Expected, rssBoundKiB: Int, messagesPerClient: Int = 1500,
                      replyTimeoutSeconds: Int = 20, flipGapLimit: Double = 2,
               file: StaticString = #filePath, line: UInt = #line) throws -> StormReport {
     // Warm up every path once (an oversized line, a screenshot, errors) so the allocator's steady state is
@@ -19,7 +18,8 @@ public func runStorm(against daemon: any ControlClient, expected: ControlStorm.E
                                   expected: expected, seed: 1, replyTimeoutSeconds: replyTimeoutSeconds, flipGapLimit: flipGapLimit)
 
     guard daemon.isRunning else {
-        XCTFail("the kiosk stopped during the storm: \(daemon.stopAndDescribe())", file: file, line: line)
+        let result = daemon.stop()
+        XCTFail("kioskd exited during the storm: status \(result.status), stderr: \(result.stderr.suffix(4000))", file: file, line: line)
         return report
     }
     XCTAssertEqual(report.problems, [], file: file, line: line)

@@ -67,21 +67,4 @@ final class CheckCommandTests: XCTestCase {
         XCTAssertEqual(accepted.status, 0, accepted.stderr)
         XCTAssertEqual(accepted.stdout, "ok\n")
     }
-
-    /// The config file's `video.allowed_schemes`: `kioskd check --config` names a scene's stream it does not allow;
-    /// the default list allows it. (The running kiosk's `video.load` is held to the same list: KioskAppTests'
-    /// VideoSchemeTests.)
-    func testTheConfiguredVideoSchemesHoldForCheck() throws {
-        let directory = try KioskdProcess.scratchDirectory("check-video-schemes")
-        let config = directory.appendingPathComponent("kioskd.yaml")
-        try "video:\n  allowed_schemes: [file]\n".write(to: config, atomically: true, encoding: .utf8)
-        let scene = directory.appendingPathComponent("stream.yaml")
-        try "widgets:\n  - {id: v, type: video, source: \"https://cdn.example/a.webm\"}\n".write(to: scene, atomically: true, encoding: .utf8)
-        let check = try KioskdProcess.run(["check", "--config", config.path, scene.path], timeout: 60)
-        XCTAssertEqual(check.status, 1, check.stdout)
-        XCTAssertEqual(check.errorLines, ["\(scene.path):2:34: widgets[0].source: video 'https://cdn.example/a.webm': "
-                                          + "scheme 'https' is not allowed (video.allowed_schemes: file)"])
-        let allowed = try KioskdProcess.run(["check", scene.path], timeout: 60)
-        XCTAssertEqual(allowed.status, 0, "the default list allows https: \(allowed.stderr)")
-    }
 }

@@ -5,8 +5,7 @@ import XCTest
 /// Eight clients at once (over forty connections with the idle ones) throw more than 10,000 malformed,
 /// mutated, truncated, binary, wrongly typed and oversized lines at a headless kioskd, with well-formed requests
 /// interleaved: it stays up, keeps flipping, answers every well-formed request exactly, and its memory returns
-/// to within 16 MiB of where it was. A daemon's test, not an in-process one: the memory judged is kioskd's alone,
-/// where in process the storm's own client threads (and the arenas glibc gives them) would count too.
+/// to within 16 MiB of where it was.
 final class ControlStormTests: XCTestCase {
     func testStormLeavesTheDaemonServingFlippingAndSmall() throws {
         let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60"])

@@ -89,21 +89,4 @@ final class KioskdHeadlessCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0)
         XCTAssertTrue(r.stdout.contains("no DRM devices"), r.stdout)
     }
-
-    /// The idle options are checked together before the run starts, naming the options.
-    func testIdleOptionsThatCannotWorkAreRefused() throws {
-        let result = try KioskdProcess.run(["run", "--backend", "headless", "--idle-dim-after", "30", "--idle-blank-after", "10", "--socket", "none"])
-        XCTAssertNotEqual(result.status, 0)
-        XCTAssertTrue(result.stderr.contains("--idle-blank-after 10.0 must come after --idle-dim-after 30.0"), result.stderr)
-    }
-
-    /// At a terminal, a bad `--scene` still fails at once, naming the problem.
-    func testInvalidSceneOnTheCommandLineExitsWithoutKeepGoing() throws {
-        let sceneFile = try KioskdProcess.scratchDirectory("invalid-scene-cli").appendingPathComponent("scene.yaml")
-        try "pages: [1\n".write(to: sceneFile, atomically: true, encoding: .utf8)
-        let result = try KioskdProcess.run(["run", "--backend", "headless", "--mode", "320x240@60", "--socket", "none",
-                                            "--scene", sceneFile.path])
-        XCTAssertNotEqual(result.status, 0)
-        XCTAssertTrue(result.stderr.contains("\(sceneFile.path):"), result.stderr)
-    }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import KioskRenderTestSupport
 import KioskTestSupport
 import XCTest
 

@@ -1,10 +1,8 @@
 import Foundation
-import KioskCore
-import KioskScene
 import KioskTestSupport
 import XCTest
 
-/// Idle dimming and blanking of a headless kiosk in process: the backlight through a directory laid out as
+/// Idle dimming and blanking of a headless `kioskd run`: the backlight through a directory laid out as
 /// /sys/class/backlight, `power` events, the idle state in `stats` and `display.info`, and `display.power`
 /// waking the screen.
 final class ScreenPowerTests: XCTestCase {
@@ -24,12 +22,9 @@ final class ScreenPowerTests: XCTestCase {
     func testDimsThenBlanksAndDisplayPowerWakes() throws {
         let classDir = try makeBacklight()
         defer { try? FileManager.default.removeItem(at: classDir) }
-        let daemon = try InProcessKiosk(backlightDirectory: classDir.path) {
-            $0.idle.dimAfter = 1
-            $0.idle.dimLevel = 0.25
-            $0.idle.blankAfter = 2
-        }
-        defer { daemon.stopExpectingSuccess() }
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--idle-dim-after", "1",
+                                           "--idle-dim-level", "0.25", "--idle-blank-after", "2", "--backlight-dir", classDir.path])
+        defer { XCTAssertEqual(daemon.stop().status, 0) }
         let events = try ControlEventStream(daemon, events: ["power"])
         let dimmed = try events.waitFor("power") { $0.string("state") == "dimmed" }
         XCTAssertEqual(dimmed.string("previous"), "active")
@@ -61,12 +56,9 @@ final class ScreenPowerTests: XCTestCase {
         try Data("10\n".utf8).write(to: other.appendingPathComponent("brightness"))
         let board = classDir.appendingPathComponent("board.yaml")
         try Data("board: test panel\nbacklight: panel_backlight\n".utf8).write(to: board)
-        let daemon = try InProcessKiosk(backlightDirectory: classDir.path) {
-            $0.board = board.path
-            $0.idle.dimAfter = 1
-            $0.idle.dimLevel = 0.5
-        }
-        defer { daemon.stopExpectingSuccess() }
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--board", board.path,
+                                           "--idle-dim-after", "1", "--idle-dim-level", "0.5", "--backlight-dir", classDir.path])
+        defer { XCTAssertEqual(daemon.stop().status, 0) }
         let events = try ControlEventStream(daemon, events: ["power"])
         try events.waitFor("power") { $0.string("state") == "dimmed" }
         XCTAssertEqual(try brightness(classDir), "100\n")
@@ -77,26 +69,25 @@ final class ScreenPowerTests: XCTestCase {
         let empty = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-no-backlight-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: empty) }
-        let daemon = try InProcessKiosk(backlightDirectory: empty.path) {
-            $0.idle.dimAfter = 1
-            $0.idle.blankAfter = 2
-        }
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--idle-dim-after", "1",
+                                           "--idle-blank-after", "2", "--backlight-dir", empty.path])
         let events = try ControlEventStream(daemon, events: ["power"])
         _ = try events.waitFor("power") { $0.string("state") == "blanked" }
-        daemon.stopExpectingSuccess()
-        let log = daemon.logLines
-        XCTAssertEqual(log.filter { $0.contains("no backlight in \(empty.path): idle dimming skipped") }.count, 1, "\(log)")
+        let result = daemon.stop()
+        XCTAssertEqual(result.status, 0)
+        XCTAssertEqual(result.stderr.components(separatedBy: "\n").filter { $0.contains("no backlight in \(empty.path): idle dimming skipped") }.count, 1,
+                       result.stderr)
     }
 
-    /// The config file's `idle:` section drives the same machinery; the timetable is read in local time.
+    /// The config file's `idle:` section drives the same machinery; the timetable is read in local time (TZ).
     func testTheConfigFilesIdleSectionAndSchedule() throws {
         let dir = try KioskdProcess.scratchDirectory("idle-config")
         let config = dir.appendingPathComponent("kioskd.yaml")
-        // An off time from a minute ago to two minutes ahead, on the local wall clock (the process's, the kiosk's too).
-        var local = Calendar(identifier: .gregorian)
-        local.timeZone = .current
+        // An off time from a minute ago to two minutes ahead, on the wall clock of TZ=UTC.
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
         func hhmm(_ offset: Double) -> String {
-            let parts = local.dateComponents([.hour, .minute], from: Date().addingTimeInterval(offset))
+            let parts = utc.dateComponents([.hour, .minute], from: Date().addingTimeInterval(offset))
             return String(format: "%02d:%02d", parts.hour!, parts.minute!)
         }
         try """
@@ -106,10 +97,7 @@ final class ScreenPowerTests: XCTestCase {
               blank_after: 30
               schedule: [{off: "\(hhmm(-60))", on: "\(hhmm(180))"}]
             """.write(to: config, atomically: true, encoding: .utf8)
-        // Everything from the config file; the scene file unwatched (see InProcessKiosk).
-        var commandLine = KioskConfig()
-        commandLine.watch = false
-        let daemon = try InProcessKiosk(commandLine, config: config.path)
+        let daemon = try ControlledKioskd(["run", "--config", config.path], environment: ["TZ": "UTC"])
         let events = try ControlEventStream(daemon, events: ["power"])
         // The timetable is read on the loop's first turn, before a subscriber can be there: poll the state.
         try Poll.until("the scheduled blank", timeout: 20, interval: 0.05) {
@@ -118,7 +106,14 @@ final class ScreenPowerTests: XCTestCase {
         let stats = try events.stats()
         XCTAssertEqual((stats["idle"] as? [String: Any])?["state"] as? String, "blanked")
         XCTAssertEqual(stats["power"] as? String, "off")
-        daemon.stopExpectingSuccess()
-        XCTAssertTrue(daemon.logLines.contains { $0.contains("screen active → blanked (schedule)") }, "\(daemon.logLines)")
+        let result = daemon.stop()
+        XCTAssertEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("screen active → blanked (schedule)"), result.stderr)
+    }
+
+    func testIdleOptionsThatCannotWorkAreRefused() throws {
+        let result = try KioskdProcess.run(["run", "--backend", "headless", "--idle-dim-after", "30", "--idle-blank-after", "10", "--socket", "none"])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("--idle-blank-after 10.0 must come after --idle-dim-after 30.0"), result.stderr)
     }
 }

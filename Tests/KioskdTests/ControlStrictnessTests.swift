@@ -2,17 +2,18 @@ import Foundation
 import KioskTestSupport
 import XCTest
 
-/// The control protocol's strictness, end to end against a headless kiosk in process: every registered command refuses
+/// The control protocol's strictness, end to end against a headless `kioskd run`: every registered command refuses
 /// an argument it does not know, naming it, and a request line with a duplicated key is refused whole.
 final class ControlStrictnessTests: XCTestCase {
-    private var daemon: InProcessKiosk!
+    private var daemon: ControlledKioskd!
 
     override func setUpWithError() throws {
-        daemon = try InProcessKiosk()
+        daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60"])
     }
 
     override func tearDownWithError() throws {
-        daemon.stopExpectingSuccess()
+        let result = daemon.stop()
+        XCTAssertEqual(result.status, 0, result.stderr)
         daemon = nil
     }
 

@@ -2,17 +2,18 @@ import Foundation
 import KioskTestSupport
 import XCTest
 
-/// The control commands of a headless kiosk in process, end to end over its socket: each command's reply and each
+/// The control commands of a headless `kioskd run`, end to end over its socket: each command's reply and each
 /// of its error paths.
 final class ControlCommandTests: XCTestCase {
-    private var daemon: InProcessKiosk!
+    private var daemon: ControlledKioskd!
 
     override func setUpWithError() throws {
-        daemon = try InProcessKiosk { $0.control.screenshotDirectory = KioskdProcess.scratchRoot }
+        daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--screenshot-dir", KioskdProcess.scratchRoot])
     }
 
     override func tearDownWithError() throws {
-        daemon.stopExpectingSuccess()
+        let result = daemon.stop()
+        XCTAssertEqual(result.status, 0, result.stderr)
         daemon = nil
     }
 
@@ -219,8 +220,6 @@ final class ControlCommandTests: XCTestCase {
         }
         XCTAssertEqual(try daemon.result("log.level", #"{"level": "warning"}"#)["level"] as? String, "warning")
         XCTAssertEqual(try daemon.result("log.level")["level"] as? String, "warning")
-        // The level is the process's, which the next tests' kiosks share: back to the default.
-        defer { _ = try? daemon.result("log.level", #"{"level": "info"}"#) }
         let bad = try daemon.error("log.level", #"{"level": "loud"}"#)
         XCTAssertEqual(bad.code, "invalid_argument")
         XCTAssertTrue(bad.message.contains("'loud'"), bad.message)

@@ -1,5 +1,4 @@
 import Foundation
-import KioskRenderTestSupport
 import KioskTestSupport
 import XCTest
 
@@ -14,7 +13,7 @@ final class DiagnosticPageTests: XCTestCase {
         directory = try KioskdProcess.scratchDirectory("diagnostic-\(name.filter(\.isLetter))")
     }
 
-    private func screenshot(_ daemon: InProcessKiosk) throws -> PNGFile {
+    private func screenshot(_ daemon: ControlledKioskd) throws -> PNGFile {
         let result = try daemon.result("screenshot")
         let data = try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(result["png_base64"] as? String)))
         let file = directory.appendingPathComponent("shot-\(UUID().uuidString).png")
@@ -23,7 +22,7 @@ final class DiagnosticPageTests: XCTestCase {
     }
 
     /// Waits until the screen shows the diagnostic page's background; returns that screenshot.
-    private func waitForDiagnosticPage(_ daemon: InProcessKiosk) throws -> PNGFile {
+    private func waitForDiagnosticPage(_ daemon: ControlledKioskd) throws -> PNGFile {
         var shot: PNGFile?
         try Poll.until("the diagnostic page on screen", timeout: 30, interval: 0.05) {
             let png = try screenshot(daemon)
@@ -33,7 +32,7 @@ final class DiagnosticPageTests: XCTestCase {
         return try XCTUnwrap(shot)
     }
 
-    private func pageData(_ daemon: InProcessKiosk) throws -> [String: String] {
+    private func pageData(_ daemon: ControlledKioskd) throws -> [String: String] {
         try XCTUnwrap(try daemon.result("data.get")["values"] as? [String: String])
     }
 
@@ -48,9 +47,9 @@ final class DiagnosticPageTests: XCTestCase {
         let config = directory.appendingPathComponent("kioskd.yaml")
         try "scene: scene.yaml\n".write(to: config, atomically: true, encoding: .utf8)
         let notify = try NotifySocket()
-        let daemon = try InProcessKiosk(mode: "640x480@60", config: config.path, environment: ["NOTIFY_SOCKET": notify.path]) { $0.watch = true }
-        defer { daemon.stopExpectingSuccess() }
-        XCTAssertTrue(daemon.isRunning, "an invalid scene from the config file does not end the run")
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "640x480@60", "--config", config.path],
+                                          environment: ["NOTIFY_SOCKET": notify.path])
+        XCTAssertTrue(daemon.isRunning, "an invalid scene from the config file does not end kioskd")
         assertIsDiagnosticPage(try waitForDiagnosticPage(daemon))
         // systemd hears that kioskd is up, showing the page, and what it waits for.
         let ready = try notify.waitFor("READY=1") { $0.contains("READY=1") }
@@ -77,11 +76,7 @@ final class DiagnosticPageTests: XCTestCase {
 
     func testMissingSceneWithKeepGoingShowsThePageAndSceneLoadReplacesIt() throws {
         let missing = directory.appendingPathComponent("absent.yaml").path
-        let daemon = try InProcessKiosk(mode: "640x480@60") {
-            $0.scene = missing
-            $0.keepGoing = true
-        }
-        defer { daemon.stopExpectingSuccess() }
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "640x480@60", "--scene", missing, "--keep-going"])
         assertIsDiagnosticPage(try waitForDiagnosticPage(daemon))
         XCTAssertEqual(try pageData(daemon)["problem"], "\(missing):1:1: scene file not found")
         let events = try ControlEventStream(daemon, events: ["scene"])
@@ -89,5 +84,14 @@ final class DiagnosticPageTests: XCTestCase {
         _ = try daemon.result("scene.load", #"{"path": "\#(sceneFile.path)"}"#)
         _ = try events.waitFor("the loaded scene's 'scene' event") { $0.name == "scene" && $0.string("source") == sceneFile.path }
         XCTAssertEqual(try daemon.result("widget.get", #"{"id": "hello"}"#)["text"] as? String, "Loaded")
+    }
+
+    /// At a terminal, a bad `--scene` still fails at once, naming the problem.
+    func testInvalidSceneOnTheCommandLineExitsWithoutKeepGoing() throws {
+        try "pages: [1\n".write(to: sceneFile, atomically: true, encoding: .utf8)
+        let result = try KioskdProcess.run(["run", "--backend", "headless", "--mode", "320x240@60", "--socket", "none",
+                                            "--scene", sceneFile.path])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("\(sceneFile.path):"), result.stderr)
     }
 }

@@ -3,15 +3,15 @@ import KioskTestSupport
 import XCTest
 
 /// `widget.set` with an image path and `scene.load` with a scene path that is a FIFO, end to end on a headless
-/// kiosk in process: the reply is `invalid_argument` naming the FIFO, and the loop answers `ping` on another connection
+/// kioskd: the reply is `invalid_argument` naming the FIFO, and the loop answers `ping` on another connection
 /// meanwhile (a FIFO opened on the loop would block it until a writer came).
 final class SpecialFileControlTests: XCTestCase {
-    private var daemon: InProcessKiosk!
+    private var daemon: ControlledKioskd!
     private var special: SpecialFiles!
 
     /// What `ping` may take while a request with a FIFO path is being answered. A FIFO opened on the loop blocks
     /// it until a writer comes, which here is never, so any finite deadline tells the two apart; two seconds keeps
-    /// a loaded machine (a kiosk still drawing its first frames on two contended cores) from failing a loop that
+    /// a loaded machine (a daemon still drawing its first frames on two contended cores) from failing a loop that
     /// was never blocked. The socket's own latency is judged by ControlFairnessTests, not here.
     private static let pingDeadline: TimeInterval = 2
     /// What the request itself may take to be refused.
@@ -31,7 +31,7 @@ final class SpecialFileControlTests: XCTestCase {
               - {id: logo, type: image, path: logo.svg, x: 0, y: 0, width: 50%, height: 50%}
 
         """.write(to: scene, atomically: true, encoding: .utf8)
-        daemon = try InProcessKiosk { $0.scene = scene.path }
+        daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", scene.path])
     }
 
     override func tearDown() {

@@ -1,11 +1,13 @@
 import Foundation
-import KioskRenderTestSupport
 import KioskTestSupport
 import XCTest
 
-/// A kiosk run in process with a scene file: scene files shown without a display, the bundled default scene, live
-/// reload through inotify and SIGHUP, and bad scenes refused with their location.
+/// `kioskd run --scene`: scene files shown without a display, the bundled default scene, live reload through
+/// inotify and SIGHUP, and bad scenes refused with their location.
 final class SceneRunTests: XCTestCase {
+    private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
     func testHeadlessSceneFileRendersToAScreenshot() throws {
         let dir = try KioskdProcess.scratchDirectory("scene-run")
         let scene = dir.appendingPathComponent("scene.yaml"), png = dir.appendingPathComponent("shot.png")
@@ -19,13 +21,9 @@ final class SceneRunTests: XCTestCase {
                   - {type: text, text: "Hello kiosk", x: 50%, y: 10%, width: 40%, height: 10%, foreground: white}
             """.utf8).write(to: scene)
         let stats = dir.appendingPathComponent("stats.json")
-        let run = try InProcessKiosk(mode: "640x480", serving: false) {
-            $0.scene = scene.path
-            $0.frames = 30
-            $0.screenshot = png.path
-            $0.statsOut = stats.path
-        }
-        XCTAssertNil(try run.waitForExit().map { "\($0)" })
+        let r = try KioskdProcess.run(["run", "--backend", "headless", "--mode", "640x480", "--scene", scene.path,
+                                       "--frames", "30", "--screenshot", png.path, "--stats-out", stats.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
         let image = try PNGFile(contentsOf: png)
         XCTAssertEqual(image.width, 640)
         XCTAssertEqual(image.height, 480)
@@ -39,13 +37,8 @@ final class SceneRunTests: XCTestCase {
     func testTheDefaultSceneIsTheBundledDashboard() throws {
         let dir = try KioskdProcess.scratchDirectory("scene-default")
         let png = dir.appendingPathComponent("shot.png")
-        // No scene given and none in /etc/kioskd: the bundled one.
-        XCTAssertFalse(FileManager.default.fileExists(atPath: "/etc/kioskd/scene.yaml"), "a system scene would be shown instead")
-        let run = try InProcessKiosk(mode: nil, serving: false) {
-            $0.frames = 20
-            $0.screenshot = png.path
-        }
-        XCTAssertNil(try run.waitForExit().map { "\($0)" })
+        let r = try KioskdProcess.run(["run", "--backend", "headless", "--frames", "20", "--screenshot", png.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
         let image = try PNGFile(contentsOf: png)
         XCTAssertEqual(image.width, 1024)
         // The dashboard's background is a dark blue gradient; the cards and the ticker band add lighter pixels.
@@ -57,19 +50,9 @@ final class SceneRunTests: XCTestCase {
         let dir = try KioskdProcess.scratchDirectory("scene-invalid")
         let scene = dir.appendingPathComponent("bad.yaml")
         try Data("pages:\n  - name: p\n    widgets:\n      - {type: sprocket}\n".utf8).write(to: scene)
-        // The kiosk cannot be built: its scene is read before anything is shown.
-        var failure: String?
-        do {
-            let run = try InProcessKiosk(mode: nil, serving: false) {
-                $0.scene = scene.path
-                $0.frames = 5
-            }
-            failure = try run.waitForExit().map { "\($0)" }
-        } catch {
-            failure = "\(error)"
-        }
-        let message = try XCTUnwrap(failure, "the run of an invalid scene failed")
-        XCTAssertTrue(message.contains("bad.yaml:4:") && message.contains("sprocket"), message)
+        let r = try KioskdProcess.run(["run", "--backend", "headless", "--scene", scene.path, "--frames", "5"])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stderr.contains("bad.yaml:4:") && r.stderr.contains("sprocket"), r.stderr)
     }
 
     func testEditingTheSceneFileReloadsItAndABadEditKeepsTheScene() throws {
@@ -80,10 +63,8 @@ final class SceneRunTests: XCTestCase {
                 .write(to: scene, options: .atomic)
         }
         try write("first")
-        let daemon = try InProcessKiosk(mode: "320x240") {
-            $0.scene = scene.path
-            $0.watch = true
-        }
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240", "--scene", scene.path,
+                                           "--log-level", "info"])
         let events = try ControlEventStream(daemon, events: ["scene", "error"])
         func shownText() -> String? { (try? daemon.result("widget.get", #"{"id": "t"}"#))?["text"] as? String }
         try write("second")
@@ -96,13 +77,13 @@ final class SceneRunTests: XCTestCase {
         XCTAssertEqual(invalid.string("code"), "invalid_scene", "\(invalid)")
         XCTAssertEqual(shownText(), "second", "the previous scene stays")
         try events.discardEarlierEvents()
-        try daemon.signal(SIGHUP)
+        daemon.process.signal(SIGHUP)
         // The file is still bad: SIGHUP's reload is refused the same way.
         XCTAssertEqual(try events.waitFor("an 'error' event for SIGHUP's reload") { $0.name == "error" }.string("code"), "invalid_scene")
-        daemon.stopExpectingSuccess()
-        let log = daemon.logLines.joined(separator: "\n")
-        XCTAssertTrue(log.contains("scene \(scene.path) reloaded"), "a valid edit is picked up by inotify: \(log)")
-        XCTAssertTrue(log.contains("scene \(scene.path) not reloaded, the previous scene stays"), log)
-        XCTAssertTrue(log.contains("SIGHUP: reloading the scene file"), log)
+        let r = daemon.stop()
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("scene \(scene.path) reloaded"), "a valid edit is picked up by inotify: \(r.stderr)")
+        XCTAssertTrue(r.stderr.contains("scene \(scene.path) not reloaded, the previous scene stays"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("SIGHUP: reloading the scene file"), r.stderr)
     }
 }

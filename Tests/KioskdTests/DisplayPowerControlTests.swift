@@ -5,7 +5,7 @@ import XCTest
 /// `display.power` on the headless backend: no flips while off; on again redraws the whole screen.
 final class DisplayPowerControlTests: XCTestCase {
     func testPowerOffStopsFlipsAndOnRedraws() throws {
-        let daemon = try InProcessKiosk()
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60"])
         defer { daemon.stop() }
         let events = try ControlEventStream(daemon, events: ["flip", "frame"])
         XCTAssertEqual(try daemon.result("display.power", #"{"on": false}"#)["power"] as? String, "off")

@@ -1,13 +1,12 @@
 import Foundation
-import KioskRenderTestSupport
 import KioskTestSupport
 import XCTest
 
-/// The `video` widget end to end on a headless kiosk in process, with clips GStreamer makes at test time: events,
+/// The `video` widget end to end on a headless `kioskd run`, with clips GStreamer makes at test time: events,
 /// counters, the frame on screen at a chosen time against GStreamer's own decode of it, broken and missing files
 /// in a playlist, and the video commands.
 final class VideoWidgetTests: XCTestCase {
-    private var daemon: InProcessKiosk?
+    private var daemon: ControlledKioskd?
     private var directory: URL!
 
     override func setUpWithError() throws {
@@ -19,10 +18,10 @@ final class VideoWidgetTests: XCTestCase {
         daemon = nil
     }
 
-    /// Starts a kiosk showing a scene with one video widget (`id: clip`) filling a 320x240 screen on its second page,
+    /// Starts kioskd showing a scene with one video widget (`id: clip`) filling a 320x240 screen on its second page,
     /// and shows that page once subscribed to `video` events (a video opens when its page is first shown), so no
     /// event is missed.
-    private func start(video: String, mode: String = "320x240@60") throws -> (InProcessKiosk, ControlEventStream) {
+    private func start(video: String, mode: String = "320x240@60") throws -> (ControlledKioskd, ControlEventStream) {
         let daemon = try VideoKiosk.start(in: directory, mode: mode, widgets: [
             "{id: clip, type: video, \(video), x: 0, y: 0, width: 100%, height: 100%, background: \"#3050C0\"}",
         ], header: "size: display\nbackground: black\n")
@@ -212,7 +211,7 @@ final class VideoWidgetTests: XCTestCase {
         """
         let file = directory.appendingPathComponent("scene.yaml")
         try yaml.write(to: file, atomically: true, encoding: .utf8)
-        let daemon = try InProcessKiosk { $0.scene = file.path }
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", file.path])
         self.daemon = daemon
         let events = try ControlEventStream(socketPath: daemon.socketPath, events: ["video", "scene"])
         _ = try videoEvent(events, "started")

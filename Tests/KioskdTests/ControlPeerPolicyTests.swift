@@ -5,7 +5,7 @@ import XCTest
 /// The allow-list with a real non-root peer: kioskd (root) makes the socket reachable for `nobody`, and only
 /// `--control-allow-uid` lets nobody's requests through. Root is always allowed, so the peer must not be root.
 final class ControlPeerPolicyTests: XCTestCase {
-    private func nobodyPing(_ daemon: InProcessKiosk, groups: [String] = ["--clear-groups"]) throws -> (status: Int32, text: String) {
+    private func nobodyPing(_ daemon: ControlledKioskd, groups: [String] = ["--clear-groups"]) throws -> (status: Int32, text: String) {
         // The socket is 0660 in a 0700 directory: open both up so the kernel lets nobody connect, and only
         // kioskd's SO_PEERCRED check decides.
         XCTAssertEqual(chmod(daemon.directory, 0o755), 0)
@@ -39,7 +39,7 @@ final class ControlPeerPolicyTests: XCTestCase {
     /// A peer whose supplementary groups include an allowed gid is served (SO_PEERGROUPS): members of the
     /// socket's group need not have it as their primary group.
     func testSupplementaryGroupInTheAllowListIsServed() throws {
-        let daemon = try InProcessKiosk { $0.control.allowGIDs = [4321] }
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--control-allow-gid", "4321"])
         defer { daemon.stop() }
         let member = try nobodyPing(daemon, groups: ["--groups=4321"])
         XCTAssertEqual(member.text, #"{"id":1,"ok":true,"result":{"pong":true}}"# + "\n")
@@ -49,7 +49,7 @@ final class ControlPeerPolicyTests: XCTestCase {
 
     func testPeerOutsideTheAllowListGetsOneErrorLineAndIsClosed() throws {
         XCTAssertEqual(getuid(), 0, "the daemon runs as root, so the peer must be someone else")
-        let daemon = try InProcessKiosk()
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60"])
         defer { daemon.stop() }
         let output = try nobodyPing(daemon)
         XCTAssertEqual(output.status, 0, output.text)
@@ -62,7 +62,7 @@ final class ControlPeerPolicyTests: XCTestCase {
     }
 
     func testAllowedUIDIsServed() throws {
-        let daemon = try InProcessKiosk { $0.control.allowUIDs = [65534] }
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--control-allow-uid", "65534"])
         defer { daemon.stop() }
         let output = try nobodyPing(daemon)
         XCTAssertEqual(output.status, 0, output.text)

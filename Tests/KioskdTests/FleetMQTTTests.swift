@@ -4,13 +4,12 @@ import KioskCore
 import KioskScene
 import XCTest
 
-/// A headless kiosk in process with a config file's `mqtt:` section against a real Mosquitto broker on a loopback
-/// port: status, commands and replies with `mqtt.allow`, malformed requests, data sources, group topics, events,
-/// a broker restart, and a broker that wants a password. The last will and the configuration errors that end kioskd
-/// are the daemon's tests (KioskdTests' FleetMQTTDaemonTests). Memory figures are this process's, the kiosk's.
+/// A headless `kioskd run --config FILE` with an `mqtt:` section against a real Mosquitto broker on a loopback port: status and
+/// last will, commands and replies with `mqtt.allow`, malformed requests, data sources, group topics, events,
+/// a broker restart, and a broker that wants a password.
 final class FleetMQTTTests: XCTestCase {
     private var broker: MosquittoBroker!
-    private var daemons: [InProcessKiosk] = []
+    private var daemons: [ControlledKioskd] = []
     private let prefix = "kioskd/test-kiosk"
 
     override func setUpWithError() throws {
@@ -47,13 +46,13 @@ final class FleetMQTTTests: XCTestCase {
         return path
     }
 
-    /// Starts a kiosk with a config file whose `mqtt:` section holds `extra` lines besides the url and prefix.
-    private func startKiosk(_ extra: String = "", prefix: String? = nil, broker: MosquittoBroker? = nil, mode: String = "320x240@60") throws -> InProcessKiosk {
+    /// Starts kioskd with a config file whose `mqtt:` section holds `extra` lines besides the url and prefix.
+    private func startKiosk(_ extra: String = "", prefix: String? = nil, broker: MosquittoBroker? = nil, mode: String = "320x240@60") throws -> ControlledKioskd {
         let broker = broker ?? self.broker!
         let config = broker.directory + "/mqtt-\(daemons.count).yaml"
         try broker.writeKioskdConfig("topic_prefix: \(prefix ?? self.prefix)\nclient_id: kiosk-\(daemons.count)\n\(extra)", to: config)
-        let scene = try writeScene(in: broker.directory)
-        let daemon = try InProcessKiosk(mode: mode, config: config) { $0.scene = scene }
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", mode, "--scene", try writeScene(in: broker.directory),
+                                           "--config", config])
         daemons.append(daemon)
         return daemon
     }
@@ -83,7 +82,7 @@ final class FleetMQTTTests: XCTestCase {
         XCTAssertEqual(health["reason"] as? String, "ok", "\(state)")
         XCTAssertTrue((state["scene"] as? String)?.hasSuffix("scene.yaml") == true, "\(state)")
 
-        daemon.stopExpectingSuccess()
+        XCTAssertEqual(daemon.stop().status, 0)
         try status.waitFor(on: "\(prefix)/status") { $0 == "offline" }
         try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "offline" }
     }
@@ -96,7 +95,7 @@ final class FleetMQTTTests: XCTestCase {
         try broker.writeKioskdConfig("topic_prefix: \(prefix)\nclient_id: kiosk-outputs\nevents: [scene]", to: config)
         try ("\(try String(contentsOfFile: config, encoding: .utf8))outputs:\n  - {connector: HDMI-A-1, mode: 320x240@60}\n"
             + "  - {connector: DP-1, mode: 200x100@50}\n").write(toFile: config, atomically: true, encoding: .utf8)
-        let daemon = try InProcessKiosk(mode: nil, config: config) { $0.scene = scene }
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--scene", scene, "--config", config])
         daemons.append(daemon)
         let states = try broker.subscribe(["\(prefix)/state"])
         _ = try states.waitForJSON(on: "\(prefix)/state") { ($0["outputs"] as? [[String: Any]])?.count == 2 }
@@ -129,11 +128,19 @@ final class FleetMQTTTests: XCTestCase {
         let states = try broker.subscribe(["\(prefix)/state"])
         func reason(_ state: [String: Any]) -> String? { (state["health"] as? [String: Any])?["reason"] as? String }
         try states.waitForJSON(on: "\(prefix)/state") { reason($0) == "ok" }
-        try daemon.signal(SIGUSR1)
+        daemon.process.signal(SIGUSR1)
         let handedOver = try states.waitForJSON(on: "\(prefix)/state", timeout: 10) { reason($0) == "waiting for DRM master" }[0]
         XCTAssertEqual((handedOver["health"] as? [String: Any])?["healthy"] as? Bool, true, "waiting for master is healthy: \(handedOver)")
-        try daemon.signal(SIGUSR2)
+        daemon.process.signal(SIGUSR2)
         try states.waitForJSON(on: "\(prefix)/state", timeout: 10) { reason($0) == "ok" }
+    }
+
+    func testKillNineTurnsStatusOfflineThroughTheLastWill() throws {
+        let daemon = try startKiosk()
+        let status = try broker.subscribe(["\(prefix)/status"])
+        try status.waitFor(on: "\(prefix)/status") { $0 == "online" }
+        daemon.process.signal(SIGKILL)
+        try status.waitFor(on: "\(prefix)/status") { $0 == "offline" }
     }
 
     /// The read-only and display commands a fleet broker commonly gets, listed in `allow`.
@@ -286,11 +293,10 @@ final class FleetMQTTTests: XCTestCase {
         for kiosk in kiosks { try status.waitFor(on: "kioskd/\(kiosk)/status") { $0 == "online" } }
     }
 
-    /// The broker gone for 10 s and back: the kiosk reconnects, resubscribes, republishes `status` and `state`, and
-    /// no frame is late meanwhile. The headless backend's vblank clock runs on wall time, so a kiosk that a
+    /// The broker gone for 10 s and back: kioskd reconnects, resubscribes, republishes `status` and `state`, and
+    /// no frame is late meanwhile. The headless backend's vblank clock runs on wall time, so a kioskd that a
     /// loaded machine keeps waiting for a CPU misses vblanks whatever MQTT does. The test therefore measures
-    /// that wait (the kernel's run-queue time of the process's threads, /proc/PID/task/*/schedstat: the kiosk's,
-    /// and the test's own, which sleep in their polls meanwhile) over the same
+    /// that wait (the kernel's run-queue time of kioskd's threads, /proc/PID/task/*/schedstat) over the same
     /// window: a late frame needs the slack a present has of delay (a frame, 50 ms at 20 Hz, with the window off, kioskd's
     /// default; the window's lead, at least 12.5 ms, were it on: the bound uses the lead), so the missed vblanks must be
     /// no more than the run-queue wait covers. On a quiet machine that wait is near zero and the missed vblanks
@@ -299,7 +305,7 @@ final class FleetMQTTTests: XCTestCase {
         let daemon = try startKiosk(mode: "320x240@20")
         try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
         try Poll.until("the first frames", timeout: 20) { try daemon.framesFlipped() > 5 }
-        let pid = daemon.pid
+        let pid = daemon.process.process.processIdentifier
         let waitBefore = Self.runQueueWait(pid: pid)
         let missedBefore = try XCTUnwrap(try daemon.result("stats")["missed_vblanks"] as? Int)
         broker.stop()
@@ -358,7 +364,7 @@ final class FleetMQTTTests: XCTestCase {
         let replies = try secured.subscribe(["\(prefix)/reply"])
         try secured.publish("\(prefix)/cmd", #"{"id": "pw", "cmd": "ping"}"#)
         XCTAssertEqual(try replies.waitForJSON(on: "\(prefix)/reply")[0]["id"] as? String, "pw")
-        daemon.stopExpectingSuccess()
+        XCTAssertEqual(daemon.stop().status, 0)
     }
 
     func testTLSWithATestCAAndAClientCertificate() throws {
@@ -370,8 +376,41 @@ final class FleetMQTTTests: XCTestCase {
         try topics.waitFor(on: "\(prefix)/status") { $0 == "online" }
         try secured.publish("\(prefix)/cmd", #"{"id": "tls", "cmd": "version"}"#)
         XCTAssertEqual(try topics.waitForJSON(on: "\(prefix)/reply")[0]["id"] as? String, "tls")
-        daemon.stopExpectingSuccess()
+        XCTAssertEqual(daemon.stop().status, 0)
         try topics.waitFor(on: "\(prefix)/status") { $0 == "offline" }
+    }
+
+    func testAnInvalidMQTTConfigStopsKioskdWithLocatedErrors() throws {
+        let config = broker.directory + "/bad.yaml"
+        try "mqtt:\n  url: tcp://127.0.0.1:1\n  allow: [ping, nonsense]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let result = try KioskdProcess.run(["run", "--backend", "headless", "--socket", broker.directory + "/c.sock", "--config", config], timeout: 60)
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("\(config):2:8: mqtt.url: 'tcp://127.0.0.1:1' must start with mqtt:// or mqtts://"), result.stderr)
+
+        try "mqtt:\n  url: mqtt://127.0.0.1:1\n  allow: [ping, nonsense]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let unknown = try KioskdProcess.run(["run", "--backend", "headless", "--socket", broker.directory + "/c.sock", "--config", config], timeout: 60)
+        XCTAssertNotEqual(unknown.status, 0)
+        XCTAssertTrue(unknown.stderr.contains("\(config):3:10: mqtt.allow: unknown command 'nonsense'; known: animate, "), unknown.stderr)
+        // check-config names it too, with the nearest command when there is one.
+        try "mqtt:\n  url: mqtt://127.0.0.1:1\n  allow: [ping, page.shw]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let misspelt = try KioskdProcess.run(["check-config", config])
+        XCTAssertEqual(misspelt.status, 1)
+        XCTAssertEqual(misspelt.errorLines.count, 1, misspelt.stderr)
+        XCTAssertTrue(misspelt.errorLines.first?.hasPrefix("\(config):3:10: mqtt.allow: unknown command 'page.shw'; did you mean 'page.show'?") == true,
+                      misspelt.stderr)
+        // Every command kioskd knows may be allowed: the list check-config uses is the registry's (a debug kioskd
+        // also asserts it at start).
+        let everything = MQTTSettings.knownCommands.filter { !MQTTSettings.neverAllowed.contains($0) }
+        try "mqtt:\n  url: mqtt://127.0.0.1:1\n  allow: [\(everything.joined(separator: ", "))]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try KioskdProcess.run(["check-config", config]).status, 0)
+        let all = try KioskdProcess.run(["run", "--backend", "headless", "--socket", broker.directory + "/c.sock", "--config", config,
+                                         "--frames", "3"], timeout: 60)
+        XCTAssertEqual(all.status, 0, all.stderr)
+        // check-config finds the same located errors without starting anything.
+        try "mqtt:\n  url: mqtt://127.0.0.1:1\n  grop: [lobby]\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let checked = try KioskdProcess.run(["check-config", config])
+        XCTAssertEqual(checked.status, 1)
+        XCTAssertEqual(checked.errorLines, ["\(config):3:3: mqtt.grop: unknown key 'grop'; did you mean 'group'?"])
     }
 
     func testAnMQTT5ResponseTopicGetsTheReplyWithItsCorrelationData() throws {
@@ -507,7 +546,7 @@ final class FleetMQTTTests: XCTestCase {
     /// there for the same run, so its tier is held to four times the bound.
     private var payloadMemoryBoundKiB: Int { Instrumentation.isInstrumented ? 64 * 1024 : 16 * 1024 }
 
-    private func screenshot(_ daemon: InProcessKiosk) throws -> Data {
+    private func screenshot(_ daemon: ControlledKioskd) throws -> Data {
         try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(try daemon.result("screenshot")["png_base64"] as? String)))
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import KioskTestSupport
 import XCTest
 
-/// Home Assistant discovery from a headless kiosk in process on a real broker: the configs carry the keys Home Assistant
+/// Home Assistant discovery from a headless kioskd on a real broker: the configs carry the keys Home Assistant
 /// requires for each component, the topics they name exist, their commands act, a device trigger stands for each
 /// `emit` action, and they are published again when Home Assistant comes online and when the scene changes.
 final class FleetHomeAssistantTests: XCTestCase {
@@ -23,7 +23,7 @@ final class FleetHomeAssistantTests: XCTestCase {
             """.write(toFile: scene, atomically: true, encoding: .utf8)
         let config = broker.directory + "/kioskd.yaml"
         try broker.writeKioskdConfig("topic_prefix: \(prefix)\nclient_id: hall\nhomeassistant: true\nallow: [display.power, page.show, screenshot]\nscreenshot_retain: true\n", to: config)
-        let daemon = try InProcessKiosk(config: config) { $0.scene = scene }
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", scene, "--config", config])
         defer { daemon.stop() }
 
         // Each config, retained, keyed by component.

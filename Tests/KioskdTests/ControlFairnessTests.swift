@@ -4,14 +4,14 @@ import XCTest
 
 /// One client pipelining 20,000 requests gets a bounded share of each loop turn: another client's `ping` is
 /// answered within 50 ms throughout, every request of the first is answered in order, and frames keep flipping.
-/// Judged on optimized code, as kioskd ships (test-all runs this class from its optimized bundle); an unoptimized
-/// build, where one `stats` takes milliseconds, pipelines a tenth against ten times the bound. The kiosk runs in
-/// process, on a thread of its own.
+/// Judged on optimized code, as kioskd ships (test-all runs this class from its optimized bundle, whose kioskd is
+/// optimized too); an unoptimized build, where one `stats` takes milliseconds, pipelines a tenth against ten times
+/// the bound.
 final class ControlFairnessTests: XCTestCase {
     private static var isOptimized: Bool { !_isDebugAssertConfiguration() }
 
     func testAPipeliningClientCannotStallAnotherOrTheFrames() throws {
-        let daemon = try InProcessKiosk()
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60"])
         defer { daemon.stop() }
         // One thread reads it and another writes it: the reader alone touches its buffer, the writer only the fd.
         nonisolated(unsafe) let flooder = try daemon.connect(timeoutSeconds: 120)
@@ -47,8 +47,8 @@ final class ControlFairnessTests: XCTestCase {
         XCTAssertEqual(outOfOrder.value, 0, "replies in the order of the requests")
         XCTAssertGreaterThan(latencies.count, 10, "pings were measured during the flood")
         // Every ping waits at most one turn of the flooder's: the 99th percentile is held to the bound. The slowest
-        // of thousands also carries the host's scheduling (the test's own reader and pinger and the kiosk share
-        // two cores), so it is held to four times the bound.
+        // of thousands also carries the host's scheduling (the test's own reader and pinger and kioskd share two
+        // cores), so it is held to four times the bound.
         let sorted = latencies.sorted()
         let p99 = sorted[sorted.count * 99 / 100], slowest = sorted.last ?? 0
         XCTAssertLessThan(p99, bound, "the 99th percentile ping during the flood took \(Int(p99 * 1000)) ms")

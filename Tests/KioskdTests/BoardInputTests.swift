@@ -1,13 +1,11 @@
 import Foundation
-@testable import KioskApp
-import KioskCore
 import KioskTestSupport
 import XCTest
 
 /// A board file's `input:` section: the panel's touch calibration and its per-device map, below the config file
 /// and the command line, with located errors like every other board key.
 final class BoardInputTests: XCTestCase {
-    func input(_ daemon: InProcessKiosk) throws -> [String: Any] {
+    func input(_ daemon: ControlledKioskd) throws -> [String: Any] {
         try XCTUnwrap(try daemon.result("stats")["input"] as? [String: Any])
     }
 
@@ -22,7 +20,7 @@ final class BoardInputTests: XCTestCase {
                 - {device: "*ft5406*", calibration: [-1, 0, 1, 0, 1, 0]}
 
             """.write(to: board, atomically: true, encoding: .utf8)
-        var daemon = try InProcessKiosk { $0.board = board.path }
+        var daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--board", board.path])
         var shown = try input(daemon)
         XCTAssertEqual(shown["calibration"] as? [Double], [0, 1, 0, 1, 0, 0], "\(shown)")
         let map = try XCTUnwrap(shown["map"] as? [[String: Any]])
@@ -32,7 +30,7 @@ final class BoardInputTests: XCTestCase {
         let cursor = try XCTUnwrap(shown["cursor"] as? [String: Any])
         XCTAssertEqual(cursor["path"] as? String, "composited", "the headless backend has no cursor plane")
         XCTAssertTrue(cursor["plane"] is NSNull)
-        daemon.stopExpectingSuccess()
+        XCTAssertEqual(daemon.stop().status, 0)
 
         // The config file's calibration wins over the board's; its map entries come first.
         let config = dir.appendingPathComponent("kioskd.yaml")
@@ -44,16 +42,16 @@ final class BoardInputTests: XCTestCase {
                 - {device: "*Touch*", output: HDMI-A-1}
 
             """.write(to: config, atomically: true, encoding: .utf8)
-        daemon = try InProcessKiosk(config: config.path)
+        daemon = try ControlledKioskd(["run", "--config", config.path, "--backend", "headless", "--mode", "320x240@60"])
         shown = try input(daemon)
         XCTAssertEqual(shown["calibration"] as? [Double], [1, 0, 0, 0, 1, 0], "\(shown)")
         XCTAssertEqual((shown["map"] as? [[String: Any]])?.compactMap { $0["device"] as? String }, ["*Touch*", "*ft5406*"])
-        daemon.stopExpectingSuccess()
+        XCTAssertEqual(daemon.stop().status, 0)
 
-        let option = try CalibrationMatrix(parsing: "1,0,0.1,0,1,0")
-        daemon = try InProcessKiosk(config: config.path) { $0.input.calibration = option }
+        daemon = try ControlledKioskd(["run", "--config", config.path, "--backend", "headless", "--mode", "320x240@60",
+                                       "--calibration", "1,0,0.1,0,1,0"])
         XCTAssertEqual(try input(daemon)["calibration"] as? [Double], [1, 0, 0.1, 0, 1, 0], "the option wins")
-        daemon.stopExpectingSuccess()
+        XCTAssertEqual(daemon.stop().status, 0)
     }
 
     func testABadInputSectionGivesOneLocatedLine() throws {
@@ -69,11 +67,10 @@ final class BoardInputTests: XCTestCase {
         for (i, (text, needle)) in cases.enumerated() {
             let file = dir.appendingPathComponent("bad\(i).yaml")
             try text.write(to: file, atomically: true, encoding: .utf8)
-            XCTAssertThrowsError(try BoardConfig.load(path: file.path), text) { error in
-                let message = "\(error)"
-                XCTAssertEqual(message.split(separator: "\n").count, 1, "\(text): \(message)")
-                XCTAssertTrue(message.contains(needle), "\(text): expected \(needle) in \(message)")
-            }
+            let r = try KioskdProcess.run(["run", "--backend", "headless", "--board", file.path, "--frames", "1"])
+            XCTAssertEqual(r.status, 1, "\(text): \(r.stderr)")
+            XCTAssertEqual(r.errorLines.count, 1, "\(text): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains(needle), "\(text): expected \(needle) in \(r.stderr)")
         }
     }
 }

@@ -2,13 +2,12 @@ import Foundation
 import KioskTestSupport
 import XCTest
 
-/// `video.allowed_schemes` and the retry of network video, end to end on a headless kiosk in process with GStreamer:
-/// a stream whose server is not up yet fails, and plays by itself once a real HTTP server serves it; schemes outside
+/// `video.allowed_schemes` and the retry of network video, end to end on a headless `kioskd run` with GStreamer: a
+/// stream whose server is not up yet fails, and plays by itself once a real HTTP server serves it; schemes outside
 /// the list are refused by `video.load` with the scheme and the list named, while the loop answers; and the list
-/// a config file gives holds for `video.load`, over the control socket and over MQTT (for `kioskd check`, see
-/// KioskdTests' CheckCommandTests).
+/// a config file gives holds for `kioskd check` and for `video.load`.
 final class VideoSchemeTests: XCTestCase {
-    private var daemon: InProcessKiosk?
+    private var daemon: ControlledKioskd?
     private var server: LocalHTTPServer?
     private var directory: URL!
 
@@ -23,12 +22,12 @@ final class VideoSchemeTests: XCTestCase {
         server = nil
     }
 
-    /// A kiosk showing one video widget (`id: clip`) on a 320x240 screen, on its second page, shown once subscribed
+    /// kioskd showing one video widget (`id: clip`) on a 320x240 screen, on its second page, shown once subscribed
     /// to `video` events so none is missed.
-    private func start(source: String, config: String? = nil) throws -> (InProcessKiosk, ControlEventStream) {
+    private func start(source: String, extraArguments: [String] = []) throws -> (ControlledKioskd, ControlEventStream) {
         let daemon = try VideoKiosk.start(in: directory, mode: "320x240@60", widgets: [
             "{id: clip, type: video, source: \"\(source)\", loop: true, x: 0, y: 0, width: 100%, height: 100%, background: \"#3050C0\"}",
-        ], config: config)
+        ], extraArguments: extraArguments)
         self.daemon = daemon
         let events = try ControlEventStream(socketPath: daemon.socketPath, events: ["video"])
         _ = try daemon.result("page.show", #"{"name": "main"}"#)
@@ -98,12 +97,22 @@ final class VideoSchemeTests: XCTestCase {
         XCTAssertTrue(daemon.isRunning)
     }
 
-    /// The config file's list: the running kiosk refuses a scheme outside it through `video.load`.
-    func testTheConfiguredListHoldsForLoad() throws {
+    /// The config file's list: `kioskd check --config` names a scene's stream it does not allow, and the running
+    /// kiosk refuses it through `video.load`.
+    func testTheConfiguredListHoldsForCheckAndLoad() throws {
         let config = directory.appendingPathComponent("kioskd.yaml")
         try "video:\n  allowed_schemes: [file]\n".write(to: config, atomically: true, encoding: .utf8)
+        let scene = directory.appendingPathComponent("stream.yaml")
+        try "widgets:\n  - {id: v, type: video, source: \"https://cdn.example/a.webm\"}\n".write(to: scene, atomically: true, encoding: .utf8)
+        let check = try KioskdProcess.run(["check", "--config", config.path, scene.path], timeout: 60)
+        XCTAssertEqual(check.status, 1, check.stdout)
+        XCTAssertEqual(check.errorLines, ["\(scene.path):2:34: widgets[0].source: video 'https://cdn.example/a.webm': "
+                                          + "scheme 'https' is not allowed (video.allowed_schemes: file)"])
+        let allowed = try KioskdProcess.run(["check", scene.path], timeout: 60)
+        XCTAssertEqual(allowed.status, 0, "the default list allows https: \(allowed.stderr)")
+
         let clip = try TestClips.clip(.vp9, width: 320, height: 240, frames: 30)
-        let (daemon, events) = try start(source: clip, config: config.path)
+        let (daemon, events) = try start(source: clip, extraArguments: ["--config", config.path])
         _ = try videoEvent(events, "started")
         let error = try daemon.error("video.load", #"{"source": "http://127.0.0.1:9/clip.webm"}"#)
         XCTAssertEqual(error.code, "invalid_argument")
@@ -121,7 +130,7 @@ final class VideoSchemeTests: XCTestCase {
         let clip = try TestClips.clip(.vp9, width: 320, height: 240, frames: 30)
         let replies = try broker.subscribe(["\(prefix)/reply"])
         let status = try broker.subscribe(["\(prefix)/status"])
-        let (daemon, events) = try start(source: clip, config: config)
+        let (daemon, events) = try start(source: clip, extraArguments: ["--config", config])
         _ = try videoEvent(events, "started")
         _ = try status.waitFor(on: "\(prefix)/status") { $0 == "online" }
         try broker.publish("\(prefix)/cmd", #"{"id": 7, "cmd": "video.load", "args": {"source": "v4l2:///dev/video0"}}"#)

@@ -1,9 +1,8 @@
 import Foundation
-import KioskRenderTestSupport
 import KioskTestSupport
 import XCTest
 
-/// A headless kiosk in process with an `outputs:` section: one headless output per entry at its own mode, each
+/// `kioskd run --backend headless` with an `outputs:` section: one headless output per entry at its own mode, each
 /// showing its own scene (or the run's scene, mirrored), and the control commands routed by `output`.
 final class MultiOutputTests: XCTestCase {
     static let left = """
@@ -29,7 +28,7 @@ final class MultiOutputTests: XCTestCase {
         """
 
     var dir: URL!
-    var daemon: InProcessKiosk!
+    var daemon: ControlledKioskd!
 
     /// HDMI-A-1 at 320x240@60 with the left scene, HDMI-A-2 at 200x300@50 with the right one, DP-1 at 160x120
     /// with the run's scene (the left one) mirrored.
@@ -45,11 +44,14 @@ final class MultiOutputTests: XCTestCase {
               - {connector: HDMI-A-2, mode: 200x300@50, scene: right.yaml}
               - {connector: DP-1, mode: 160x120}
             """.write(to: config, atomically: true, encoding: .utf8)
-        daemon = try InProcessKiosk(mode: nil, config: config.path) { $0.control.screenshotDirectory = KioskdProcess.scratchRoot }
+        daemon = try ControlledKioskd(["run", "--backend", "headless", "--config", config.path, "--screenshot-dir", KioskdProcess.scratchRoot])
     }
 
     override func tearDown() {
-        daemon?.stopExpectingSuccess()
+        if let daemon {
+            let result = daemon.stop()
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
         daemon = nil
     }
 
@@ -63,12 +65,9 @@ final class MultiOutputTests: XCTestCase {
     /// What a single-output headless run of `scene` at `mode` shows.
     func singleOutputRender(_ scene: String, mode: String) throws -> PNGFile {
         let png = dir.appendingPathComponent("reference-\(scene)-\(mode).png")
-        let run = try InProcessKiosk(mode: mode, serving: false) {
-            $0.scene = dir.appendingPathComponent(scene).path
-            $0.frames = 30
-            $0.screenshot = png.path
-        }
-        if let failure = try run.waitForExit(timeout: 60) { XCTFail("the single-output run failed: \(failure)") }
+        let run = try KioskdProcess.run(["run", "--backend", "headless", "--mode", mode, "--scene", dir.appendingPathComponent(scene).path,
+                                         "--socket", "none", "--frames", "30", "--screenshot", png.path])
+        XCTAssertEqual(run.status, 0, run.stderr)
         return try PNGFile(contentsOf: png)
     }
 

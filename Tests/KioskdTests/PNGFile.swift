@@ -2,12 +2,12 @@ import Foundation
 import KioskRender
 
 /// A PNG read back for checks: XRGB8888 pixels.
-public struct PNGFile: Sendable {
-    public let pixels: [UInt8]
-    public let width: Int
-    public let height: Int
+struct PNGFile {
+    let pixels: [UInt8]
+    let width: Int
+    let height: Int
 
-    public init(contentsOf url: URL) throws {
+    init(contentsOf url: URL) throws {
         let png = try readPNG(path: url.path)
         pixels = png.pixels
         width = png.size.width
@@ -15,13 +15,13 @@ public struct PNGFile: Sendable {
     }
 
     /// 0xRRGGBB at (x, y).
-    public func rgb(x: Int, y: Int) -> UInt32 {
+    func rgb(x: Int, y: Int) -> UInt32 {
         let o = (y * width + x) * 4
         return UInt32(pixels[o + 2]) << 16 | UInt32(pixels[o + 1]) << 8 | UInt32(pixels[o])
     }
 
     /// Pixels in the rectangle (x0, y0, x1, y1), end exclusive, that satisfy `test`.
-    public func countPixels(in box: (Int, Int, Int, Int), where test: (UInt32) -> Bool) -> Int {
+    func countPixels(in box: (Int, Int, Int, Int), where test: (UInt32) -> Bool) -> Int {
         var n = 0
         for y in box.1..<box.3 { for x in box.0..<box.2 where test(rgb(x: x, y: y)) { n += 1 } }
         return n

@@ -1,7 +1,9 @@
 import Foundation
+import KioskTestSupport
+import XCTest
 
 /// Runs a tool to completion, stdout and stderr together; throws when it has not finished within `timeout` seconds.
-public func runTool(_ path: String, _ arguments: [String], timeout: Double = 60) throws -> (status: Int32, text: String) {
+func runTool(_ path: String, _ arguments: [String], timeout: Double = 60) throws -> (status: Int32, text: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments

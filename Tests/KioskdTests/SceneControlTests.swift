@@ -41,9 +41,9 @@ private func writeScene(_ directory: URL, name: String = "scene.yaml", title: St
     return url
 }
 
-/// The scene commands end to end on a headless kiosk in process showing a scene file, with each error path.
+/// The scene commands end to end on a headless `kioskd run --scene FILE`, with each error path.
 final class SceneControlTests: XCTestCase {
-    private var daemon: InProcessKiosk!
+    private var daemon: ControlledKioskd!
     private var directory: URL!
     private var sceneFile: URL!
 
@@ -55,7 +55,7 @@ final class SceneControlTests: XCTestCase {
     /// Started by each test rather than in setUp, so a daemon that does not come up fails the test instead of
     /// being reported as a skip.
     private func startDaemon() throws {
-        daemon = try InProcessKiosk { $0.scene = sceneFile.path }
+        daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", sceneFile.path])
     }
 
     override func tearDownWithError() throws {

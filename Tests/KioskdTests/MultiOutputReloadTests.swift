@@ -26,7 +26,8 @@ final class MultiOutputReloadTests: XCTestCase {
             """.write(to: config, atomically: true, encoding: .utf8)
         let notify = try NotifySocket()
         // Without watching, only SIGHUP can read the files again.
-        let daemon = try InProcessKiosk(mode: nil, config: config.path, environment: ["NOTIFY_SOCKET": notify.path]) { $0.watch = false }
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--config", config.path, "--no-watch", "--log-level", "info"],
+                                          environment: ["NOTIFY_SOCKET": notify.path])
         func shown(_ output: String) throws -> String? {
             try daemon.result("widget.get", #"{"id": "t", "output": "\#(output)"}"#)["text"] as? String
         }
@@ -37,14 +38,14 @@ final class MultiOutputReloadTests: XCTestCase {
 
         try writeScene(left, text: "left-second")
         try writeScene(right, text: "right-second")
-        try daemon.signal(SIGHUP)
+        daemon.process.signal(SIGHUP)
 
         _ = try notify.waitFor("RELOADING=1") { $0.contains("RELOADING=1") }
         let ready = try notify.waitFor("READY=1 after the reload") { $0.contains("READY=1") }
         XCTAssertFalse(ready.contains("reload rejected"), ready)
         // READY=1 went out once every output's new scene was read and accepted, not the first's alone: each was
         // logged before it.
-        let logged = daemon.logLines.joined(separator: "\n")
+        let logged = daemon.process.stderrSoFar
         XCTAssertTrue(logged.contains("left.yaml reloaded"), logged)
         XCTAssertTrue(logged.contains("right.yaml reloaded"), logged)
         // Each new scene replaces the old one once it has rendered. The first output's scene events carry no
@@ -58,6 +59,7 @@ final class MultiOutputReloadTests: XCTestCase {
         XCTAssertEqual(try shown("HDMI-A-1"), "left-second")
         XCTAssertEqual(try shown("HDMI-A-2"), "right-second")
 
-        daemon.stopExpectingSuccess()
+        let result = daemon.stop()
+        XCTAssertEqual(result.status, 0, result.stderr)
     }
 }

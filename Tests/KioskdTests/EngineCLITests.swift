@@ -2,18 +2,14 @@ import Foundation
 import KioskTestSupport
 import XCTest
 
-/// The layer engine's telemetry in a run's stats file (`--stats-out`), with the bundled dashboard.
-final class DashboardStatsTests: XCTestCase {
+/// The layer engine through the command line: the dashboard's telemetry in --stats-out.
+final class EngineCLITests: XCTestCase {
     func testDashboardStatsCarryTheEngineCounters() throws {
         let dir = try KioskdProcess.scratchDirectory("dashboard-stats")
         let stats = dir.appendingPathComponent("stats.json")
-        let run = try InProcessKiosk(mode: nil, serving: false) {
-            $0.scene = "default"
-            $0.fpsOverlay = true
-            $0.frames = 90
-            $0.statsOut = stats.path
-        }
-        XCTAssertNil(try run.waitForExit().map { "\($0)" })
+        let r = try KioskdProcess.run(["run", "--backend", "headless", "--scene", "default", "--fps-overlay", "--frames", "90",
+                                       "--stats-out", stats.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
         let s = try KioskdProcess.readStats(stats)
         XCTAssertEqual(s["frames_flipped"] as? Int, 90)
         for key in ["renders_started", "renders_completed", "stale_renders_dropped", "frames_composed", "compositions_replaced",
