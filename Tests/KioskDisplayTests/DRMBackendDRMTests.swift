@@ -73,6 +73,31 @@ final class DRMBackendDRMTests: XCTestCase {
         XCTAssertEqual(backend.info.driver, "vkms")
     }
 
+    /// What the flip deadline reads: the CRTC's vblank counter moves on while the output runs, and a flip's event
+    /// can be read without the loop (`readPendingEvents`), which returns at once when nothing waits.
+    func testTheVblankCounterAdvancesAndPendingEventsAreReadWithoutTheLoop() throws {
+        let loop = try MainLoop.epoll()
+        let backend = try DRMBackend(options: DRMOptions(bufferCount: 2))
+        var flips: [FlipEvent] = []
+        try backend.start(on: loop) { flips.append($0) }
+        defer { backend.stop() }
+        XCTAssertTrue(loop.spin { !backend.isFlipPending })
+        backend.readPendingEvents()  // nothing waits: must not block
+        let before = try XCTUnwrap(backend.vblankCounter, "CRTC_GET_SEQUENCE answered on vkms")
+        let buffer = try XCTUnwrap(backend.acquireBuffer())
+        try backend.present(buffer, damage: nil)
+        let flipped = flips.count
+        let deadline = MonotonicInstant.now() + .seconds(5)
+        while backend.isFlipPending, MonotonicInstant.now() < deadline {
+            backend.readPendingEvents()
+            if backend.isFlipPending { usleep(1000) }
+        }
+        XCTAssertFalse(backend.isFlipPending, "the flip's event was read by readPendingEvents within 5 s")
+        XCTAssertEqual(flips.count, flipped + 1)
+        let after = try XCTUnwrap(backend.vblankCounter)
+        XCTAssertGreaterThan(after, before, "a vblank was counted between the present and its flip")
+    }
+
     func testNeverHandsOutTheScannedOutOrPendingBuffer() throws {
         for count in [2, 3] {
             let loop = try MainLoop.epoll()

@@ -18,6 +18,14 @@ public final class FaultInjectingBackend: DisplayBackend {
     public var commitDelays: [Int: Duration] = [:]
     /// What the backend says paces its flips; the engine's flip timeout depends on it.
     public var flipPacing: FlipPacing = .vblank
+    /// The vblank counter the backend reports (nil: none, as on a headless output). Tests move it by hand to stand
+    /// for a driver whose vblanks run slow or stop.
+    public var vblankCounter: UInt64?
+    /// While true, a flip completes on time but its event waits unread on the (simulated) device until
+    /// `readPendingEvents`: the loop woke late and ran its timers first.
+    public var flipEventsWaitUnread = false
+    /// Calls of `readPendingEvents`.
+    public private(set) var readPendingEventsCalls = 0
     /// While positive, `reacquire` throws EACCES (another master holds the device) and counts down.
     public var reacquireRefusals = 0
     /// The connector's modes (the preferred one flagged): what `fallBack` may fall back to.
@@ -86,7 +94,7 @@ public final class FaultInjectingBackend: DisplayBackend {
         if let code = presentFaults[presentCalls] {
             throw OutputError("connector \(info.connector): atomic page flip failed: \(errnoDescription(code))", errno: code)
         }
-        if flipsNeverComplete {
+        if flipsNeverComplete || flipEventsWaitUnread {
             guard swallowedFlip == nil else { throw OutputError("connector \(info.connector): flip already pending") }
             swallowedFlip = buffer
             buffersOut -= 1
@@ -109,6 +117,19 @@ public final class FaultInjectingBackend: DisplayBackend {
         }
         try headless.present(buffer, damage: damage)
         buffersOut -= 1
+    }
+
+    /// Hands a flip whose event waits unread (`flipEventsWaitUnread`) to the engine now.
+    public func readPendingEvents() {
+        readPendingEventsCalls += 1
+        guard flipEventsWaitUnread, !flipsNeverComplete, let buffer = swallowedFlip else { return }
+        swallowedFlip = nil
+        do {
+            try headless.present(buffer, damage: nil)
+        } catch {
+            preconditionFailure("the unread flip failed: \(error)")
+        }
+        headless.waitForPendingFlip()
     }
 
     public func reacquire() throws {

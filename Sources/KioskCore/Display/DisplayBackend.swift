@@ -151,9 +151,20 @@ public protocol DisplayBackend: AnyObject {
     func setPower(_ on: Bool) throws
     /// Whether completed flips follow the driver's vblank or a timer at the mode's refresh (`FlipPacer`).
     var flipPacing: FlipPacing { get }
+    /// The output's vblank counter now, as the driver counts it; nil where there is none to read. The flip deadline
+    /// uses it to tell a flip stuck while vblanks go on from a machine too starved to run its vblanks at all.
+    var vblankCounter: UInt64? { get }
+    /// Reads the flip events already waiting on the device, without blocking: `onFlip` runs for a completed flip.
+    /// The flip deadline calls it first, since a loop that wakes late may run the deadline's timer before it reads
+    /// the event that came in time.
+    func readPendingEvents()
 }
 
 extension DisplayBackend {
     /// A backend with its own vblank (headless simulates one) paces by it.
     public var flipPacing: FlipPacing { .vblank }
+    /// No counter to read: the flip deadline is wall-clock time alone.
+    public var vblankCounter: UInt64? { nil }
+    /// Events arrive through the loop alone.
+    public func readPendingEvents() {}
 }

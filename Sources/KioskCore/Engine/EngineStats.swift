@@ -46,6 +46,9 @@ public struct EngineStats: Codable, Sendable, Equatable {
     public var masterLost = 0
     /// Flips not completed within `LayerEngine.flipTimeout`.
     public var flipTimeouts = 0
+    /// Flip deadlines that found the driver's vblanks slowed with the flip (a starved machine) and waited longer
+    /// instead of counting a timeout.
+    public var flipDeadlinesExtended = 0
     /// Fallbacks after the kernel refused a configuration (EINVAL, ENOSPC at commit): to legacy commits, to the
     /// preferred mode, and to the preferred mode of another size (the output opened again).
     public var configurationFallbacks = 0
@@ -92,6 +95,7 @@ public struct EngineStats: Codable, Sendable, Equatable {
         case presentRetries = "present_retries"
         case masterLost = "master_lost"
         case flipTimeouts = "flip_timeouts"
+        case flipDeadlinesExtended = "flip_deadlines_extended"
         case configurationFallbacks = "configuration_fallbacks"
         case repaintWindowMs = "repaint_window_ms"
         case repaintWindowMisses = "repaint_window_misses"

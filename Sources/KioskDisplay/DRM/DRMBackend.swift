@@ -221,6 +221,21 @@ public final class DRMBackend: DisplayBackend {
         card.session.dispatchEvents()
     }
 
+    /// The CRTC's vblank counter (CRTC_GET_SEQUENCE); nil when the driver cannot say.
+    public var vblankCounter: UInt64? {
+        var sequence: UInt64 = 0
+        var ns: UInt64 = 0
+        guard drmCrtcGetSequence(card.fd, plan.crtc.id, &sequence, &ns) == 0 else { return nil }
+        return sequence
+    }
+
+    /// Reads the card's events when some are waiting; never blocks.
+    public func readPendingEvents() {
+        var pfd = pollfd(fd: card.fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&pfd, 1, 0) == 1, pfd.revents & Int16(POLLIN) != 0 else { return }
+        dispatchEvents()
+    }
+
     private var sequenceHigh: UInt64 = 0
     private var lastSequence32: UInt32?
 

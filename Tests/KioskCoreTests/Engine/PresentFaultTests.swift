@@ -296,8 +296,8 @@ final class PresentFaultTests: XCTestCase {
         h.show(green)
         h.settleNow()
         XCTAssertTrue(h.backend.isFlipPending)
-        XCTAssertEqual(h.engine.flipTimeout, .milliseconds(100), "3 refresh periods at 60 Hz, raised to 100 ms")
-        h.run(for: .milliseconds(99))
+        XCTAssertEqual(h.engine.flipTimeout, .milliseconds(250), "3 refresh periods at 60 Hz, raised to 250 ms")
+        h.run(for: .milliseconds(249))
         XCTAssertEqual(h.engine.stats.flipTimeouts, 0)
         h.backend.flipsNeverComplete = false
         let iterations = h.run(for: .milliseconds(51))
@@ -308,6 +308,80 @@ final class PresentFaultTests: XCTestCase {
         XCTAssertLessThan(iterations, iterationBound)
         XCTAssertNil(h.fatal)
         XCTAssertTrue(h.engine.stats.healthy)
+    }
+
+    /// A loop that wakes late runs the deadline's timer before it reads the device: the flip's event, waiting
+    /// there, is read first and no timeout is counted.
+    func testAFlipEventWaitingUnreadWhenTheDeadlineFiresIsNoTimeout() throws {
+        let h = try Harness()
+        h.run(for: .milliseconds(50))
+        h.backend.flipEventsWaitUnread = true
+        h.show(green)
+        h.settleNow()
+        XCTAssertTrue(h.backend.isFlipPending)
+        h.run(for: .milliseconds(300))
+        XCTAssertGreaterThan(h.backend.readPendingEventsCalls, 0, "the deadline read the device")
+        XCTAssertEqual(h.engine.stats.flipTimeouts, 0)
+        XCTAssertEqual(h.backend.reacquireCalls, 0, "no modeset")
+        XCTAssertEqual(h.frontPixel, xrgb(green))
+        XCTAssertTrue(h.engine.stats.healthy)
+    }
+
+    /// A starved machine runs its vblanks late with everything else: while the driver's counter has not moved 3
+    /// vblanks past the present, the flip is not stuck and gets more time (no modeset, which would blank a real
+    /// monitor for a second). Once 3 vblanks are counted with the flip still pending, it is.
+    func testAFlipIsStuckOnlyAfterThreeVblanksTheDriverCounted() throws {
+        let h = try Harness()
+        h.run(for: .milliseconds(50))
+        h.backend.vblankCounter = 1000
+        h.backend.flipsNeverComplete = true
+        h.show(green)
+        h.settleNow()
+        h.backend.vblankCounter = 1002
+        h.run(for: .milliseconds(600))
+        XCTAssertEqual(h.engine.stats.flipTimeouts, 0, "2 vblanks in 600 ms: the machine is slow, the flip not stuck")
+        XCTAssertEqual(h.engine.stats.flipDeadlinesExtended, 2)
+        XCTAssertEqual(h.backend.reacquireCalls, 0)
+        h.backend.vblankCounter = 1003
+        h.run(for: .milliseconds(200))
+        XCTAssertEqual(h.engine.stats.flipTimeouts, 1, "3 vblanks counted and the flip still pending")
+        XCTAssertEqual(h.backend.reacquireCalls, 1)
+    }
+
+    /// A vblank counter that stands still does not hold the deadline off for ever: a vblank interrupt that died
+    /// leaves the flip stuck, and 1 s after the present it counts as such.
+    func testAFlipWhoseVblanksStoppedTimesOutAfterOneSecond() throws {
+        let h = try Harness()
+        h.run(for: .milliseconds(50))
+        h.backend.vblankCounter = 7
+        h.backend.flipsNeverComplete = true
+        h.show(green)
+        h.settleNow()
+        h.run(for: .milliseconds(950))
+        XCTAssertEqual(h.engine.stats.flipTimeouts, 0)
+        h.run(for: .milliseconds(160))
+        XCTAssertEqual(h.engine.stats.flipTimeouts, 1)
+        XCTAssertEqual(h.faults.map(\.code), [.flipTimeout])
+        XCTAssertEqual(h.backend.reacquireCalls, 1)
+    }
+
+    /// A loop that was not run on time (the deadline's timer fired well after it was due) says the machine is
+    /// starved, and the driver's commit worker likely with it: the flip gets another period. A deadline that then
+    /// fires on time with the flip still pending counts.
+    func testADeadlineThatFiresLateGivesTheFlipAnotherPeriod() throws {
+        let h = try Harness()
+        h.run(for: .milliseconds(50))
+        h.backend.flipsNeverComplete = true
+        h.show(green)
+        h.settleNow()
+        h.poller.advance(by: .milliseconds(400))
+        h.loop.runOnce(timeout: .zero)
+        XCTAssertEqual(h.engine.stats.flipTimeouts, 0, "the deadline fired 150 ms late")
+        XCTAssertEqual(h.engine.stats.flipDeadlinesExtended, 1)
+        h.run(for: .milliseconds(260))
+        XCTAssertEqual(h.engine.stats.flipTimeouts, 1, "on time, with the flip still pending")
+        XCTAssertTrue(h.faults.first?.message.contains("within 650 ms") ?? false, h.faults.first?.message ?? "no fault")
+        XCTAssertEqual(h.backend.reacquireCalls, 1)
     }
 
     func testFlipsThatKeepTimingOutAreFatal() throws {

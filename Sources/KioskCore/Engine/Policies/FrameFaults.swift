@@ -60,6 +60,11 @@ struct FrameFaultState {
     /// When the pending flip was queued, and the timer that fires if it never completes.
     var flipPresentedAt: MonotonicInstant?
     var flipDeadline: TimerHandle?
+    /// When the flip deadline's timer was due: a timer that fires much later than that says the loop itself was
+    /// starved.
+    var flipDeadlineDue: MonotonicInstant?
+    /// The output's vblank counter when the pending flip was queued (where the backend has one).
+    var flipPresentedVblank: UInt64?
     /// Flip timeouts without a completed flip in between.
     var consecutiveFlipTimeouts = 0
 
@@ -83,12 +88,18 @@ extension LayerEngine {
     static let regainBackoff = (first: Duration.milliseconds(50), max: Duration.milliseconds(500))
     /// Flip timeouts in a row, each followed by a modeset, before kioskd gives up and exits.
     public static let flipTimeoutLimit = 3
+    /// Vblanks the driver must count after a present, with the flip still pending, before the flip counts as stuck.
+    public static let flipTimeoutVblanks: UInt64 = 3
+    /// How long a flip may stay pending while the driver's vblank counter itself stands still (a machine too starved
+    /// to run its vblanks, or a vblank interrupt that died): after that it counts as stuck all the same.
+    public static let flipTimeoutStalledVblanks = Duration.seconds(1)
 
-    /// How long a flip may take: 3 refresh periods, at least 100 ms. On an output paced by a timer, 1 s: its flips
+    /// How long a flip may take: 3 refresh periods, at least 250 ms (a modeset blanks a real monitor for a second or
+    /// more; a quarter of a second's freeze first costs less). On an output paced by a timer, 1 s: its flips
     /// complete when the driver's transfer does (an SPI panel, virtio-gpu), not at a vblank.
     public var flipTimeout: Duration {
         if backend?.flipPacing.isTimer == true { return .seconds(1) }
-        return max(displayLink.frameDuration * 3, .milliseconds(100))
+        return max(displayLink.frameDuration * 3, .milliseconds(250))
     }
 
     /// "Is the frame path healthy?" (see `FrameHealth`).
@@ -110,7 +121,14 @@ extension LayerEngine {
     func armFlipDeadline() {
         faults.flipDeadline?.cancel()
         faults.flipPresentedAt = loop.now
-        faults.flipDeadline = loop.addTimer(after: flipTimeout) { [weak self] in self?.flipTimedOut() }
+        faults.flipPresentedVblank = backend?.flipPacing.isTimer == false ? backend?.vblankCounter : nil
+        scheduleFlipDeadline()
+    }
+
+    private func scheduleFlipDeadline() {
+        let due = loop.now + flipTimeout
+        faults.flipDeadlineDue = due
+        faults.flipDeadline = loop.addTimer(at: due) { [weak self] in self?.flipTimedOut() }
     }
 
     /// A flip completed: its deadline is off, and the timeouts in a row start again from zero.
@@ -240,11 +258,33 @@ extension LayerEngine {
 
     private func flipTimedOut() {
         faults.flipDeadline = nil
+        guard let backend, let presentedAt = faults.flipPresentedAt else { return }
+        // The event may be waiting already: a loop that woke late runs its timers before it reads the device.
+        backend.readPendingEvents()
+        guard faults.flipPresentedAt != nil, backend.isFlipPending else { return }
+        // A flip is given more time, up to `flipTimeoutStalledVblanks` after its present, when the machine runs late
+        // as a whole (a loaded VM, a starved board) rather than the flip being stuck. Two signs say so: this timer
+        // fired late by more than a refresh period (the loop was not run on time, and neither, likely, was the
+        // driver's commit worker), or the driver counted fewer than 3 vblanks since the present. A flip still
+        // pending after that is stuck, and so is one whose vblanks stopped altogether.
+        let pending = loop.now - presentedAt
+        let late = faults.flipDeadlineDue.map { loop.now - $0 } ?? .zero
+        let starved = late > max(displayLink.frameDuration, .milliseconds(20))
+        var slowVblanks = false
+        if let start = faults.flipPresentedVblank, let now = backend.vblankCounter, now >= start {
+            slowVblanks = now - start < Self.flipTimeoutVblanks
+        }
+        if (starved || slowVblanks), pending < Self.flipTimeoutStalledVblanks {
+            logger.debug("\(backend.info.connector): flip pending \(Int(pending.milliseconds)) ms\(starved ? ", the deadline fired \(Int(late.milliseconds)) ms late" : "")\(slowVblanks ? ", fewer than \(Self.flipTimeoutVblanks) vblanks counted" : ""); waiting longer")
+            counters.flipDeadlinesExtended += 1
+            scheduleFlipDeadline()
+            return
+        }
         faults.flipPresentedAt = nil
-        guard let backend else { return }
+        faults.flipPresentedVblank = nil
         counters.flipTimeouts += 1
         faults.consecutiveFlipTimeouts += 1
-        let message = "\(backend.info.connector): flip not completed within \(Int(flipTimeout.milliseconds)) ms"
+        let message = "\(backend.info.connector): flip not completed within \(Int(pending.milliseconds)) ms"
         logger.error("\(message) (\(faults.consecutiveFlipTimeouts) in a row); setting the mode again")
         report(FrameFault(code: .flipTimeout, message: message))
         guard faults.consecutiveFlipTimeouts < Self.flipTimeoutLimit else {
