@@ -683,7 +683,7 @@ _kioskctl_plays() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --since --limit)
+    non_repeating_options=(--socket --since --after --limit)
     __kioskctl_offer_flags_options 0
 
     # Offer option value completions
@@ -692,6 +692,9 @@ _kioskctl_plays() {
         return
         ;;
     '--since')
+        return
+        ;;
+    '--after')
         return
         ;;
     '--limit')

@@ -93,11 +93,9 @@ public final class Kiosk {
                                 stages: outputs.outputs.map(\.stage), logger: logger)
         control?.clockTrust = clockTrust
         clockListener = clockTrust.addChangeListener { [weak fleet] _ in fleet?.client.stateMayHaveChanged() }
-        // The first sequence of this run: records before it that never ended were left open by an earlier one.
-        let firstOfRun = configuration.playsDatabase.flatMap { try? PlayStore(path: $0, check: false).nextSequence() }
         plays = PlayRecording.start(path: configuration.playsDatabase, outputs: outputs.outputs, loop: loop, logger: logger)
         if let plays, let client = fleet?.client {
-            let delivery = PlayDelivery(store: plays.store, fleet: client, loop: loop, firstOfRun: firstOfRun ?? 1, logger: logger)
+            let delivery = PlayDelivery(store: plays.store, fleet: client, loop: loop, firstOfRun: plays.firstSequenceOfRun, logger: logger)
             plays.onRecord = { [unowned delivery] _ in delivery.recorded() }
             playDelivery = delivery
         } else {

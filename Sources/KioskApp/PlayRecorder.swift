@@ -35,6 +35,9 @@ final class PlayRecorder {
     }
 
     let store: PlayStore
+    /// The first sequence this run records: records before it that never ended were left open by an earlier run.
+    /// Read once, before the first record is queued.
+    let firstSequenceOfRun: Int64
     private let jobs: BackgroundJobs
     private let logger: Logger
     private var tracks: [Track] = []
@@ -48,6 +51,7 @@ final class PlayRecorder {
     init(store: PlayStore, outputs: [DrivenOutput], loop: MainLoop, logger: Logger) throws {
         self.store = store
         self.logger = logger
+        firstSequenceOfRun = (try? store.nextSequence()) ?? 1
         jobs = try BackgroundJobs(loop: loop, label: "kioskd.plays")
         for output in outputs {
             let track = Track(output: output)

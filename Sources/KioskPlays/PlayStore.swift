@@ -141,8 +141,9 @@ public final class PlayStore {
 
     /// Records that started at or after `wallSince` (nanoseconds since the epoch; nil for all), oldest first, at
     /// most `limit`.
-    public func records(since wallSince: Int64? = nil, limit: Int = 1000) throws(PlayStoreError) -> [PlayRecord] {
-        try select("WHERE wall_start >= ? ORDER BY sequence LIMIT ?", [.integer(wallSince ?? Int64.min), .integer(Int64(limit))])
+    public func records(since wallSince: Int64? = nil, after sequence: Int64 = 0, limit: Int = 1000) throws(PlayStoreError) -> [PlayRecord] {
+        try select("WHERE wall_start >= ? AND sequence > ? ORDER BY sequence LIMIT ?",
+                   [.integer(wallSince ?? Int64.min), .integer(sequence), .integer(Int64(limit))])
     }
 
     /// Records not delivered yet, oldest first, after `sequence`, at most `limit`: what a collector still needs.

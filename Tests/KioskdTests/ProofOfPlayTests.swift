@@ -1,4 +1,5 @@
 import Foundation
+import KioskPlays
 import KioskTestSupport
 import XCTest
 
@@ -24,6 +25,83 @@ final class ProofOfPlayTests: XCTestCase {
 
     private func plays(_ daemon: ControlledKioskd) throws -> [[String: Any]] {
         try XCTUnwrap(try daemon.result("plays")["plays"] as? [[String: Any]])
+    }
+
+    /// `plays` against a store of 12,000 records with long names: a reply holds at most 1 MiB of records and says
+    /// where to go on (`more`, `next_after`), and paging through gives every record once, in order. Then slow
+    /// clients pipeline large `plays` requests and never read, another pipelines 300 small ones and reads: the loop
+    /// answers `ping` throughout, the reader gets every reply in order, and kioskd's memory stays bounded.
+    func testPlaysRepliesAreBoundedAndAFloodOfThemLeavesTheLoopAnswering() throws {
+        let dir = try KioskdProcess.scratchDirectory("plays-flood")
+        let db = dir.appendingPathComponent("plays.db").path
+        let stored = 12_000
+        do {
+            let store = try PlayStore(path: db)
+            let long = String(repeating: "x", count: 300)
+            try store.transaction {
+                for i in 0..<stored {
+                    let sequence = try store.begin(kind: .page, item: "item-\(i)-\(long)", scene: "/srv/scene.yaml", output: "HDMI-A-1",
+                                                   wallStart: 1_700_000_000_000_000_000 + Int64(i) * 1_000_000_000, monotonicStart: Int64(i))
+                    try store.end(sequence, wallEnd: 1_700_000_000_500_000_000 + Int64(i) * 1_000_000_000, monotonicEnd: Int64(i) + 1, ranToEnd: true)
+                }
+            }
+        }
+        let path = try scene(dir, "widgets: [{type: clock, format: \"%H:%M:%S\"}]\n")
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "64x48@60", "--scene", path, "--plays-db", db])
+        defer { daemon.stop() }
+
+        // Paging: bounded replies, every record once, in order.
+        let reader = try daemon.connect(timeoutSeconds: 60)
+        var after = 0, seen: [Int] = [], pages = 0
+        while true {
+            XCTAssertTrue(reader.write(Array(#"{"id": 1, "cmd": "plays", "args": {"limit": 10000, "after": \#(after)}}"#.utf8 + [0x0A])))
+            let line = try XCTUnwrap(reader.readLine(deadline: Date() + 60), "a reply to plays after \(after)")
+            XCTAssertLessThanOrEqual(line.count, (1 << 20) + 4096, "a reply of \(line.count) bytes")
+            let result = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])?["result"] as? [String: Any])
+            let records = try XCTUnwrap(result["plays"] as? [[String: Any]])
+            seen += records.compactMap { $0["sequence"] as? Int }
+            pages += 1
+            guard result["more"] as? Bool == true else { break }
+            after = try XCTUnwrap(result["next_after"] as? Int)
+            XCTAssertEqual(after, seen.last)
+            XCTAssertLessThan(pages, 100, "paging ends")
+        }
+        XCTAssertGreaterThanOrEqual(seen.count, stored, "every stored record, and those of this run")
+        XCTAssertEqual(seen, seen.sorted(), "oldest first")
+        XCTAssertEqual(Set(seen).count, seen.count, "each record once")
+        XCTAssertGreaterThan(pages, 4, "12,000 records of over 300 bytes take several replies of 1 MiB")
+        XCTAssertEqual(try daemon.error("plays", #"{"after": -1}"#).code, "invalid_argument")
+        XCTAssertEqual(try daemon.error("plays", #"{"after": 1.5}"#).code, "invalid_argument")
+
+        // The flood.
+        let rssBefore = try XCTUnwrap(residentKiB(of: daemon.pid))
+        let large = String(repeating: #"{"id": 0, "cmd": "plays", "args": {"limit": 10000}}"# + "\n", count: 50)
+        let slow = try (0..<8).map { _ in try daemon.connect(timeoutSeconds: 60) }
+        for client in slow { client.write(Array(large.utf8)) }
+        nonisolated(unsafe) let small = try daemon.connect(timeoutSeconds: 60)
+        let count = 300
+        let requests = (0..<count).map { #"{"id": \#($0), "cmd": "plays", "args": {"limit": 5}}"# + "\n" }.joined()
+        XCTAssertTrue(small.write(Array(requests.utf8)))
+        let pinger = try daemon.connect()
+        var inOrder = 0, pings: [Double] = []
+        for expected in 0..<count {
+            guard let reply = small.readObject(deadline: Date() + 60) else { break }
+            if reply["id"] as? Int == expected, reply["ok"] as? Bool == true { inOrder += 1 }
+            if expected % 20 == 0 {
+                let start = Date()
+                XCTAssertEqual(pinger.request(#"{"id": "p", "cmd": "ping"}"#)?["ok"] as? Bool, true)
+                pings.append(Date().timeIntervalSince(start))
+            }
+        }
+        XCTAssertEqual(inOrder, count, "every small request answered, in order")
+        let slowest = pings.max() ?? .infinity
+        XCTAssertLessThan(slowest, 2, "the slowest ping during the flood took \(Int(slowest * 1000)) ms")
+        let rssAfter = try XCTUnwrap(residentKiB(of: daemon.pid))
+        print("plays flood: \(pages) pages for \(seen.count) records; \(pings.count) pings, slowest \(Int(slowest * 1000)) ms; RSS \(rssBefore) KiB -> \(rssAfter) KiB")
+        // Each slow client holds at most its queue bound (4 MiB) and one reply (1 MiB).
+        XCTAssertLessThanOrEqual(rssAfter - rssBefore, 8 * 5 * 1024 + 16 * 1024, "RSS grew from \(rssBefore) KiB to \(rssAfter) KiB")
+        XCTAssertEqual(try daemon.result("ping")["pong"] as? Bool, true)
+        withExtendedLifetime(slow) {}
     }
 
     func testFrameHashIsTheScreenshotsHash() throws {
