@@ -516,13 +516,13 @@ final class FleetMQTTTests: XCTestCase {
         let socket = try daemon.connect()
         let before = try XCTUnwrap(residentKiB(of: daemon.pid))
         let publisher = try RawMQTTPublisher(port: broker.port)
-        var slowest = 0.0
+        var pings: [Double] = []
         for (n, (_, payload)) in HostileDocuments(count: 10_000, seed: 0x6D717474).enumerated() {
             try publisher.publish(n % 2 == 0 ? "home/livingroom/temperature" : "home/label", Array(payload.prefix(200_000)))
             if n % 100 == 0 {
                 let start = Date()
                 let reply = socket.request(#"{"id": \#(n), "cmd": "ping"}"#)
-                slowest = max(slowest, Date().timeIntervalSince(start))
+                pings.append(Date().timeIntervalSince(start))
                 XCTAssertEqual(reply?["ok"] as? Bool, true, "ping after \(n) payloads")
             }
         }
@@ -534,7 +534,12 @@ final class FleetMQTTTests: XCTestCase {
         }
         let after = try XCTUnwrap(residentKiB(of: daemon.pid))
         XCTAssertTrue(daemon.isRunning)
-        XCTAssertLessThan(slowest, 0.1 * pingSlowdown, "the slowest ping took \(slowest) s")
+        // A loop that waited on the payloads would slow most pings. The 95th percentile of the 100 is held to 100 ms;
+        // the slowest also carries the host's scheduling (the publisher, the broker and kioskd share two cores), so
+        // it is held to five times that.
+        let sorted = pings.sorted(), p95 = sorted[sorted.count * 95 / 100], slowest = sorted.last ?? 0
+        XCTAssertLessThan(p95, 0.1 * pingSlowdown, "the 95th percentile ping took \(p95) s")
+        XCTAssertLessThan(slowest, 0.5 * pingSlowdown, "the slowest ping took \(slowest) s")
         XCTAssertLessThan(after - before, payloadMemoryBoundKiB, "resident memory grew from \(before) KiB to \(after) KiB")
     }
 
