@@ -164,6 +164,12 @@ public final class PlayStore {
         return last + 1
     }
 
+    /// SQLite's full `integrity_check` (every page, index and constraint): `["ok"]`, or what is wrong. Slower than the
+    /// quick_check made at open; for audits and tests.
+    public func integrityCheck() throws(PlayStoreError) -> [String] {
+        try rows("PRAGMA integrity_check") { String(cString: sqlite3_column_text($0, 0)) }
+    }
+
     public func count() throws(PlayStoreError) -> Int {
         try rows("SELECT count(*) FROM plays") { Int(sqlite3_column_int64($0, 0)) }.first ?? 0
     }
