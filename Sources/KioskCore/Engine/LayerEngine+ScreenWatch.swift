@@ -31,19 +31,24 @@ extension LayerEngine {
         checkScreen()
     }
 
-    /// Whether `layer` can be seen: it and its ancestors up to the root are visible and not transparent, and its
-    /// frame (in the root's coordinates, ignoring transforms) meets the screen.
+    /// Whether `layer` can be seen: it and its ancestors up to the root are visible and not transparent, and the
+    /// part of its frame its clipping ancestors leave (in the root's coordinates, ignoring transforms) meets the
+    /// screen. Cheap (a walk up the tree); it does not look for opaque layers covering it.
     func isShown(_ layer: Layer) -> Bool {
-        var current: Layer? = layer
-        var frame = layer.frame
-        while let node = current {
-            guard !node.isHidden, node.opacity > 0 else { return false }
-            if node === rootLayer { return !frame.intersection(screen).isEmpty }
-            guard let parent = node.parent else { return false }
-            if parent !== rootLayer { frame.x += parent.frame.x; frame.y += parent.frame.y }
+        guard !layer.isHidden, layer.opacity > 0 else { return false }
+        var visible = layer.frame
+        var current = layer
+        while current !== rootLayer {
+            guard let parent = current.parent, !parent.isHidden, parent.opacity > 0 else { return false }
+            if parent === rootLayer { break }
+            // `visible` is in `parent`'s coordinates: cut it to the parent's bounds if it clips, then move it out.
+            if parent.clipsToBounds { visible = visible.intersection(Rect(size: parent.frame.size)) }
+            guard !visible.isEmpty else { return false }
+            visible.x += parent.frame.x
+            visible.y += parent.frame.y
             current = parent
         }
-        return false
+        return !visible.intersection(screen).isEmpty
     }
 
     /// Whether a composition of `items` shows content the scene drew: a layer surface with some opacity on
