@@ -32,9 +32,10 @@ public struct FrameFingerprint: Sendable, Equatable, CustomStringConvertible {
 /// tiles at 1920×1080, 4 KB of hashes) and the frame fingerprint over it costs well under a microsecond.
 ///
 /// The hash: FNV-1a over 8-byte words (two pixels, the X byte masked off, since scanout ignores it and Cairo leaves
-/// it unspecified), then a final avalanche (xxHash's) per tile; the frame's fingerprint is the same over the tile
-/// hashes in row-major order. One multiply per two pixels. Each step is a bijection of the running hash, so a tile
-/// that differs in one word hashes differently. Not cryptographic.
+/// it unspecified) in four interleaved lanes (`TileHasher`), then a final avalanche (xxHash's) per tile; the frame's
+/// fingerprint is FNV-1a over the tile hashes in row-major order, avalanched. One multiply per two pixels, four
+/// independent chains. Each step is a bijection of its lane, so a tile that differs in one word hashes differently.
+/// Not cryptographic.
 ///
 /// While hashing, each tile also records whether it is one colour (which colour): the frame is one colour when every
 /// tile is, with the same colour. So black detection reads 510 values, never the frame.
@@ -70,10 +71,7 @@ public struct TileFingerprints: Sendable {
             (0..<(columns * rows)).map { index in
                 let tile = Self.tileRect(index % columns, index / columns, size: size)
                 var hasher = TileHasher()
-                for _ in 0..<tile.height {
-                    hasher.feed(row.baseAddress!, count: tile.width)
-                    hasher.endRow()
-                }
+                for _ in 0..<tile.height { hasher.hashRow(row.baseAddress!, count: tile.width) }
                 return hasher.finish().hash
             }
         }
@@ -104,29 +102,45 @@ public struct TileFingerprints: Sendable {
     /// Rehashes the tiles `damage` (panel rectangles) touches from XRGB8888 `pixels` of the panel's size, rows
     /// `stride` bytes apart, then the frame's fingerprint. Empty damage does nothing.
     public mutating func update(damage: [Rect], pixels: UnsafeRawPointer, stride: Int) {
-        update(damage: damage) { y, x, width, hasher in
-            hasher.feed(pixels.advanced(by: y * stride + x * 4), count: width)
-        }
-    }
-
-    /// As `update(damage:pixels:stride:)`, for a frame that is not in one buffer: `row(y, x, width, &hasher)` feeds
-    /// the `width` pixels of row `y` from column `x`, left to right, in as many pieces as it likes.
-    public mutating func update(damage: [Rect], row: (_ y: Int, _ x: Int, _ width: Int, _ hasher: inout TileHasher) -> Void) {
         let touched = tiles(touching: damage)
         guard !touched.isEmpty else { return }
         for index in touched {
             let tile = Self.tileRect(index % columns, index / columns, size: size)
             var hasher = TileHasher()
+            var row = pixels.advanced(by: tile.y * stride + tile.x * 4)
+            for _ in 0..<tile.height {
+                hasher.hashRow(row, count: tile.width)
+                row += stride
+            }
+            store(hasher.finish(), at: index)
+        }
+        tilesHashed += touched.count
+        recomputeFrame()
+    }
+
+    /// As `update(damage:pixels:stride:)`, for a frame that is not in one buffer: `row(y, x, width, &hasher)` feeds
+    /// the `width` pixels of row `y` from column `x`, left to right, in as many pieces as it likes (`feed`).
+    public mutating func update(damage: [Rect], row: (_ y: Int, _ x: Int, _ width: Int, _ hasher: inout TileHasher) -> Void) {
+        let touched = tiles(touching: damage)
+        guard !touched.isEmpty else { return }
+        let buffer = UnsafeMutablePointer<UInt32>.allocate(capacity: Self.tileSize)
+        defer { buffer.deallocate() }
+        for index in touched {
+            let tile = Self.tileRect(index % columns, index / columns, size: size)
+            var hasher = TileHasher(rowBuffer: buffer)
             for y in tile.y..<(tile.y + tile.height) {
                 row(y, tile.x, tile.width, &hasher)
                 hasher.endRow()
             }
-            let result = hasher.finish()
-            tileHashes[index] = result.hash
-            tileColors[index] = result.uniformColor ?? Self.mixed
+            store(hasher.finish(), at: index)
         }
         tilesHashed += touched.count
         recomputeFrame()
+    }
+
+    private mutating func store(_ result: (hash: UInt64, uniformColor: UInt32?), at index: Int) {
+        tileHashes[index] = result.hash
+        tileColors[index] = result.uniformColor ?? Self.mixed
     }
 
     private mutating func recomputeFrame() {
@@ -138,53 +152,80 @@ public struct TileFingerprints: Sendable {
     }
 }
 
-/// The running hash of one tile: FNV-1a over pairs of pixels (8-byte words, X bytes masked off), fed row by row in
-/// pieces of any length, and whether every pixel so far had the first one's colour. A plain value.
+/// The running hash of one tile: FNV-1a over pairs of pixels (8-byte words, X bytes masked off) in four lanes (word
+/// `i` of a row goes to lane `i % 4`, the words left over after the last group of four and a last odd pixel to lane
+/// 0), so four multiplies run side by side instead of one chain; the lanes are combined at the end. Also whether every
+/// pixel had the first one's colour. A row is hashed whole (`hashRow`), or fed in pieces (`feed`, into a row buffer)
+/// and hashed at `endRow`: the same pixels give the same hash either way. A plain value.
 public struct TileHasher {
-    private var hash = TileFingerprints.offset
-    /// A pixel waiting for its pair (the X byte masked off), when a piece ended on an odd count.
-    private var carry: UInt32?
+    private var a = TileFingerprints.offset, b = TileFingerprints.offset ^ 1
+    private var c = TileFingerprints.offset ^ 2, d = TileFingerprints.offset ^ 3
     private var first: UInt32?
-    private var uniform = true
+    /// The bits in which some word differed from a pair of `first`: zero while the tile is one colour.
+    private var difference: UInt64 = 0
+    /// Where `feed` gathers a row fed in pieces (`TileFingerprints.tileSize` pixels), nil when rows come whole.
+    private let rowBuffer: UnsafeMutablePointer<UInt32>?
+    private var buffered = 0
 
-    public init() {}
-
-    /// Feeds `count` XRGB8888 pixels at `pixels`.
-    public mutating func feed(_ pixels: UnsafeRawPointer, count: Int) {
-        guard count > 0 else { return }
-        var p = pixels, n = count
-        if first == nil { first = p.loadUnaligned(as: UInt32.self) & 0x00FF_FFFF }
-        let one = UInt64(first!), pair = one | one << 32
-        if let pending = carry {
-            let pixel = p.loadUnaligned(as: UInt32.self) & 0x00FF_FFFF
-            let word = UInt64(pending) | UInt64(pixel) << 32
-            hash = (hash ^ word) &* TileFingerprints.prime
-            if word != pair { uniform = false }
-            carry = nil
-            p += 4; n -= 1
-        }
-        var h = hash, same = uniform
-        while n >= 2 {
-            let word = p.loadUnaligned(as: UInt64.self) & 0x00FF_FFFF_00FF_FFFF
-            h = (h ^ word) &* TileFingerprints.prime
-            same = same && word == pair
-            p += 8; n -= 2
-        }
-        hash = h; uniform = same
-        if n == 1 { carry = p.loadUnaligned(as: UInt32.self) & 0x00FF_FFFF }
+    init(rowBuffer: UnsafeMutablePointer<UInt32>? = nil) {
+        self.rowBuffer = rowBuffer
     }
 
-    /// Ends a row: a pixel left over is hashed alone, so rows of odd width hash the same whatever the pieces.
+    /// Feeds `count` XRGB8888 pixels at `pixels`, the next piece of the row (a row is at most a tile wide).
+    public mutating func feed(_ pixels: UnsafeRawPointer, count: Int) {
+        guard count > 0, let rowBuffer else { return }
+        precondition(buffered + count <= TileFingerprints.tileSize, "a tile row is at most \(TileFingerprints.tileSize) pixels")
+        UnsafeMutableRawPointer(rowBuffer + buffered).copyMemory(from: pixels, byteCount: count * 4)
+        buffered += count
+    }
+
+    /// Ends a row fed in pieces: hashes it.
     public mutating func endRow() {
-        guard let pending = carry else { return }
-        let word = UInt64(pending) | 0xFF00_0000_0000_0000
-        hash = (hash ^ word) &* TileFingerprints.prime
-        if pending != first { uniform = false }
-        carry = nil
+        guard buffered > 0, let rowBuffer else { return }
+        hashRow(UnsafeRawPointer(rowBuffer), count: buffered)
+        buffered = 0
+    }
+
+    /// Hashes a whole row of `count` XRGB8888 pixels.
+    mutating func hashRow(_ pixels: UnsafeRawPointer, count: Int) {
+        guard count > 0 else { return }
+        let mask: UInt64 = 0x00FF_FFFF_00FF_FFFF, prime = TileFingerprints.prime
+        if first == nil { first = pixels.loadUnaligned(as: UInt32.self) & 0x00FF_FFFF }
+        let one = UInt64(first!), pair = one | one << 32
+        var a = a, b = b, c = c, d = d, difference = difference
+        var p = pixels, n = count
+        while n >= 8 {
+            let w0 = p.loadUnaligned(as: UInt64.self) & mask
+            let w1 = p.loadUnaligned(fromByteOffset: 8, as: UInt64.self) & mask
+            let w2 = p.loadUnaligned(fromByteOffset: 16, as: UInt64.self) & mask
+            let w3 = p.loadUnaligned(fromByteOffset: 24, as: UInt64.self) & mask
+            a = (a ^ w0) &* prime
+            b = (b ^ w1) &* prime
+            c = (c ^ w2) &* prime
+            d = (d ^ w3) &* prime
+            difference |= (w0 ^ pair) | (w1 ^ pair) | (w2 ^ pair) | (w3 ^ pair)
+            p += 32; n -= 8
+        }
+        while n >= 2 {
+            let w = p.loadUnaligned(as: UInt64.self) & mask
+            a = (a ^ w) &* prime
+            difference |= w ^ pair
+            p += 8; n -= 2
+        }
+        if n == 1 {
+            // A last odd pixel, marked so that it cannot hash as a pair.
+            let pixel = UInt64(p.loadUnaligned(as: UInt32.self) & 0x00FF_FFFF)
+            a = (a ^ (pixel | 0xFF00_0000_0000_0000)) &* prime
+            difference |= pixel ^ one
+        }
+        self.a = a; self.b = b; self.c = c; self.d = d; self.difference = difference
     }
 
     func finish() -> (hash: UInt64, uniformColor: UInt32?) {
-        (Self.avalanche(hash), uniform ? first : nil)
+        let prime = TileFingerprints.prime
+        var h = TileFingerprints.offset
+        for lane in [a, b, c, d] { h = (h ^ lane) &* prime }
+        return (Self.avalanche(h), difference == 0 ? first : nil)
     }
 
     /// xxHash64's final mix: every input bit reaches every output bit.
