@@ -72,7 +72,7 @@ struct BenchCommand: ParsableCommand {
             case "images": report.images = try ImageMemoryRun.measure(frames: 30)
             case "pages": report.pages = try PagesRun.measure()
             case "plain-fill": report.plainFill = try PlainFillRun.measure()
-            case "fingerprint": report.fingerprint = FingerprintRun.measure()
+            case "fingerprint": report.fingerprint = try FingerprintRun.measure()
             case "video": report.video = try video()
             default: report.startup = try startup()
             }

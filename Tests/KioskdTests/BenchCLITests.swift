@@ -40,6 +40,9 @@ final class BenchCLITests: XCTestCase {
             XCTAssertGreaterThan(copy, 0, "\(c)")
             XCTAssertGreaterThan(hash, 0, "\(c)")
             XCTAssertEqual(try XCTUnwrap(c["fingerprint_vs_copy"] as? Double, "\(c)"), hash / copy, accuracy: 1e-9)
+            let compose = try XCTUnwrap(c["compose_ms"] as? Double, "\(c)")
+            XCTAssertGreaterThan(compose, 0, "\(c)")
+            XCTAssertEqual(try XCTUnwrap(c["fingerprint_vs_compose"] as? Double, "\(c)"), hash / compose, accuracy: 1e-9)
             XCTAssertGreaterThanOrEqual(c["hashed_pixels"] as? Int ?? 0, c["damage_pixels"] as? Int ?? .max, "whole tiles")
         }
 
