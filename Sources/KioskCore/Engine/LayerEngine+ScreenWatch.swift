@@ -79,13 +79,14 @@ extension LayerEngine {
     func checkScreen() {
         let problem = screenWatch.problem(at: loop.now)
         if problem?.problem != reportedScreenProblem {
+            let previous = reportedScreenProblem
             reportedScreenProblem = problem?.problem
             if let problem {
                 logger.warning("\(backend?.info.connector ?? "output"): \(problem.reason)")
                 let code: FrameFault.Code = problem.problem == .black ? .screenBlack : .screenFrozen
                 faultListeners.emit(FrameFault(code: code, message: problem.reason))
             } else {
-                logger.info("\(backend?.info.connector ?? "output"): the screen is changing and showing content again")
+                logger.info("\(backend?.info.connector ?? "output"): the screen is no longer \(previous?.rawValue ?? "")")
             }
         }
         blackCheck?.cancel()
