@@ -38,6 +38,25 @@ final class ScreenWatchTests: XCTestCase {
         }
     }
 
+    /// A screen problem is the health reason only when nothing graver is: a fatal error, a hung loop, an overdue
+    /// flip and waiting for DRM master come first; it is unhealthy only when `restart_on` names it.
+    func testAScreenProblemComesAfterTheFramePathsOwnReasons() {
+        let t0 = MonotonicInstant(nanoseconds: 10_000_000_000)
+        func health(wake: Duration = .zero, flip: Duration? = nil, master: Bool = false, fatal: String? = nil,
+                    restarts: Bool) -> FrameHealth {
+            let now = t0 + .seconds(10)
+            return FrameHealth.evaluate(now: now, lastLoopWake: t0 + (.seconds(10) - wake), flipPendingSince: flip.map { t0 + (.seconds(10) - $0) },
+                                        flipTimeout: .milliseconds(100), waitingForMaster: master, fatal: fatal,
+                                        screen: (reason: "frozen: test", restarts: restarts))
+        }
+        XCTAssertEqual(health(restarts: false), FrameHealth(isHealthy: true, reason: "frozen: test"))
+        XCTAssertEqual(health(restarts: true), FrameHealth(isHealthy: false, reason: "frozen: test"))
+        XCTAssertEqual(health(fatal: "gone", restarts: false), FrameHealth(isHealthy: false, reason: "gone"))
+        XCTAssertEqual(health(wake: .seconds(2), restarts: false).reason, "the main loop has not turned for 2000 ms")
+        XCTAssertEqual(health(flip: .milliseconds(300), restarts: false).reason, "a flip is overdue by 200 ms")
+        XCTAssertEqual(health(master: true, restarts: true), FrameHealth(isHealthy: true, reason: "waiting for DRM master"))
+    }
+
     func testAClockWhoseRendersStopFinishingTurnsFrozenAfterNMissedTicks() throws {
         let rig = try Rig()
         let h = rig.harness
