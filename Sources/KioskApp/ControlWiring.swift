@@ -204,7 +204,8 @@ public final class ControlWiring {
 
     private func flipped(_ event: FlipEvent, on output: DrivenOutput) {
         broadcast("flip", ["sequence": .int(Int64(clamping: event.sequence)),
-                           "timestamp_ns": .int(Int64(clamping: event.timestamp.nanoseconds))], on: output)
+                           "timestamp_ns": .int(Int64(clamping: event.timestamp.nanoseconds)),
+                           "fingerprint": output.engine.screenFingerprint.map { .string($0.hex) } ?? .null], on: output)
     }
 
     private func presented(damage: [Rect], on output: DrivenOutput) {

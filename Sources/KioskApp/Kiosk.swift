@@ -70,6 +70,7 @@ public final class Kiosk {
             try Self.source(kind, entry: entry, configuration: configuration)
         }, runner: { engine, path in
             engine.repaintWindowMode = configuration.repaintWindow
+            engine.screenHealth = settings.health.settings
             return try SceneRunner(engine: engine, path: path, watch: configuration.watch, fpsOverlay: configuration.fpsOverlay,
                                    memory: settings.memory, video: settings.video, substitute: substitute, problem: problem, logger: logger)
         }, logger: logger)

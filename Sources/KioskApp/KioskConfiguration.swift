@@ -93,6 +93,9 @@ public struct KioskConfiguration: Sendable, Equatable {
         s.memory.maxImagePixels = first(\.memory.maxImagePixels)
         s.memory.preloadPages = first(\.memory.preloadPages)
         s.memory.surfaceBudgetMB = first(\.memory.surfaceBudgetMB)
+        s.health.restartOn = first(\.health.restartOn)
+        s.health.frozenAfter = first(\.health.frozenAfter)
+        s.health.blackAfter = first(\.health.blackAfter)
         s.video.allowedSchemes = first(\.video.allowedSchemes)
         s.outputs = firstNonEmpty(\.outputs)
         s.reservedSections = configFile.reservedSections

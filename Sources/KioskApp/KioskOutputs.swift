@@ -131,13 +131,11 @@ final class KioskOutputs {
     }
 
     /// Whether every output's frame path is healthy (the watchdog's signal): the first unhealthy output's health,
-    /// else the first output's.
+    /// else the first output's with a reason other than `ok` (a black screen reported but not restarting), else the
+    /// first output's.
     var health: FrameHealth {
-        for output in outputs {
-            let health = output.engine.health
-            guard health.isHealthy else { return health }
-        }
-        return first.engine.health
+        let all = outputs.map(\.engine.health)
+        return all.first { !$0.isHealthy } ?? all.first { $0.reason != "ok" } ?? all[0]
     }
 
     /// Stops every engine (at a frame boundary each).

@@ -13,12 +13,13 @@ public struct BenchReport: Encodable {
     public var images: ImageMemoryRun.Figures?
     public var pages: PagesRun.Figures?
     public var plainFill: PlainFillRun.Figures?
+    public var fingerprint: FingerprintRun.Figures?
     public var video: VideoRun.Scenario?
 
     public init(frames: Int) { self.frames = frames }
 
     enum CodingKeys: String, CodingKey { case frames, scenarios }
-    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", pageFade = "page-fade", updateStorm = "update-storm", startup, images, pages, plainFill = "plain-fill", video }
+    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", pageFade = "page-fade", updateStorm = "update-storm", startup, images, pages, plainFill = "plain-fill", fingerprint, video }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -32,6 +33,7 @@ public struct BenchReport: Encodable {
         try s.encode(images, forKey: .images)
         try s.encode(pages, forKey: .pages)
         try s.encode(plainFill, forKey: .plainFill)
+        try s.encode(fingerprint, forKey: .fingerprint)
         try s.encode(video, forKey: .video)
     }
 
@@ -45,6 +47,7 @@ public struct BenchReport: Encodable {
         if let images { sections.append(images.table) }
         if let pages { sections.append(pages.table) }
         if let plainFill { sections.append(plainFill.table) }
+        if let fingerprint { sections.append(fingerprint.table) }
         if let video { sections.append(video.table) }
         return sections.joined(separator: "\n\n")
     }

@@ -89,6 +89,8 @@ final class SceneMotion {
             let text = ClockContent.format(time: time, format: c.format, timeZone: SceneBuilder.zone(c.timezone))
             guard text != node.clockText else { continue }
             body.content = builder.content(for: node, scene: scene)
+            // New text must reach the screen: the frozen-screen watch counts it (`LayerEngine.expectChange(in:)`).
+            engine.expectChange(in: body)
         }
     }
 
@@ -130,25 +132,32 @@ final class SceneMotion {
         guard case .ticker = node.widget.content, node.body != nil else { return }
         node.tickerStart = nil
         if let token = node.tickerToken { engine.removeAnimation(token) }
-        node.tickerToken = engine.addAnimation(target: node) { node, tick in
+        node.tickerToken = engine.addAnimation(target: node) { [weak engine] node, tick in
             guard node.body != nil else { return false }
             let start = node.tickerStart ?? tick.nextVblank
             node.tickerStart = start
-            SceneMotion.placeTicker(node, at: (tick.nextVblank - start).milliseconds / 1000)
+            if SceneMotion.placeTicker(node, at: (tick.nextVblank - start).milliseconds / 1000), let strip = node.body {
+                // A strip moved by whole pixels inside the widget changes the screen: the frozen-screen watch counts it.
+                engine?.expectChange(in: strip)
+            }
             return true
         }
     }
 
     /// Puts a ticker's strip where it is `t` seconds after it started: entering at the right edge, leaving at the
     /// left, then again.
-    static func placeTicker(_ node: WidgetNode, at t: Double) {
-        guard case .ticker(let ticker) = node.widget.content, let strip = node.body else { return }
+    /// Returns whether the strip moved.
+    @discardableResult
+    static func placeTicker(_ node: WidgetNode, at t: Double) -> Bool {
+        guard case .ticker(let ticker) = node.widget.content, let strip = node.body else { return false }
         let width = node.layer.frame.width
         let travel = Double(width + max(node.tickerStripWidth, 1))
         let offset = (t * ticker.speed).truncatingRemainder(dividingBy: travel)
         var frame = strip.frame
         frame.x = width - Int(offset.rounded())
-        if frame != strip.frame { strip.frame = frame }
+        guard frame != strip.frame else { return false }
+        strip.frame = frame
+        return true
     }
 
     /// A progress bar eases to its new value over a third of a second; only the fill layer's width changes.

@@ -24,6 +24,26 @@ public struct KioskConfig: Sendable, Equatable {
         public init() {}
     }
 
+    /// The `health:` section: what a black or frozen screen does to the health signal (`ScreenHealthSettings`).
+    public struct Health: Sendable, Equatable {
+        /// Problems that make the signal unhealthy, so the watchdog lets systemd restart kioskd; nil: none.
+        public var restartOn: Set<ScreenHealthSettings.Problem>?
+        /// Expected changes a frozen screen misses before it counts.
+        public var frozenAfter: Int?
+        /// Seconds a black screen lasts before it counts.
+        public var blackAfter: Double?
+        public init() {}
+
+        /// The settings these keys make, defaults where a key is left out.
+        public var settings: ScreenHealthSettings {
+            var settings = ScreenHealthSettings()
+            if let restartOn { settings.restartOn = restartOn }
+            if let frozenAfter { settings.frozenAfter = frozenAfter }
+            if let blackAfter { settings.blackAfter = .milliseconds(Int64((blackAfter * 1000).rounded())) }
+            return settings
+        }
+    }
+
     /// The `memory:` section: what images may cost.
     public struct Memory: Sendable, Equatable {
         /// Images whose header declares more pixels are refused (`kioskd check`, `scene.load`, at render time).
@@ -99,6 +119,7 @@ public struct KioskConfig: Sendable, Equatable {
     /// The `mqtt:` section: the broker to join a fleet through; nil when the file has none (or an empty one).
     public var mqtt: MQTTSettings?
     public var memory = Memory()
+    public var health = Health()
     public var video = Video()
     /// The `outputs:` section's entries, in file order.
     public var outputs: [Output] = []
@@ -122,9 +143,10 @@ public struct KioskConfig: Sendable, Equatable {
 
     /// Every key the file may hold, section keys as `section.key`: the documentation lists each of these.
     public static var allKeys: [String] {
-        ConfigDecoder.topKeys.filter { !["control", "input", "idle", "mqtt", "memory", "video", "outputs"].contains($0) } + ConfigDecoder.controlKeys.map { "control." + $0 }
+        ConfigDecoder.topKeys.filter { !["control", "input", "idle", "mqtt", "memory", "health", "video", "outputs"].contains($0) } + ConfigDecoder.controlKeys.map { "control." + $0 }
             + ConfigDecoder.inputKeys.map { "input." + $0 } + ConfigDecoder.idleKeys.map { "idle." + $0 }
             + MQTTSettings.keys.map { "mqtt." + $0 } + ConfigDecoder.memoryKeys.map { "memory." + $0 }
+            + ConfigDecoder.healthKeys.map { "health." + $0 }
             + ConfigDecoder.videoKeys.map { "video." + $0 }
             + ConfigDecoder.outputKeys.map { "outputs." + $0 } + ConfigDecoder.reservedSections
     }

@@ -176,10 +176,10 @@ struct Kioskctl: ParsableCommand {
             discussion: """
             Events:
               frame  a composed frame was presented: frame, damage_rects, timestamp_ns
-              flip   a page flip completed: sequence, timestamp_ns
+              flip   a page flip completed: sequence, timestamp_ns, fingerprint (of the frame now on screen)
               scene  a scene was loaded (kind loaded: source, pages) or a page shown (kind page_shown: page)
               data   data keys changed: values
-              error  something failed with no request to answer: code, message
+              error  something failed with no request to answer: code, message (screen_black, screen_frozen: what is on screen)
               input  a touch, click or key on the scene: kind (down, up, press, cancel, key), id, action, x, y, output, key, time_us
               power  the screen's idle state changed: state (active, dimmed, blanked), previous, reason
               display  the display changed: state (connected, disconnected, mode), connector, mode

@@ -24,10 +24,10 @@ import KioskVideo
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure the engine on scenarios (headless): dashboard, page-slide, page-fade, update-storm, startup, images, pages, plain-fill, video.")
+        abstract: "Measure the engine on scenarios (headless): dashboard, page-slide, page-fade, update-storm, startup, images, pages, plain-fill, fingerprint, video.")
 
     /// The scenarios run when none is named.
-    static let scenarios = ["dashboard", "page-slide", "page-fade", "update-storm", "startup", "images", "pages", "plain-fill"]
+    static let scenarios = ["dashboard", "page-slide", "page-fade", "update-storm", "startup", "images", "pages", "plain-fill", "fingerprint"]
     /// Run only when named: `video` first encodes its clip (unless given one) and plays it in real time.
     static let namedOnly = ["video"]
 
@@ -72,6 +72,7 @@ struct BenchCommand: ParsableCommand {
             case "images": report.images = try ImageMemoryRun.measure(frames: 30)
             case "pages": report.pages = try PagesRun.measure()
             case "plain-fill": report.plainFill = try PlainFillRun.measure()
+            case "fingerprint": report.fingerprint = try FingerprintRun.measure()
             case "video": report.video = try video()
             default: report.startup = try startup()
             }

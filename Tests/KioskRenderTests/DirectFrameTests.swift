@@ -55,6 +55,14 @@ final class DirectFrameTests: XCTestCase {
                           "\(what): scanout buffer \(index) differs from the general path's: \(directBuffers[index].diff(generalBuffers[index]))",
                           file: file, line: line)
             XCTAssertTrue(direct.snapshot() == general.snapshot(), "\(what): shadow buffers differ", file: file, line: line)
+            // Fingerprints: a direct frame is hashed from its layer surfaces, and must hash as the general path's
+            // frame; the general path's, kept up to date tile by tile, as the whole frame hashed afresh.
+            XCTAssertEqual(direct.fingerprint, general.fingerprint, "\(what): fingerprints", file: file, line: line)
+            var fresh = TileFingerprints(size: DirectFrameTests.size, color: 0)
+            general.snapshot().withUnsafeBytes {
+                fresh.update(damage: [Rect(size: DirectFrameTests.size)], pixels: $0.baseAddress!, stride: DirectFrameTests.size.width * 4)
+            }
+            XCTAssertEqual(general.fingerprint, fresh.fingerprint, "\(what): fingerprint kept by tiles", file: file, line: line)
         }
     }
 

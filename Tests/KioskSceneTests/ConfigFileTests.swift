@@ -215,4 +215,33 @@ final class ConfigFileTests: XCTestCase {
                        ["\(file):2:3: video.allowed_scheme: unknown key 'allowed_scheme'; did you mean 'allowed_schemes'?"])
         XCTAssertEqual(errors("video: [file]\n"), ["\(file):1:8: video: expected a mapping (allowed_schemes)"])
     }
+
+    func testTheHealthSectionSaysWhatRestarts() throws {
+        let defaults = try parse("scene: a.yaml\n").config.health
+        XCTAssertEqual(defaults, KioskConfig.Health())
+        XCTAssertEqual(defaults.settings, ScreenHealthSettings(), "nothing restarts, frozen after 5, black after 2 s")
+        XCTAssertEqual(defaults.settings.restartOn, [])
+        XCTAssertEqual(try parse("health:\n").config.health, KioskConfig.Health(), "an empty section is no section")
+        let (config, _) = try parse("health:\n  restart_on: [frozen]\n  frozen_after: 10\n  black_after: 0.5\n")
+        XCTAssertEqual(config.health.settings, ScreenHealthSettings(restartOn: [.frozen], frozenAfter: 10, blackAfter: .milliseconds(500)))
+        XCTAssertEqual(try parse("health:\n  restart_on: [black, frozen]\n").config.health.settings.restartOn, [.black, .frozen])
+        XCTAssertEqual(try parse("health:\n  restart_on: []\n").config.health.restartOn, [], "nothing restarts")
+    }
+
+    func testBadHealthValuesAreNamedAtTheirLocation() {
+        XCTAssertEqual(errors("health:\n  restart_on: [frozen, stuck, frozen, 3]\n"), [
+            "\(file):2:24: health.restart_on[1]: 'stuck' is not a screen problem: expected one of black, frozen",
+            "\(file):2:31: health.restart_on[2]: 'frozen' is listed twice",
+            "\(file):2:39: health.restart_on[3]: '3' is not a screen problem: expected one of black, frozen",
+        ])
+        XCTAssertEqual(errors("health:\n  restart_on: frozen\n"),
+                       ["\(file):2:15: health.restart_on: expected a list of screen problems (black, frozen), such as [frozen]"])
+        XCTAssertEqual(errors("health:\n  frozen_after: 0\n  black_after: -1\n"), [
+            "\(file):2:17: health.frozen_after: 0 is out of range 1...1000",
+            "\(file):3:16: health.black_after: -1 is out of range 0.1...3600",
+        ])
+        XCTAssertEqual(errors("health:\n  restart: [frozen]\n"),
+                       ["\(file):2:3: health.restart: unknown key 'restart'; known keys: restart_on, frozen_after, black_after"])
+        XCTAssertEqual(errors("health: [frozen]\n"), ["\(file):1:9: health: expected a mapping (restart_on, frozen_after, black_after)"])
+    }
 }

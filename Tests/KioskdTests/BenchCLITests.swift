@@ -11,7 +11,7 @@ final class BenchCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
         let scenarios = try XCTUnwrap(report["scenarios"] as? [String: Any])
-        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "page-fade", "update-storm", "startup", "images", "pages", "plain-fill", "video"])
+        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "page-fade", "update-storm", "startup", "images", "pages", "plain-fill", "fingerprint", "video"])
         XCTAssertTrue(scenarios["video"] is NSNull, "video runs only when named")
 
         // Plain fills: both paths measured side by side for each fill and damage, the ratio from exactly those figures.
@@ -29,6 +29,22 @@ final class BenchCLITests: XCTestCase {
         let renders = try XCTUnwrap(plain["surface_render_ms"] as? [String: Any])
         for fill in ["solid", "gradient"] { XCTAssertGreaterThan(renders[fill] as? Double ?? 0, 0, fill) }
         XCTAssertEqual(plain["drawn_without_surface"] as? [String: Bool], ["solid": true, "gradient": false])
+
+        // Fingerprints: the hash of the tiles under each damage against the copy of that damage, side by side.
+        let fingerprint = try XCTUnwrap(scenarios["fingerprint"] as? [String: Any])
+        XCTAssertEqual(fingerprint["tile_size"] as? Int, 64)
+        let hashCases = try XCTUnwrap(fingerprint["cases"] as? [[String: Any]])
+        XCTAssertEqual(hashCases.compactMap { $0["damage"] as? String }, ["clock 480x120", "full screen"])
+        for c in hashCases {
+            let copy = try XCTUnwrap(c["copy_ms"] as? Double, "\(c)"), hash = try XCTUnwrap(c["fingerprint_ms"] as? Double, "\(c)")
+            XCTAssertGreaterThan(copy, 0, "\(c)")
+            XCTAssertGreaterThan(hash, 0, "\(c)")
+            XCTAssertEqual(try XCTUnwrap(c["fingerprint_vs_copy"] as? Double, "\(c)"), hash / copy, accuracy: 1e-9)
+            let compose = try XCTUnwrap(c["compose_ms"] as? Double, "\(c)")
+            XCTAssertGreaterThan(compose, 0, "\(c)")
+            XCTAssertEqual(try XCTUnwrap(c["fingerprint_vs_compose"] as? Double, "\(c)"), hash / compose, accuracy: 1e-9)
+            XCTAssertGreaterThanOrEqual(c["hashed_pixels"] as? Int ?? 0, c["damage_pixels"] as? Int ?? .max, "whole tiles")
+        }
 
         let dashboard = try XCTUnwrap(scenarios["dashboard"] as? [String: Any])
         XCTAssertEqual(dashboard["full_frame_bytes"] as? Int, 640 * 360 * 4)

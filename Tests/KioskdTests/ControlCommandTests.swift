@@ -175,13 +175,18 @@ final class ControlCommandTests: XCTestCase {
     func testFrameAndFlipEventsAfterSubscribe() throws {
         let events = try ControlEventStream(daemon, events: ["frame", "flip"])
         XCTAssertEqual(events.subscribedEvents, ["flip", "frame"])
-        var frames: [[String: Any]] = [], flips = 0
+        var frames: [[String: Any]] = [], flips: [[String: Any]] = []
         // The dashboard's ticker changes the screen every frame: five of each come.
         try events.waitFor(10, "5 'frame' and 5 'flip' events", timeout: 10) { event in
             if event.name == "frame", frames.count < 5 { frames.append(event.data); return true }
-            if event.name == "flip", flips < 5 { flips += 1; return true }
+            if event.name == "flip", flips.count < 5 { flips.append(event.data); return true }
             return false
         }
+        // Each flip carries the fingerprint of the frame it put on screen: 16 hex digits, changing with the ticker.
+        let fingerprints = flips.compactMap { $0["fingerprint"] as? String }
+        XCTAssertEqual(fingerprints.count, 5, "\(flips)")
+        XCTAssertTrue(fingerprints.allSatisfy { $0.wholeMatch(of: /[0-9a-f]{16}/) != nil }, "\(fingerprints)")
+        XCTAssertGreaterThan(Set(fingerprints).count, 1, "the ticker moves: \(fingerprints)")
         let numbers = frames.compactMap { $0["frame"] as? Int }
         XCTAssertEqual(numbers.count, frames.count)
         XCTAssertEqual(numbers, numbers.sorted())

@@ -63,10 +63,18 @@ public protocol Compositing: AnyObject {
     /// A copy of the shadow buffer (XRGB8888, stride = width * 4, panel coordinates): what the next copy will put
     /// on screen.
     func snapshot() -> [UInt8]
+    /// The fingerprint of the newest composition (`TileFingerprints`: only the tiles a composition touched are
+    /// hashed again), nil for a compositor that keeps none.
+    var fingerprint: FrameFingerprint? { get }
+    /// Tiles hashed for fingerprints so far (an unchanged frame hashes none); 0 without fingerprints.
+    var tilesHashed: Int { get }
 }
 
 extension Compositing {
     /// An unrotated compositor.
     public var rotation: OutputRotation { .degrees0 }
     public var sceneSize: Size { rotation.sceneSize(forPanel: size) }
+    /// A compositor without fingerprints.
+    public var fingerprint: FrameFingerprint? { nil }
+    public var tilesHashed: Int { 0 }
 }

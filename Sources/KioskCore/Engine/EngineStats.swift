@@ -62,6 +62,14 @@ public struct EngineStats: Codable, Sendable, Equatable {
     /// The health signal (`FrameHealth`) when the stats were taken, and why.
     public var healthy = true
     public var healthReason = "ok"
+    /// The fingerprint of the frame on screen (`FrameFingerprint.hex`, 16 hex digits), nil before the first flip or
+    /// while the output is dark.
+    public var fingerprint: String?
+    /// Tiles of the frame fingerprint hashed so far: only tiles a composition touched are hashed again.
+    public var tilesHashed = 0
+    /// Changes the scene expected to see (a clock's seconds, a video's frames) since the frame on screen last
+    /// changed: past `health.frozen_after`, the screen is frozen.
+    public var expectedChangesMissed = 0
     /// Layer surface memory: total, by page, the largest, purges and re-renders.
     public var surfaces = SurfaceStatistics()
     /// Page changes that had to wait for their page to render (after a purge): how long they waited.
@@ -102,6 +110,9 @@ public struct EngineStats: Codable, Sendable, Equatable {
         case repaintWindowNearMisses = "repaint_window_near_misses"
         case healthy
         case healthReason = "health_reason"
+        case fingerprint
+        case tilesHashed = "tiles_hashed"
+        case expectedChangesMissed = "expected_changes_missed"
         case surfaces
         case pageReadyMs = "page_ready_ms"
         case layerPaths = "layer_paths"

@@ -74,6 +74,8 @@ extension LayerEngine {
         faults = FrameFaultState()
         repaint.reset()
         lastFrame = FrameDiff.Record()
+        composedFrame = nil
+        forgetScreen()
         forcedDamage = []
         compositionAwaitingPresent = false
         pendingTick = nil

@@ -18,6 +18,9 @@ extension LayerEngine {
         lastFrame = frame.record
         guard !frame.damage.isEmpty, let compositor else { return }
         compositor.compose(frame.items, damage: frame.damage)
+        composedFrame = compositor.fingerprint.map {
+            ShownFrame(fingerprint: $0, hasVisibleContent: Self.hasVisibleContent(frame.items, screen: screen))
+        }
         counters.framesComposed += 1
         if compositionAwaitingPresent { counters.compositionsReplaced += 1 }
         compositionAwaitingPresent = true
@@ -66,6 +69,7 @@ extension LayerEngine {
         }
         armFlipDeadline()
         repaintPresented()
+        presentedFrame = composedFrame
         compositionAwaitingPresent = false
         presentRequested = false
         screenshots.framePresented(shadow: { compositor.snapshot() })
@@ -86,6 +90,7 @@ extension LayerEngine {
         repaint.flipped(at: event.timestamp, frame: displayLink.frameDuration)
         repaint.lastVblank = displayLink.isActive ? event.timestamp : nil
         pendingTick = event
+        screenFlipped(presentedFrame)
         flipListeners.emit(event)
         screenshots.frameFlipped()
         // The newest composition goes out now, one refresh after the frame before it.

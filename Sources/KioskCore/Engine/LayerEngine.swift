@@ -125,6 +125,14 @@ public final class LayerEngine {
     var planeLayout: [PlanePlacement] = []
     /// The path of each plane-eligible layer at the last composition, for `stats`.
     var layerPaths: [LayerPathReport] = []
+    /// Black and frozen screens (`LayerEngine+ScreenWatch.swift`): the watch, the newest composition's fingerprint
+    /// and the presented one's (the screen's at its flip), the problem last reported, and the timer that declares
+    /// a black screen once it has lasted.
+    var screenWatch = ScreenWatch()
+    var composedFrame: ShownFrame?
+    var presentedFrame: ShownFrame?
+    var reportedScreenProblem: ScreenHealthSettings.Problem?
+    var blackCheck: TimerHandle?
 
     /// Layout hooks may ask for more layout; this many passes run in one observer before the rest waits for the
     /// next iteration, so a hook that always asks again cannot hang the loop.
@@ -190,6 +198,8 @@ public final class LayerEngine {
         observers = []
         faults.cancelTimers()
         repaint.cancel()
+        blackCheck?.cancel()
+        blackCheck = nil
         backend?.stop()
         for request in inFlight.values where request.layer?.renderInFlight == request.id { request.layer?.renderInFlight = nil }
         // Screenshots still waiting get the last frame shown, as the front buffer holds it.
@@ -231,6 +241,9 @@ public final class LayerEngine {
         let health = self.health
         stats.healthy = health.isHealthy
         stats.healthReason = health.reason
+        stats.fingerprint = screenFingerprint?.hex
+        stats.tilesHashed = tilesHashed
+        stats.expectedChangesMissed = screenWatch.missedChanges
         stats.surfaces = surfaceStatistics
         stats.pageReadyMs = surfaces.pageReady.summary
         stats.layerPaths = layerPaths
@@ -268,6 +281,7 @@ public final class LayerEngine {
             }
             // The pending flip completed while the backend waited for it; no other flip comes until lit again.
             screenshots.frameFlipped(frontBuffer: { [backend] in backend.frontBufferSnapshot() })
+            forgetScreen()
         }
     }
 

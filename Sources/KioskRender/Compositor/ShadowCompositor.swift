@@ -66,6 +66,10 @@ public final class ShadowCompositor: Compositing {
     /// Whether whole-panel frames of opaque surfaces may go the direct way; off, every frame is composed into the
     /// shadow buffer (the general path, which tests compare the direct one with).
     public var directFramesEnabled = true
+    /// A hash per 64×64 tile of the newest composition, rehashed only where a composition touched.
+    public private(set) var tiles: TileFingerprints
+    public var fingerprint: FrameFingerprint? { tiles.fingerprint }
+    public var tilesHashed: Int { tiles.tilesHashed }
 
     /// A shadow buffer of the panel's `size` (the mode size, whatever the rotation) filled with `background`.
     public init(size: Size, background: Color = .black, rotation: OutputRotation = .degrees0) throws {
@@ -95,6 +99,8 @@ public final class ShadowCompositor: Compositing {
         self.stride = Int(cairo_image_surface_get_stride(surface))
         paintBackground(background, on: context)
         cairo_surface_flush(surface)
+        let filled = UnsafeRawPointer(data).load(as: UInt32.self)
+        self.tiles = TileFingerprints(size: size, color: filled)
     }
 
     deinit {
@@ -117,6 +123,8 @@ public final class ShadowCompositor: Compositing {
         if wholePanel, directFramesEnabled, let frame = directFrame(items) {
             direct = frame
             directFrames += 1
+            // Hashed from the layer surfaces the frame copies from: the shadow buffer does not hold it.
+            tiles.update(damage: [panel]) { y, x, width, hasher in frame.feedRow(y, x: x, width: width, into: &hasher) }
             for pending in pendingByBuffer.values { pending.add(frameDamage) }
             composedFrames += 1
             lastComposedPixelCount = panel.area
@@ -180,10 +188,12 @@ public final class ShadowCompositor: Compositing {
         cairo_surface_flush(surface)
         recoverIfContextFailed()
 
+        let composed = frameDamage.rects
+        tiles.update(damage: composed, pixels: UnsafeRawPointer(pixels), stride: stride)
         for pending in pendingByBuffer.values { pending.add(frameDamage) }
         composedFrames += 1
         lastComposedPixelCount = pixelCount
-        return frameDamage.rects
+        return composed
     }
 
     /// `buffer` must have the compositor's size (a mode change makes a new compositor); a mismatch is a wiring bug.
@@ -333,6 +343,24 @@ struct DirectFrame {
     }
 
     let copies: [Copy]
+
+    /// Feeds the `width` pixels of panel row `y` from column `x`, left to right, into `hasher`: from each copy's
+    /// layer in turn (the targets tile the panel, so exactly one holds each pixel).
+    func feedRow(_ y: Int, x: Int, width: Int, into hasher: inout TileHasher) {
+        var cursor = x
+        let end = x + width
+        while cursor < end {
+            guard let copy = copies.first(where: { $0.target.y <= y && y < $0.target.y + $0.target.height
+                                                    && $0.target.x <= cursor && cursor < $0.target.x + $0.target.width }) else { return }
+            let count = min(end, copy.target.x + copy.target.width) - cursor
+            withExtendedLifetime(copy.layer) {
+                let source = UnsafeRawPointer(copy.layer.bytes)
+                    .advanced(by: (copy.y + y - copy.target.y) * copy.layer.stride + (copy.x + cursor - copy.target.x) * 4)
+                hasher.feed(source, count: count)
+            }
+            cursor += count
+        }
+    }
 
     /// Writes the frame into XRGB8888 memory of the panel's size, row by row (write-only on `base`). The layer's
     /// alpha byte is 0xFF, as the general path's SOURCE copy leaves it.

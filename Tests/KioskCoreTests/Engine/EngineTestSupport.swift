@@ -131,9 +131,15 @@ final class RecordingCompositor: Compositing {
     var onCompose: ((ComposeCall) -> Void)?
     var onCopy: ((CopyCall) -> Void)?
 
+    /// Fingerprints of the shadow buffer, kept as the shadow compositor keeps them (only touched tiles rehashed).
+    private(set) var tiles: TileFingerprints
+    var fingerprint: FrameFingerprint? { tiles.fingerprint }
+    var tilesHashed: Int { tiles.tilesHashed }
+
     init(size: Size) {
         self.size = size
         shadow = Array(repeating: 0, count: size.width * size.height)
+        tiles = TileFingerprints(size: size, color: 0)
     }
 
     func pixel(x: Int, y: Int) -> UInt32 { shadow[y * size.width + x] }
@@ -172,6 +178,7 @@ final class RecordingCompositor: Compositing {
                 }
             }
         }
+        shadow.withUnsafeBytes { tiles.update(damage: clipped, pixels: $0.baseAddress!, stride: size.width * 4) }
         for index in bufferDamage.keys {
             bufferDamage[index]! += clipped.filter { !bufferDamage[index]!.contains($0) }
         }

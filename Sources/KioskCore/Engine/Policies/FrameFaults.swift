@@ -14,6 +14,10 @@ public struct FrameFault: Sendable, Equatable, CustomStringConvertible {
         case deviceGone = "device_gone"
         /// A flip did not complete in time.
         case flipTimeout = "flip_timeout"
+        /// The screen has been one colour while the scene has visible content (`ScreenWatch`).
+        case screenBlack = "screen_black"
+        /// The screen has not changed across the changes the scene expected (`ScreenWatch`).
+        case screenFrozen = "screen_frozen"
     }
 
     public let code: Code
@@ -109,9 +113,11 @@ extension LayerEngine {
         case .masterLost, .yielded: waitingForMaster = true
         default: break
         }
+        let screen = screenProblem
         return FrameHealth.evaluate(now: loop.now, lastLoopWake: loop.lastWake, flipPendingSince: faults.flipPresentedAt,
                                     flipTimeout: flipTimeout, waitingForMaster: waitingForMaster,
-                                    fatal: faults.fatal?.message)
+                                    fatal: faults.fatal?.message,
+                                    screen: screen.map { ($0.reason, screenWatch.settings.restartOn.contains($0.problem)) })
     }
 
     /// Whether a fault holds presents back (retry wait, master lost, fatal).
