@@ -60,6 +60,10 @@ let package = Package(
         // GstLibrary.h), so they are neither linked nor named by pkg-config, whose --libs would link them. The
         // include folder is GStreamer's on every Debian architecture (gstreamerHeaders, below); GLib's comes from CPango.
         .systemLibrary(name: "CGStreamer", providers: [.apt(["libgstreamer-plugins-base1.0-dev"])]),
+        // libcurl (OpenSSL flavour) for KioskFetch, the only module that imports it.
+        systemLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
+        // curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call: typed wrappers.
+        .target(name: "CKioskCurl", dependencies: ["CCurl"]),
         .target(name: "CKioskShims", dependencies: ["CDRM"]),
         .target(name: "CKioskSys"),
         // GObject's variadic property setters and GStreamer's cast macros, which Swift cannot call.
@@ -100,6 +104,9 @@ let package = Package(
             dependencies: ["KioskCore", "CInput", "CUdev", "CEvdev", .product(name: "Logging", package: "swift-log")]
         ),
         .target(name: "KioskScene", dependencies: ["KioskCore", .product(name: "Yams", package: "Yams")]),
+        // Content from the network: libcurl's multi interface on a worker thread, the crash-safe asset cache, and
+        // the scenes' HTTP and RSS data sources.
+        .target(name: "KioskFetch", dependencies: ["KioskCore", "KioskScene", "CCurl", "CKioskCurl", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "KioskRuntime",
             dependencies: ["KioskCore", "KioskRender", "KioskScene", .product(name: "Logging", package: "swift-log")],
@@ -164,6 +171,7 @@ let package = Package(
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskServiceTests", dependencies: ["KioskService", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskFleetTests", dependencies: ["KioskFleet", "KioskScene", "KioskControl", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskFetchTests", dependencies: ["KioskFetch", "KioskScene", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskPlaysTests", dependencies: ["KioskPlays", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender", "KioskScene",
