@@ -93,7 +93,7 @@ public struct FetchResponse: Sendable, Equatable {
 }
 
 /// Why a transfer gave nothing. `key` is the reason's short name, counted in `stats`.
-public enum FetchFailure: Sendable, Equatable {
+public enum FetchFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// The server answered with this status (neither 2xx nor 304).
     case http(Int)
     /// The body was longer than the limit (or its Content-Length said it would be).
