@@ -301,14 +301,14 @@ final class Transfer {
 
     /// A header line; a status line (a redirect's, or the final response's) starts the headers afresh.
     private func header(_ line: UnsafeRawBufferPointer) {
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: " \r\n\t")
+        let text = String(decoding: line, as: UTF8.self).trimmingScalars(" \r\n\t")
         if text.hasPrefix("HTTP/") {
             etag = nil; lastModified = nil; contentType = nil; contentEncoding = nil
             return
         }
         guard let colon = text.firstIndex(of: ":") else { return }
         let name = text[..<colon].lowercased()
-        let value = String(text[text.index(after: colon)...]).trimmingCharacters(in: " \t")
+        let value = String(text[text.index(after: colon)...]).trimmingScalars(" \t")
         switch name {
         case "etag": etag = value
         case "last-modified": lastModified = value
@@ -405,11 +405,12 @@ final class Transfer {
 let kioskFetchVersion = "1"
 
 extension String {
-    func trimmingCharacters(in set: String) -> String {
-        let chars = Set(set)
-        var s = Substring(self)
-        while let f = s.first, chars.contains(f) { s.removeFirst() }
-        while let l = s.last, chars.contains(l) { s.removeLast() }
-        return String(s)
+    /// The string without the given characters (each a single Unicode scalar) at either end.
+    func trimmingScalars(_ set: String) -> String {
+        let scalars = Set(set.unicodeScalars)
+        var view = Substring(self).unicodeScalars
+        while let f = view.first, scalars.contains(f) { view.removeFirst() }
+        while let l = view.last, scalars.contains(l) { view.removeLast() }
+        return String(view)
     }
 }

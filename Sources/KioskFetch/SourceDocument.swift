@@ -35,7 +35,7 @@ public enum SourceDocument {
             guard let text = String(validating: body, as: UTF8.self) else {
                 return .failure(.refused("the response is not UTF-8 text\(typeNote(contentType))"))
             }
-            return .success(text.trimmingCharacters(in: " \t\r\n"))
+            return .success(text.trimmingCharacters(in: .whitespacesAndNewlines))
         }
         let root: Any
         do {
@@ -267,7 +267,7 @@ struct XMLScanner {
         let inner = String(String.UnicodeScalarView(s[(position + 1)..<i]))
         position = i + 1
         if inner.hasPrefix("/") {
-            return .close(String(inner.dropFirst()).trimmingCharacters(in: " \t\r\n"))
+            return .close(String(inner.dropFirst()).trimmingCharacters(in: .whitespacesAndNewlines))
         }
         let selfClosing = inner.hasSuffix("/")
         let name = inner.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "/" }).first.map(String.init) ?? ""
