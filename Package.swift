@@ -125,7 +125,7 @@ let package = Package(
         .target(
             name: "KioskApp",
             dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskService", "KioskFleet",
-                           "KioskInput", "KioskVideo", "KioskPlays",
+                           "KioskInput", "KioskVideo", "KioskPlays", "KioskFetch",
                            .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]
         ),
         .executableTarget(
