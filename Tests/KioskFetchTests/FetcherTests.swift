@@ -170,3 +170,40 @@ final class FetcherTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(ticks, 20, "a 50 ms timer kept firing through the 2 s transfer")
     }
 }
+
+/// TLS: verified by default, against the system's CAs or a CA file the request names.
+final class FetcherTLSTests: XCTestCase {
+    func testTLSIsVerifiedAgainstTheGivenCAAndAWrongCertificateIsRefused() throws {
+        let loop = try MainLoop.epoll()
+        let fetcher = try Fetcher(loop: loop)
+        let folder = try KioskdProcess.scratchDirectory("fetch-tls-certificates")
+        let certificates = try FaultServer.makeCertificates(in: folder)
+        let good = try FaultServer("tls-good", certificate: certificates.good)
+        let wrong = try FaultServer("tls-wrong", certificate: certificates.wrong)
+        try good.write("ok.txt", "secure")
+        try wrong.write("ok.txt", "secure")
+        func get(_ request: FetchRequest) throws -> Result<FetchResponse, FetchError> {
+            var outcome: Result<FetchResponse, FetchError>?
+            fetcher.fetch(request) { outcome = $0 }
+            try Poll.until("GET \(request.url)", timeout: 10, turning: loop) { outcome != nil }
+            return outcome!
+        }
+        let trusted = try get(FetchRequest(url: good.url("/files/ok.txt"), caFile: certificates.ca)).get()
+        XCTAssertEqual(String(decoding: trusted.body, as: UTF8.self), "secure")
+
+        // The test CA is not among the system's: refused unless named.
+        guard case .failure(let unknown) = try get(FetchRequest(url: good.url("/files/ok.txt"))),
+              case .transfer(let code, let words) = unknown.failure else { return XCTFail("a certificate of an unknown CA was accepted") }
+        XCTAssertEqual(code, 60, words)  // CURLE_PEER_FAILED_VERIFICATION
+        XCTAssertTrue(unknown.description.hasPrefix("GET \(good.url("/files/ok.txt")): "), unknown.description)
+
+        // Signed by the trusted CA, but for another name.
+        guard case .failure(let mismatch) = try get(FetchRequest(url: wrong.url("/files/ok.txt"), caFile: certificates.ca)),
+              case .transfer(let mismatchCode, let mismatchWords) = mismatch.failure else { return XCTFail("a certificate for another name was accepted") }
+        XCTAssertEqual(mismatchCode, 60, mismatchWords)
+        XCTAssertTrue(mismatchWords.contains("127.0.0.1"), mismatchWords)
+
+        // Turned off explicitly, the same certificate is taken.
+        XCTAssertEqual(try get(FetchRequest(url: wrong.url("/files/ok.txt"), verifyTLS: false)).get().status, 200)
+    }
+}
