@@ -6,7 +6,7 @@ import KioskScene
 /// validators (ETag, Last-Modified) so an unchanged document costs a 304; the document is read on the fetcher's
 /// worker (`SourceDocument`) and the values handed to `setData` on the main thread, the same path the socket's
 /// `data.set` and MQTT's data sources take. A failure keeps the last values, sets `KEY.stale` to "true" (back to
-/// "false" at the next success), is counted by reason, and is retried with per-source backoff (1 s doubling, at
+/// "false" at the next success), is counted by reason, and is retried with per-URL backoff (1 s doubling, at
 /// most `every`).
 ///
 /// Main thread: made, called and dropped there.
@@ -34,14 +34,12 @@ public final class HTTPSources {
         var lastModified: String?
         var timer: TimerHandle?
         var fetch: FetchID?
-        var backoff: RetryBackoff
         /// Keys the last values set, so a feed that shrank blanks the items it no longer has.
         var keys: Set<String> = []
 
         init(_ source: HTTPDataSource) {
             self.source = source
             status = Status(key: source.key, url: source.url, failures: [:], fetches: 0, notModified: 0)
-            backoff = RetryBackoff(initial: .seconds(1), maximum: max(source.every, .seconds(1)))
         }
     }
 
@@ -51,13 +49,17 @@ public final class HTTPSources {
     private let setData: ([String: String]) throws -> Void
     private let onError: (HTTPDataSource, String) -> Void
     private var running: [Running] = []
+    /// Per URL: two sources reading one server back off together.
+    private var backoff: FetchBackoff
 
     /// - Parameters:
     ///   - setData: sets data keys (the stages' `setData`); what it throws is counted as a `refused` failure.
     ///   - onError: each failure, with the source and the words (an `error` event, a log line).
     public init(fetcher: Fetcher, loop: MainLoop, wallClock: @escaping () -> Double = { Date().timeIntervalSince1970 },
+                backoff: FetchBackoff = FetchBackoff(),
                 setData: @escaping ([String: String]) throws -> Void, onError: @escaping (HTTPDataSource, String) -> Void = { _, _ in }) {
         self.fetcher = fetcher
+        self.backoff = backoff
         self.loop = loop
         self.wallClock = wallClock
         self.setData = setData
@@ -155,7 +157,7 @@ public final class HTTPSources {
             entry.status.lastSuccess = wallClock()
             entry.status.lastError = nil
             entry.status.staleSince = nil
-            entry.backoff.reset()
+            backoff.succeeded(entry.source.url)
             schedule(entry, after: entry.source.every)
         case .failure(let error):
             failed(entry, reason: error.failure.key, words: error.description)
@@ -170,7 +172,7 @@ public final class HTTPSources {
             try? setData(["\(entry.source.key).stale": "true"])
         }
         onError(entry.source, words)
-        schedule(entry, after: min(entry.backoff.nextDelay(), entry.source.every))
+        schedule(entry, after: min(backoff.failed(entry.source.url), entry.source.every))
     }
 
     private func schedule(_ entry: Running, after delay: Duration) {

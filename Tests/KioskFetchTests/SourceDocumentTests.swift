@@ -85,3 +85,17 @@ final class SourceDocumentTests: XCTestCase {
         XCTAssertEqual(entries.map(\.title), ["&lol9;"])
     }
 }
+
+final class FetchBackoffTests: XCTestCase {
+    func testEachURLBacksOffOnItsOwnAndASuccessResetsIt() {
+        // A draw of 0.5 is the step itself, without jitter.
+        var backoff = FetchBackoff(initial: .seconds(1), maximum: .seconds(5), random: { 0.5 })
+        XCTAssertEqual([backoff.failed("a"), backoff.failed("a"), backoff.failed("a"), backoff.failed("a")],
+                       [.seconds(1), .seconds(2), .seconds(4), .seconds(5)])
+        XCTAssertEqual(backoff.failed("b"), .seconds(1), "another URL starts from the first step")
+        XCTAssertEqual(backoff.failures("a"), 4)
+        backoff.succeeded("a")
+        XCTAssertEqual(backoff.failures("a"), 0)
+        XCTAssertEqual(backoff.failed("a"), .seconds(1))
+    }
+}
