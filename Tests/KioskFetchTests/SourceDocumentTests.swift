@@ -36,6 +36,14 @@ final class SourceDocumentTests: XCTestCase {
         XCTAssertEqual(html, .failure(.refused("the response is not JSON (Content-Type text/html): it begins '<html><body>maintenance</body></html>'")))
     }
 
+    func testADeeplyNestedJSONBombIsRefusedNotRecursedInto() {
+        let bomb = Array((String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)).utf8)
+        guard case .failure(.refused(let words)) = SourceDocument.jsonValue(bomb, path: try! JSONPath(parsing: "$[0]"), contentType: "application/json") else {
+            return XCTFail("100,000 nested arrays were read")
+        }
+        XCTAssertTrue(words.hasPrefix("the response is not JSON (Content-Type application/json): it begins '[[[["), words)
+    }
+
     func testRSSItemsTitlesAndSummaries() throws {
         let rss = """
         <?xml version="1.0" encoding="UTF-8"?>
