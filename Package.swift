@@ -60,9 +60,11 @@ let package = Package(
         // GstLibrary.h), so they are neither linked nor named by pkg-config, whose --libs would link them. The
         // include folder is GStreamer's on every Debian architecture (gstreamerHeaders, below); GLib's comes from CPango.
         .systemLibrary(name: "CGStreamer", providers: [.apt(["libgstreamer-plugins-base1.0-dev"])]),
-        // libcurl (OpenSSL flavour) for KioskFetch, the only module that imports it.
-        systemLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
-        // curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call: typed wrappers.
+        // Headers only: libcurl (OpenSSL flavour), and OpenSSL, Kerberos, LDAP and more with it, is loaded with dlopen by
+        // CKioskCurl when the first fetcher is made, so a kiosk whose scenes fetch nothing never maps them. KioskFetch is
+        // the only module that imports it.
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // The libcurl functions KioskFetch calls, forwarding to the loaded library; typed wrappers of the variadic ones.
         .target(name: "CKioskCurl", dependencies: ["CCurl"]),
         .target(name: "CKioskShims", dependencies: ["CDRM"]),
         .target(name: "CKioskSys"),

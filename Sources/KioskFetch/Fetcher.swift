@@ -29,8 +29,9 @@ public final class Fetcher {
     /// Transfers handed to the worker whose `then` has not run yet.
     public var pending: Int { completions.count }
 
+    /// - Throws: libcurl that cannot be loaded (not installed, older than 7.85), naming why.
     public init(loop: MainLoop, maxConnections: Int = 4) throws {
-        Self.globalInit
+        if let failure = kiosk_curl_load_failure() { throw SystemError("fetcher: \(String(cString: failure))") }
         guard let multi = curl_multi_init() else { throw SystemError("curl_multi_init failed") }
         _ = kiosk_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxConnections)
         worker = FetchWorker(multi: multi)
@@ -53,12 +54,6 @@ public final class Fetcher {
         worker.stop()
         pthread_join(thread, nil)
     }
-
-    /// libcurl's global state, set up once before the first worker starts (curl_global_init is not thread-safe
-    /// in every build).
-    private static let globalInit: Void = {
-        _ = curl_global_init(3)  // CURL_GLOBAL_ALL (a macro Swift does not import)
-    }()
 
     /// Starts `request`; `process` runs on the worker with the outcome, `then` on the main thread with what
     /// `process` returned.

@@ -27,6 +27,7 @@ final class HTTPDataSourceTests: XCTestCase {
         func shown(_ id: String) throws -> String? { try daemon.result("widget.get", #"{"id": "\#(id)"}"#)["shown_text"] as? String }
 
         try Poll.until("the dish shown", reading: { try shown("dish") }, satisfies: { $0 == "Today: tomato soup" })
+        XCTAssertTrue(try Self.mapsLibcurl(daemon.pid), "libcurl is loaded once a scene has an HTTP source")
         let data = try daemon.result("data.get", #"{"keys": ["news", "news.count"]}"#)
         XCTAssertEqual(data["values"] as? [String: String], ["news": "Line 4 late • Market open", "news.count": "2"], "\(data)")
 
@@ -47,5 +48,24 @@ final class HTTPDataSourceTests: XCTestCase {
         let result = daemon.stop()
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stderr.contains("data source 'dish'"), "failures are logged, naming the source")
+    }
+
+    func testAKioskWithoutHTTPSourcesNeverLoadsLibcurl() throws {
+        let folder = try KioskdProcess.scratchDirectory("daemon-no-sources")
+        let scene = folder.appendingPathComponent("scene.yaml")
+        try Data("widgets:\n  - {id: t, type: text, text: \"{x}\", x: 0, y: 0, width: 100, height: 40}\n".utf8).write(to: scene)
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", scene.path])
+        _ = try daemon.result("data.set", #"{"values": {"x": "y"}}"#)
+        XCTAssertFalse(try Self.mapsLibcurl(daemon.pid), "libcurl (and OpenSSL with it) is opened only for a fetch")
+        XCTAssertEqual(daemon.stop().status, 0)
+    }
+
+    /// Whether kioskd has libcurl mapped. procfs files report a size of 0: read to the end, not by the size.
+    private static func mapsLibcurl(_ pid: Int32) throws -> Bool {
+        guard let file = FileHandle(forReadingAtPath: "/proc/\(pid)/maps") else { throw CocoaError(.fileReadNoPermission) }
+        defer { try? file.close() }
+        let maps = String(decoding: file.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertTrue(maps.contains("/kioskd"), "the maps read are kioskd's")
+        return maps.contains("libcurl.so")
     }
 }
