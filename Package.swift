@@ -60,6 +60,12 @@ let package = Package(
         // GstLibrary.h), so they are neither linked nor named by pkg-config, whose --libs would link them. The
         // include folder is GStreamer's on every Debian architecture (gstreamerHeaders, below); GLib's comes from CPango.
         .systemLibrary(name: "CGStreamer", providers: [.apt(["libgstreamer-plugins-base1.0-dev"])]),
+        // Headers only: libcurl (OpenSSL flavour), and OpenSSL, Kerberos, LDAP and more with it, is loaded with dlopen by
+        // CKioskCurl when the first fetcher is made, so a kiosk whose scenes fetch nothing never maps them. KioskFetch is
+        // the only module that imports it.
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // The libcurl functions KioskFetch calls, forwarding to the loaded library; typed wrappers of the variadic ones.
+        .target(name: "CKioskCurl", dependencies: ["CCurl"]),
         .target(name: "CKioskShims", dependencies: ["CDRM"]),
         .target(name: "CKioskSys"),
         // GObject's variadic property setters and GStreamer's cast macros, which Swift cannot call.
@@ -100,6 +106,9 @@ let package = Package(
             dependencies: ["KioskCore", "CInput", "CUdev", "CEvdev", .product(name: "Logging", package: "swift-log")]
         ),
         .target(name: "KioskScene", dependencies: ["KioskCore", .product(name: "Yams", package: "Yams")]),
+        // Content from the network: libcurl's multi interface on a worker thread, the crash-safe asset cache, and
+        // the scenes' HTTP and RSS data sources.
+        .target(name: "KioskFetch", dependencies: ["KioskCore", "KioskScene", "CCurl", "CKioskCurl", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "KioskRuntime",
             dependencies: ["KioskCore", "KioskRender", "KioskScene", .product(name: "Logging", package: "swift-log")],
@@ -118,7 +127,7 @@ let package = Package(
         .target(
             name: "KioskApp",
             dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskService", "KioskFleet",
-                           "KioskInput", "KioskVideo", "KioskPlays",
+                           "KioskInput", "KioskVideo", "KioskPlays", "KioskFetch",
                            .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]
         ),
         .executableTarget(
@@ -164,6 +173,7 @@ let package = Package(
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskServiceTests", dependencies: ["KioskService", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskFleetTests", dependencies: ["KioskFleet", "KioskScene", "KioskControl", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskFetchTests", dependencies: ["KioskFetch", "KioskScene", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskPlaysTests", dependencies: ["KioskPlays", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender", "KioskScene",

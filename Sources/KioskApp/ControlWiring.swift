@@ -55,6 +55,8 @@ public final class ControlWiring {
     var scene: SceneStage { outputs.first.stage }
     /// Members added to `stats` and `output.info` (the screen's idle state).
     var statusExtras: () -> [String: JSONValue] = { [:] }
+    /// `stats`' `data_sources`: the scene's HTTP and RSS sources (DataSourceWiring).
+    var dataSourceStats: (() -> JSONValue)?
     /// Whether the wall clock is synchronized: `stats` gives `clock_synchronized`, read afresh.
     weak var clockTrust: ClockTrust?
     /// The proof-of-play store `plays` reads, nil while nothing is recorded.
@@ -141,6 +143,7 @@ public final class ControlWiring {
                 if let clockTrust { members["clock_synchronized"] = .bool(clockTrust.read()) }
                 members["outputs"] = outputsListing()
                 members["by_output"] = try statsByOutput(first: stats)
+                if let dataSourceStats { members["data_sources"] = dataSourceStats() }
                 members.merge(statusExtras()) { _, extra in extra }
                 members.merge(videoStats()) { _, video in video }
                 stats = .object(members)

@@ -24,6 +24,8 @@ public final class Kiosk {
     let control: ControlWiring?
     let session: RunSession
     let fleet: FleetWiring?
+    /// The scene's HTTP and RSS data sources.
+    let dataSources: DataSourceWiring
     let input: InputWiring
     /// Whether the wall clock is synchronized, for schedules, `stats` and the MQTT state.
     let clockTrust: ClockTrust
@@ -87,6 +89,7 @@ public final class Kiosk {
             try driven.map { try PageCaptures(directory: directory, output: $0, logger: logger) }
         } ?? []
         fleet = try FleetWiring.start(resolved.fleet, loop: loop, control: control, outputs: outputs, logger: logger)
+        dataSources = DataSourceWiring(loop: loop, outputs: outputs, control: control, logger: logger)
         input = InputWiring(settings: InputSettings(configuration, backend: kind),
                             outputs: outputs.outputs, control: control, logger: logger)
         input.fleet = fleet?.client
@@ -196,6 +199,7 @@ public final class Kiosk {
         defer {
             control?.stop()
             fleet?.stop()
+            dataSources.stop()
         }
         try session.run(startingEngine: false)
         if service.startingOver {

@@ -57,16 +57,20 @@ public struct DataSourceProblem: Error, Sendable, Equatable, CustomStringConvert
 extension SceneDecoder {
     static let dataSourceKeys = ["mqtt", "key", "field"]
 
-    func dataSources(_ node: Node, _ path: String) -> [DataSource] {
+    func dataSources(_ node: Node, _ path: String, http: inout [HTTPDataSource]) -> [DataSource] {
         guard let items = node.sequence else {
-            error(node, path, "expected a list of {mqtt: TOPIC, key: KEY, field: NAME}")
+            error(node, path, "expected a list of {mqtt: TOPIC, key: KEY, field: NAME}, {http: URL, key: KEY} or {rss: URL, key: KEY}")
             return []
         }
         var result: [DataSource] = []
         for (i, item) in items.enumerated() {
             let here = "\(path)[\(i)]"
-            guard let f = fields(item, here, allowed: Self.dataSourceKeys, expected: "a mapping with 'mqtt' and 'key'") else { continue }
-            guard let topicNode = f["mqtt"]?.value else { error(item, here, "missing 'mqtt' (the topic)"); continue }
+            if let kinds = item.mapping?.compactMap({ $0.key.scalar?.string }).filter({ ["http", "rss"].contains($0) }), !kinds.isEmpty {
+                if let source = httpDataSource(item, here) { http.append(source) }
+                continue
+            }
+            guard let f = fields(item, here, allowed: Self.dataSourceKeys, expected: "a mapping with 'mqtt', 'http' or 'rss', and 'key'") else { continue }
+            guard let topicNode = f["mqtt"]?.value else { error(item, here, "missing 'mqtt' (the topic), 'http' or 'rss' (a URL)"); continue }
             guard let topic = topicNode.scalar?.string, !topic.isEmpty else { error(topicNode, Self.child(here, "mqtt"), "expected a topic"); continue }
             if !Self.isValidSubscription(topic) {
                 error(topicNode, Self.child(here, "mqtt"), "'\(topic)' is not a valid topic: '+' and '#' must fill a whole level, and '#' must be last")

@@ -83,7 +83,7 @@ final class SceneDecoder: DocumentDecoder {
         }
         checkPageReferences(pages)
         var scene = Scene(size: size, background: background, font: font, data: data, pages: pages)
-        if let v = f["data_sources"]?.value { scene.dataSources = dataSources(v, "data_sources") }
+        if let v = f["data_sources"]?.value { scene.dataSources = dataSources(v, "data_sources", http: &scene.httpDataSources) }
         sceneSchedule(of: &scene, f)
         return scene
     }

@@ -13,6 +13,8 @@ public struct Scene: Sendable, Equatable {
     public var pages: [Page]
     /// Topics whose messages set data keys; the runtime hands them to the MQTT client, if one runs.
     public var dataSources: [DataSource] = []
+    /// `data_sources` entries fetched over HTTP (`http:` and `rss:`).
+    public var httpDataSources: [HTTPDataSource] = []
     /// `timezone:`: the zone pages' `when:` rules are read in; nil for the system's.
     public var timeZone: String? = nil
     /// `fallback:`: the page shown when no page's rules hold (it is in the loop only then).
