@@ -116,8 +116,8 @@ final class VideoSceneTests: XCTestCase {
                       "\(at)22: pages[0].widgets[0].playlist[0].source: video 'gone.mp4' not found")
         assertOneLine(try check(item("{source: clip.mp4, when: {from: \"25:00\"}}"), "time"),
                       "\(at)45: pages[0].widgets[0].playlist[0].when.from: expected a time of day from 00:00 to 23:59")
-        assertOneLine(try check(item("{source: clip.mp4, when: {form: \"06:00\"}}"), "rulekey"),
-                      "\(at)39: pages[0].widgets[0].playlist[0].when.form: unknown key 'form'; did you mean 'from'?")
+        assertOneLine(try check(item("{source: clip.mp4, when: {frm: \"06:00\"}}"), "rulekey"),
+                      "\(at)39: pages[0].widgets[0].playlist[0].when.frm: unknown key 'frm'; did you mean 'from'?")
         assertOneLine(try check(item("{source: clip.mp4, when: []}"), "emptyrules"),
                       "\(at)38: pages[0].widgets[0].playlist[0].when: give at least one rule")
         assertOneLine(try check(item("{source: clip.mp4, when: [{days: [mon]}, {days: [funday]}]}"), "day"),

@@ -1,3 +1,4 @@
+import Foundation
 import KioskCore
 import KioskScene
 import Logging
@@ -161,6 +162,7 @@ final class VideoSlot {
 
     /// No item may play: the placeholder, and the rules read again at their next change.
     private func wait() {
+        let previous = waiting
         retirePlayer()
         showPlaceholder()
         guard let schedule else { return }
@@ -176,7 +178,7 @@ final class VideoSlot {
         } else {
             reason += " nor in the next 8 days"
         }
-        if waiting != reason { logger.info("video widget \(node.id ?? "(no id)"): \(reason)") }
+        if previous != reason { logger.info("video widget \(node.id ?? "(no id)"): \(reason)") }
         waiting = reason
         var delay = Self.scheduleRecheck
         if let change {
