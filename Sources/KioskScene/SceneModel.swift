@@ -27,6 +27,12 @@ public struct Scene: Sendable, Equatable {
                      unsynchronized: unsynchronized)
     }
 
+    /// Whether anything in the scene follows the wall clock's rules: pages' dayparting, or a video playlist's items
+    /// with `when:` rules or a `priority:`.
+    public var hasSchedule: Bool {
+        pageSchedule().isActive || allWidgets.contains { if case .video(let v) = $0.content { v.isScheduled } else { false } }
+    }
+
     /// The zone the scene's rules (pages' and playlist items') are read in: `timezone:`, else `systemZone`.
     public func scheduleZone(systemZone: TimeZone = .current) -> TimeZone {
         timeZone.flatMap(TimeZone.init(identifier:)) ?? systemZone

@@ -147,4 +147,26 @@ final class VideoItemScheduleTests: XCTestCase {
         h.settle()
         XCTAssertEqual(names(maker), ["a.mp4"], "synchronized: the schedule applies at once")
     }
+
+    /// kioskd reads the clock's state once the stage and its videos are up: an item not yet on the glass (no first
+    /// frame) is let go when the clock turns out to be unsynchronized; one already playing finishes its clip.
+    func testAClockFoundUnsynchronizedLetsGoOnlyOfAnItemNotYetShown() throws {
+        let (h, maker) = try harness(["{source: a.mp4, when: {from: \"23:00\"}}", "b.mp4"])
+        XCTAssertEqual(names(maker), ["a.mp4"])
+        h.stage.clockSynchronized = false
+        h.settle()
+        XCTAssertTrue(maker.players[0].closed, "nothing shown yet: the rules are read again")
+        XCTAssertEqual(names(maker), ["a.mp4", "b.mp4"], "only the item without rules plays")
+
+        let (h2, maker2) = try harness(["{source: a.mp4, when: {from: \"23:00\"}}", "b.mp4"])
+        maker2.last.frame(0xFF0000)
+        h2.settle()
+        h2.stage.clockSynchronized = false
+        h2.settle()
+        XCTAssertFalse(maker2.last.closed, "an item on the glass is not cut")
+        XCTAssertEqual(names(maker2), ["a.mp4"])
+        maker2.last.end()
+        h2.settle()
+        XCTAssertEqual(names(maker2), ["a.mp4", "b.mp4"], "at its end, the rules of an unsynchronized clock")
+    }
 }

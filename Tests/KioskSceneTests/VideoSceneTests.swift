@@ -38,6 +38,7 @@ final class VideoSceneTests: XCTestCase {
         """
         let loaded = try SceneLoader.parse(data: Data(yaml.utf8), file: "v.yaml", baseDirectory: dir.path)
         XCTAssertTrue(loaded.scene.pages[0].advancesAfterVideo)
+        XCTAssertFalse(loaded.scene.hasSchedule)
         XCTAssertNil(loaded.scene.pages[0].duration)
         guard case .video(let v) = loaded.scene.pages[0].widgets[0].content, case .video(let w) = loaded.scene.pages[1].widgets[0].content else {
             return XCTFail("not video widgets")
@@ -98,6 +99,7 @@ final class VideoSceneTests: XCTestCase {
         XCTAssertEqual(v.items.map(\.priority), [0, 0, 10])
         XCTAssertTrue(v.isScheduled)
         XCTAssertFalse(w.isScheduled, "plain clips have no schedule")
+        XCTAssertTrue(loaded.scene.hasSchedule, "items' rules alone: the clock's synchronization matters")
         let schedule = v.playlistSchedule(timeZone: loaded.scene.scheduleZone(), unsynchronized: loaded.scene.unsynchronized)
         XCTAssertEqual(schedule.timeZone.identifier, "Europe/Paris")
         XCTAssertEqual(schedule.unsynchronized, .schedule)

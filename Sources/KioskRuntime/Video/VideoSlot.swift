@@ -193,10 +193,15 @@ final class VideoSlot {
         }
     }
 
-    /// The clock became synchronized (or lost it): a widget waiting for an item reads the rules again at once; an
-    /// item playing finishes its clip.
+    /// The clock became synchronized (or lost it): a widget waiting for an item reads the rules again at once, and
+    /// so does one whose item has shown no frame yet (at start, before the clock's state was first read: nothing on
+    /// the glass is cut); an item playing finishes its clip.
     func clockChanged() {
-        guard waiting != nil else { return }
+        guard let schedule else { return }
+        if waiting == nil {
+            guard player != nil, !itemStarted,
+                  !schedule.eligible(at: clock.now(), synchronized: clock.synchronized()).contains(index) else { return }
+        }
         start(at: index)
     }
 
