@@ -169,4 +169,22 @@ final class VideoItemScheduleTests: XCTestCase {
         h2.settle()
         XCTAssertEqual(names(maker2), ["a.mp4", "b.mp4"], "at its end, the rules of an unsynchronized clock")
     }
+
+    /// A one-clip playlist with rules loops by seeking while its window is open, as one without rules does, and
+    /// waits once the window has closed.
+    func testAOneClipPlaylistLoopsInItsWindowThenWaits() throws {
+        let (h, maker) = try harness(["{source: a.mp4, when: {to: \"23:14\"}}"])
+        maker.last.frame(0xFF0000)
+        maker.last.end()
+        h.settle()
+        XCTAssertEqual(maker.players.count, 1)
+        XCTAssertEqual(maker.last.seeks, [.zero], "looped in place")
+        maker.last.frame(0xFF0000)
+        run(h, until: "23:14:05")
+        maker.last.end()
+        h.settle()
+        XCTAssertTrue(maker.last.closed, "the window closed: no more loops")
+        XCTAssertEqual(try h.stage.videoState(id: "v")["waiting"], .string("no playlist item is scheduled now; next at 2023-11-15T00:00:00+01:00"))
+        XCTAssertEqual(events.map(\.kind), [.started, .looped, .looped])
+    }
 }

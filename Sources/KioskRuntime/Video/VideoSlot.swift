@@ -334,7 +334,8 @@ final class VideoSlot {
         }
         onReport?(VideoEventReport(id: node.id, kind: properties.loop ? .looped : .ended, source: source))
         if properties.loop {
-            if properties.sources.count == 1, schedule == nil, let player {
+            let eligible = self.eligible
+            if properties.sources.count == 1, eligible == [index], let player {
                 player.seek(to: .zero)
             } else if let first = eligible.first {
                 open(first)
