@@ -260,7 +260,7 @@ complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_opti
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl video" -eq 1' -fa 'play' -d 'Play (or resume) the video.'
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl video" -eq 1' -fa 'pause' -d 'Pause the video; it decodes nothing while paused.'
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl video" -eq 1' -fa 'seek' -d 'Jump to a position; a paused video shows the frame there.'
-complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl video" -eq 1' -fa 'state' -d 'Show the state: source, playlist index, state, position, duration, frame counters, error.'
+complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl video" -eq 1' -fa 'state' -d 'Show the state: source, playlist index, state, position, duration, frame counters, error, and why no playlist item plays (waiting).'
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_positional "kioskctl video" -eq 1' -fa 'load' -d 'Replace the playlist with one clip and play it.'
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl video play" socket' -l 'socket' -d 'Control socket of kioskd (default: $KIOSKD_SOCKET, else /run/kioskd/control.sock).' -rfka ''
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl video play" json' -l 'json' -d 'Print the raw JSON reply instead of human-readable output.'

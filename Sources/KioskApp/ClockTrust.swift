@@ -4,9 +4,9 @@ import Logging
 
 /// Whether the wall clock can be trusted, told to every output's stage (`SceneStage.clockSynchronized`: until it
 /// is synchronized, schedules follow the scene's `unsynchronized:`, and the moment it is, the schedule applies at
-/// once). Read at start, then, while any output's scene has a schedule, every second until synchronized and every
-/// 30 seconds after (NTP can lose it); an idle kiosk with no schedule is not woken for it. `stats` reads it afresh
-/// (`clock_synchronized`), and so does the MQTT state. Main thread.
+/// once). Read at start, then, while any output's scene has a schedule (pages' or playlist items'), every second
+/// until synchronized and every 30 seconds after (NTP can lose it); an idle kiosk with no schedule is not woken for
+/// it. `stats` reads it afresh (`clock_synchronized`), and so does the MQTT state. Main thread.
 final class ClockTrust {
     static let pollUnsynchronized: Duration = .seconds(1)
     static let pollSynchronized: Duration = .seconds(30)
@@ -57,7 +57,7 @@ final class ClockTrust {
     private func arm() {
         timer?.cancel()
         timer = nil
-        guard stages.contains(where: { $0.scene.pageSchedule().isActive }) else { return }
+        guard stages.contains(where: { $0.scene.hasSchedule }) else { return }
         timer = loop.addTimer(after: synchronized ? Self.pollSynchronized : Self.pollUnsynchronized) { [weak self] in
             self?.read()
             self?.arm()

@@ -71,7 +71,11 @@ public final class SceneStage: SceneControlling {
     /// Whether the wall clock is synchronized (NTP); until it is, the schedule follows the scene's
     /// `unsynchronized:`. Setting it applies the schedule at once.
     public var clockSynchronized = true {
-        didSet { if clockSynchronized != oldValue { applySchedule(now: true) } }
+        didSet {
+            guard clockSynchronized != oldValue else { return }
+            applySchedule(now: true)
+            videos.clockChanged()
+        }
     }
     /// When `pageTimer` fires.
     private var pageTimerDue: MonotonicInstant?
@@ -108,6 +112,7 @@ public final class SceneStage: SceneControlling {
         motion = SceneMotion(engine: engine, builder: builder, localZone: localZone)
         ranges = PageRangeKeeper(engine: engine, preload: 1)
         videos = SceneVideos(engine: engine, schemes: limits.videoSchemes)
+        videos.clock = VideoSlot.SlotClock(now: { Self.date(clock()) }, synchronized: { true })
         self.scene = scene
         self.source = source
         currentPage = scene.pages.first?.name ?? ""
@@ -137,6 +142,7 @@ public final class SceneStage: SceneControlling {
         ]
         videos.onReport = { [weak self] report in self?.eventListeners.emit(.video(report)) }
         videos.onPageVideoFinished = { [weak self] page in self?.advance(from: page) }
+        videos.clock.synchronized = { [weak self] in self?.clockSynchronized ?? true }
     }
 
     /// Loads and shows the scene file at `path` on the calling thread (at start, before the loop runs); throws

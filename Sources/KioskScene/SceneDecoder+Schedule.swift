@@ -13,18 +13,28 @@ extension SceneDecoder {
     /// A page's `when:` and `priority:`.
     func schedule(of page: inout Page, _ f: [String: (key: Node, value: Node)], _ path: String) {
         if let entry = f["when"] {
-            let whenPath = Self.child(path, "when")
-            if entry.value.mapping != nil {
-                page.rules = daypartRule(entry.value, whenPath).map { [$0] } ?? []
-            } else if let list = entry.value.sequence {
-                if list.isEmpty { error(entry.value, whenPath, "give at least one rule \(Self.ruleExample), or leave 'when' out to show the page at any time") }
-                page.rules = list.enumerated().compactMap { daypartRule($0.element, "\(whenPath)[\($0.offset)]") }
-            } else {
-                error(entry.value, whenPath, "expected a rule \(Self.ruleExample) or a list of them")
-            }
+            page.rules = rules(entry.value, Self.child(path, "when"), what: "the page") ?? []
         }
         if let entry = f["priority"], let priority = integer(entry.value, Self.child(path, "priority"), in: -1000...1000) {
             page.priority = priority
+        }
+    }
+
+    /// A `when:` value: one rule or a list of them; nil when it is not valid (the errors are recorded). `what`
+    /// names what the rules are for, in the error for an empty list.
+    func rules(_ node: Node, _ whenPath: String, what: String) -> [DaypartRule]? {
+        if node.mapping != nil {
+            return daypartRule(node, whenPath).map { [$0] }
+        } else if let list = node.sequence {
+            if list.isEmpty {
+                error(node, whenPath, "give at least one rule \(Self.ruleExample), or leave 'when' out to show \(what) at any time")
+                return nil
+            }
+            let rules = list.enumerated().compactMap { daypartRule($0.element, "\(whenPath)[\($0.offset)]") }
+            return rules.count == list.count ? rules : nil
+        } else {
+            error(node, whenPath, "expected a rule \(Self.ruleExample) or a list of them")
+            return nil
         }
     }
 

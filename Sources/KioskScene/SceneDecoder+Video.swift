@@ -6,20 +6,22 @@ import Yams
 /// here a file must exist and be readable, and a URI must have a scheme that `video.allowed_schemes` allows.
 extension SceneDecoder {
     static let videoKeys = ["source", "playlist", "loop", "fit", "muted", "volume", "placeholder"]
+    static let playlistItemKeys = ["source", "when", "priority"]
+    static let playlistItemExample = "{source: breakfast.mp4, when: {from: \"06:00\", to: \"11:00\"}, priority: 10}"
 
     func video(_ f: [String: (key: Node, value: Node)], node: Node, path: String) -> VideoProperties? {
         func key(_ k: String) -> String { Self.child(path, k) }
-        var sources: [String]?
+        var items: [VideoProperties.Item]?
         switch (f["source"], f["playlist"]) {
         case let (s?, p?):
             error(p.key, key("playlist"), "give 'source' (one clip) or 'playlist' (clips in turn), not both")
-            sources = videoSource(s.value, key("source")).map { [$0] }
+            items = videoSource(s.value, key("source")).map { [VideoProperties.Item(source: $0)] }
         case let (s?, nil):
-            sources = videoSource(s.value, key("source")).map { [$0] }
+            items = videoSource(s.value, key("source")).map { [VideoProperties.Item(source: $0)] }
         case let (nil, p?):
             if let list = p.value.sequence, !list.isEmpty {
-                let items = list.enumerated().map { videoSource($0.element, "\(key("playlist"))[\($0.offset)]") }
-                sources = items.allSatisfy { $0 != nil } ? items.compactMap { $0 } : nil
+                let decoded = list.enumerated().map { playlistItem($0.element, "\(key("playlist"))[\($0.offset)]") }
+                items = decoded.allSatisfy { $0 != nil } ? decoded.compactMap { $0 } : nil
             } else {
                 error(p.value, key("playlist"), "expected a list of at least one clip (file or URI)")
             }
@@ -32,8 +34,29 @@ extension SceneDecoder {
         let volume = f["volume"].map { number($0.value, key("volume"), in: 0...1) } ?? 1
         var placeholder: String?? = .some(nil)
         if let p = f["placeholder"] { placeholder = imagePath(p.value, key("placeholder")).map { .some($0) } }
-        guard let sources, let loop, let fit, let muted, let volume, let placeholder else { return nil }
-        return VideoProperties(sources: sources, loop: loop, fit: fit, muted: muted, volume: volume, placeholder: placeholder)
+        guard let items, let loop, let fit, let muted, let volume, let placeholder else { return nil }
+        return VideoProperties(items: items, loop: loop, fit: fit, muted: muted, volume: volume, placeholder: placeholder)
+    }
+
+    /// A `playlist` entry: a clip (file or URI), or `{source: clip, when: rules, priority: n}` with the same rules as
+    /// pages' `when:` (read in the scene's `timezone:`).
+    func playlistItem(_ node: Node, _ path: String) -> VideoProperties.Item? {
+        guard node.mapping != nil else { return videoSource(node, path).map { VideoProperties.Item(source: $0) } }
+        guard let f = fields(node, path, allowed: Self.playlistItemKeys, expected: "a clip or \(Self.playlistItemExample)") else { return nil }
+        guard let entry = f["source"] else {
+            error(node, path, "a playlist item needs 'source' (a file or URI), as in \(Self.playlistItemExample)")
+            return nil
+        }
+        var valid = true
+        let source = videoSource(entry.value, Self.child(path, "source"))
+        var item = VideoProperties.Item(source: source ?? "")
+        if let entry = f["when"] {
+            if let rules = rules(entry.value, Self.child(path, "when"), what: "the item") { item.rules = rules } else { valid = false }
+        }
+        if let entry = f["priority"] {
+            if let priority = integer(entry.value, Self.child(path, "priority"), in: -1000...1000) { item.priority = priority } else { valid = false }
+        }
+        return valid && source != nil ? item : nil
     }
 
     /// A URI as written, or a file resolved against the scene's folder that exists and can be read. Its scheme (`file`

@@ -29,6 +29,17 @@ public struct Scene: Sendable, Equatable {
                      unsynchronized: unsynchronized)
     }
 
+    /// Whether anything in the scene follows the wall clock's rules: pages' dayparting, or a video playlist's items
+    /// with `when:` rules or a `priority:`.
+    public var hasSchedule: Bool {
+        pageSchedule().isActive || allWidgets.contains { if case .video(let v) = $0.content { v.isScheduled } else { false } }
+    }
+
+    /// The zone the scene's rules (pages' and playlist items') are read in: `timezone:`, else `systemZone`.
+    public func scheduleZone(systemZone: TimeZone = .current) -> TimeZone {
+        timeZone.flatMap(TimeZone.init(identifier:)) ?? systemZone
+    }
+
     /// All widgets of all pages, containers before their children.
     public var allWidgets: [Widget] { pages.flatMap { $0.widgets.flatMap { $0.flattened } } }
 }
@@ -329,9 +340,28 @@ public struct ButtonProperties: Sendable, Equatable {
 
 /// A clip or a playlist of clips, decoded by GStreamer. An immutable value; any thread.
 public struct VideoProperties: Sendable, Equatable {
-    /// Played in order: `source` alone, or the `playlist`. Files are absolute paths (resolved against the scene
-    /// file's folder); URIs (`scheme://...`) are kept as written.
-    public var sources: [String]
+    /// One clip of a playlist with its dayparting: `when:` rules (it may play while any holds; none for always) and
+    /// `priority:` (of the items that may play, only those of the highest do). An immutable value; any thread.
+    public struct Item: Sendable, Equatable {
+        public var source: String
+        public var rules: [DaypartRule]
+        public var priority: Int
+
+        public init(source: String, rules: [DaypartRule] = [], priority: Int = 0) {
+            self.source = source
+            self.rules = rules
+            self.priority = priority
+        }
+    }
+
+    /// Played in order, those whose rules hold at each item boundary: `source` alone, or the `playlist`.
+    public var items: [Item]
+    /// The items' clips, in order. Files are absolute paths (resolved against the scene file's folder); URIs
+    /// (`scheme://...`) are kept as written. Setting it replaces the playlist with items that have no rules.
+    public var sources: [String] {
+        get { items.map(\.source) }
+        set { items = newValue.map { Item(source: $0) } }
+    }
     /// Starts again after the last item (`looped` event); otherwise the widget keeps the last frame.
     public var loop: Bool
     public var fit: VideoFit
@@ -339,16 +369,30 @@ public struct VideoProperties: Sendable, Equatable {
     public var muted: Bool
     /// 0...1.
     public var volume: Double
-    /// An image shown until the first frame and when a clip fails; nil shows the widget's background (or black).
+    /// An image shown until the first frame, when a clip fails and while no item is scheduled; nil shows the
+    /// widget's background (or black).
     public var placeholder: String?
 
-    public init(sources: [String], loop: Bool, fit: VideoFit, muted: Bool, volume: Double, placeholder: String?) {
-        self.sources = sources
+    public init(items: [Item], loop: Bool, fit: VideoFit, muted: Bool, volume: Double, placeholder: String?) {
+        self.items = items
         self.loop = loop
         self.fit = fit
         self.muted = muted
         self.volume = volume
         self.placeholder = placeholder
+    }
+
+    public init(sources: [String], loop: Bool, fit: VideoFit, muted: Bool, volume: Double, placeholder: String?) {
+        self.init(items: sources.map { Item(source: $0) }, loop: loop, fit: fit, muted: muted, volume: volume, placeholder: placeholder)
+    }
+
+    /// Whether any item has `when:` rules or a `priority:`.
+    public var isScheduled: Bool { items.contains { !$0.rules.isEmpty || $0.priority != 0 } }
+
+    /// The items' dayparting, in `timeZone` (the scene's), with the scene's `unsynchronized:`.
+    public func playlistSchedule(timeZone: TimeZone, unsynchronized: PageSchedule.Unsynchronized) -> PlaylistSchedule {
+        PlaylistSchedule(entries: items.map { PlaylistSchedule.Entry(rules: $0.rules, priority: $0.priority) },
+                         timeZone: timeZone, unsynchronized: unsynchronized)
     }
 }
 

@@ -51,7 +51,7 @@ extension Kioskctl {
 
         struct State: ParsableCommand {
             static let configuration = CommandConfiguration(
-                abstract: "Show the state: source, playlist index, state, position, duration, frame counters, error.")
+                abstract: "Show the state: source, playlist index, state, position, duration, frame counters, error, and why no playlist item plays (waiting).")
             @OptionGroup var connection: ConnectionOptions
             @OptionGroup var target: Target
             func run() throws { try VideoGroup.show("video.state", target.arguments(), connection) }

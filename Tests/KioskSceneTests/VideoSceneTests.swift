@@ -38,6 +38,7 @@ final class VideoSceneTests: XCTestCase {
         """
         let loaded = try SceneLoader.parse(data: Data(yaml.utf8), file: "v.yaml", baseDirectory: dir.path)
         XCTAssertTrue(loaded.scene.pages[0].advancesAfterVideo)
+        XCTAssertFalse(loaded.scene.hasSchedule)
         XCTAssertNil(loaded.scene.pages[0].duration)
         guard case .video(let v) = loaded.scene.pages[0].widgets[0].content, case .video(let w) = loaded.scene.pages[1].widgets[0].content else {
             return XCTFail("not video widgets")
@@ -65,6 +66,68 @@ final class VideoSceneTests: XCTestCase {
                       "7:9: pages[0].widgets[0].playlist: give 'source' (one clip) or 'playlist' (clips in turn), not both")
         assertOneLine(try check(["- id: v", "  type: video", "  playlist: []"], "empty"),
                       "6:19: pages[0].widgets[0].playlist: expected a list of at least one clip")
+    }
+
+    /// A playlist entry is a clip or `{source, when, priority}`, with the rules of pages' `when:`.
+    func testPlaylistItemsTakeRulesAndAPriority() throws {
+        let dir = try SceneFixtures.directory("video-item-rules")
+        for name in ["a.mp4", "b.mp4"] { try Data("x".utf8).write(to: dir.appendingPathComponent(name)) }
+        let yaml = """
+        timezone: Europe/Paris
+        unsynchronized: schedule
+        pages:
+          - name: one
+            widgets:
+              - id: v
+                type: video
+                playlist:
+                  - a.mp4
+                  - {source: b.mp4, when: {days: weekdays, from: "06:00", to: "11:00"}}
+                  - source: "http://example.com/noon.webm"
+                    when: [{from: "12:00", to: "12:05"}, {dates: ["2026-12-24"]}]
+                    priority: 10
+              - {id: w, type: video, playlist: [a.mp4, b.mp4]}
+        """
+        let loaded = try SceneLoader.parse(data: Data(yaml.utf8), file: "v.yaml", baseDirectory: dir.path)
+        guard case .video(let v) = loaded.scene.pages[0].widgets[0].content,
+              case .video(let w) = loaded.scene.pages[0].widgets[1].content else { return XCTFail("not video widgets") }
+        XCTAssertEqual(v.sources, [dir.appendingPathComponent("a.mp4").path, dir.appendingPathComponent("b.mp4").path, "http://example.com/noon.webm"])
+        XCTAssertEqual(v.items.map(\.rules.count), [0, 1, 2])
+        XCTAssertEqual(v.items[1].rules, [DaypartRule(days: [.mon, .tue, .wed, .thu, .fri], from: TimeOfDay(hour: 6, minute: 0),
+                                                      to: TimeOfDay(hour: 11, minute: 0))])
+        XCTAssertEqual(v.items[2].rules[1].dates.map(\.description), ["2026-12-24"])
+        XCTAssertEqual(v.items.map(\.priority), [0, 0, 10])
+        XCTAssertTrue(v.isScheduled)
+        XCTAssertFalse(w.isScheduled, "plain clips have no schedule")
+        XCTAssertTrue(loaded.scene.hasSchedule, "items' rules alone: the clock's synchronization matters")
+        let schedule = v.playlistSchedule(timeZone: loaded.scene.scheduleZone(), unsynchronized: loaded.scene.unsynchronized)
+        XCTAssertEqual(schedule.timeZone.identifier, "Europe/Paris")
+        XCTAssertEqual(schedule.unsynchronized, .schedule)
+        XCTAssertEqual(schedule.entries.map(\.priority), [0, 0, 10])
+    }
+
+    /// Each mistake in a playlist item is one line at its place, unknown keys with the near match.
+    func testPlaylistItemMistakesAreLocated() throws {
+        func item(_ text: String) -> [String] { ["- id: v", "  type: video", "  playlist:", "    - " + text] }
+        let at = "7:"
+        assertOneLine(try check(item("{source: clip.mp4, wen: {from: \"06:00\"}}"), "near"),
+                      "\(at)32: pages[0].widgets[0].playlist[0].wen: unknown key 'wen'; did you mean 'when'?")
+        assertOneLine(try check(item("{when: {from: \"06:00\"}}"), "nosource"),
+                      "\(at)13: pages[0].widgets[0].playlist[0]: a playlist item needs 'source' (a file or URI)")
+        assertOneLine(try check(item("{source: gone.mp4, when: {from: \"06:00\"}}"), "gone"),
+                      "\(at)22: pages[0].widgets[0].playlist[0].source: video 'gone.mp4' not found")
+        assertOneLine(try check(item("{source: clip.mp4, when: {from: \"25:00\"}}"), "time"),
+                      "\(at)45: pages[0].widgets[0].playlist[0].when.from: expected a time of day from 00:00 to 23:59")
+        assertOneLine(try check(item("{source: clip.mp4, when: {frm: \"06:00\"}}"), "rulekey"),
+                      "\(at)39: pages[0].widgets[0].playlist[0].when.frm: unknown key 'frm'; did you mean 'from'?")
+        assertOneLine(try check(item("{source: clip.mp4, when: []}"), "emptyrules"),
+                      "\(at)38: pages[0].widgets[0].playlist[0].when: give at least one rule")
+        assertOneLine(try check(item("{source: clip.mp4, when: [{days: [mon]}, {days: [funday]}]}"), "day"),
+                      "\(at)62: pages[0].widgets[0].playlist[0].when[1].days[0]: 'funday' is not one of")
+        assertOneLine(try check(item("{source: clip.mp4, priority: 5000}"), "priority"),
+                      "\(at)42: pages[0].widgets[0].playlist[0].priority: 5000 is out of range -1000...1000")
+        assertOneLine(try check(item("[clip.mp4]"), "list"),
+                      "\(at)13: pages[0].widgets[0].playlist[0]: expected a string")
     }
 
     func testBadValuesAndUnknownKeys() throws {

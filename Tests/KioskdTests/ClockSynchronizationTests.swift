@@ -32,4 +32,32 @@ final class ClockSynchronizationTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stderr.contains("clock: synchronized"), result.stderr)
     }
+    /// Playlist items' rules alone (no page has any) make the clock's state matter: until it is synchronized a video
+    /// whose every item has rules waits on its placeholder and says why; once it is, the item is opened at once
+    /// (here a file GStreamer cannot play: it is the opening that counts).
+    func testPlaylistItemsWithRulesWaitUntilSynchronized() throws {
+        let dir = try KioskdProcess.scratchDirectory("clock-sync-items")
+        try Data("not really a video".utf8).write(to: dir.appendingPathComponent("clip.mp4"))
+        let scene = dir.appendingPathComponent("scene.yaml")
+        try Data("""
+            timezone: UTC
+            widgets:
+              - {id: v, type: video, playlist: [{source: clip.mp4, when: {days: [mon, tue, wed, thu, fri, sat, sun]}}]}
+            """.utf8).write(to: scene)
+        let flag = dir.appendingPathComponent("synchronized")
+        try? FileManager.default.removeItem(at: flag)
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", scene.path,
+                                           "--clock-synchronized-file", flag.path])
+        let waiting = try daemon.result("video.state")
+        XCTAssertEqual(waiting["state"] as? String, "waiting")
+        XCTAssertTrue((waiting["waiting"] as? String)?.hasPrefix("the clock is not synchronized") == true, "\(waiting)")
+
+        try Data().write(to: flag)
+        try Poll.until("the item to be opened once the clock is synchronized", timeout: 10) {
+            (try? daemon.result("video.state")["state"] as? String).map { $0 != "waiting" } ?? false
+        }
+        XCTAssertTrue(try daemon.result("video.state")["waiting"] is NSNull)
+        let result = daemon.stop()
+        XCTAssertEqual(result.status, 0, result.stderr)
+    }
 }

@@ -177,6 +177,38 @@ final class ProofOfPlayTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
     }
 
+    /// Items whose `when:` rules do not hold are skipped and leave no record; those that play are recorded as any.
+    func testOnlyTheVideoItemsScheduledAreRecorded() throws {
+        let dir = try KioskdProcess.scratchDirectory("plays-video-rules")
+        let first = try TestClips.clip(.h264, width: 160, height: 120, frames: 15)
+        let second = try TestClips.clip(.vp9, width: 160, height: 120, frames: 15)
+        let path = try scene(dir, """
+            pages:
+              - name: film
+                widgets:
+                  - id: clip
+                    type: video
+                    loop: false
+                    width: 100%
+                    height: 100%
+                    playlist:
+                      - {source: "\(first)", when: {dates: ["2001-01-01"]}}
+                      - "\(second)"
+                      - {source: "\(first)", when: {days: [mon, tue, wed, thu, fri, sat, sun]}}
+            """)
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "160x120@60", "--scene", path,
+                                           "--plays-db", dir.appendingPathComponent("plays.db").path,
+                                           // The flag file exists (a folder will do): the clock is trusted, whatever the host's NTP.
+                                           "--clock-synchronized-file", dir.path])
+        let events = try ControlEventStream(daemon, events: ["video"])
+        _ = try events.waitFor("the playlist to end", timeout: 30) { $0.name == "video" && $0.string("kind") == "ended" }
+        let videos = try plays(daemon).filter { $0["kind"] as? String == "video" }
+        XCTAssertEqual(videos.map { $0["item"] as? String }, [second, first], "the item of 2001 is skipped")
+        XCTAssertEqual(videos.map { $0["ran_to_end"] as? Bool }, [true, true])
+        let result = daemon.stop()
+        XCTAssertEqual(result.status, 0, result.stderr)
+    }
+
     func testKillNineLosesNoReportedPageChange() throws {
         let dir = try KioskdProcess.scratchDirectory("plays-kill")
         let path = try scene(dir, """

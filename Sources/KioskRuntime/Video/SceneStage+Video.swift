@@ -39,7 +39,7 @@ extension SceneStage: VideoControlling {
             "source": .string(slot.source),
             "index": .number(Double(slot.index)),
             "playlist": .array(slot.properties.sources.map(PropertyValue.string)),
-            "state": .string(slot.state.rawValue),
+            "state": .string(slot.waiting != nil ? "waiting" : slot.state.rawValue),
             "position": seconds(slot.player?.position),
             "duration": seconds(slot.player?.duration),
             "frames_decoded": .number(Double(counts.decoded)),
@@ -47,6 +47,8 @@ extension SceneStage: VideoControlling {
             "frames_dropped": .number(Double(counts.dropped)),
             "error": slot.problem.map(PropertyValue.string) ?? .null,
             "retry_in": seconds(slot.retryDue.map { max($0 - engine.loop.now, .zero) }),
+            "waiting": slot.waiting.map(PropertyValue.string) ?? .null,
+            "schedule_wakeups": .number(Double(slot.scheduleWakeups)),
         ]
     }
 

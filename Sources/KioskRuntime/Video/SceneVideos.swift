@@ -1,3 +1,4 @@
+import Foundation
 import KioskCore
 import KioskScene
 
@@ -23,15 +24,22 @@ final class SceneVideos {
         self.schemes = schemes
     }
 
+    /// The wall clock playlist items' `when:` rules are read on, and whether it is synchronized: the stage's.
+    var clock = VideoSlot.SlotClock(now: { Date() }, synchronized: { true })
+
     /// Takes over the video widgets of a newly adopted scene; the previous scene's players are closed.
     func adopt(_ nodes: [WidgetNode], scene: Scene, currentPage: String) {
         closeAll()
+        let zone = scene.scheduleZone()
         advancingPages = Set(scene.pages.filter(\.advancesAfterVideo).map(\.name))
         var firstOnPage: Set<String> = []
         for node in nodes {
             guard case .video(let properties) = node.widget.content else { continue }
             let slot = VideoSlot(node: node, properties: properties, engine: engine, maker: maker, schemes: schemes,
-                                 retryBackoff: retryBackoff, playing: node.page == currentPage)
+                                 retryBackoff: retryBackoff, playing: node.page == currentPage,
+                                 timeZone: zone, unsynchronized: scene.unsynchronized,
+                                 clock: VideoSlot.SlotClock(now: { [weak self] in self?.clock.now() ?? Date() },
+                                                            synchronized: { [weak self] in self?.clock.synchronized() ?? true }))
             slot.onReport = { [weak self] report in self?.onReport?(report) }
             // The first video of a `duration: video` page decides when the page is done.
             if advancingPages.contains(node.page), firstOnPage.insert(node.page).inserted {
@@ -54,6 +62,11 @@ final class SceneVideos {
                 slot.pause()
             }
         }
+    }
+
+    /// The clock became synchronized or lost it: widgets waiting for a playlist item read the rules again.
+    func clockChanged() {
+        for slot in slots where maker != nil { slot.clockChanged() }
     }
 
     /// After `widget.set`: a video whose widget changed size opens its clip again at the new size; the others show
@@ -87,8 +100,10 @@ public protocol VideoControlling: AnyObject {
     func playVideo(id: String?) throws(StageError)
     func pauseVideo(id: String?) throws(StageError)
     func seekVideo(id: String?, to position: Duration) throws(StageError)
-    /// `{id, source, index, state, position, duration, frames_decoded, frames_shown, frames_dropped, error, retry_in}`:
-    /// `retry_in` is the seconds until a failed network item is tried again, or null.
+    /// `{id, source, index, state, position, duration, frames_decoded, frames_shown, frames_dropped, error, retry_in,
+    /// waiting, schedule_wakeups}`: `retry_in` is the seconds until a failed network item is tried again, or null;
+    /// `waiting` why no playlist item plays now and when one will (state `waiting`), or null; `schedule_wakeups` how
+    /// many times the widget read its items' rules again while waiting.
     func videoState(id: String?) throws(StageError) -> [String: PropertyValue]
     /// Refuses (`invalid_argument`) a source whose scheme `video.allowed_schemes` does not allow, naming the scheme
     /// and the list; `loadVideo` checks it too, and `video.load` checks it before anything else is done.

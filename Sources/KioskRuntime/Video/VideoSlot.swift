@@ -1,3 +1,4 @@
+import Foundation
 import KioskCore
 import KioskScene
 import Logging
@@ -40,7 +41,14 @@ public struct VideoEventReport: Sendable, Equatable {
 ///   60 s, jittered), for as long as it keeps failing; the backoff starts over once an item shows its first frame;
 /// - files only would fail again the same way: the widget stays on its placeholder until told to load or play.
 /// An item whose scheme `video.allowed_schemes` does not allow is never opened; it fails at once and is not
-/// retried. Main thread, with the stage.
+/// retried.
+///
+/// Dayparting. With items that have `when:` rules or a `priority:` (`schedule`), the playlist plays, in order, only
+/// the items that may play now (`PlaylistSchedule`, in the scene's time zone, on the stage's wall clock): the rules
+/// are read at each item boundary, so an item whose window closes while it plays finishes its clip. When no item
+/// may play, the widget shows its placeholder and `waiting` says why and until when; it reads the rules again at
+/// their next change (or a minute on, whichever comes first: the wall clock can step), never frame by frame. Main
+/// thread, with the stage.
 final class VideoSlot {
     let node: WidgetNode
     private(set) var properties: VideoProperties
@@ -87,9 +95,29 @@ final class VideoSlot {
     var onReport: ((VideoEventReport) -> Void)?
     /// The whole playlist played once (a `duration: video` page advances on it).
     var onPlaylistFinished: (() -> Void)?
+    /// The items' dayparting; nil when no item has rules or a priority (every item plays).
+    private var schedule: PlaylistSchedule?
+    /// The wall clock and whether it is synchronized, as the stage's page schedule reads them.
+    private let clock: SlotClock
+    /// Why no item plays, while none may (`video.state`'s `waiting`); nil otherwise.
+    private(set) var waiting: String?
+    /// Reads the rules again at their next change while no item may play.
+    private var waitTimer: TimerHandle?
+    /// How many times `waitTimer` fired: the rules are read at their changes, not frame by frame.
+    private(set) var scheduleWakeups = 0
+    /// The longest the wait lasts before the wall clock is read again (as the stage's page schedule does).
+    static let scheduleRecheck: Duration = .seconds(60)
+
+    /// The wall clock the rules are read on, and whether it can be trusted.
+    struct SlotClock {
+        var now: () -> Date
+        var synchronized: () -> Bool
+    }
 
     init(node: WidgetNode, properties: VideoProperties, engine: LayerEngine, maker: (any VideoPlayerMaking)?,
-         schemes: VideoSchemes, retryBackoff: RetryBackoff, playing: Bool) {
+         schemes: VideoSchemes, retryBackoff: RetryBackoff, playing: Bool, timeZone: TimeZone = .current,
+         unsynchronized: PageSchedule.Unsynchronized = .fallback,
+         clock: SlotClock = SlotClock(now: { Date() }, synchronized: { true })) {
         self.node = node
         self.properties = properties
         self.engine = engine
@@ -97,6 +125,13 @@ final class VideoSlot {
         self.schemes = schemes
         backoff = retryBackoff
         wantsPlaying = playing
+        self.clock = clock
+        if properties.isScheduled { schedule = properties.playlistSchedule(timeZone: timeZone, unsynchronized: unsynchronized) }
+    }
+
+    /// The items that may play now, in order; every item without a schedule.
+    private var eligible: [Int] {
+        schedule?.eligible(at: clock.now(), synchronized: clock.synchronized()) ?? Array(properties.sources.indices)
     }
 
     var source: String { properties.sources[min(index, properties.sources.count - 1)] }
@@ -114,10 +149,60 @@ final class VideoSlot {
 
     // MARK: Control
 
-    /// Starts the playlist from its first item (or `index`).
+    /// Starts the playlist from its first item (or `index`): of the items that may play now, the first at or after
+    /// it; with none, the placeholder until one may.
     func start(at index: Int = 0) {
         failuresInARow = 0
-        open(index)
+        guard let schedule else { return open(index) }
+        guard let first = schedule.first(from: index, at: clock.now(), synchronized: clock.synchronized()) else {
+            return wait()
+        }
+        open(first)
+    }
+
+    /// No item may play: the placeholder, and the rules read again at their next change.
+    private func wait() {
+        let previous = waiting
+        retirePlayer()
+        showPlaceholder()
+        guard let schedule else { return }
+        let now = clock.now(), synchronized = clock.synchronized()
+        let change = schedule.nextChange(after: now)
+        var reason = "no playlist item is scheduled now"
+        if !synchronized, schedule.unsynchronized == .fallback {
+            reason = "the clock is not synchronized: only playlist items without 'when' rules play (unsynchronized: fallback), and every item has rules"
+        } else if let change {
+            let formatter = ISO8601DateFormatter()
+            formatter.timeZone = schedule.timeZone
+            reason += "; next at \(formatter.string(from: change))"
+        } else {
+            reason += " nor in the next 8 days"
+        }
+        if previous != reason { logger.info("video widget \(node.id ?? "(no id)"): \(reason)") }
+        waiting = reason
+        var delay = Self.scheduleRecheck
+        if let change {
+            let nanoseconds = Int64((change.timeIntervalSince(now) * 1e9).rounded(.up))
+            delay = min(delay, .nanoseconds(max(nanoseconds, 1_000_000)))
+        }
+        waitTimer = engine.loop.addTimer(after: delay) { [weak self] in
+            guard let self else { return }
+            waitTimer = nil
+            scheduleWakeups += 1
+            start(at: index)
+        }
+    }
+
+    /// The clock became synchronized (or lost it): a widget waiting for an item reads the rules again at once, and
+    /// so does one whose item has shown no frame yet (at start, before the clock's state was first read: nothing on
+    /// the glass is cut); an item playing finishes its clip.
+    func clockChanged() {
+        guard let schedule else { return }
+        if waiting == nil {
+            guard player != nil, !itemStarted,
+                  !schedule.eligible(at: clock.now(), synchronized: clock.synchronized()).contains(index) else { return }
+        }
+        start(at: index)
     }
 
     /// Plays the playlist from its first item.
@@ -128,6 +213,7 @@ final class VideoSlot {
 
     func play() {
         wantsPlaying = true
+        if waiting != nil { return start(at: index) }
         if player == nil || player?.state == .failed {
             start(at: index)
         } else {
@@ -154,9 +240,11 @@ final class VideoSlot {
         player?.seek(to: position)
     }
 
-    /// Replaces the playlist with one clip and plays it (`video.load`). A new source has no failures behind it.
+    /// Replaces the playlist with one clip and plays it (`video.load`). A new source has no failures behind it, and
+    /// no rules: it plays at any time.
     func load(source: String) {
         properties.sources = [source]
+        schedule = nil
         wantsPlaying = true
         backoff.reset()
         start()
@@ -236,19 +324,23 @@ final class VideoSlot {
         }
     }
 
-    /// The current item ended and its last frame is on screen: the next item, a loop, or the end of the playlist.
+    /// The current item ended and its last frame is on screen: the next item (of those that may play now), a loop,
+    /// or the end of the playlist.
     private func itemEnded(source: String) {
-        let last = index + 1 >= properties.sources.count
-        if !last {
-            open(index + 1)
+        let next = eligible.first { $0 > index }
+        if let next {
+            open(next)
             return
         }
         onReport?(VideoEventReport(id: node.id, kind: properties.loop ? .looped : .ended, source: source))
         if properties.loop {
-            if properties.sources.count == 1, let player {
+            let eligible = self.eligible
+            if properties.sources.count == 1, eligible == [index], let player {
                 player.seek(to: .zero)
+            } else if let first = eligible.first {
+                open(first)
             } else {
-                open(0)
+                wait()
             }
         }
         // After the report: a `duration: video` page advances on it, and its `page_shown` follows `ended`.
@@ -268,16 +360,20 @@ final class VideoSlot {
             retirePlayer()
             return
         }
-        guard failuresInARow < properties.sources.count else {
+        let eligible = self.eligible
+        // The failed item's window closed meanwhile, and no other's is open.
+        if schedule != nil, eligible.isEmpty, properties.loop { return wait() }
+        guard failuresInARow < max(eligible.count, 1) else {
             retirePlayer()
             retryLater()
             return
         }
-        let next = index + 1
-        if next < properties.sources.count {
+        if let next = eligible.first(where: { $0 > index }) {
             open(next)
+        } else if properties.loop, let first = eligible.first {
+            open(first)
         } else if properties.loop {
-            open(0)
+            wait()
         } else {
             retirePlayer()
             onPlaylistFinished?()
@@ -292,6 +388,7 @@ final class VideoSlot {
         guard retried else { return }
         let delay = backoff.nextDelay()
         let from = (index + 1) % properties.sources.count
+        // `start(at:)` picks, from there, an item that may play when the delay is over.
         logger.info("video widget \(node.id ?? "(no id)"): every item failed; trying again in \(delay)")
         retryDue = engine.loop.now + delay
         retryTimer = engine.loop.addTimer(after: delay) { [weak self] in
@@ -312,6 +409,9 @@ final class VideoSlot {
     /// Lets go of the current item's player. Its newest waiting frame is shown at once (the last of the item, when
     /// it ended); the others waiting are dropped.
     private func retirePlayer() {
+        waiting = nil
+        waitTimer?.cancel()
+        waitTimer = nil
         pacer?.flushShowingNewest()
         lastSurface = nil
         startDeadline?.cancel()
