@@ -1,4 +1,3 @@
-import KioskApp
 import KioskCore
 import KioskDisplay
 import KioskRender

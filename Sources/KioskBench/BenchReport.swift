@@ -1,5 +1,4 @@
 import Foundation
-import KioskBench
 
 /// `kioskd bench`'s report: one entry per scenario run (null for one not run), each with its measured figures and
 /// the ratios computed from exactly those figures.
