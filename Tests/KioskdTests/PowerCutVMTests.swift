@@ -25,20 +25,8 @@ final class PowerCutVMTests: XCTestCase {
         }
         try FileManager.default.createDirectory(atPath: Self.mountPoint, withIntermediateDirectories: true)
         let mounted = try runTool("/bin/mount", ["-t", "ext4", "/dev/vda", Self.mountPoint])
-        XCTAssertEqual(mounted.status, 0, "mount /dev/vda: \(mounted.stderr)")
+        XCTAssertEqual(mounted.status, 0, "mount /dev/vda: \(mounted.text)")
         return URL(fileURLWithPath: dir)
-    }
-
-    private func runTool(_ path: String, _ arguments: [String]) throws -> (status: Int32, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
     }
 
     private func scene(_ dir: URL) throws -> String {
