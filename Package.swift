@@ -177,7 +177,7 @@ let package = Package(
         .testTarget(name: "KioskPlaysTests", dependencies: ["KioskPlays", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender", "KioskScene",
-                                                   "KioskRenderTestSupport", "KioskCore", "KioskDisplay", "KioskRuntime", "KioskPlays", "CDRM"]),
+                                                   "KioskRenderTestSupport", "KioskCore", "KioskDisplay", "KioskRuntime", "KioskPlays", "CDRM", "CKioskJpeg"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["KioskBench", "KioskCore", "KioskRender", "KioskRenderTestSupport"]),
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskRenderTestSupport", "KioskCore", "KioskDisplay", "KioskRender", "KioskTestSupport",
                                                           "KioskRuntime", "KioskScene", "KioskVideo", "CDRM"]),

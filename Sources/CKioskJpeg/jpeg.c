@@ -191,3 +191,45 @@ int kiosk_jpeg_encode_file(const char *path, const uint8_t *pixels, int width, i
     }
     return 0;
 }
+
+int kiosk_jpeg_encode_memory(const uint8_t *pixels, int width, int height, int components, int quality,
+                             unsigned char **out, unsigned long *out_size, char *error_message, size_t error_size) {
+    *out = NULL;
+    *out_size = 0;
+    if (width <= 0 || height <= 0 || (components != 1 && components != 3)) {
+        snprintf(error_message, error_size, "invalid JPEG image %dx%d with %d components", width, height, components);
+        return -1;
+    }
+    struct jpeg_compress_struct info;
+    struct kiosk_jpeg_error error;
+    kiosk_jpeg_init_error(&error, error_message, error_size);
+    info.err = &error.manager;
+    // Volatile: libjpeg's memory destination (re)allocates it between setjmp and a possible longjmp.
+    unsigned char *volatile buffer = NULL;
+    unsigned long size = 0;
+    if (setjmp(error.escape)) {
+        jpeg_destroy_compress(&info);
+        free(buffer);
+        return -1;
+    }
+    jpeg_create_compress(&info);
+    jpeg_mem_dest(&info, (unsigned char **)&buffer, &size);
+    info.image_width = (JDIMENSION)width;
+    info.image_height = (JDIMENSION)height;
+    info.input_components = components;
+    info.in_color_space = components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_set_defaults(&info);
+    jpeg_set_quality(&info, quality, TRUE);
+    jpeg_start_compress(&info, TRUE);
+    while (info.next_scanline < info.image_height) {
+        JSAMPROW rows[1] = {(JSAMPROW)(pixels + (size_t)info.next_scanline * (size_t)width * (size_t)components)};
+        jpeg_write_scanlines(&info, rows, 1);
+    }
+    jpeg_finish_compress(&info);
+    jpeg_destroy_compress(&info);
+    *out = buffer;
+    *out_size = size;
+    return 0;
+}
+
+void kiosk_jpeg_free_bytes(unsigned char *bytes) { free(bytes); }

@@ -33,6 +33,8 @@ public final class Kiosk {
     let plays: PlayRecorder?
     /// Proof of play over MQTT, when both are there.
     let playDelivery: PlayDelivery?
+    /// `<prefix>/thumbnail`, with `mqtt.thumbnail_every`.
+    let thumbnails: ThumbnailPublisher?
     private let fatal: FatalFrameExit
     private let pageCaptures: [PageCaptures]
     /// The first output's writeback capturer, for `--capture`'s last frame.
@@ -103,6 +105,12 @@ public final class Kiosk {
             playDelivery = delivery
         } else {
             playDelivery = nil
+        }
+        if let client = fleet?.client, let every = client.settings.thumbnailEverySeconds {
+            thumbnails = try ThumbnailPublisher(settings: client.settings, every: every, fleet: client, outputs: outputs.outputs,
+                                                loop: loop, logger: logger)
+        } else {
+            thumbnails = nil
         }
         control?.playsPath = plays?.store.path
         showsProblem = problem != nil

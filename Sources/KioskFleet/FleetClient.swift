@@ -127,6 +127,8 @@ public final class FleetClient {
     /// Anything sent here publishes the screen as PNG bytes on `screenshotTopic`.
     public var screenshotRequestTopic: String { "\(prefix)/screenshot/request" }
     public var screenshotTopic: String { "\(prefix)/screenshot" }
+    /// JPEG thumbnails of the screen, retained (`mqtt.thumbnail_every`).
+    public var thumbnailTopic: String { "\(prefix)/thumbnail" }
     public var actionTopic: String { "\(prefix)/action" }
     /// Proof of play's records, QoS 1, each with its sequence number.
     private let connectedListeners = Listeners<Void>()
@@ -207,6 +209,14 @@ public final class FleetClient {
 
     /// `listener` hears the message id of each QoS 1 message the broker acknowledged (PUBACK); main thread.
     public func addAcknowledgedListener(_ listener: @escaping (Int32) -> Void) -> ListenerToken { acknowledgedListeners.add(listener) }
+
+    /// Publishes a JPEG thumbnail of the screen, retained at QoS 0 (a newer one replaces it; a lost one is
+    /// replaced by the next); false when not connected.
+    @discardableResult
+    public func publishThumbnail(_ jpeg: [UInt8]) -> Bool {
+        guard connection.isConnected else { return false }
+        return connection.publish(thumbnailTopic, jpeg, qos: 0, retain: true)
+    }
 
     /// Publishes a proof-of-play record at QoS 1 on `playsTopic`; returns the message id its PUBACK will name, nil
     /// when it was not sent (not connected).

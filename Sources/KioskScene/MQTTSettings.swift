@@ -38,6 +38,13 @@ public struct MQTTSettings: Sendable, Equatable {
     /// the broker honours by not sending larger ones); a larger message that still arrives is dropped before it is
     /// copied, counted, and named in an `error` event.
     public var maximumPacketBytes = 256 * 1024
+    /// Seconds between the JPEG thumbnails of the screen published, retained, on `<prefix>/thumbnail` (and one at
+    /// once on every fault of an output: a black or frozen screen, a flip timeout); nil publishes none.
+    public var thumbnailEverySeconds: Int?
+    /// A thumbnail's width in pixels (the height follows the screen's aspect ratio).
+    public var thumbnailWidth = 320
+    public static let thumbnailEveryRange = 5...86_400
+    public static let thumbnailWidthRange = 32...1920
 
     /// Default-deny: with no `allow`, only the two read-only commands that say whether the kiosk lives. Anything
     /// that reads the scene or its data, or changes what is shown, must be listed.
@@ -51,7 +58,7 @@ public struct MQTTSettings: Sendable, Equatable {
     public static var knownCommands: [String] { ControlCommandName.allCases.map(\.rawValue).sorted() }
     static let keys = ["url", "client_id", "topic_prefix", "username", "password_file", "ca_file", "cert_file", "key_file",
                        "keepalive", "group", "allow", "events", "homeassistant", "screenshot_retain", "screenshots_per_minute",
-                       "max_packet_size"]
+                       "max_packet_size", "thumbnail_every", "thumbnail_width"]
     /// `max_packet_size`'s range: a control request's longest line fits under the least, and the most stays far
     /// below what a board's memory takes twice (libmosquitto's buffer and the copy handed over).
     public static let packetSizeRange = 4 * 1024...16 * 1024 * 1024
@@ -226,6 +233,19 @@ public struct MQTTSettings: Sendable, Equatable {
         if let v = fields["screenshots_per_minute"]?.value {
             if let n = YAMLTree.int(v), (1...60).contains(n) { settings.screenshotsPerMinute = n } else {
                 error(v, "\(path).screenshots_per_minute", "expected a whole number from 1 to 60")
+            }
+        }
+        if let v = fields["thumbnail_every"]?.value {
+            if let n = YAMLTree.int(v), thumbnailEveryRange.contains(n) { settings.thumbnailEverySeconds = n } else {
+                error(v, "\(path).thumbnail_every", "expected whole seconds from \(thumbnailEveryRange.lowerBound) to \(thumbnailEveryRange.upperBound)")
+            }
+        }
+        if let v = fields["thumbnail_width"]?.value {
+            if let n = YAMLTree.int(v), thumbnailWidthRange.contains(n) { settings.thumbnailWidth = n } else {
+                error(v, "\(path).thumbnail_width", "expected pixels from \(thumbnailWidthRange.lowerBound) to \(thumbnailWidthRange.upperBound)")
+            }
+            if fields["thumbnail_every"] == nil, let key = fields["thumbnail_width"]?.key {
+                error(key, "\(path).thumbnail_width", "a width needs 'thumbnail_every' (thumbnails are off without it)")
             }
         }
         if let v = fields["max_packet_size"]?.value {

@@ -72,6 +72,25 @@ final class MQTTSettingsTests: XCTestCase {
         }
     }
 
+    func testThumbnailSettings() throws {
+        XCTAssertNil(try decode("url: mqtt://h").thumbnailEverySeconds, "no thumbnails unless asked")
+        let settings = try decode("url: mqtt://h\nthumbnail_every: 300\nthumbnail_width: 160")
+        XCTAssertEqual(settings.thumbnailEverySeconds, 300)
+        XCTAssertEqual(settings.thumbnailWidth, 160)
+        XCTAssertEqual(try decode("url: mqtt://h\nthumbnail_every: 60").thumbnailWidth, 320)
+        XCTAssertThrowsError(try decode("url: mqtt://h\nthumbnail_every: 1\nthumbnail_width: 4000")) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("f:3:20: mqtt.thumbnail_every: expected whole seconds from 5 to 86400"), text)
+            XCTAssertTrue(text.contains("mqtt.thumbnail_width: expected pixels from 32 to 1920"), text)
+        }
+        XCTAssertThrowsError(try decode("url: mqtt://h\nthumbnail_width: 100")) { error in
+            XCTAssertTrue("\(error)".contains("mqtt.thumbnail_width: a width needs 'thumbnail_every'"), "\(error)")
+        }
+        XCTAssertThrowsError(try decode("url: mqtt://h\nthumbnail_evry: 60")) { error in
+            XCTAssertTrue("\(error)".contains("thumbnail_every"), "a near match is named: \(error)")
+        }
+    }
+
     func testEveryMistakeIsReportedWithItsLocation() throws {
         let text = """
             url: http://broker

@@ -24,4 +24,11 @@ void kiosk_jpeg_free(uint32_t *pixels);
 int kiosk_jpeg_encode_file(const char *path, const uint8_t *pixels, int width, int height, int components,
                            int quality, char *error, size_t error_size);
 
+/// The same as `kiosk_jpeg_encode_file`, into memory: on success `*out` holds `*out_size` bytes of JPEG, which the
+/// caller frees with `kiosk_jpeg_free_bytes`; returns 0, or -1 with a message in `error` (and `*out` NULL).
+int kiosk_jpeg_encode_memory(const uint8_t *pixels, int width, int height, int components, int quality,
+                             unsigned char **out, unsigned long *out_size, char *error, size_t error_size);
+
+void kiosk_jpeg_free_bytes(unsigned char *bytes);
+
 #endif
