@@ -25,6 +25,8 @@ public final class Kiosk {
     let fleet: FleetWiring?
     /// The scene's HTTP and RSS data sources.
     let dataSources: DataSourceWiring
+    /// Images named by URL.
+    let remoteAssets: RemoteAssetWiring
     let input: InputWiring
     /// Whether the wall clock is synchronized, for schedules, `stats` and the MQTT state.
     let clockTrust: ClockTrust
@@ -91,6 +93,7 @@ public final class Kiosk {
         } ?? []
         fleet = try FleetWiring.start(resolved.fleet, loop: loop, control: control, outputs: outputs, logger: logger)
         dataSources = DataSourceWiring(loop: loop, outputs: outputs, control: control, logger: logger)
+        remoteAssets = RemoteAssetWiring(loop: loop, outputs: outputs, control: control, logger: logger)
         input = InputWiring(settings: InputSettings(configuration, backend: kind),
                             outputs: outputs.outputs, control: control, logger: logger)
         input.fleet = fleet?.client
@@ -207,6 +210,7 @@ public final class Kiosk {
             control?.stop()
             fleet?.stop()
             dataSources.stop()
+            remoteAssets.stop()
         }
         try session.run(startingEngine: false)
         if service.startingOver {

@@ -44,6 +44,14 @@ final class SceneBuilder {
     var values: [String: String]
     /// `memory.max_image_pixels`, for image contents.
     var maxImagePixels = ImagePixelLimit.defaultMaximum
+    /// The cached files of images named by URL; without one such an image is not drawn (its background shows).
+    weak var remoteAssets: RemoteAssetSource?
+
+    /// The file to draw for an image named `path`: the path itself, or the cached copy of a URL (nil while none
+    /// is held).
+    func imageFile(_ path: String) -> String? {
+        RemoteAsset.looksRemote(path) ? remoteAssets?.file(for: path) : path
+    }
     /// What an image widget shows until its image lands, and for good when it cannot be shown (a file over the
     /// pixel limit, a broken file).
     static let imagePlaceholder = Color(red: 1, green: 1, blue: 1, alpha: 0.08)
@@ -327,7 +335,8 @@ final class SceneBuilder {
                                ellipsize: TextContent.Ellipsize(rawValue: t.ellipsize.rawValue) ?? .end,
                                maxLines: t.maxLines, centersVertically: true, shrinksToFit: t.shrinkToFit)
         case .image(let i):
-            return ImageContent(path: i.path, fit: ImageContent.Fit(rawValue: i.fit.rawValue) ?? .contain,
+            guard let file = imageFile(i.path) else { return nil }
+            return ImageContent(path: file, fit: ImageContent.Fit(rawValue: i.fit.rawValue) ?? .contain,
                                 maxPixels: maxImagePixels)
         case .clock(let c):
             let text = ClockContent.format(time: now(), format: c.format, timeZone: Self.zone(c.timezone))

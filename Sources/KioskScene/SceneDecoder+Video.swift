@@ -33,7 +33,14 @@ extension SceneDecoder {
         let muted = f["muted"].map { bool($0.value, key("muted")) } ?? true
         let volume = f["volume"].map { number($0.value, key("volume"), in: 0...1) } ?? 1
         var placeholder: String?? = .some(nil)
-        if let p = f["placeholder"] { placeholder = imagePath(p.value, key("placeholder")).map { .some($0) } }
+        if let p = f["placeholder"] {
+            if let name = p.value.scalar?.string, RemoteAsset.looksRemote(name) {
+                error(p.value, key("placeholder"), "a video's placeholder is shown the moment its clip fails, so it must be a file on the board, not a URL ('\(name)')")
+                placeholder = nil
+            } else {
+                placeholder = imagePath(p.value, key("placeholder")).map { .some($0) }
+            }
+        }
         guard let items, let loop, let fit, let muted, let volume, let placeholder else { return nil }
         return VideoProperties(items: items, loop: loop, fit: fit, muted: muted, volume: volume, placeholder: placeholder)
     }

@@ -37,7 +37,7 @@ final class SceneDecoder: DocumentDecoder {
     static let typeKeys: [WidgetType: [String]] = [
         .rect: [], .panel: [], .fps: [],
         .text: ["text", "markup", "wrap", "ellipsize", "align", "max_lines", "shrink_to_fit"],
-        .image: ["path", "fit", "plane"],
+        .image: ["path", "fit", "plane", "refresh"],
         .clock: ["format", "timezone"],
         .ticker: ["text", "speed"],
         .progress: ["value"],
@@ -248,8 +248,16 @@ final class SceneDecoder: DocumentDecoder {
             let fit = f["fit"].map { choice($0.value, key("fit"), ImageProperties.Fit.self) } ?? .contain
             let path = required("path").flatMap { imagePath($0, key("path")) }
             let plane = f["plane"].map { bool($0.value, key("plane")) } ?? false
-            if let path, let fit, let plane {
-                content = .image(ImageProperties(path: path, fit: fit, plane: plane))
+            var refresh: Int? = ImageProperties.defaultRefreshSeconds
+            if let r = f["refresh"] {
+                refresh = integer(r.value, key("refresh"), in: ImageProperties.refreshRange)
+                if let path, refresh != nil, !RemoteAsset.looksRemote(path) {
+                    error(r.key, key("refresh"), "'refresh' is for an image named by URL; a file is read when the scene loads")
+                    refresh = nil
+                }
+            }
+            if let path, let fit, let plane, let refresh {
+                content = .image(ImageProperties(path: path, fit: fit, plane: plane, refreshSeconds: refresh))
             } else { content = nil }
         case .clock:
             let format = f["format"].map { string($0.value, key("format")) } ?? "%H:%M"
@@ -432,6 +440,13 @@ final class SceneDecoder: DocumentDecoder {
 
     func imagePath(_ node: Node, _ path: String) -> String? {
         guard let name = string(node, path) else { return nil }
+        if RemoteAsset.looksRemote(name) {
+            if let problem = RemoteAsset.problem(with: name) {
+                error(node, path, problem)
+                return nil
+            }
+            return name
+        }
         let resolved = name.hasPrefix("/") ? name : PathNames.normalized(baseDirectory + "/" + name)
         if let problem = ImageFileCheck.problem(at: resolved, named: name, maximumPixels: limits.maximumImagePixels) {
             error(node, path, problem)

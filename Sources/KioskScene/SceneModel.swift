@@ -289,9 +289,15 @@ public struct ImageProperties: Sendable, Equatable {
     public var fit: Fit
     /// Offered to an overlay plane (`plane: true`): scanned out directly where the output has a free one.
     public var plane: Bool
+    /// For a `path` that is a URL: seconds between revalidations of the cached copy (`refresh`, 5...86400; default
+    /// 300).
+    public var refreshSeconds: Int
 
-    public init(path: String, fit: Fit, plane: Bool = false) {
-        self.path = path; self.fit = fit; self.plane = plane
+    public static let defaultRefreshSeconds = 300
+    public static let refreshRange = 5...86_400
+
+    public init(path: String, fit: Fit, plane: Bool = false, refreshSeconds: Int = ImageProperties.defaultRefreshSeconds) {
+        self.path = path; self.fit = fit; self.plane = plane; self.refreshSeconds = refreshSeconds
     }
 }
 

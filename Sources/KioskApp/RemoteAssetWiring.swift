@@ -1,0 +1,147 @@
+import Foundation
+import KioskControl
+import KioskCore
+import KioskFetch
+import KioskRuntime
+import KioskScene
+import Logging
+
+/// Images that scenes name by URL: fetched into the asset cache (`AssetCache`, `$CACHE_DIRECTORY/assets`, else
+/// /var/cache/kioskd/assets) and shown from there on every output. Each URL is fetched when a scene first names it,
+/// then revalidated every `refresh` seconds (the image widget's; 300 by default; ETag / Last-Modified: an unchanged
+/// image costs a 304); a new version is shown
+/// once it is whole in the cache, its old picture staying until the new one has rendered. Offline, the cached copy
+/// is shown with no error on screen; a failure is logged once until the URL succeeds again, sent as an `error`
+/// event (`remote_asset`), and tried again with backoff. Nothing of this starts (no fetcher, no worker thread, no
+/// libcurl) until a scene names a URL. Main thread.
+final class RemoteAssetWiring: RemoteAssetSource {
+
+    private let loop: MainLoop
+    private let outputs: KioskOutputs
+    private weak var control: ControlWiring?
+    private let logger: Logger
+    private let directory: String
+    private var cache: AssetCache?
+    private var cacheFailed = false
+    private var fetcher: Fetcher?
+    private var backoff = FetchBackoff(initial: .seconds(2), maximum: .seconds(ImageProperties.defaultRefreshSeconds))
+    /// The URLs every output's scene names, with the shortest `refresh` (seconds) of the widgets that name each.
+    private var refresh: [String: Int] = [:]
+    /// The URLs the scenes name, each with its next fetch (or the fetch under way).
+    private var timers: [String: TimerHandle] = [:]
+    private var inFlight: [String: FetchID] = [:]
+    /// The file each URL was last shown from: a fetch that keeps it changes nothing on screen.
+    private var shown: [String: String] = [:]
+    private var failing: Set<String> = []
+    private var listeners: [ListenerToken] = []
+
+    init(loop: MainLoop, outputs: KioskOutputs, control: ControlWiring?, logger: Logger) {
+        self.loop = loop
+        self.outputs = outputs
+        self.control = control
+        self.logger = logger
+        let base = ProcessInfo.processInfo.environment["CACHE_DIRECTORY"]?.split(separator: ":").first.map(String.init) ?? "/var/cache/kioskd"
+        directory = base + "/assets"
+        for output in outputs.outputs {
+            output.stage.builderRemoteAssets = self
+            listeners.append(output.stage.addEventListener { [weak self] event in
+                if case .sceneLoaded = event { self?.follow() }
+            })
+        }
+        follow()
+    }
+
+    func stop() {
+        for timer in timers.values { timer.cancel() }
+        timers = [:]
+        for id in inFlight.values { fetcher?.cancel(id) }
+        inFlight = [:]
+    }
+
+    // MARK: RemoteAssetSource
+
+    func file(for url: String) -> String? {
+        guard let cache = openCache() else { return nil }
+        let file = cache.lookup(url)?.path
+        if let file { shown[url] = file }
+        return file
+    }
+
+    // MARK: Fetching
+
+    /// The URLs every output's scene names now: new ones fetched at once, forgotten ones no longer refreshed.
+    private func follow() {
+        refresh = [:]
+        for output in outputs.outputs {
+            refresh.merge(output.stage.scene.remoteAssets) { min($0, $1) }
+        }
+        let wanted = Set(refresh.keys)
+        for url in timers.keys where !wanted.contains(url) {
+            timers.removeValue(forKey: url)?.cancel()
+            if let id = inFlight.removeValue(forKey: url) { fetcher?.cancel(id) }
+        }
+        for url in wanted.sorted() where timers[url] == nil && inFlight[url] == nil {
+            // A copy from an earlier run is shown at once, network or not; the fetch then revalidates it.
+            if shown[url] == nil, let file = openCache()?.peek(url)?.path {
+                shown[url] = file
+                for output in outputs.outputs { output.stage.remoteAssetChanged(url) }
+            }
+            fetch(url)
+        }
+    }
+
+    private func fetch(_ url: String) {
+        timers[url] = nil
+        guard let cache = openCache() else { return }
+        if fetcher == nil {
+            do { fetcher = try Fetcher(loop: loop) } catch {
+                report(url, "cannot start the fetcher: \(error)")
+                return
+            }
+        }
+        guard let fetcher else { return }
+        let protected = Set(refresh.keys)
+        inFlight[url] = cache.fetch(url, protected: protected, fetcher: fetcher) { [weak self] result in
+            self?.fetched(url, result)
+        }
+    }
+
+    private func fetched(_ url: String, _ result: Result<CachedAsset, FetchError>) {
+        guard inFlight.removeValue(forKey: url) != nil else { return }
+        let next: Duration
+        switch result {
+        case .success(let asset):
+            backoff.succeeded(url)
+            if failing.remove(url) != nil { logger.notice("image \(url): fetched again") }
+            if shown[url] != asset.path {
+                shown[url] = asset.path
+                for output in outputs.outputs { output.stage.remoteAssetChanged(url) }
+            }
+            next = .seconds(refresh[url] ?? ImageProperties.defaultRefreshSeconds)
+        case .failure(let error):
+            next = min(backoff.failed(url), .seconds(refresh[url] ?? ImageProperties.defaultRefreshSeconds))
+            report(url, "\(error.failure)\(shown[url] != nil ? "; the cached copy stays on screen" : ""); tried again in \(Int(next.components.seconds)) s")
+        }
+        timers[url] = loop.addTimer(after: next) { [weak self] in self?.fetch(url) }
+    }
+
+    private func report(_ url: String, _ words: String) {
+        let message = "image \(url): \(words)"
+        if failing.insert(url).inserted { logger.warning("\(message)") } else { logger.debug("\(message)") }
+        control?.server.broadcast(event: "error", data: ["code": "remote_asset", "message": .string(message)])
+    }
+
+    /// The cache, opened on first use (synchronous file I/O once: a folder listing and the metadata files).
+    private func openCache() -> AssetCache? {
+        if let cache { return cache }
+        guard !cacheFailed else { return nil }
+        do {
+            cache = try AssetCache(directory: directory)
+        } catch {
+            cacheFailed = true
+            logger.error("\(error); images named by URL are not shown (the unit's CacheDirectory=, or CACHE_DIRECTORY)")
+            control?.server.broadcast(event: "error", data: ["code": "remote_asset", "message": .string("\(error)")])
+        }
+        return cache
+    }
+}
