@@ -23,6 +23,7 @@ final class SystemdUnitTests: XCTestCase {
         XCTAssertTrue(service.contains("\nDeviceAllow=char-video4linux rw\n"), "V4L2 decoders reachable")
         XCTAssertTrue(service.contains("\nEnvironment=GST_REGISTRY_1_0=/var/lib/kioskd/"), "the registry under the state directory")
         XCTAssertTrue(service.contains("\nStateDirectory=kioskd "), "which is writable")
+        XCTAssertTrue(service.contains("\nCacheDirectory=kioskd\n"), "the asset cache, $CACHE_DIRECTORY")
         try service.replacingOccurrences(of: "/usr/bin/kioskd", with: KioskdProcess.kioskdPath)
             .write(to: dir.appendingPathComponent("kioskd.service"), atomically: true, encoding: .utf8)
         let socket = try String(contentsOf: units.appendingPathComponent("kioskd.socket"), encoding: .utf8)
