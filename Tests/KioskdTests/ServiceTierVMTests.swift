@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KioskCore
 import KioskDisplay
 import KioskRender
 import KioskTestSupport
@@ -66,6 +67,7 @@ final class ServiceTierVMTests: XCTestCase {
         tier.check("ping") { try pingAsMember() }
         tier.check("clock-synchronized") { try kernelSyncStateReadUnderTheUnit() }
         tier.check("plays") { try playsRecordedAndKeptAcrossARestart() }
+        tier.check("remote-image") { try remoteImageUnderTheUnit() }
         tier.check("reload") { try reload() }
         tier.check("stop") { try stop(consoleBuffer: consoleBuffer) }
         tier.check("socket-activation") { try pingWhileStopped() }
@@ -369,6 +371,46 @@ final class ServiceTierVMTests: XCTestCase {
         }
         let last = after.max { sequence($0) < sequence($1) } ?? [:]
         return "\(store) \(owner); \(before.count) records as \(T.member) (the last, sequence \(sequence(before.last ?? [:])), frame hash \(before.last?["frame_hash"] as? String ?? "?")); after systemctl restart (pid \(pid) -> \(restarted["MainPID"] ?? "?")): \(after.count) records, all \(before.count) earlier kept, new sequence \(sequence(last)) with frame hash \(last["frame_hash"] as? String ?? "?"); '\(journal)'"
+    }
+
+    /// An image named by URL under the installed unit: with the network drop-in the package ships (mqtt.conf, linked
+    /// as an administrator would), kioskd fetches it from a server on the VM's loopback into /var/cache/kioskd
+    /// (the unit's CacheDirectory=, kioskd's own) and shows it. Afterwards the drop-in is removed and the first scene
+    /// shown again by a restart.
+    private func remoteImageUnderTheUnit() throws -> String {
+        let served = "/run/kioskd-image-server", port = 8765
+        defer {
+            _ = try? T.shell("kill $(cat \(served).pid) 2>/dev/null; rm -f \(T.dropInDirectory)/network.conf && systemctl daemon-reload")
+            _ = try? T.writeAtomically(Self.scene("service tier v1"), to: T.scene)
+            _ = try? T.shell("systemctl restart kioskd.service", timeout: 120)
+        }
+        try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
+        var pixels = [UInt8](repeating: 0, count: 8 * 8 * 4)
+        for i in stride(from: 0, to: pixels.count, by: 4) { pixels[i + 2] = 0xE0; pixels[i + 1] = 0x20; pixels[i + 3] = 0xFF }
+        try Data(try encodePNG(xrgb8888: pixels, size: Size(width: 8, height: 8), stride: 32)).write(to: URL(fileURLWithPath: "\(served)/picture.png"))
+        try T.must("cd \(served) && { setsid /usr/bin/python3 -m http.server \(port) --bind 127.0.0.1 >\(served).log 2>&1 & echo $! > \(served).pid; }")
+        let url = "http://127.0.0.1:\(port)/picture.png"
+        try T.waitFor("the image server", timeout: 30) {
+            try T.shell("/usr/bin/python3 -c 'import urllib.request; urllib.request.urlopen(\"\(url)\")'").status == 0
+        }
+        try T.must("mkdir -p \(T.dropInDirectory) && ln -sf /usr/share/kioskd/systemd/mqtt.conf \(T.dropInDirectory)/network.conf && systemctl daemon-reload")
+        try T.writeAtomically("size: display\nbackground: black\nwidgets:\n  - {type: image, path: \"\(url)\", fit: fill, x: 0, y: 0, width: 100%, height: 100%}\n", to: T.scene)
+        try T.must("systemctl restart kioskd.service", timeout: 120)
+        let shot = "/var/lib/kioskd/screenshots/remote.png"
+        var centre: UInt32 = 0
+        let took = try T.waitFor("the picture fetched and shown", timeout: 60) {
+            guard (try T.shell("/usr/bin/kioskctl screenshot --server-path \(shot)", timeout: 60)).status == 0 else { return false }
+            let png = try PNGFile(contentsOf: URL(fileURLWithPath: shot))
+            centre = png.rgb(x: png.width / 2, y: png.height / 2)
+            return centre == 0xE02000
+        }
+        let cached = try T.must("stat -c '%U:%G %a' /var/cache/kioskd /var/cache/kioskd/assets && ls /var/cache/kioskd/assets | grep -c '\\.json$'")
+        let lines = cached.split(separator: "\n").map(String.init)
+        guard lines.count == 3, lines[0].hasPrefix("kioskd:kioskd "), lines[1].hasPrefix("kioskd:kioskd "), lines[2] == "1" else {
+            throw ServiceCheckFailure("the asset cache: \(lines)")
+        }
+        let requests = (try? String(contentsOfFile: "\(served).log", encoding: .utf8))?.components(separatedBy: "GET /picture.png").count ?? 1
+        return "\(url) shown (centre #\(String(centre, radix: 16))) \(String(format: "%.1f", took)) s after the restart with the network drop-in; /var/cache/kioskd \(lines[0]), assets \(lines[1]), 1 asset; the server saw \(requests - 1) request(s)"
     }
 
     /// The headless render of the scene file, in the display's mode.
