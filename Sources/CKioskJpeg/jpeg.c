@@ -149,6 +149,25 @@ uint32_t *kiosk_jpeg_decode_fd(int fd, int min_width, int min_height, int either
 
 void kiosk_jpeg_free(uint32_t *pixels) { free(pixels); }
 
+/// Compresses `pixels` into the destination `info` was given (between create and destroy; an error longjmps to
+/// the caller's setjmp): 1 component grayscale, 3 RGB, 4 CMYK stored inverted as Adobe applications do.
+static void kiosk_jpeg_compress(struct jpeg_compress_struct *info, const uint8_t *pixels, int width, int height,
+                                int components, int quality) {
+    info->image_width = (JDIMENSION)width;
+    info->image_height = (JDIMENSION)height;
+    info->input_components = components;
+    info->in_color_space = components == 1 ? JCS_GRAYSCALE : components == 3 ? JCS_RGB : JCS_CMYK;
+    jpeg_set_defaults(info);
+    jpeg_set_quality(info, quality, TRUE);
+    if (components == 4) info->write_Adobe_marker = TRUE;
+    jpeg_start_compress(info, TRUE);
+    while (info->next_scanline < info->image_height) {
+        JSAMPROW rows[1] = {(JSAMPROW)(pixels + (size_t)info->next_scanline * (size_t)width * (size_t)components)};
+        jpeg_write_scanlines(info, rows, 1);
+    }
+    jpeg_finish_compress(info);
+}
+
 int kiosk_jpeg_encode_file(const char *path, const uint8_t *pixels, int width, int height, int components,
                            int quality, char *error_message, size_t error_size) {
     if (width <= 0 || height <= 0 || (components != 1 && components != 3 && components != 4)) {
@@ -171,19 +190,7 @@ int kiosk_jpeg_encode_file(const char *path, const uint8_t *pixels, int width, i
     }
     jpeg_create_compress(&info);
     jpeg_stdio_dest(&info, file);
-    info.image_width = (JDIMENSION)width;
-    info.image_height = (JDIMENSION)height;
-    info.input_components = components;
-    info.in_color_space = components == 1 ? JCS_GRAYSCALE : components == 3 ? JCS_RGB : JCS_CMYK;
-    jpeg_set_defaults(&info);
-    jpeg_set_quality(&info, quality, TRUE);
-    if (components == 4) info.write_Adobe_marker = TRUE;
-    jpeg_start_compress(&info, TRUE);
-    while (info.next_scanline < info.image_height) {
-        JSAMPROW rows[1] = {(JSAMPROW)(pixels + (size_t)info.next_scanline * (size_t)width * (size_t)components)};
-        jpeg_write_scanlines(&info, rows, 1);
-    }
-    jpeg_finish_compress(&info);
+    kiosk_jpeg_compress(&info, pixels, width, height, components, quality);
     jpeg_destroy_compress(&info);
     if (fclose(file) != 0) {
         snprintf(error_message, error_size, "cannot write: %s", strerror(errno));
@@ -214,18 +221,7 @@ int kiosk_jpeg_encode_memory(const uint8_t *pixels, int width, int height, int c
     }
     jpeg_create_compress(&info);
     jpeg_mem_dest(&info, (unsigned char **)&buffer, &size);
-    info.image_width = (JDIMENSION)width;
-    info.image_height = (JDIMENSION)height;
-    info.input_components = components;
-    info.in_color_space = components == 1 ? JCS_GRAYSCALE : JCS_RGB;
-    jpeg_set_defaults(&info);
-    jpeg_set_quality(&info, quality, TRUE);
-    jpeg_start_compress(&info, TRUE);
-    while (info.next_scanline < info.image_height) {
-        JSAMPROW rows[1] = {(JSAMPROW)(pixels + (size_t)info.next_scanline * (size_t)width * (size_t)components)};
-        jpeg_write_scanlines(&info, rows, 1);
-    }
-    jpeg_finish_compress(&info);
+    kiosk_jpeg_compress(&info, pixels, width, height, components, quality);
     jpeg_destroy_compress(&info);
     *out = buffer;
     *out_size = size;

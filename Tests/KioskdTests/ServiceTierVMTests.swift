@@ -380,7 +380,7 @@ final class ServiceTierVMTests: XCTestCase {
     private func remoteImageUnderTheUnit() throws -> String {
         let served = "/run/kioskd-image-server", port = 8765
         defer {
-            _ = try? T.shell("kill $(cat \(served).pid) 2>/dev/null; rm -f \(T.dropInDirectory)/network.conf && systemctl daemon-reload")
+            _ = try? T.shell("systemctl stop kioskd-image-server.service; rm -f \(T.dropInDirectory)/network.conf && systemctl daemon-reload")
             _ = try? T.writeAtomically(Self.scene("service tier v1"), to: T.scene)
             _ = try? T.shell("systemctl restart kioskd.service", timeout: 120)
         }
@@ -388,7 +388,8 @@ final class ServiceTierVMTests: XCTestCase {
         var pixels = [UInt8](repeating: 0, count: 8 * 8 * 4)
         for i in stride(from: 0, to: pixels.count, by: 4) { pixels[i + 2] = 0xE0; pixels[i + 1] = 0x20; pixels[i + 3] = 0xFF }
         try Data(try encodePNG(xrgb8888: pixels, size: Size(width: 8, height: 8), stride: 32)).write(to: URL(fileURLWithPath: "\(served)/picture.png"))
-        try T.must("cd \(served) && { setsid /usr/bin/python3 -m http.server \(port) --bind 127.0.0.1 >\(served).log 2>&1 & echo $! > \(served).pid; }")
+        // A transient service of its own: a process left in the background would hold the shell's output open.
+        try T.must("systemd-run --unit=kioskd-image-server /usr/bin/python3 -m http.server \(port) --bind 127.0.0.1 --directory \(served)")
         let url = "http://127.0.0.1:\(port)/picture.png"
         try T.waitFor("the image server", timeout: 30) {
             try T.shell("/usr/bin/python3 -c 'import urllib.request; urllib.request.urlopen(\"\(url)\")'").status == 0
@@ -409,8 +410,8 @@ final class ServiceTierVMTests: XCTestCase {
         guard lines.count == 3, lines[0].hasPrefix("kioskd:kioskd "), lines[1].hasPrefix("kioskd:kioskd "), lines[2] == "1" else {
             throw ServiceCheckFailure("the asset cache: \(lines)")
         }
-        let requests = (try? String(contentsOfFile: "\(served).log", encoding: .utf8))?.components(separatedBy: "GET /picture.png").count ?? 1
-        return "\(url) shown (centre #\(String(centre, radix: 16))) \(String(format: "%.1f", took)) s after the restart with the network drop-in; /var/cache/kioskd \(lines[0]), assets \(lines[1]), 1 asset; the server saw \(requests - 1) request(s)"
+        let requests = try T.must("journalctl -u kioskd-image-server.service --no-pager -o cat | grep -c 'GET /picture.png' || true")
+        return "\(url) shown (centre #\(String(centre, radix: 16))) \(String(format: "%.1f", took)) s after the restart with the network drop-in; /var/cache/kioskd \(lines[0]), assets \(lines[1]), 1 asset; the server saw \(requests) request(s)"
     }
 
     /// The headless render of the scene file, in the display's mode.
