@@ -163,7 +163,7 @@ let package = Package(
         ),
         .target(name: "KioskTestSupport", dependencies: ["KioskCore", "KioskDisplay", "CDRM"], path: "Tests/KioskTestSupport"),
         // Golden-image comparison: test code that needs Cairo, kept out of the Cairo-free KioskTestSupport.
-        .target(name: "KioskRenderTestSupport", dependencies: ["KioskCore", "KioskRender", "CCairo"],
+        .target(name: "KioskRenderTestSupport", dependencies: ["KioskCore", "KioskRender", "CCairo", "CKioskJpeg"],
                 path: "Tests/KioskRenderTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore", "KioskDisplay", "KioskTestSupport"]),
         .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskScene", "KioskDisplay", "KioskInput", "KioskControl", "KioskRuntime", "KioskCore", "KioskTestSupport"]),
@@ -177,7 +177,7 @@ let package = Package(
         .testTarget(name: "KioskPlaysTests", dependencies: ["KioskPlays", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskControlTests", dependencies: ["KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskdTests", dependencies: ["KioskTestSupport", "KioskRender", "KioskScene",
-                                                   "KioskRenderTestSupport", "KioskCore", "KioskDisplay", "KioskRuntime", "KioskPlays", "CDRM", "CKioskJpeg"]),
+                                                   "KioskRenderTestSupport", "KioskCore", "KioskDisplay", "KioskRuntime", "KioskPlays", "CDRM"]),
         .testTarget(name: "KioskBenchTests", dependencies: ["KioskBench", "KioskCore", "KioskRender", "KioskRenderTestSupport"]),
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskRenderTestSupport", "KioskCore", "KioskDisplay", "KioskRender", "KioskTestSupport",
                                                           "KioskRuntime", "KioskScene", "KioskVideo", "CDRM"]),

@@ -1,7 +1,7 @@
-import CKioskJpeg
 import Foundation
 import KioskCore
 import KioskRender
+import KioskRenderTestSupport
 import XCTest
 
 /// The fleet's thumbnails: reduced with a box filter to the width asked, the aspect ratio kept, never enlarged, and
@@ -20,21 +20,6 @@ final class JPEGThumbnailTests: XCTestCase {
         return bytes
     }
 
-    /// The JPEG decoded by libjpeg: its size and its 0xFFRRGGBB words.
-    private func decode(_ jpeg: [UInt8]) throws -> (width: Int, height: Int, pixels: [UInt32]) {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("thumbnail-\(UUID().uuidString).jpg")
-        try Data(jpeg).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let fd = open(file.path, O_RDONLY | O_CLOEXEC)
-        XCTAssertGreaterThanOrEqual(fd, 0)
-        var width: Int32 = 0, height: Int32 = 0
-        var message = [CChar](repeating: 0, count: 256)
-        let pixels = try XCTUnwrap(kiosk_jpeg_decode_fd(fd, 0, 0, 0, &width, &height, &message, message.count),
-                                   String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        defer { kiosk_jpeg_free(pixels) }
-        return (Int(width), Int(height), Array(UnsafeBufferPointer(start: pixels, count: Int(width * height))))
-    }
-
     private func assertColour(_ word: UInt32, _ expected: (UInt8, UInt8, UInt8), _ what: String, file: StaticString = #filePath, line: UInt = #line) {
         let got = [Int((word >> 16) & 0xFF), Int((word >> 8) & 0xFF), Int(word & 0xFF)]
         let want = [Int(expected.0), Int(expected.1), Int(expected.2)]
@@ -47,7 +32,7 @@ final class JPEGThumbnailTests: XCTestCase {
                                                 stride: size.width * 4, maxWidth: 64)
         XCTAssertEqual(thumbnail.size, Size(width: 64, height: 48))
         XCTAssertEqual(Array(thumbnail.jpeg.prefix(2)), [0xFF, 0xD8], "a JPEG's start of image")
-        let decoded = try decode(thumbnail.jpeg)
+        let decoded = try readJPEG(thumbnail.jpeg)
         XCTAssertEqual(decoded.width, 64)
         XCTAssertEqual(decoded.height, 48)
         assertColour(decoded.pixels[24 * 64 + 8], (200, 30, 40), "left")
@@ -67,7 +52,7 @@ final class JPEGThumbnailTests: XCTestCase {
         }
         let thumbnail = try encodeJPEGThumbnail(xrgb8888: bytes, size: size, stride: size.width * 4, maxWidth: 40)
         XCTAssertEqual(thumbnail.size, Size(width: 40, height: 30))
-        let decoded = try decode(thumbnail.jpeg)
+        let decoded = try readJPEG(thumbnail.jpeg)
         assertColour(decoded.pixels[15 * 40 + 20], (128, 128, 128), "a checkerboard averaged")
     }
 

@@ -1,5 +1,5 @@
-import CKioskJpeg
 import Foundation
+import KioskRenderTestSupport
 import KioskTestSupport
 import KioskCore
 import KioskScene
@@ -456,35 +456,19 @@ final class FleetMQTTTests: XCTestCase {
         let daemon = try startKiosk("thumbnail_every: 5\nthumbnail_width: 64\n")
         let first = try broker.firstMessage(on: "\(prefix)/thumbnail")
         XCTAssertEqual(Array(first.prefix(2)), [0xFF, 0xD8], "a JPEG")
-        let shown = try Self.decodeJPEG(first)
+        let shown = try readJPEG(Array(first))
         XCTAssertEqual(shown.width, 64)
         XCTAssertEqual(shown.height, 48, "320x240 at 64 pixels wide")
         _ = try daemon.result("page.show", #"{"name": "second", "transition": {"kind": "cut"}}"#)
         // The second page is #203040 all over: the next period's thumbnail shows it (a retained message: the latest).
         var centre: [Int] = []
         try Poll.until("a thumbnail of the second page", timeout: 30, interval: 1) {
-            let jpeg = try Self.decodeJPEG(try broker.firstMessage(on: "\(prefix)/thumbnail"))
+            let jpeg = try readJPEG(Array(try broker.firstMessage(on: "\(prefix)/thumbnail")))
             let word = jpeg.pixels[24 * jpeg.width + 32]
             centre = [Int((word >> 16) & 0xFF), Int((word >> 8) & 0xFF), Int(word & 0xFF)]
             return zip(centre, [0x20, 0x30, 0x40]).allSatisfy { abs($0 - $1) <= 8 }
         }
         XCTAssertTrue(daemon.isRunning)
-    }
-
-    /// A JPEG decoded by kioskd's own libjpeg reader: its size and 0xFFRRGGBB words.
-    private static func decodeJPEG(_ data: Data) throws -> (width: Int, height: Int, pixels: [UInt32]) {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("thumbnail-\(UUID().uuidString).jpg")
-        try data.write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let fd = open(file.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ControlTestError("cannot open \(file.path)") }
-        var width: Int32 = 0, height: Int32 = 0
-        var message = [CChar](repeating: 0, count: 256)
-        guard let pixels = kiosk_jpeg_decode_fd(fd, 0, 0, 0, &width, &height, &message, message.count) else {
-            throw ControlTestError("not a JPEG: " + String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        }
-        defer { kiosk_jpeg_free(pixels) }
-        return (Int(width), Int(height), Array(UnsafeBufferPointer(start: pixels, count: Int(width * height))))
     }
 
     func testScreenshotsNeedTheAllowListAndAFloodIsCoalescedAndRateLimited() throws {
