@@ -163,6 +163,7 @@ public final class ControlWiring {
         registerOutputCommands()
         registerSceneCommands()
         registerVideoCommands()
+        registerWebCommands()
         registerPlayCommands()
         hookOutputs()
     }

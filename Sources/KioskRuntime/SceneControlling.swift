@@ -50,6 +50,8 @@ public enum StageEvent: Sendable, Equatable {
     case error(code: String, message: String)
     /// A video widget started, ended, looped or failed.
     case video(VideoEventReport)
+    /// A web widget's page loaded, failed, lost its web process or refused a navigation.
+    case web(WebEventReport)
 }
 
 /// How `animate` moves a property: the pop animation kinds. An immutable value; any thread.

@@ -24,6 +24,8 @@ public enum ControlCommandName: String, CaseIterable, Comparable, Sendable {
     case videoPlay = "video.play"
     case videoSeek = "video.seek"
     case videoState = "video.state"
+    case webReload = "web.reload"
+    case webState = "web.state"
     case widgetGet = "widget.get"
     case widgetSet = "widget.set"
 

@@ -1,0 +1,121 @@
+import Foundation
+import KioskCore
+import KioskRender
+import KioskTestSupport
+import XCTest
+
+/// The `web` widget in a running kioskd (headless): the page is composed beside the other widgets; its web process
+/// killed with SIGKILL leaves the last frame on screen and the page comes back in a new web process; a page that
+/// cannot be loaded leaves the placeholder and says why, the rest of the scene running.
+final class WebWidgetTests: XCTestCase {
+    private func pixel(_ daemon: ControlledKioskd, in dir: URL, x: Int, y: Int) throws -> UInt32 {
+        let file = dir.appendingPathComponent("shot-\(UUID().uuidString).png")
+        _ = try daemon.result("screenshot", #"{"path": "\#(file.path)"}"#)
+        defer { try? FileManager.default.removeItem(at: file) }
+        return try PNGFile(contentsOf: file).rgb(x: x, y: y)
+    }
+
+    private func state(_ daemon: ControlledKioskd, _ id: String) throws -> [String: Any] {
+        try daemon.result("web.state", #"{"id": "\#(id)"}"#)
+    }
+
+    /// The web processes kioskd started: its children named WPEWebProcess.
+    private func webProcesses(of parent: Int32) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { Int32($0) }.filter { pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            let name = stat[stat.index(after: stat.firstIndex(of: "(")!)..<close]
+            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            return name.hasPrefix("WPEWebProcess") && fields.count > 1 && Int32(fields[1]) == parent
+        }
+    }
+
+    func testAPageBesideOtherWidgetsSurvivesItsWebProcessBeingKilled() throws {
+        let dir = try KioskdProcess.scratchDirectory("web-widget")
+        let page = dir.appendingPathComponent("page.html")
+        try "<html><body style='margin:0;background:#e02000'><p style='color:white'>menu of the day</p></body></html>"
+            .write(to: page, atomically: true, encoding: .utf8)
+        let scene = dir.appendingPathComponent("scene.yaml")
+        try """
+            background: "#000000"
+            widgets:
+              - {id: page, type: web, url: "\(page.absoluteString)", x: 0, y: 0, width: 160, height: 120}
+              - {id: side, type: rect, background: "#00ff00", x: 160, y: 0, width: 160, height: 120}
+              - {id: clock, type: clock, format: "%H:%M:%S", x: 160, y: 120, width: 160, height: 120}
+            """.write(to: scene, atomically: true, encoding: .utf8)
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", scene.path,
+                                           "--screenshot-dir", dir.path])
+        defer { _ = daemon.stop() }
+        try Poll.until("the page on screen", timeout: 60) { try pixel(daemon, in: dir, x: 80, y: 100) == 0xE02000 }
+        XCTAssertEqual(try pixel(daemon, in: dir, x: 240, y: 60), 0x00FF00, "the widget beside the page")
+        let loaded = try state(daemon, "page")
+        XCTAssertEqual(loaded["state"] as? String, "loaded")
+        XCTAssertGreaterThanOrEqual(loaded["frames_shown"] as? Int ?? 0, 1, "\(loaded)")
+
+        // The web process killed: the last frame stays, and the page comes back from a new web process.
+        let victims = webProcesses(of: daemon.pid)
+        XCTAssertEqual(victims.count, 1, "one web process for one page: \(victims)")
+        for pid in victims { kill(pid, SIGKILL) }
+        try Poll.until("the web process's end seen", timeout: 30) { (try state(daemon, "page")["process_exits"] as? Int ?? 0) >= 1 }
+        XCTAssertEqual(try pixel(daemon, in: dir, x: 80, y: 100), 0xE02000, "the last frame stays while the page is gone")
+        try Poll.until("the page loaded again", timeout: 60) {
+            let s = try state(daemon, "page")
+            return s["state"] as? String == "loaded" && (s["loads"] as? Int ?? 0) >= 2
+        }
+        let again = webProcesses(of: daemon.pid)
+        XCTAssertEqual(again.count, 1, "a new web process: \(again)")
+        XCTAssertTrue(Set(again).isDisjoint(with: victims), "not the killed one")
+        XCTAssertEqual(try pixel(daemon, in: dir, x: 80, y: 100), 0xE02000)
+        XCTAssertEqual(try daemon.result("ping")["pong"] as? Bool ?? true, true)
+        XCTAssertTrue(daemon.isRunning)
+    }
+
+    func testAPageThatCannotLoadLeavesItsPlaceholderAndSaysWhy() throws {
+        let dir = try KioskdProcess.scratchDirectory("web-widget-dead")
+        let port = try LoopbackPort.free()
+        let scene = dir.appendingPathComponent("scene.yaml")
+        try """
+            background: "#000000"
+            widgets:
+              - {id: page, type: web, url: "http://127.0.0.1:\(port)/board", background: "#2040ff", x: 0, y: 0, width: 160, height: 120}
+              - {id: side, type: rect, background: "#00ff00", x: 160, y: 0, width: 160, height: 120}
+            """.write(to: scene, atomically: true, encoding: .utf8)
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", scene.path,
+                                           "--screenshot-dir", dir.path])
+        defer { _ = daemon.stop() }
+        try Poll.until("the failure reported", timeout: 60) { (try state(daemon, "page")["failures"] as? Int ?? 0) >= 1 }
+        let failed = try state(daemon, "page")
+        XCTAssertTrue((failed["error"] as? String ?? "").contains("127.0.0.1:\(port)"), "\(failed)")
+        XCTAssertNotNil(failed["retry_in"] as? Double, "a load again is planned: \(failed)")
+        XCTAssertEqual(try pixel(daemon, in: dir, x: 80, y: 60), 0x2040FF, "the placeholder (the widget's background)")
+        XCTAssertEqual(try pixel(daemon, in: dir, x: 240, y: 60), 0x00FF00)
+        // Bad requests get errors that name the problem.
+        let bad = try daemon.error("web.reload", #"{"id": "page", "url": "ftp://example.com/"}"#)
+        XCTAssertEqual(bad.code, "invalid_argument")
+        XCTAssertTrue(bad.message.contains("ftp"), bad.message)
+        let missing = try daemon.error("web.state", #"{"id": "nope"}"#)
+        XCTAssertEqual(missing.code, "not_found")
+        XCTAssertTrue(missing.message.contains("page"), "names the widgets there are: \(missing.message)")
+    }
+
+    func testAWebWidgetWithBadPropertiesIsALocatedError() throws {
+        let dir = try KioskdProcess.scratchDirectory("web-widget-bad")
+        let scene = dir.appendingPathComponent("scene.yaml")
+        try """
+            widgets:
+              - {type: web, url: "ftp://example.com/"}
+              - {type: web, url: "https://example.com", zoom: 9, y: 10}
+              - {type: web, url: "https://example.com", allowed_origins: ["https://a.example/path"], y: 20}
+              - {type: web, y: 30}
+            """.write(to: scene, atomically: true, encoding: .utf8)
+        let result = try KioskdProcess.run(["check", scene.path])
+        XCTAssertNotEqual(result.status, 0)
+        let text = result.stdout + result.stderr
+        XCTAssertTrue(text.contains("scene.yaml:2"), text)
+        XCTAssertTrue(text.contains("'ftp' is not allowed"), text)
+        XCTAssertTrue(text.contains("zoom"), text)
+        XCTAssertTrue(text.contains("is not an origin"), text)
+        XCTAssertTrue(text.contains("needs 'url'"), text)
+    }
+}
