@@ -676,13 +676,13 @@ _kioskctl_web() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    state|reload)
+    state|reload|navigate|eval|clear-data)
         # Offer subcommand argument completions
         "_kioskctl_web_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'state reload' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'state reload navigate eval clear-data' -- "${cur}"))
         ;;
     esac
 }
@@ -709,7 +709,7 @@ _kioskctl_web_reload() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --id --url)
+    non_repeating_options=(--socket --id)
     __kioskctl_offer_flags_options 0
 
     # Offer option value completions
@@ -720,7 +720,55 @@ _kioskctl_web_reload() {
     '--id')
         return
         ;;
-    '--url')
+    esac
+}
+
+_kioskctl_web_navigate() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --id)
+    __kioskctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--id')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_web_eval() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --id)
+    __kioskctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--id')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_web_clear-data() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __kioskctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
         return
         ;;
     esac

@@ -22,7 +22,7 @@ struct exportable_client_abi {
     void (*reserved1)(void);
 };
 
-enum { LOAD_STARTED = 0, LOAD_FINISHED = 3, NETWORK_ERROR_CANCELLED = 302, POLICY_NAVIGATION = 0, POLICY_NEW_WINDOW = 1 };
+enum { LOAD_STARTED = 0, LOAD_COMMITTED = 2, LOAD_FINISHED = 3, NETWORK_ERROR_CANCELLED = 302, POLICY_NAVIGATION = 0, POLICY_NEW_WINDOW = 1 };
 enum { ACTIVITY_VISIBLE = 1 << 0, ACTIVITY_FOCUSED = 1 << 1, ACTIVITY_IN_WINDOW = 1 << 2 };
 enum { POINTER_MOTION = 1, POINTER_BUTTON = 2, POINTER_BUTTON1_MODIFIER = 1 << 20 };
 
@@ -39,6 +39,10 @@ static struct {
     unsigned (*signal_handlers_disconnect_matched)(void *instance, int mask, unsigned signal_id, uint32_t detail,
                                                    void *closure, void *func, void *data);
     void (*object_unref)(void *object);
+    void *(*object_ref)(void *object);
+    void *(*object_new)(unsigned long type, const char *first_property, ...);
+    void (*free)(void *memory);
+    void (*error_free)(GErrorABI *error);
     uint32_t (*network_error_quark)(void);
     // libwpe and WPEBackend-fdo.
     int (*loader_init)(const char *implementation);
@@ -62,6 +66,24 @@ static struct {
     uint32_t (*shm_get_format)(void *buffer);
     // WPE WebKit.
     void *(*data_manager_new_ephemeral)(void);
+    void *(*data_manager_new)(const char *first_option, ...);
+    void (*data_manager_clear)(void *manager, uint32_t types, int64_t timespan, void *cancellable, void *callback,
+                               void *data);
+    unsigned long (*web_context_get_type)(void);
+    void *(*web_context_get_cookie_manager)(void *context);
+    void (*cookie_manager_set_persistent_storage)(void *manager, const char *file, int storage);
+    void *(*web_context_get_website_data_manager)(void *context);
+    void *(*memory_pressure_settings_new)(void);
+    void (*memory_pressure_settings_set_memory_limit)(void *settings, unsigned megabytes);
+    void (*memory_pressure_settings_set_kill_threshold)(void *settings, double fraction);
+    void (*memory_pressure_settings_free)(void *settings);
+    void (*memory_pressure_settings_set_poll_interval)(void *settings, double seconds);
+    void (*web_view_run_javascript)(void *view, const char *script, void *cancellable, void *callback, void *data);
+    void *(*web_view_run_javascript_finish)(void *view, void *result, GErrorABI **error);
+    void *(*javascript_result_get_js_value)(void *result);
+    void (*javascript_result_unref)(void *result);
+    char *(*js_value_to_string)(void *value);
+    const char *(*web_view_get_uri)(void *view);
     void *(*web_context_new_with_data_manager)(void *manager);
     void *(*web_view_backend_new)(void *backend, GDestroyNotifyABI notify, void *data);
     void *(*web_view_new_with_context)(void *backend, void *context);
@@ -110,6 +132,10 @@ static void load_webkit(void) {
         {webkit, "g_signal_connect_data", (void **)&wk.signal_connect_data},
         {webkit, "g_signal_handlers_disconnect_matched", (void **)&wk.signal_handlers_disconnect_matched},
         {webkit, "g_object_unref", (void **)&wk.object_unref},
+        {webkit, "g_object_ref", (void **)&wk.object_ref},
+        {webkit, "g_object_new", (void **)&wk.object_new},
+        {webkit, "g_free", (void **)&wk.free},
+        {webkit, "g_error_free", (void **)&wk.error_free},
         {webkit, "webkit_network_error_quark", (void **)&wk.network_error_quark},
         {wpe, "wpe_loader_init", (void **)&wk.loader_init},
         {wpe, "wpe_view_backend_add_activity_state", (void **)&wk.view_backend_add_activity_state},
@@ -130,6 +156,23 @@ static void load_webkit(void) {
         {wayland, "wl_shm_buffer_get_height", (void **)&wk.shm_get_height},
         {wayland, "wl_shm_buffer_get_format", (void **)&wk.shm_get_format},
         {webkit, "webkit_website_data_manager_new_ephemeral", (void **)&wk.data_manager_new_ephemeral},
+        {webkit, "webkit_website_data_manager_new", (void **)&wk.data_manager_new},
+        {webkit, "webkit_website_data_manager_clear", (void **)&wk.data_manager_clear},
+        {webkit, "webkit_web_context_get_type", (void **)&wk.web_context_get_type},
+        {webkit, "webkit_web_context_get_cookie_manager", (void **)&wk.web_context_get_cookie_manager},
+        {webkit, "webkit_cookie_manager_set_persistent_storage", (void **)&wk.cookie_manager_set_persistent_storage},
+        {webkit, "webkit_web_context_get_website_data_manager", (void **)&wk.web_context_get_website_data_manager},
+        {webkit, "webkit_memory_pressure_settings_new", (void **)&wk.memory_pressure_settings_new},
+        {webkit, "webkit_memory_pressure_settings_set_memory_limit", (void **)&wk.memory_pressure_settings_set_memory_limit},
+        {webkit, "webkit_memory_pressure_settings_set_kill_threshold", (void **)&wk.memory_pressure_settings_set_kill_threshold},
+        {webkit, "webkit_memory_pressure_settings_free", (void **)&wk.memory_pressure_settings_free},
+        {webkit, "webkit_memory_pressure_settings_set_poll_interval", (void **)&wk.memory_pressure_settings_set_poll_interval},
+        {webkit, "webkit_web_view_run_javascript", (void **)&wk.web_view_run_javascript},
+        {webkit, "webkit_web_view_run_javascript_finish", (void **)&wk.web_view_run_javascript_finish},
+        {webkit, "webkit_javascript_result_get_js_value", (void **)&wk.javascript_result_get_js_value},
+        {webkit, "webkit_javascript_result_unref", (void **)&wk.javascript_result_unref},
+        {webkit, "jsc_value_to_string", (void **)&wk.js_value_to_string},
+        {webkit, "webkit_web_view_get_uri", (void **)&wk.web_view_get_uri},
         {webkit, "webkit_web_context_new_with_website_data_manager", (void **)&wk.web_context_new_with_data_manager},
         {webkit, "webkit_web_view_backend_new", (void **)&wk.web_view_backend_new},
         {webkit, "webkit_web_view_new_with_context", (void **)&wk.web_view_new_with_context},
@@ -182,12 +225,67 @@ static void *run_web_thread(void *unused) {
     return NULL;
 }
 
+// kiosk_web_configure's settings, read once by the web thread when it makes the web context.
+static pthread_mutex_t configuration_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *configured_data_directory;
+static unsigned configured_memory_limit_mb;
+
+void kiosk_web_configure(const char *data_directory, unsigned memory_limit_mb) {
+    pthread_mutex_lock(&configuration_lock);
+    free(configured_data_directory);
+    configured_data_directory = data_directory ? strdup(data_directory) : NULL;
+    configured_memory_limit_mb = memory_limit_mb;
+    pthread_mutex_unlock(&configuration_lock);
+}
+
 static int initialise_on_web_thread(void *unused) {
     (void)unused;
     wk.loader_init("libWPEBackend-fdo-1.0.so.1");
     wk.fdo_initialize_shm();
-    // Ephemeral: the kiosk keeps no cookies, cache or local storage on disk; a restart starts clean.
-    web_context = wk.web_context_new_with_data_manager(wk.data_manager_new_ephemeral());
+    pthread_mutex_lock(&configuration_lock);
+    char *directory = configured_data_directory ? strdup(configured_data_directory) : NULL;
+    unsigned limit = configured_memory_limit_mb;
+    pthread_mutex_unlock(&configuration_lock);
+    void *manager;
+    if (directory) {
+        char data[4096], cache[4096];
+        snprintf(data, sizeof data, "%s/data", directory);
+        snprintf(cache, sizeof cache, "%s/cache", directory);
+        manager = wk.data_manager_new("base-data-directory", data, "base-cache-directory", cache, NULL);
+    } else {
+        // Nowhere to keep them: no cookies, cache or local storage on disk; a restart starts clean.
+        manager = wk.data_manager_new_ephemeral();
+    }
+    void *settings = NULL;
+    if (limit > 0) {
+        settings = wk.memory_pressure_settings_new();
+        wk.memory_pressure_settings_set_memory_limit(settings, limit);
+        // Over the limit the web process is ended (WebKit reports it as over its memory limit), not the kiosk.
+        wk.memory_pressure_settings_set_kill_threshold(settings, 1.0);
+        // Checked every 2 s (WebKit's default is 30 s): a page running away is caught before the board swaps.
+        wk.memory_pressure_settings_set_poll_interval(settings, 2.0);
+    }
+    web_context = settings
+        ? wk.object_new(wk.web_context_get_type(), "website-data-manager", manager, "memory-pressure-settings",
+                        settings, NULL)
+        : wk.object_new(wk.web_context_get_type(), "website-data-manager", manager, NULL);
+    if (settings) wk.memory_pressure_settings_free(settings);
+    wk.object_unref(manager);
+    if (directory) {
+        char cookies[4096];
+        snprintf(cookies, sizeof cookies, "%s/cookies.sqlite", directory);
+        // WEBKIT_COOKIE_PERSISTENT_STORAGE_SQLITE
+        wk.cookie_manager_set_persistent_storage(wk.web_context_get_cookie_manager(web_context), cookies, 1);
+    }
+    free(directory);
+    return 0;
+}
+
+static int clear_data_on_web_thread(void *unused) {
+    (void)unused;
+    // WEBKIT_WEBSITE_DATA_ALL, of any age.
+    if (web_context)
+        wk.data_manager_clear(wk.web_context_get_website_data_manager(web_context), (1u << 14) - 1, 0, NULL, NULL, NULL);
     return 0;
 }
 
@@ -206,6 +304,12 @@ static void queue(GSourceFuncABI function, void *data) {
     wk.main_context_invoke_full(web_context_main, 0, function, data, NULL);
 }
 
+void kiosk_web_clear_data(void) {
+    if (!kiosk_web_load(NULL, 0)) return;
+    pthread_once(&thread_once, start_web_thread);
+    queue(clear_data_on_web_thread, NULL);
+}
+
 struct KioskWebView {
     kiosk_web_callbacks callbacks;
     void *context;
@@ -221,6 +325,9 @@ struct KioskWebView {
     int previous_width, previous_height;
     // The load under way failed: WebKit still says it finished, which is no success.
     int load_failed;
+    // Scripts whose answer has not come; a view closed meanwhile is freed after the last.
+    int scripts_pending;
+    int closing;
 };
 
 // A task for the web thread with its arguments.
@@ -228,6 +335,7 @@ typedef struct {
     KioskWebView *view;
     int kind, x, y, width, height;
     uint32_t time;
+    uint64_t id;
     char *text;
 } Task;
 
@@ -295,6 +403,10 @@ static void on_load_changed(void *web_view, int event, void *data) {
     (void)web_view;
     KioskWebView *v = data;
     if (event == LOAD_STARTED) v->load_failed = 0;
+    if (event == LOAD_COMMITTED) {
+        const char *uri = wk.web_view_get_uri(v->view);
+        v->callbacks.event(v->context, KIOSK_WEB_NAVIGATED, uri ? uri : "");
+    }
     if (event == LOAD_FINISHED && !v->load_failed) v->callbacks.event(v->context, KIOSK_WEB_LOADED, v->url ? v->url : "");
 }
 
@@ -500,18 +612,62 @@ void kiosk_web_view_terminate_process(KioskWebView *view) {
     if (t) queue(terminate_on_web_thread, t);
 }
 
-static int close_on_web_thread(void *data) {
-    KioskWebView *v = data;
-    // G_SIGNAL_MATCH_DATA (16): every handler connected with this view as its data.
-    wk.signal_handlers_disconnect_matched(v->view, 16, 0, 0, NULL, NULL, v);
-    // The last reference: the view, its backend and (through destroy_exportable) the exportable go.
-    wk.object_unref(v->view);
+static void free_view(KioskWebView *v) {
     v->callbacks.closed(v->context);
     free(v->url);
     free(v->user_agent);
     free(v->allowed_origins);
     free(v->previous);
     free(v);
+}
+
+static void script_finished(void *source, void *result, void *data) {
+    Task *t = data;
+    KioskWebView *v = t->view;
+    GErrorABI *error = NULL;
+    void *value = wk.web_view_run_javascript_finish(source, result, &error);
+    if (!v->closing) {
+        if (value) {
+            char *text = wk.js_value_to_string(wk.javascript_result_get_js_value(value));
+            v->callbacks.script(v->context, t->id, 1, text ? text : "");
+            if (text) wk.free(text);
+        } else {
+            v->callbacks.script(v->context, t->id, 0, error && error->message ? error->message : "the script failed");
+        }
+    }
+    if (value) wk.javascript_result_unref(value);
+    if (error) wk.error_free(error);
+    wk.object_unref(source);  // the reference taken for the call
+    free(t->text);
+    free(t);
+    if (--v->scripts_pending == 0 && v->closing) free_view(v);
+}
+
+static int evaluate_on_web_thread(void *data) {
+    Task *t = data;
+    t->view->scripts_pending++;
+    wk.web_view_run_javascript(wk.object_ref(t->view->view), t->text, NULL, (void *)script_finished, t);
+    return 0;
+}
+
+void kiosk_web_view_evaluate(KioskWebView *view, uint64_t id, const char *script) {
+    Task *t = task(view);
+    if (!t) return;
+    t->id = id;
+    t->text = copy(script ? script : "");
+    queue(evaluate_on_web_thread, t);
+}
+
+static int close_on_web_thread(void *data) {
+    KioskWebView *v = data;
+    // G_SIGNAL_MATCH_DATA (16): every handler connected with this view as its data.
+    wk.signal_handlers_disconnect_matched(v->view, 16, 0, 0, NULL, NULL, v);
+    v->closing = 1;
+    // Scripts still waiting hold the view: end its web process so that they finish (with an error).
+    if (v->scripts_pending > 0) wk.web_view_terminate_web_process(v->view);
+    // The last reference but the scripts': the view, its backend and (through destroy_exportable) the exportable go.
+    wk.object_unref(v->view);
+    if (v->scripts_pending == 0) free_view(v);
     return 0;
 }
 

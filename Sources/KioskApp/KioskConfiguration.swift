@@ -97,6 +97,9 @@ public struct KioskConfiguration: Sendable, Equatable {
         s.health.frozenAfter = first(\.health.frozenAfter)
         s.health.blackAfter = first(\.health.blackAfter)
         s.video.allowedSchemes = first(\.video.allowedSchemes)
+        s.web.memoryLimitMB = first(\.web.memoryLimitMB)
+        s.web.allowEval = first(\.web.allowEval)
+        s.web.dataDirectory = first(\.web.dataDirectory)
         s.outputs = firstNonEmpty(\.outputs)
         s.reservedSections = configFile.reservedSections
         return KioskConfiguration(settings: s, boardName: boardFile.name, backlight: boardFile.backlight)

@@ -1,4 +1,6 @@
+import Foundation
 import KioskCore
+import KioskScene
 import KioskRuntime
 import KioskWeb
 import Logging
@@ -7,6 +9,12 @@ import Logging
 /// Without WPE WebKit (not installed), web widgets show their placeholder and report why, and the rest of the scene
 /// runs.
 enum WebWiring {
+    /// The `web:` section for WPE WebKit, before any page is made (WebKit reads it once, at its first page).
+    static func configure(_ web: KioskConfig.Web) {
+        WPEWeb.configure(dataDirectory: web.resolvedDataDirectory(environment: ProcessInfo.processInfo.environment),
+                         memoryLimitMB: web.memoryLimitMB ?? KioskConfig.Web.defaultMemoryLimitMB)
+    }
+
     static func attach(to stage: SceneStage, loop: MainLoop, logger: Logger) {
         do {
             stage.webPages = try WPEWeb(loop: loop)

@@ -13,6 +13,8 @@ public struct StageError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidScene = "invalid_scene"
         /// A file that could not be read.
         case ioError = "io_error"
+        /// What was asked for could not be done now (a web page not loaded, a script that failed or timed out).
+        case failed
     }
 
     public var code: Code

@@ -144,6 +144,7 @@ public final class SceneStage: SceneControlling {
         ]
         videos.onReport = { [weak self] report in self?.eventListeners.emit(.video(report)) }
         webs.onReport = { [weak self] report in self?.eventListeners.emit(.web(report)) }
+        webs.onError = { [weak self] message in self?.eventListeners.emit(.error(code: "web", message: message)) }
         videos.onPageVideoFinished = { [weak self] page in self?.advance(from: page) }
         videos.clock.synchronized = { [weak self] in self?.clockSynchronized ?? true }
     }

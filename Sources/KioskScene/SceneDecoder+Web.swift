@@ -18,9 +18,12 @@ public struct WebProperties: Sendable, Equatable {
     public var placeholder: String?
     /// Whether the page draws its scrollbars (off: a kiosk page is not scrolled by hand).
     public var scrollbars: Bool
+    /// The badge's text over the last frame while the page cannot be shown afresh; nil shows none.
+    public var offlineBadge: String?
 
     public init(url: String, zoom: Double = 1, userAgent: String? = nil, reloadEverySeconds: Int? = nil,
-                allowedOrigins: [String]? = nil, placeholder: String? = nil, scrollbars: Bool = false) {
+                allowedOrigins: [String]? = nil, placeholder: String? = nil, scrollbars: Bool = false,
+                offlineBadge: String? = "offline") {
         self.url = url
         self.zoom = zoom
         self.userAgent = userAgent
@@ -28,6 +31,7 @@ public struct WebProperties: Sendable, Equatable {
         self.allowedOrigins = allowedOrigins
         self.placeholder = placeholder
         self.scrollbars = scrollbars
+        self.offlineBadge = offlineBadge
     }
 
     public static let zoomRange: ClosedRange<Double> = 0.25...5
@@ -68,7 +72,7 @@ public struct WebProperties: Sendable, Equatable {
 
 /// The `web` widget: a web page shown as a layer.
 extension SceneDecoder {
-    static let webKeys = ["url", "zoom", "user_agent", "reload_every", "allowed_origins", "placeholder", "scrollbars"]
+    static let webKeys = ["url", "zoom", "user_agent", "reload_every", "allowed_origins", "placeholder", "scrollbars", "offline_badge"]
 
     func web(_ f: [String: (key: Node, value: Node)], node: Node, path: String) -> WebProperties? {
         func key(_ k: String) -> String { Self.child(path, k) }
@@ -128,8 +132,24 @@ extension SceneDecoder {
             }
         }
         let scrollbars = f["scrollbars"].map { bool($0.value, key("scrollbars")) } ?? false
-        guard let url, let zoom, let userAgent, let reload, let origins, let placeholder, let scrollbars else { return nil }
+        // `offline_badge`: its text (one short line), or false for none.
+        var badge: String?? = .some("offline")
+        if let b = f["offline_badge"] {
+            if let scalar = b.value.scalar, let off = YAMLTree.bool(scalar), !off {
+                badge = .some(nil)
+            } else if let text = string(b.value, key("offline_badge")) {
+                if text.isEmpty || text.count > 32 || text.contains(where: { $0.isNewline }) {
+                    error(b.value, key("offline_badge"), "the badge is one line of 1 to 32 characters, or false for none")
+                    badge = nil
+                } else {
+                    badge = .some(text)
+                }
+            } else {
+                badge = nil
+            }
+        }
+        guard let url, let zoom, let userAgent, let reload, let origins, let placeholder, let scrollbars, let badge else { return nil }
         return WebProperties(url: url, zoom: zoom, userAgent: userAgent, reloadEverySeconds: reload,
-                             allowedOrigins: origins, placeholder: placeholder, scrollbars: scrollbars)
+                             allowedOrigins: origins, placeholder: placeholder, scrollbars: scrollbars, offlineBadge: badge)
     }
 }

@@ -22,6 +22,17 @@ public final class WPEWeb: WebPageMaking {
         waker = try loop.makeWaker { [weak self] in self?.drain() }
     }
 
+    /// What every page of the process shares, set before the first page: where cookies, storage and caches persist
+    /// (nil: nowhere) and the web process's memory limit (0: WebKit's own), over which it is ended and reported.
+    public static func configure(dataDirectory: String?, memoryLimitMB: Int) {
+        kiosk_web_configure(dataDirectory, UInt32(clamping: max(memoryLimitMB, 0)))
+    }
+
+    /// Removes every page's cookies, storage and caches.
+    public static func clearData() {
+        kiosk_web_clear_data()
+    }
+
     /// Whether WPE WebKit can be loaded in this process, or why not.
     public static func availability() -> Result<Void, WebError> {
         var message = [CChar](repeating: 0, count: 512)
@@ -152,9 +163,15 @@ public final class WPEWebPage: WebPage {
             case Int(KIOSK_WEB_LOAD_FAILED): .loadFailed(message: text)
             case Int(KIOSK_WEB_PROCESS_GONE): .processGone(message: text)
             case Int(KIOSK_WEB_NAVIGATION_REFUSED): .navigationRefused(url: text)
+            case Int(KIOSK_WEB_NAVIGATED): .navigated(url: text)
             default: nil
             }
             if let event { Unmanaged<WebMailbox>.fromOpaque(context).takeUnretainedValue().deliver(event) }
+        }
+        callbacks.script = { context, id, ok, text in
+            guard let context else { return }
+            let event = WebPageEvent.scriptResult(id: id, ok: ok == 1, text: text.map { String(cString: $0) } ?? "")
+            Unmanaged<WebMailbox>.fromOpaque(context).takeUnretainedValue().deliver(event)
         }
         callbacks.closed = { context in
             guard let context else { return }
@@ -230,7 +247,15 @@ public final class WPEWebPage: WebPage {
         kiosk_web_view_pointer(view, code, Int32(clamping: x), Int32(clamping: y), now)
     }
 
-    /// Ends the page's web process as a crash would (tests).
+    private var nextScript: UInt64 = 0
+
+    public func evaluate(script: String) -> UInt64 {
+        nextScript += 1
+        guard let view, !isClosed else { return nextScript }
+        kiosk_web_view_evaluate(view, nextScript, script)
+        return nextScript
+    }
+
     public func terminateProcess() {
         guard let view, !isClosed else { return }
         kiosk_web_view_terminate_process(view)

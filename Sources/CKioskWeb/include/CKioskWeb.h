@@ -23,6 +23,8 @@ enum {
     KIOSK_WEB_PROCESS_GONE = 3,
     /// A navigation to an origin the widget does not allow was refused; the message is its URL.
     KIOSK_WEB_NAVIGATION_REFUSED = 4,
+    /// The page's main frame went to a new address (a load, a link, a redirect, a script); the message is it.
+    KIOSK_WEB_NAVIGATED = 5,
 };
 
 typedef struct {
@@ -35,6 +37,8 @@ typedef struct {
     void (*event)(void *context, int kind, const char *message);
     /// The view is closed: no callback with `context` follows. Called once, on the web thread.
     void (*closed)(void *context);
+    /// The script `id` of `kiosk_web_view_evaluate` ran: `ok` 1 with its value as text, else 0 with the error.
+    void (*script)(void *context, uint64_t id, int ok, const char *text);
 } kiosk_web_callbacks;
 
 typedef struct {
@@ -54,6 +58,14 @@ typedef struct {
 /// (always NUL-terminated): a library or a symbol missing.
 int kiosk_web_load(char *error, size_t error_size);
 
+/// What every view of the process shares, set before the first view (later calls change nothing): where cookies,
+/// local storage and caches persist (NULL: nowhere, each start is clean) and the web process's memory limit in
+/// megabytes (0: WebKit's own), over which it is ended (and reported as KIOSK_WEB_PROCESS_GONE).
+void kiosk_web_configure(const char *data_directory, unsigned memory_limit_mb);
+
+/// Removes cookies, storage and caches of every page (asynchronously, on the web thread).
+void kiosk_web_clear_data(void);
+
 /// A view of `options`' size loading `url`. Returns NULL only when WPE WebKit cannot be loaded (see
 /// `kiosk_web_load`). The strings are copied.
 KioskWebView *kiosk_web_view_new(const char *url, const kiosk_web_options *options, kiosk_web_callbacks callbacks,
@@ -66,7 +78,10 @@ void kiosk_web_view_reload(KioskWebView *view);
 void kiosk_web_view_resize(KioskWebView *view, int width, int height);
 /// A pointer event in the view's pixels: `kind` 0 motion, 1 press, 2 release (of the primary button).
 void kiosk_web_view_pointer(KioskWebView *view, int kind, int x, int y, uint32_t time_ms);
-/// Ends the web process of the view (as a crash would), for tests.
+/// Runs `script` in the page's main frame; `callbacks.script` follows with `id` (also when the view is closed
+/// first, with ok 0), unless the web process never answers.
+void kiosk_web_view_evaluate(KioskWebView *view, uint64_t id, const char *script);
+/// Ends the web process of the view (as a crash would): a hung page, and tests.
 void kiosk_web_view_terminate_process(KioskWebView *view);
 /// Closes the view; `callbacks.closed` follows on the web thread, and nothing else does.
 void kiosk_web_view_close(KioskWebView *view);

@@ -45,6 +45,10 @@ public enum WebPageEvent: Sendable, Equatable {
     case processGone(message: String)
     /// A navigation to an origin the widget does not allow (or to a new window) was refused.
     case navigationRefused(url: String)
+    /// The main frame went to a new address (a load, a link, a redirect, a script).
+    case navigated(url: String)
+    /// The script `id` of `evaluate` ran: with its value as text, or failed with the engine's message.
+    case scriptResult(id: UInt64, ok: Bool, text: String)
 }
 
 /// A pointer event on a page, in the page's pixels. An immutable value; any thread.
@@ -65,6 +69,10 @@ public protocol WebPage: AnyObject {
     func reload()
     func resize(to size: Size)
     func pointer(_ kind: WebPointer, x: Int, y: Int)
+    /// Runs `script` in the page; its `scriptResult` event carries the returned id.
+    func evaluate(script: String) -> UInt64
+    /// Ends the page's web process (a hung page); `processGone` follows, and `reload` starts a new one.
+    func terminateProcess()
     /// Stops rendering and lets go of the page; no callback runs after it.
     func close()
 }

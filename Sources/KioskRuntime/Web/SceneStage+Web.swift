@@ -27,7 +27,10 @@ extension SceneStage: WebControlling {
             "state": .string(slot.state),
             "loads": .number(Double(slot.loads)),
             "failures": .number(Double(slot.failures)),
+            "current_url": slot.currentURL.map(PropertyValue.string) ?? .null,
             "process_exits": .number(Double(slot.processExits)),
+            "restarts": .number(Double(slot.restarts)),
+            "hangs": .number(Double(slot.hangs)),
             "navigations_refused": .number(Double(slot.refusedNavigations)),
             "frames_received": .number(Double(slot.framesReceived)),
             "frames_shown": .number(Double(slot.framesShown)),
@@ -39,16 +42,28 @@ extension SceneStage: WebControlling {
         ]
     }
 
-    /// `web.reload`: the page loaded again now; with `url`, another address until the scene is loaded again.
-    public func reloadWeb(id: String?, url: String?) throws(StageError) {
-        let slot = try webSlot(id)
-        if let url {
-            if let problem = WebProperties.problem(withURL: url) { throw StageError(.invalidArgument, problem) }
-            slot.load(url: url)
-        } else {
-            slot.reload()
-        }
+    /// `web.reload`: the page loaded again now.
+    public func reloadWeb(id: String?) throws(StageError) {
+        try webSlot(id).reload()
     }
+
+    /// `web.navigate`: another address for the widget until the scene is loaded again; within its
+    /// `allowed_origins` when it has them.
+    public func navigateWeb(id: String?, url: String) throws(StageError) {
+        let slot = try webSlot(id)
+        if let problem = WebProperties.problem(withURL: url) { throw StageError(.invalidArgument, problem) }
+        guard slot.allows(url) else {
+            throw StageError(.invalidArgument, "'\(url)' is outside the widget's allowed_origins (\((slot.properties.allowedOrigins ?? []).joined(separator: ", ")))")
+        }
+        slot.load(url: url)
+    }
+
+    /// `web.eval`: runs `script` in the widget's page; `done` gets its value as text.
+    public func evaluateWeb(id: String?, script: String, done: @escaping (Result<String, StageError>) -> Void) throws(StageError) {
+        try webSlot(id).evaluate(script, done: done)
+    }
+
+    public var webRestarts: Int { webs.restarts }
 
     /// The web widget's page, for tests: ends its web process as a crash would.
     public func webPage(id: String?) throws(StageError) -> (any WebPage)? {

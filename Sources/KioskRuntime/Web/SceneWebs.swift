@@ -12,6 +12,11 @@ final class SceneWebs {
     var retryBackoff = RetryBackoff()
     private(set) var slots: [WebSlot] = []
     var onReport: ((WebEventReport) -> Void)?
+    var onError: ((String) -> Void)?
+    /// Web processes started again, over the scenes adopted so far.
+    private var earlierRestarts = 0
+
+    var restarts: Int { earlierRestarts + slots.reduce(0) { $0 + $1.restarts } }
 
     init(engine: LayerEngine) {
         self.engine = engine
@@ -24,6 +29,7 @@ final class SceneWebs {
             guard case .web(let properties) = node.widget.content else { continue }
             let slot = WebSlot(node: node, properties: properties, engine: engine, maker: maker, retryBackoff: retryBackoff)
             slot.onReport = { [weak self] report in self?.onReport?(report) }
+            slot.onError = { [weak self] message in self?.onError?(message) }
             slots.append(slot)
             if node.page == currentPage { slot.start() }
         }
@@ -38,6 +44,7 @@ final class SceneWebs {
     }
 
     func closeAll() {
+        earlierRestarts += slots.reduce(0) { $0 + $1.restarts }
         for slot in slots { slot.close() }
         slots = []
     }
@@ -50,5 +57,9 @@ final class SceneWebs {
 /// The web widgets as the control socket drives them. Main thread.
 public protocol WebControlling: AnyObject {
     func webState(id: String?) throws(StageError) -> [String: PropertyValue]
-    func reloadWeb(id: String?, url: String?) throws(StageError)
+    func reloadWeb(id: String?) throws(StageError)
+    func navigateWeb(id: String?, url: String) throws(StageError)
+    func evaluateWeb(id: String?, script: String, done: @escaping (Result<String, StageError>) -> Void) throws(StageError)
+    /// Web processes started again after one ended or hung, since kioskd started (`web_restarts`).
+    var webRestarts: Int { get }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskRender
 import KioskScene
 import Logging
 
@@ -10,14 +11,16 @@ public struct WebEventReport: Sendable, Equatable {
     public enum Kind: String, Sendable, Equatable {
         /// The page finished loading.
         case loaded
-        /// The page could not be loaded: the last frame (or the placeholder) stays, and it is loaded again after
-        /// a backoff delay.
-        case loadFailed = "load_failed"
-        /// The web process ended: the last frame stays, and the page is loaded again (in a new web process) after
-        /// a backoff delay.
-        case processGone = "process_gone"
+        /// The page could not be loaded: the last frame (or the placeholder) stays, with the offline badge, and it
+        /// is loaded again after a backoff delay.
+        case failed
+        /// The web process ended (a crash, its memory limit, killed) or stopped answering: the last frame stays,
+        /// and the page is loaded again in a new web process after a backoff delay.
+        case crashed
+        /// The main frame went to a new address.
+        case navigated
         /// A navigation away from the allowed origins (or to a new window) was refused.
-        case navigationRefused = "navigation_refused"
+        case refused
     }
 
     /// The widget's id, when it has one.
@@ -34,7 +37,11 @@ public struct WebEventReport: Sendable, Equatable {
 /// Never black, never stuck. A page that fails to load, and a web process that ends (a crash, the memory limit, a
 /// kill), leave the last frame on screen: the page is loaded again after a `RetryBackoff` delay (1 s doubling to
 /// 60 s, jittered), for as long as it keeps failing; the backoff starts over once a load finishes. `reload_every`
-/// loads the page again on a timer. Main thread, with the stage.
+/// loads the page again on a timer. While the page shown is not the one asked for (a failed load, an ended web
+/// process), a small badge (`offline_badge`) sits in the widget's corner over the last frame.
+///
+/// Hangs. While a page is loaded, a ping (a one-line script) goes to its web process every `pingInterval`; a ping
+/// unanswered for `hangTimeout` ends the web process, which is then handled as a crash. Main thread, with the stage.
 final class WebSlot {
     let node: WidgetNode
     private(set) var properties: WebProperties
@@ -52,6 +59,24 @@ final class WebSlot {
     private(set) var loads = 0
     private(set) var failures = 0
     private(set) var processExits = 0
+    /// Web processes started again after one ended or hung (`web_restarts`).
+    private(set) var restarts = 0
+    private(set) var hangs = 0
+    /// The ping waiting for its answer, and when it went.
+    private var ping: (id: UInt64, sent: MonotonicInstant)?
+    private var pingTimer: TimerHandle?
+    static let pingInterval: Duration = .seconds(5)
+    static let hangTimeout: Duration = .seconds(10)
+    /// Scripts of `evaluate` waiting for their answer.
+    private var scripts: [UInt64: (Result<String, StageError>) -> Void] = [:]
+    /// Over the last frame while the page shown is not the one asked for.
+    private var badge: Layer?
+    /// The address the main frame is at (after redirects and links).
+    private(set) var currentURL: String?
+    /// A crash or hang is being recovered from: the next load that finishes counts a restart.
+    private var restarting = false
+    /// Errors that are not a request's answer (crashes, hangs) for the stage's `error` events.
+    var onError: ((String) -> Void)?
     private(set) var refusedNavigations = 0
     private(set) var lastError: String?
     private(set) var state = "idle"
@@ -90,16 +115,26 @@ final class WebSlot {
             state = "loading"
             loads += 1
             armReload()
+            armPing()
         } catch {
             lastError = "\(error)"
             state = "failed"
             logger.error("web \(node.id ?? properties.url): \(error)")
-            onReport?(WebEventReport(id: node.id, kind: .loadFailed, url: properties.url, message: "\(error)"))
+            onReport?(WebEventReport(id: node.id, kind: .failed, url: properties.url, message: "\(error)"))
         }
     }
 
+    /// The newest frame a new web process made before its page finished loading: shown at the load's end, so
+    /// the blank document a new process paints first never replaces the last frame.
+    private var heldFrame: WebFrame?
+
     private func show(_ frame: WebFrame) {
         framesReceived += 1
+        if restarting {
+            heldFrame = frame
+            page?.frameShown()
+            return
+        }
         guard let body = node.body, frame.surface.size == body.frame.size else {
             // A frame of the size before a resize: the next one comes at the new size.
             page?.frameShown()
@@ -121,24 +156,48 @@ final class WebSlot {
             state = "loaded"
             lastError = nil
             backoff.reset()
-            onReport?(WebEventReport(id: node.id, kind: .loaded, url: properties.url, message: nil))
+            if restarting {
+                restarting = false
+                restarts += 1
+                if let held = heldFrame {
+                    heldFrame = nil
+                    show(held)
+                    framesReceived -= 1
+                }
+            }
+            setBadge(false)
+            onReport?(WebEventReport(id: node.id, kind: .loaded, url: currentURL ?? properties.url, message: nil))
         case .loadFailed(let message):
-            failed(kind: .loadFailed, message: message)
+            failed(kind: .failed, message: message)
         case .processGone(let message):
             processExits += 1
-            failed(kind: .processGone, message: message)
+            ping = nil
+            failScripts("the web process ended")
+            restarting = true
+            onError?("web \(node.id ?? properties.url): \(message)")
+            failed(kind: .crashed, message: message)
         case .navigationRefused(let url):
             refusedNavigations += 1
             logger.warning("web \(node.id ?? properties.url): navigation to \(url) refused (not in allowed_origins)")
-            onReport?(WebEventReport(id: node.id, kind: .navigationRefused, url: url, message: nil))
+            onReport?(WebEventReport(id: node.id, kind: .refused, url: url, message: nil))
+        case .navigated(let url):
+            currentURL = url
+            onReport?(WebEventReport(id: node.id, kind: .navigated, url: url, message: nil))
+        case .scriptResult(let id, let ok, let text):
+            if let ping, ping.id == id {
+                self.ping = nil
+                return
+            }
+            scripts.removeValue(forKey: id)?(ok ? .success(text) : .failure(StageError(.failed, "the script failed: \(text)")))
         }
     }
 
     /// Keeps the last frame, reports once per failure, and loads the page again after the backoff delay.
     private func failed(kind: WebEventReport.Kind, message: String) {
         failures += 1
-        state = kind == .processGone ? "process_gone" : "failed"
+        state = kind == .crashed ? "crashed" : "failed"
         lastError = message
+        setBadge(true)
         let delay = backoff.nextDelay()
         logger.error("web \(node.id ?? properties.url): \(message); loading it again in \(delay)")
         onReport?(WebEventReport(id: node.id, kind: kind, url: properties.url, message: message))
@@ -177,10 +236,96 @@ final class WebSlot {
         if page == nil { start() } else { loadAgain() }
     }
 
-    /// `web.load`: another address for this widget until the scene is loaded again.
+    /// `web.navigate`: another address for this widget until the scene is loaded again.
     func load(url: String) {
         properties.url = url
         reload()
+    }
+
+    /// Whether `url` may be shown in this widget: any, without `allowed_origins`; else the scene's page's origin or
+    /// one of those.
+    func allows(_ url: String) -> Bool {
+        guard let allowed = properties.allowedOrigins else { return true }
+        guard let origin = WebProperties.origin(Self.originPart(of: url)) else { return false }
+        if let own = WebProperties.origin(Self.originPart(of: sceneURL)), own == origin { return true }
+        return allowed.contains(origin)
+    }
+
+    /// The address the scene gives the widget.
+    private var sceneURL: String {
+        if case .web(let w) = node.widget.content { return w.url }
+        return properties.url
+    }
+
+    private static func originPart(of url: String) -> String {
+        guard let components = URLComponents(string: url) else { return url }
+        var origin = URLComponents()
+        origin.scheme = components.scheme
+        origin.host = components.host
+        origin.port = components.port
+        return origin.string ?? url
+    }
+
+    /// `web.eval`: runs `script` in the page; `done` gets its value as text, or why not.
+    func evaluate(_ script: String, done: @escaping (Result<String, StageError>) -> Void) {
+        guard let page, state == "loaded" else {
+            return done(.failure(StageError(.failed, "the page is not loaded (state \(state))")))
+        }
+        let id = page.evaluate(script: script)
+        scripts[id] = done
+        _ = engine.loop.addTimer(after: Self.hangTimeout) { [weak self] in
+            self?.scripts.removeValue(forKey: id)?(.failure(StageError(.failed, "the script did not finish within \(Self.hangTimeout)")))
+        }
+    }
+
+    private func failScripts(_ why: String) {
+        let waiting = scripts
+        scripts.removeAll()
+        for done in waiting.values { done(.failure(StageError(.failed, why))) }
+    }
+
+    /// Pings the page while it is loaded; one unanswered for `hangTimeout` ends its web process.
+    private func armPing() {
+        pingTimer?.cancel()
+        pingTimer = engine.loop.addTimer(after: Self.pingInterval, repeating: Self.pingInterval) { [weak self] in
+            guard let self, let page else { return }
+            if let ping {
+                guard engine.loop.now - ping.sent >= Self.hangTimeout else { return }
+                self.ping = nil
+                hangs += 1
+                logger.error("web \(node.id ?? properties.url): the page did not answer for \(Self.hangTimeout); ending its web process")
+                page.terminateProcess()
+                return
+            }
+            guard state == "loaded" else { return }
+            ping = (page.evaluate(script: "1"), engine.loop.now)
+        }
+    }
+
+    /// Shows or hides the offline badge over the widget's last frame.
+    private func setBadge(_ shown: Bool) {
+        guard let text = properties.offlineBadge else { return }
+        if !shown {
+            badge?.isHidden = true
+            return
+        }
+        let layer: Layer
+        if let badge {
+            layer = badge
+        } else {
+            layer = Layer(name: "\(node.layer.name ?? "web").badge")
+            layer.content = RectContent(fill: .solid(Color(red: 0, green: 0, blue: 0, alpha: 0.75)), cornerRadius: 4)
+            let label = Layer(name: "\(node.layer.name ?? "web").badge.text")
+            label.content = TextContent(text, font: "Sans Bold 12", color: .white, alignment: .center, wraps: false,
+                                        centersVertically: true)
+            layer.addChild(label)
+            node.layer.addChild(layer)
+            badge = layer
+        }
+        let width = min(max(12 * text.count, 64), node.layer.frame.size.width)
+        layer.frame = Rect(x: node.layer.frame.size.width - width - 4, y: 4, width: width, height: min(22, node.layer.frame.size.height))
+        layer.children.first?.frame = Rect(x: 0, y: 0, width: width, height: layer.frame.size.height)
+        layer.isHidden = false
     }
 
     /// After `widget.set` or a relayout: a page whose widget changed size is told its new size; the last frame is
@@ -205,6 +350,11 @@ final class WebSlot {
         retryTimer = nil
         reloadTimer?.cancel()
         reloadTimer = nil
+        pingTimer?.cancel()
+        pingTimer = nil
+        failScripts("the widget was closed")
+        badge?.removeFromParent()
+        badge = nil
         page?.close()
         page = nil
         state = "closed"
