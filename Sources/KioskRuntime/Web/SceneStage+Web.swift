@@ -70,6 +70,15 @@ extension SceneStage: WebControlling {
         try webSlot(id).page
     }
 
+    /// The web widget whose page is the innermost widget at the scene point (`x`, `y`, in the engine root's
+    /// coordinates), and the point in the page's pixels; nil elsewhere.
+    func webTarget(atX x: Double, y: Double) -> (slot: WebSlot, x: Int, y: Int)? {
+        guard let node = widgetNodes(atX: x, y: y).first, case .web = node.widget.content, let body = node.body,
+              let slot = webs.slots.first(where: { $0.node === node }),
+              let local = body.convertFromTreeRoot(x: x, y: y) else { return nil }
+        return (slot, Int(local.x.rounded(.down)), Int(local.y.rounded(.down)))
+    }
+
     private func webSlot(_ id: String?) throws(StageError) -> WebSlot {
         if let id {
             if let slot = webs.slot(id: id) { return slot }

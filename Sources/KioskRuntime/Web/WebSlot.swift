@@ -340,6 +340,14 @@ final class WebSlot {
         }
     }
 
+    /// A scene point (engine root coordinates) in the page's pixels, clamped to the page.
+    func pagePoint(fromRootX x: Double, y: Double) -> (x: Int, y: Int) {
+        guard let body = node.body, let local = body.convertFromTreeRoot(x: x, y: y) else { return (0, 0) }
+        let size = body.frame.size
+        return (min(max(Int(local.x.rounded(.down)), 0), max(size.width - 1, 0)),
+                min(max(Int(local.y.rounded(.down)), 0), max(size.height - 1, 0)))
+    }
+
     /// A pointer event at (x, y) in the widget's body, in the page's pixels.
     func pointer(_ kind: WebPointer, x: Int, y: Int) {
         page?.pointer(kind, x: x, y: y)
