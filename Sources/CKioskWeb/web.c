@@ -42,6 +42,12 @@ static struct {
     void *(*object_ref)(void *object);
     void *(*object_new)(unsigned long type, const char *first_property, ...);
     void (*free)(void *memory);
+    void *(*timeout_source_new)(unsigned interval_ms);
+    void (*source_set_callback)(void *source, GSourceFuncABI function, void *data, GDestroyNotifyABI notify);
+    unsigned (*source_attach)(void *source, void *context);
+    void (*source_destroy)(void *source);
+    void (*source_unref)(void *source);
+    int64_t (*get_monotonic_time)(void);
     void (*error_free)(GErrorABI *error);
     uint32_t (*network_error_quark)(void);
     // libwpe and WPEBackend-fdo.
@@ -135,6 +141,12 @@ static void load_webkit(void) {
         {webkit, "g_object_ref", (void **)&wk.object_ref},
         {webkit, "g_object_new", (void **)&wk.object_new},
         {webkit, "g_free", (void **)&wk.free},
+        {webkit, "g_timeout_source_new", (void **)&wk.timeout_source_new},
+        {webkit, "g_source_set_callback", (void **)&wk.source_set_callback},
+        {webkit, "g_source_attach", (void **)&wk.source_attach},
+        {webkit, "g_source_destroy", (void **)&wk.source_destroy},
+        {webkit, "g_source_unref", (void **)&wk.source_unref},
+        {webkit, "g_get_monotonic_time", (void **)&wk.get_monotonic_time},
         {webkit, "g_error_free", (void **)&wk.error_free},
         {webkit, "webkit_network_error_quark", (void **)&wk.network_error_quark},
         {wpe, "wpe_loader_init", (void **)&wk.loader_init},
@@ -328,7 +340,14 @@ struct KioskWebView {
     // Scripts whose answer has not come; a view closed meanwhile is freed after the last.
     int scripts_pending;
     int closing;
+    // The hang watch: the loaded page's ping timer, and when the unanswered ping went (0: none waiting).
+    int loaded;
+    void *ping_timer;
+    int64_t ping_sent_us;
 };
+
+static void free_view(KioskWebView *v);
+#define free_view_later free_view
 
 // A task for the web thread with its arguments.
 typedef struct {
@@ -402,12 +421,19 @@ static void export_shm_buffer(void *data, void *exported) {
 static void on_load_changed(void *web_view, int event, void *data) {
     (void)web_view;
     KioskWebView *v = data;
-    if (event == LOAD_STARTED) v->load_failed = 0;
+    if (event == LOAD_STARTED) {
+        v->load_failed = 0;
+        v->loaded = 0;
+        v->ping_sent_us = 0;
+    }
     if (event == LOAD_COMMITTED) {
         const char *uri = wk.web_view_get_uri(v->view);
         v->callbacks.event(v->context, KIOSK_WEB_NAVIGATED, uri ? uri : "");
     }
-    if (event == LOAD_FINISHED && !v->load_failed) v->callbacks.event(v->context, KIOSK_WEB_LOADED, v->url ? v->url : "");
+    if (event == LOAD_FINISHED && !v->load_failed) {
+        v->loaded = 1;
+        v->callbacks.event(v->context, KIOSK_WEB_LOADED, v->url ? v->url : "");
+    }
 }
 
 static int on_load_failed(void *web_view, int event, const char *uri, GErrorABI *error, void *data) {
@@ -425,6 +451,8 @@ static int on_load_failed(void *web_view, int event, const char *uri, GErrorABI 
 static void on_web_process_terminated(void *web_view, int reason, void *data) {
     (void)web_view;
     KioskWebView *v = data;
+    v->loaded = 0;
+    v->ping_sent_us = 0;
     const char *why = reason == 0 ? "the web process crashed"
         : reason == 1 ? "the web process exceeded its memory limit" : "the web process was terminated";
     v->callbacks.event(v->context, KIOSK_WEB_PROCESS_GONE, why);
@@ -472,6 +500,37 @@ static int on_decide_policy(void *web_view, void *decision, int type, void *data
     return 0;
 }
 
+static void ping_answered(void *source, void *result, void *data) {
+    KioskWebView *v = data;
+    GErrorABI *error = NULL;
+    void *value = wk.web_view_run_javascript_finish(source, result, &error);
+    if (value) wk.javascript_result_unref(value);
+    if (error) wk.error_free(error);
+    wk.object_unref(source);
+    if (!v->closing) v->ping_sent_us = 0;
+    if (--v->scripts_pending == 0 && v->closing) free_view_later(v);
+}
+
+static int ping_tick(void *data) {
+    KioskWebView *v = data;
+    if (v->closing || !v->loaded) return 1;
+    int64_t now = wk.get_monotonic_time();
+    if (v->ping_sent_us) {
+        if (now - v->ping_sent_us < (int64_t)v->options.hang_timeout_ms * 1000) return 1;
+        char message[128];
+        snprintf(message, sizeof message, "the page answered no ping for %d ms", v->options.hang_timeout_ms);
+        v->loaded = 0;
+        v->ping_sent_us = 0;
+        v->callbacks.event(v->context, KIOSK_WEB_HUNG, message);
+        wk.web_view_terminate_web_process(v->view);
+        return 1;
+    }
+    v->ping_sent_us = now;
+    v->scripts_pending++;
+    wk.web_view_run_javascript(wk.object_ref(v->view), "1", NULL, (void *)ping_answered, v);
+    return 1;  // G_SOURCE_CONTINUE
+}
+
 static void destroy_exportable(void *exportable) {
     wk.exportable_destroy(exportable);
 }
@@ -499,6 +558,11 @@ static int create_on_web_thread(void *data) {
     wk.signal_connect_data(v->view, "web-process-terminated", (void *)on_web_process_terminated, v, NULL, 0);
     wk.signal_connect_data(v->view, "decide-policy", (void *)on_decide_policy, v, NULL, 0);
     wk.web_view_load_uri(v->view, v->url);
+    if (v->options.ping_interval_ms > 0 && v->options.hang_timeout_ms > 0) {
+        v->ping_timer = wk.timeout_source_new((unsigned)v->options.ping_interval_ms);
+        wk.source_set_callback(v->ping_timer, ping_tick, v, NULL);
+        wk.source_attach(v->ping_timer, web_context_main);
+    }
     return 0;
 }
 
@@ -663,6 +727,11 @@ static int close_on_web_thread(void *data) {
     // G_SIGNAL_MATCH_DATA (16): every handler connected with this view as its data.
     wk.signal_handlers_disconnect_matched(v->view, 16, 0, 0, NULL, NULL, v);
     v->closing = 1;
+    if (v->ping_timer) {
+        wk.source_destroy(v->ping_timer);
+        wk.source_unref(v->ping_timer);
+        v->ping_timer = NULL;
+    }
     // Scripts still waiting hold the view: end its web process so that they finish (with an error).
     if (v->scripts_pending > 0) wk.web_view_terminate_web_process(v->view);
     // The last reference but the scripts': the view, its backend and (through destroy_exportable) the exportable go.

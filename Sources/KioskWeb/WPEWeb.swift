@@ -164,6 +164,7 @@ public final class WPEWebPage: WebPage {
             case Int(KIOSK_WEB_PROCESS_GONE): .processGone(message: text)
             case Int(KIOSK_WEB_NAVIGATION_REFUSED): .navigationRefused(url: text)
             case Int(KIOSK_WEB_NAVIGATED): .navigated(url: text)
+            case Int(KIOSK_WEB_HUNG): .hung(message: text)
             default: nil
             }
             if let event { Unmanaged<WebMailbox>.fromOpaque(context).takeUnretainedValue().deliver(event) }
@@ -186,6 +187,12 @@ public final class WPEWebPage: WebPage {
         options.background_blue = request.background.blue
         options.background_alpha = request.background.alpha
         options.hide_scrollbars = request.scrollbars ? 0 : 1
+        func milliseconds(_ d: Duration?) -> Int32 {
+            guard let d else { return 0 }
+            return Int32(clamping: d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000)
+        }
+        options.ping_interval_ms = milliseconds(request.pingInterval)
+        options.hang_timeout_ms = milliseconds(request.hangTimeout)
         let origins: String? = request.allowedOrigins?.joined(separator: "\n")
         let made: OpaquePointer? = request.userAgent.withOptionalCString { agent in
             origins.withOptionalCString { origins in

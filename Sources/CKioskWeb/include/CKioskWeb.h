@@ -25,6 +25,9 @@ enum {
     KIOSK_WEB_NAVIGATION_REFUSED = 4,
     /// The page's main frame went to a new address (a load, a link, a redirect, a script); the message is it.
     KIOSK_WEB_NAVIGATED = 5,
+    /// The loaded page answered no ping for `hang_timeout_ms`: its web process is being ended (KIOSK_WEB_PROCESS_GONE
+    /// follows). The message says for how long.
+    KIOSK_WEB_HUNG = 6,
 };
 
 typedef struct {
@@ -52,6 +55,9 @@ typedef struct {
     /// Origins ("https://host[:port]") navigations may go to, separated by '\n'; NULL allows any.
     const char *allowed_origins;
     int hide_scrollbars;
+    /// While the page is loaded, a ping (a one-line script) goes to it every `ping_interval_ms` on the web thread;
+    /// one unanswered for `hang_timeout_ms` ends the web process. 0 turns the watch off.
+    int ping_interval_ms, hang_timeout_ms;
 } kiosk_web_options;
 
 /// Loads WPE WebKit once per process (thread-safe). Returns 1 when it is usable, else 0 with the reason in `error`

@@ -10,9 +10,14 @@ public struct WebPageRequest: Sendable, Equatable {
     /// Origins (`scheme://host[:port]`) the page may navigate to beside its own; nil allows any.
     public var allowedOrigins: [String]?
     public var scrollbars: Bool
+    /// While the page is loaded, a ping goes to it every `pingInterval` (off the main loop); one unanswered for
+    /// `hangTimeout` ends its web process (`hung`, then `processGone`). Nil turns the watch off.
+    public var pingInterval: Duration?
+    public var hangTimeout: Duration?
 
     public init(url: String, size: Size, zoom: Double = 1, background: Color = .white, userAgent: String? = nil,
-                allowedOrigins: [String]? = nil, scrollbars: Bool = false) {
+                allowedOrigins: [String]? = nil, scrollbars: Bool = false, pingInterval: Duration? = nil,
+                hangTimeout: Duration? = nil) {
         self.url = url
         self.size = size
         self.zoom = zoom
@@ -20,6 +25,8 @@ public struct WebPageRequest: Sendable, Equatable {
         self.userAgent = userAgent
         self.allowedOrigins = allowedOrigins
         self.scrollbars = scrollbars
+        self.pingInterval = pingInterval
+        self.hangTimeout = hangTimeout
     }
 }
 
@@ -47,6 +54,8 @@ public enum WebPageEvent: Sendable, Equatable {
     case navigationRefused(url: String)
     /// The main frame went to a new address (a load, a link, a redirect, a script).
     case navigated(url: String)
+    /// The loaded page answered no ping for the request's `hangTimeout`: its web process is being ended.
+    case hung(message: String)
     /// The script `id` of `evaluate` ran: with its value as text, or failed with the engine's message.
     case scriptResult(id: UInt64, ok: Bool, text: String)
 }

@@ -40,8 +40,9 @@ public struct WebEventReport: Sendable, Equatable {
 /// loads the page again on a timer. While the page shown is not the one asked for (a failed load, an ended web
 /// process), a small badge (`offline_badge`) sits in the widget's corner over the last frame.
 ///
-/// Hangs. While a page is loaded, a ping (a one-line script) goes to its web process every `pingInterval`; a ping
-/// unanswered for `hangTimeout` ends the web process, which is then handled as a crash. Main thread, with the stage.
+/// Hangs. While a page is loaded, a ping (a one-line script) goes to its web process every `pingInterval`, from the
+/// web engine's own thread (an idle kiosk's loop does not wake for it); a ping unanswered for `hangTimeout` ends the
+/// web process, which is then handled as a crash. Main thread, with the stage.
 final class WebSlot {
     let node: WidgetNode
     private(set) var properties: WebProperties
@@ -62,9 +63,6 @@ final class WebSlot {
     /// Web processes started again after one ended or hung (`web_restarts`).
     private(set) var restarts = 0
     private(set) var hangs = 0
-    /// The ping waiting for its answer, and when it went.
-    private var ping: (id: UInt64, sent: MonotonicInstant)?
-    private var pingTimer: TimerHandle?
     static let pingInterval: Duration = .seconds(5)
     static let hangTimeout: Duration = .seconds(10)
     /// Scripts of `evaluate` waiting for their answer.
@@ -105,7 +103,8 @@ final class WebSlot {
         guard size.width > 0, size.height > 0 else { return }
         let request = WebPageRequest(url: properties.url, size: size, zoom: properties.zoom, background: pageBackground,
                                      userAgent: properties.userAgent, allowedOrigins: properties.allowedOrigins,
-                                     scrollbars: properties.scrollbars)
+                                     scrollbars: properties.scrollbars, pingInterval: Self.pingInterval,
+                                     hangTimeout: Self.hangTimeout)
         do {
             let made = try maker.makePage(request)
             made.onFrame = { [weak self] frame in self?.show(frame) }
@@ -115,7 +114,6 @@ final class WebSlot {
             state = "loading"
             loads += 1
             armReload()
-            armPing()
         } catch {
             lastError = "\(error)"
             state = "failed"
@@ -171,7 +169,6 @@ final class WebSlot {
             failed(kind: .failed, message: message)
         case .processGone(let message):
             processExits += 1
-            ping = nil
             failScripts("the web process ended")
             restarting = true
             onError?("web \(node.id ?? properties.url): \(message)")
@@ -183,11 +180,10 @@ final class WebSlot {
         case .navigated(let url):
             currentURL = url
             onReport?(WebEventReport(id: node.id, kind: .navigated, url: url, message: nil))
+        case .hung(let message):
+            hangs += 1
+            logger.error("web \(node.id ?? properties.url): \(message); ending its web process")
         case .scriptResult(let id, let ok, let text):
-            if let ping, ping.id == id {
-                self.ping = nil
-                return
-            }
             scripts.removeValue(forKey: id)?(ok ? .success(text) : .failure(StageError(.failed, "the script failed: \(text)")))
         }
     }
@@ -284,24 +280,6 @@ final class WebSlot {
         for done in waiting.values { done(.failure(StageError(.failed, why))) }
     }
 
-    /// Pings the page while it is loaded; one unanswered for `hangTimeout` ends its web process.
-    private func armPing() {
-        pingTimer?.cancel()
-        pingTimer = engine.loop.addTimer(after: Self.pingInterval, repeating: Self.pingInterval) { [weak self] in
-            guard let self, let page else { return }
-            if let ping {
-                guard engine.loop.now - ping.sent >= Self.hangTimeout else { return }
-                self.ping = nil
-                hangs += 1
-                logger.error("web \(node.id ?? properties.url): the page did not answer for \(Self.hangTimeout); ending its web process")
-                page.terminateProcess()
-                return
-            }
-            guard state == "loaded" else { return }
-            ping = (page.evaluate(script: "1"), engine.loop.now)
-        }
-    }
-
     /// Shows or hides the offline badge over the widget's last frame.
     private func setBadge(_ shown: Bool) {
         guard let text = properties.offlineBadge else { return }
@@ -358,8 +336,6 @@ final class WebSlot {
         retryTimer = nil
         reloadTimer?.cancel()
         reloadTimer = nil
-        pingTimer?.cancel()
-        pingTimer = nil
         failScripts("the widget was closed")
         badge?.removeFromParent()
         badge = nil
