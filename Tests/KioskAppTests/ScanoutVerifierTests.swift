@@ -95,6 +95,22 @@ final class ScanoutVerifierTests: XCTestCase {
         if let directory { try? FileManager.default.removeItem(at: directory) }
     }
 
+    /// Runs the loop at the current instant until nothing is left to do now (the clock does not move).
+    private func settleNow() {
+        for _ in 0..<1000 {
+            let wakeups = loop.wakeups
+            loop.runOnce(timeout: .zero)
+            if pool.runQueued() > 0 { continue }
+            if loop.wakeups == wakeups && engine.transaction.isEmpty { return }
+        }
+        XCTFail("the loop never went quiet")
+    }
+
+    /// Runs `duration` of manual time, the loop settled at each instant it stops at.
+    private func run(for duration: Duration) {
+        runManualTime(loop, poller, for: duration, settlingAtEnd: true) { settleNow() }
+    }
+
     /// Runs the loop at the current instant, and the clock to the next timer while a flip is pending, until the
     /// engine has nothing left to do and `condition` holds (background jobs finish on their own thread), for at most 10 s.
     private func settle(until condition: () -> Bool = { true }) throws {
@@ -179,10 +195,10 @@ final class ScanoutVerifierTests: XCTestCase {
         for _ in 0..<(ScanoutVerifier.keptPairs + 2) {
             XCTAssertFalse(try verify().get().comparison.matched)
         }
-        try Poll.until("the oldest pairs to be removed", reading: savedImages, satisfies: { $0.count == ScanoutVerifier.keptPairs * 2 })
         // The newest pairs stay: numbers 3 to 5.
-        XCTAssertEqual(savedImages().map { String($0.dropFirst("Fake-1-yyyymmddThhmmssZ-".count).prefix(4)) }.sorted(),
-                       ["0003", "0003", "0004", "0004", "0005", "0005"])
+        let numbers = { self.savedImages().map { String($0.dropFirst("Fake-1-yyyymmddThhmmssZ-".count).prefix(4)) }.sorted() }
+        try Poll.until("the last pair to be written and the oldest removed", reading: numbers,
+                       satisfies: { $0 == ["0003", "0003", "0004", "0004", "0005", "0005"] })
     }
 
     func testAFailedReadbackIsAnErrorAndNotAMismatch() throws {
@@ -206,7 +222,7 @@ final class ScanoutVerifierTests: XCTestCase {
         verifier.verify { second = $0 }
         try settle()
         XCTAssertNil(result, "nothing is answered before the timeout")
-        runManualTime(loop, poller, for: ScanoutVerifier.timeout, settlingAtEnd: true) { try? settle() }
+        run(for: ScanoutVerifier.timeout)
         guard case .failure(let error) = try XCTUnwrap(result) else { return XCTFail("a readback that never came cannot match") }
         XCTAssertEqual(error.code, "timeout")
         XCTAssertEqual(error.message, "output Fake-1: no frame was presented and read back within 3.0 seconds")
@@ -223,26 +239,26 @@ final class ScanoutVerifierTests: XCTestCase {
         XCTAssertEqual(error.message, "output Fake-1: scanout verification is unavailable: connector Fake-1: the atomic backend has no writeback connector")
         XCTAssertEqual(verifier.statsMembers["verify"], "unavailable")
         XCTAssertEqual(verifier.statsMembers["verify_unavailable_reason"], "connector Fake-1: the atomic backend has no writeback connector")
-        runManualTime(loop, poller, for: .seconds(150), settlingAtEnd: true) { try? settle() }
+        run(for: .seconds(150))
         XCTAssertEqual(writeback.armed, 0)
         XCTAssertEqual(verifier.verifications, 0)
     }
 
     func testVerifyEveryVerifiesOnTheClockAndOffNever() throws {
         try start(every: .seconds(60))
-        runManualTime(loop, poller, for: .seconds(59), settlingAtEnd: true) { try? settle() }
+        run(for: .seconds(59))
         XCTAssertEqual(writeback.armed, 0)
-        runManualTime(loop, poller, for: .seconds(1), settlingAtEnd: true) { try? settle() }
-        try settle { verifier.verifications == 1 }
-        runManualTime(loop, poller, for: .seconds(120), settlingAtEnd: true) { try? settle() }
-        try settle { verifier.verifications == 3 }
+        for count in 1...3 {
+            run(for: count == 1 ? .seconds(1) : .seconds(60))
+            try settle { verifier.verifications == count }
+        }
         XCTAssertEqual(writeback.armed, 3)
         XCTAssertEqual(verifier.mismatches, 0)
         XCTAssertEqual(verifier.statsMembers["verify"]?["every_s"], .double(60))
         tearDown()
 
         try start(every: nil)
-        runManualTime(loop, poller, for: .seconds(3600), settlingAtEnd: true) { try? settle() }
+        run(for: .seconds(3600))
         XCTAssertEqual(writeback.armed, 0)
         XCTAssertEqual(verifier.statsMembers["verify"]?["every_s"], .null)
     }
