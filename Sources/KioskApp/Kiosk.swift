@@ -99,7 +99,7 @@ public final class Kiosk {
         verifiers = try driven.map { output in
             let verifier = try ScanoutVerifier(engine: output.engine, name: output.name, loop: mainLoop,
                                                every: settings.health.settings.verifyEvery, imagesDirectory: imagesDirectory, logger: logger)
-            verifier.corruptComposed = configuration.verifyCorruptComposed
+            verifier.corruptionHookEnabled = configuration.verifyCorruptComposed
             return verifier
         }
         control?.verifiers = verifiers

@@ -25,8 +25,8 @@ public struct KioskConfiguration: Sendable, Equatable {
     /// The unit's state directory (`$STATE_DIRECTORY`, `/var/lib/kioskd` under the unit): scanout mismatch images go
     /// to its `scanout/` folder; nil keeps none.
     public var stateDirectory: String?
-    /// `--verify-corrupt-composed` (hidden, for tests): scanout verification spoils its copy of the composed frame
-    /// before comparing, so a mismatch can be shown on hardware that scans out correctly.
+    /// `--verify-corrupt-composed` (hidden, for tests): `output.verify` accepts `corrupt_composed: true`, which spoils
+    /// its copy of the composed frame before comparing, so a mismatch can be shown on hardware that scans out correctly.
     public var verifyCorruptComposed = false
 
     public init(settings: KioskConfig = KioskConfig(), boardName: String? = nil, backlight: String? = nil) {

@@ -36,12 +36,14 @@ extension ControlWiring {
 
         // One frame read back through the output's writeback connector and compared with the composed frame of the
         // same present (`ScanoutVerifier`); the reply comes once both have arrived and been compared off the loop.
-        commands.registerDeferred(.outputVerify, arguments: ["output"]) { [unowned self] args, _, reply in
+        // `corrupt_composed` is a test hook, refused unless kioskd was started with --verify-corrupt-composed.
+        commands.registerDeferred(.outputVerify, arguments: ["output", "corrupt_composed"]) { [unowned self] args, _, reply in
             let output = try drivenOutput(args)
             guard let verifier = verifier(of: output) else {
                 throw ControlError(code: "unavailable", message: "\(args.command): output \(output.name): scanout verification is unavailable")
             }
-            verifier.verify { result in
+            let corrupt = args.has("corrupt_composed") ? try args.bool("corrupt_composed") : false
+            verifier.verify(corruptComposed: corrupt) { result in
                 switch result {
                 case .success(let outcome): reply.complete(.success(ScanoutVerifier.value(outcome)))
                 case .failure(let error): reply.fail(ControlError(code: error.code, message: "\(args.command): \(error.message)"))

@@ -52,8 +52,9 @@ final class ScanoutVerifier {
     let tolerance: ScanoutTolerance
     /// Where mismatch pairs go; nil keeps none (no state directory).
     let imagesDirectory: String?
-    /// Test hook (`kioskd run --verify-corrupt-composed`): the copy of the composed frame compared is spoilt first.
-    var corruptComposed = false
+    /// Test hook (`kioskd run --verify-corrupt-composed`): `output.verify` accepts `corrupt_composed: true`, which
+    /// spoils the copy of the composed frame compared, so a scanout path that works can be shown to be checked.
+    var corruptionHookEnabled = false
 
     /// The readback of the display adopted now, nil while there is none or it has no writeback.
     private(set) var readback: (any ScanoutReadback)?
@@ -80,7 +81,8 @@ final class ScanoutVerifier {
         var waiting: [Completion] = []
         var deadline: TimerHandle?
         var size: Size
-        init(size: Size) { self.size = size }
+        var corrupt: Bool
+        init(size: Size, corrupt: Bool) { self.size = size; self.corrupt = corrupt }
     }
 
     init(engine: LayerEngine, name: String, loop: MainLoop, every: Duration?, imagesDirectory: String?,
@@ -110,7 +112,11 @@ final class ScanoutVerifier {
     }
 
     /// Verifies the next present; `completion` runs on the main thread with the outcome or why there is none.
-    func verify(_ completion: @escaping Completion) {
+    /// `corruptComposed` (the test hook, only while `corruptionHookEnabled`) spoils the composed copy compared.
+    func verify(corruptComposed: Bool = false, _ completion: @escaping Completion) {
+        if corruptComposed, !corruptionHookEnabled {
+            return completion(.failure(VerifyError(code: "invalid_argument", message: "corrupt_composed: a test hook, accepted only from kioskd run --verify-corrupt-composed")))
+        }
         if let current {
             current.waiting.append(completion)
             return
@@ -124,7 +130,7 @@ final class ScanoutVerifier {
         guard engine.layersOnPlanes == 0 else {
             return completion(.failure(VerifyError(code: "planes_in_use", message: "output \(name): \(engine.layersOnPlanes) layer(s) are on planes of their own, which the composed frame does not hold; verification waits for a frame composed whole")))
         }
-        let running = Running(size: backend.info.mode.size)
+        let running = Running(size: backend.info.mode.size, corrupt: corruptComposed)
         running.waiting = [completion]
         do {
             try readback.readBackNextPresent(timeout: Self.timeout) { [weak self, running] result in
@@ -164,7 +170,7 @@ final class ScanoutVerifier {
         guard let composed else {
             return finish(running, .failure(VerifyError(code: "no_frame", message: "output \(name): the composed frame was not presented (the output went dark or stopped)")))
         }
-        let size = running.size, tolerance = self.tolerance, corrupt = corruptComposed
+        let size = running.size, tolerance = self.tolerance, corrupt = running.corrupt
         jobs.run({ () -> Result<ScanoutComparison, VerifyError> in
             var compared = composed
             if corrupt { Self.corrupt(&compared) }

@@ -125,15 +125,17 @@ final class ScanoutVerifierTests: XCTestCase {
     }
 
     /// Asks for a verification and waits for its outcome.
-    private func verify() throws -> Result<ScanoutVerifier.Outcome, ScanoutVerifier.VerifyError> {
+    private func verify(corruptComposed: Bool = false) throws -> Result<ScanoutVerifier.Outcome, ScanoutVerifier.VerifyError> {
         var result: Result<ScanoutVerifier.Outcome, ScanoutVerifier.VerifyError>?
-        verifier.verify { result = $0 }
+        verifier.verify(corruptComposed: corruptComposed) { result = $0 }
         try settle { result != nil }
         return try XCTUnwrap(result)
     }
 
+    /// The PNG files saved (a file being written has a hidden temporary name until it is whole).
     private func savedImages() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("scanout").path)) ?? []).sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("scanout").path)) ?? [])
+            .filter { !$0.hasPrefix(".") }.sorted()
     }
 
     func testAMatchingScanoutIsReportedWithTheFrameAndLeavesTheHealthAlone() throws {
@@ -263,10 +265,15 @@ final class ScanoutVerifierTests: XCTestCase {
         XCTAssertEqual(verifier.statsMembers["verify"]?["every_s"], .null)
     }
 
-    func testTheCorruptionHookTurnsAMatchingScanoutIntoAMismatch() throws {
+    func testTheCorruptionHookTurnsAMatchingScanoutIntoAMismatchOnlyWhereItIsEnabled() throws {
         try start()
-        verifier.corruptComposed = true
-        let outcome = try verify().get()
+        guard case .failure(let refused) = try verify(corruptComposed: true) else { return XCTFail("the hook is off by default") }
+        XCTAssertEqual(refused.code, "invalid_argument")
+        XCTAssertEqual(refused.message, "corrupt_composed: a test hook, accepted only from kioskd run --verify-corrupt-composed")
+        XCTAssertEqual(writeback.armed, 0)
+        verifier.corruptionHookEnabled = true
+        XCTAssertTrue(try verify().get().comparison.matched, "the hook spoils only the verification that asks for it")
+        let outcome = try verify(corruptComposed: true).get()
         XCTAssertFalse(outcome.comparison.matched)
         XCTAssertTrue(engine.health.reason.hasPrefix("scanout_mismatch: "), engine.health.reason)
         XCTAssertEqual(faults.map(\.code), [.scanoutMismatch])
