@@ -6,7 +6,9 @@ import XCTest
 
 /// The control socket's `screenshot` is the frame on screen, not a re-render: for a still scene (every frame
 /// after the first render is the same), the screenshot taken during the run equals the writeback capture of the
-/// run's last frame, pixel for pixel.
+/// run's last frame, pixel for pixel. And `display.verify` reads a frame back through vkms' writeback connector
+/// and finds it equal to the composed frame of the same present, while a ticker flips every vblank; with the
+/// corruption hook it reports `scanout_mismatch` and saves both images under the state directory.
 final class ControlScreenshotDRMTests: XCTestCase {
     override func setUpWithError() throws { try requireDRMDevice() }
 
@@ -46,5 +48,66 @@ final class ControlScreenshotDRMTests: XCTestCase {
         XCTAssertEqual(a.size, b.size)
         let diff = compareImages(a.pixels, b.pixels, size: a.size, strideA: a.stride, strideB: b.stride, tolerance: 0)
         XCTAssertEqual(diff.differingPixels, 0, "\(diff)")
+    }
+
+    func testDisplayVerifyMatchesAndTheCorruptionHookReportsAScanoutMismatch() throws {
+        let dir = try KioskdProcess.scratchDirectory("drm-display-verify")
+        let scene = dir.appendingPathComponent("ticker.yaml"), state = dir.appendingPathComponent("state")
+        try """
+        size: display
+        background: "#102030"
+        pages:
+          - name: moving
+            widgets:
+              - {id: panel, type: rect, x: 10%, y: 10%, width: 50%, height: 30%, background: "#e0a040"}
+              - {id: news, type: ticker, text: "scanout verification", speed: 120, x: 0, y: 60%, width: 100%, height: 20%, foreground: white}
+        """.write(to: scene, atomically: true, encoding: .utf8)
+        let daemon = try ControlledKioskd(["run", "--backend", "drm", "--scene", scene.path, "--verify-corrupt-composed"],
+                                          environment: ["STATE_DIRECTORY": state.path], readyTimeout: 120)
+        defer { _ = daemon.stop() }
+        XCTAssertEqual((try daemon.result("stats")["verify"] as? [String: Any])?["verifications"] as? Int, 0)
+        // The ticker flips every vblank once its text has rendered.
+        try Poll.until("the ticker to flip", timeout: 120, interval: 0.2) { try daemon.framesFlipped() > 30 }
+
+        // Missed vblanks over the same number of flips without and with verifications, side by side.
+        func missedAndFlipped() throws -> (missed: Int, flipped: Int) {
+            let stats = try daemon.result("stats")
+            return (stats["missed_vblanks"] as? Int ?? -1, stats["frames_flipped"] as? Int ?? -1)
+        }
+        let verifications = 5
+        let start = try missedAndFlipped()
+        for _ in 0..<verifications {
+            let result = try daemon.result("display.verify")
+            XCTAssertEqual(result["result"] as? String, "matched", "\(result)")
+            XCTAssertEqual(result["width"] as? Int, 1024)
+            XCTAssertEqual(result["pixels_differing"] as? Int, 0, "\(result)")
+            XCTAssertNotNil(result["frame"] as? Int)
+        }
+        let verified = try missedAndFlipped()
+        let flips = verified.flipped - start.flipped
+        try Poll.until("as many flips without verification", timeout: 60, interval: 0.1) { try daemon.framesFlipped() >= verified.flipped + flips }
+        let baseline = try missedAndFlipped()
+        print("display.verify on vkms (\(ProcessInfo.processInfo.environment["KIOSKD_VM_ACCEL"] ?? "host")): \(verifications) verifications, "
+              + "\(verified.missed - start.missed) missed vblanks over \(flips) flips; without verification "
+              + "\(baseline.missed - verified.missed) missed vblanks over \(baseline.flipped - verified.flipped) flips")
+        let verify = try XCTUnwrap(try daemon.result("stats")["verify"] as? [String: Any])
+        XCTAssertEqual(verify["verifications"] as? Int, verifications)
+        XCTAssertEqual(verify["mismatches"] as? Int, 0)
+
+        let mismatch = try daemon.result("display.verify", #"{"corrupt_composed": true}"#)
+        XCTAssertEqual(mismatch["result"] as? String, "mismatch", "\(mismatch)")
+        let health = try XCTUnwrap(try daemon.result("stats")["health_reason"] as? String)
+        XCTAssertTrue(health.hasPrefix("scanout_mismatch: "), health)
+        let images = try XCTUnwrap(mismatch["images"] as? [String: String])
+        for kind in ["composed", "scanout"] {
+            let path = try XCTUnwrap(images[kind])
+            XCTAssertTrue(path.hasPrefix(state.path + "/scanout/"), path)
+            try Poll.until("the \(kind) image", timeout: 30) { FileManager.default.fileExists(atPath: path) }
+            let png = try readPNG(path: path)
+            XCTAssertEqual([png.size.width, png.size.height], [1024, 768])
+        }
+        // A verification that matches clears the reason.
+        XCTAssertEqual(try daemon.result("display.verify")["result"] as? String, "matched")
+        XCTAssertFalse((try daemon.result("stats")["health_reason"] as? String ?? "").hasPrefix("scanout_mismatch"))
     }
 }
