@@ -225,15 +225,17 @@ final class ScanoutVerifier {
         for completion in running.waiting { completion(result) }
     }
 
-    /// Writes the pair as `NNNN-composed.png` and `NNNN-scanout.png` off the loop, then removes all but the last
+    /// Writes the pair as `CONNECTOR-TIME-NNNN-composed.png` and `…-scanout.png` off the loop, then removes all but the last
     /// `keptPairs` pairs; returns the paths the files are written to, nil without a directory.
     private func save(composed: [UInt8], scanout: [UInt8], size: Size) -> (composed: String, scanout: String)? {
         guard let imagesDirectory else { return nil }
         pairsSaved += 1
+        // Named after the connector (an output without one named in the config is called `auto`).
+        let connector = engine.backend?.info.connector ?? name
         let stem = (imagesDirectory as NSString).appendingPathComponent(
-            ScanoutVerifier.fileStem(output: name, number: pairsSaved, at: Date()))
+            ScanoutVerifier.fileStem(output: connector, number: pairsSaved, at: Date()))
         let paths = (composed: stem + "-composed.png", scanout: stem + "-scanout.png")
-        let directory = imagesDirectory, kept = Self.keptPairs, output = PageCaptures.fileName(output: name)
+        let directory = imagesDirectory, kept = Self.keptPairs, output = PageCaptures.fileName(output: connector)
         jobs.run({ () -> String? in
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

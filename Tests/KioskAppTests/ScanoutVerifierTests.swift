@@ -169,6 +169,7 @@ final class ScanoutVerifierTests: XCTestCase {
         XCTAssertTrue(engine.health.reason.hasPrefix("scanout_mismatch: frame \(outcome.frame): "), engine.health.reason)
         XCTAssertEqual(faults.map(\.code), [.scanoutMismatch])
         let images = try XCTUnwrap(outcome.images)
+        XCTAssertTrue((images.composed as NSString).lastPathComponent.hasPrefix("Headless-1-"), "named after the connector: \(images.composed)")
         try Poll.until("both images to be written") { savedImages().count == 2 }
         XCTAssertEqual(savedImages(), [images.composed, images.scanout].map { ($0 as NSString).lastPathComponent }.sorted())
         // Each file is the frame it names, as PNG.
@@ -198,7 +199,7 @@ final class ScanoutVerifierTests: XCTestCase {
             XCTAssertFalse(try verify().get().comparison.matched)
         }
         // The newest pairs stay: numbers 3 to 5.
-        let numbers = { self.savedImages().map { String($0.dropFirst("Fake-1-yyyymmddThhmmssZ-".count).prefix(4)) }.sorted() }
+        let numbers = { self.savedImages().map { String($0.dropFirst("Headless-1-yyyymmddThhmmssZ-".count).prefix(4)) }.sorted() }
         try Poll.until("the last pair to be written and the oldest removed", reading: numbers,
                        satisfies: { $0 == ["0003", "0003", "0004", "0004", "0005", "0005"] })
     }
