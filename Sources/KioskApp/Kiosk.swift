@@ -127,6 +127,9 @@ public final class Kiosk {
         } else {
             thumbnails = nil
         }
+        for (verifier, output) in zip(verifiers, outputs.outputs) {
+            verifier.cursorOnPlane = { [weak input, unowned output] in input?.cursorShownOnPlane(of: output) ?? false }
+        }
         control?.playsPath = plays?.store.path
         showsProblem = problem != nil
         wireOutputs()

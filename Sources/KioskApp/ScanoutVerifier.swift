@@ -55,6 +55,8 @@ final class ScanoutVerifier {
     /// Test hook (`kioskd run --verify-corrupt-composed`): `output.verify` accepts `corrupt_composed: true`, which
     /// spoils the copy of the composed frame compared, so a scanout path that works can be shown to be checked.
     var corruptionHookEnabled = false
+    /// Whether the pointer's cursor is shown on a cursor plane now: the writeback has it, the composed frame not.
+    var cursorOnPlane: () -> Bool = { false }
 
     /// The readback of the display adopted now, nil while there is none or it has no writeback.
     private(set) var readback: (any ScanoutReadback)?
@@ -130,6 +132,9 @@ final class ScanoutVerifier {
         guard engine.layersOnPlanes == 0 else {
             return completion(.failure(VerifyError(code: "planes_in_use", message: "output \(name): \(engine.layersOnPlanes) layer(s) are on planes of their own, which the composed frame does not hold; verification waits for a frame composed whole")))
         }
+        guard !cursorOnPlane() else {
+            return completion(.failure(VerifyError(code: "planes_in_use", message: "output \(name): the pointer's cursor is shown on its cursor plane, which the composed frame does not hold; verification waits for it to hide")))
+        }
         let running = Running(size: backend.info.mode.size, corrupt: corruptComposed)
         running.waiting = [completion]
         do {
@@ -152,7 +157,7 @@ final class ScanoutVerifier {
     }
 
     private func scheduled() {
-        guard current == nil, readback != nil, engine.backend?.isPoweredOn == true, engine.layersOnPlanes == 0 else { return }
+        guard current == nil, readback != nil, engine.backend?.isPoweredOn == true, engine.layersOnPlanes == 0, !cursorOnPlane() else { return }
         verify { [logger, name] result in
             if case .failure(let error) = result { logger.warning("output \(name): scheduled scanout verification: \(error)") }
         }

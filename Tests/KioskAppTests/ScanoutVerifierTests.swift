@@ -247,6 +247,20 @@ final class ScanoutVerifierTests: XCTestCase {
         XCTAssertEqual(verifier.verifications, 0)
     }
 
+    /// What the composed frame lacks cannot be compared: a pointer cursor on its plane is waited out.
+    func testACursorOnItsPlaneIsWaitedOut() throws {
+        try start(every: .seconds(60))
+        var cursorShown = true
+        verifier.cursorOnPlane = { cursorShown }
+        guard case .failure(let error) = try verify() else { return XCTFail("the cursor is not in the composed frame") }
+        XCTAssertEqual(error.code, "planes_in_use")
+        run(for: .seconds(60))
+        XCTAssertEqual(writeback.armed, 0, "the scheduled verification is skipped while the cursor shows")
+        cursorShown = false
+        run(for: .seconds(60))
+        try settle { verifier.verifications == 1 }
+    }
+
     func testVerifyEveryVerifiesOnTheClockAndOffNever() throws {
         try start(every: .seconds(60))
         run(for: .seconds(59))

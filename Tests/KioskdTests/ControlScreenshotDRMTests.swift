@@ -7,7 +7,7 @@ import XCTest
 /// The control socket's `screenshot` is the frame on screen, not a re-render: for a still scene (every frame
 /// after the first render is the same), the screenshot taken during the run equals the writeback capture of the
 /// run's last frame, pixel for pixel. And `display.verify` reads a frame back through vkms' writeback connector
-/// and finds it equal to the composed frame of the same present, while a ticker flips every vblank; with the
+/// and finds it equal to the composed frame of the same present, while an animation flips every vblank; with the
 /// corruption hook it reports `scanout_mismatch` and saves both images under the state directory.
 final class ControlScreenshotDRMTests: XCTestCase {
     override func setUpWithError() throws { try requireDRMDevice() }
@@ -40,7 +40,7 @@ final class ControlScreenshotDRMTests: XCTestCase {
             return started > 0 && started == completed && now != nil && now == composed
         }
         let result = try daemon.result("screenshot", #"{"path": "\#(shot.path)"}"#)
-        XCTAssertEqual(result["width"] as? Int, 640)
+        XCTAssertEqual(result["width"] as? Int, 1024)
         XCTAssertEqual(try daemon.result("stats")["frames_composed"] as? Int, composed, "nothing was composed up to the screenshot: the scene is still")
         let run = daemon.waitForExit(timeout: 300)
         XCTAssertEqual(run.status, 0, run.stderr)
@@ -52,7 +52,8 @@ final class ControlScreenshotDRMTests: XCTestCase {
 
     func testDisplayVerifyMatchesAndTheCorruptionHookReportsAScanoutMismatch() throws {
         let dir = try KioskdProcess.scratchDirectory("drm-display-verify")
-        let scene = dir.appendingPathComponent("ticker.yaml"), state = dir.appendingPathComponent("state")
+        let scene = dir.appendingPathComponent("moving.yaml"), state = dir.appendingPathComponent("state")
+        // Rectangles alone (no text, whose fonts load slowly in the VM); a long animation keeps frames flipping.
         try """
         size: display
         background: "#102030"
@@ -60,15 +61,17 @@ final class ControlScreenshotDRMTests: XCTestCase {
           - name: moving
             widgets:
               - {id: panel, type: rect, x: 10%, y: 10%, width: 50%, height: 30%, background: "#e0a040"}
-              - {id: news, type: ticker, text: "scanout verification", speed: 120, x: 0, y: 60%, width: 100%, height: 20%, foreground: white}
+              - {id: bar, type: rect, x: 0, y: 60%, width: 20%, height: 20%, background: "#40a0e0"}
         """.write(to: scene, atomically: true, encoding: .utf8)
         // 640x480 rather than vkms' 1024x768: less to compare and encode, which the VM's emulated CPU pays for.
         let daemon = try ControlledKioskd(["run", "--backend", "drm", "--mode", "640x480", "--scene", scene.path, "--verify-corrupt-composed"],
                                           environment: ["STATE_DIRECTORY": state.path], readyTimeout: 120)
         defer { _ = daemon.stop() }
         XCTAssertEqual((try daemon.result("stats")["verify"] as? [String: Any])?["verifications"] as? Int, 0)
-        // The ticker flips every vblank once its text has rendered.
-        try Poll.until("the ticker to flip", timeout: 120, interval: 0.2) { try daemon.framesFlipped() > 30 }
+        // The bar crosses the screen for a minute, a frame every vblank.
+        _ = try daemon.result("animate", #"{"id": "bar", "property": "x", "to": 500, "kind": "basic", "duration": 60}"#)
+        let flipping = try daemon.framesFlipped()
+        try Poll.until("the animation to flip", timeout: 60, interval: 0.1) { try daemon.framesFlipped() > flipping + 10 }
 
         // Missed vblanks over the same number of flips without and with verifications, side by side.
         func missedAndFlipped() throws -> (missed: Int, flipped: Int) {

@@ -77,6 +77,12 @@ public final class WritebackCapturer: DRMCommitHook {
         captureWaiters.append(completion)
     }
 
+    /// Lets go of `capture` once its frame has been written (its out-fence signalled) and read: its dumb buffer is a
+    /// whole frame (8 MB at 1920x1080), which a scanout check every few minutes should not hold in between.
+    public func forget(_ capture: WritebackCapture) {
+        if lastCapture === capture, capture.waitForFence(timeoutMs: 0) { lastCapture = nil }
+    }
+
     /// Captures the `number`-th present since `start` (1-based), the frame the `number`-th flip puts on screen.
     /// Counting presents rather than reacting to a flip keeps the choice exact whoever presents and whenever.
     public func capturePresent(number: Int) throws {

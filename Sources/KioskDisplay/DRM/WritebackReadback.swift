@@ -72,7 +72,8 @@ public final class WritebackReadback: ScanoutReadback {
         pending[number]?.timeout = nil
         let memory = MappedFrame(capture: entry.capture)
         jobs.run({ memory.copy() }, then: { [weak self] pixels in
-            guard let entry = self?.pending.removeValue(forKey: number) else { return }
+            guard let self, let entry = pending.removeValue(forKey: number) else { return }
+            capturer.forget(entry.capture)
             entry.completion(.success(pixels))
         })
     }
