@@ -170,7 +170,7 @@ let package = Package(
         .target(name: "KioskRenderTestSupport", dependencies: ["KioskCore", "KioskRender", "CCairo", "CKioskJpeg"],
                 path: "Tests/KioskRenderTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore", "KioskDisplay", "KioskTestSupport"]),
-        .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskScene", "KioskDisplay", "KioskInput", "KioskControl", "KioskRuntime", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskRender", "KioskScene", "KioskDisplay", "KioskInput", "KioskControl", "KioskRuntime", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay", "KioskTestSupport"],
                     exclude: ["Golden"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskCore", "KioskTestSupport", "KioskDisplay", "KioskRender", "KioskRuntime", "KioskBench", "CDRM"]),

@@ -63,6 +63,8 @@ public final class ControlWiring {
     weak var clockTrust: ClockTrust?
     /// The proof-of-play store `plays` reads, nil while nothing is recorded.
     var playsPath: String?
+    /// Each output's scanout verification, in the outputs' order (`output.verify`, `stats`' `verify`).
+    var verifiers: [ScanoutVerifier] = []
     /// Called after `output.power` changed an output's power.
     var onOutputPower: ((Bool) -> Void)?
     /// Presents that changed each output's screen: the `frame` event's number, by output.
@@ -146,6 +148,7 @@ public final class ControlWiring {
                 members["outputs"] = outputsListing()
                 members["by_output"] = try statsByOutput(first: stats)
                 if let dataSourceStats { members["data_sources"] = dataSourceStats() }
+                if let verifier = verifier(of: first) { members.merge(verifier.statsMembers) { _, verify in verify } }
                 members.merge(statusExtras()) { _, extra in extra }
                 members.merge(videoStats()) { _, video in video }
                 members.merge(webStats()) { _, web in web }

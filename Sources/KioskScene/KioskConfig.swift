@@ -32,6 +32,8 @@ public struct KioskConfig: Sendable, Equatable {
         public var frozenAfter: Int?
         /// Seconds a black screen lasts before it counts.
         public var blackAfter: Double?
+        /// Seconds between scanout verifications; 0: none on a schedule (`off`).
+        public var verifyEvery: Double?
         public init() {}
 
         /// The settings these keys make, defaults where a key is left out.
@@ -40,6 +42,7 @@ public struct KioskConfig: Sendable, Equatable {
             if let restartOn { settings.restartOn = restartOn }
             if let frozenAfter { settings.frozenAfter = frozenAfter }
             if let blackAfter { settings.blackAfter = .milliseconds(Int64((blackAfter * 1000).rounded())) }
+            if let verifyEvery { settings.verifyEvery = verifyEvery == 0 ? nil : .milliseconds(Int64((verifyEvery * 1000).rounded())) }
             return settings
         }
     }

@@ -93,6 +93,9 @@ struct RunCommand: ParsableCommand {
     @Option(help: ArgumentHelp("A file whose existence says the wall clock is synchronized, in place of the kernel's NTP state and systemd-timesyncd's flag (for tests).", valueName: "FILE", visibility: .hidden))
     var clockSynchronizedFile: String?
 
+    @Flag(help: ArgumentHelp("Accept output.verify's corrupt_composed argument, which spoils the copy of the composed frame compared so the verification reports scanout_mismatch (for tests).", visibility: .hidden))
+    var verifyCorruptComposed = false
+
     @Option(help: ArgumentHelp("The scene file to show (YAML or JSON), or default for the bundled dashboard scene; without it /etc/kioskd/scene.yaml when it exists, else the bundled scene.", valueName: "FILE|default"))
     var scene: String?
 

@@ -68,6 +68,8 @@ extension RunCommand {
         // systemd sets STATE_DIRECTORY to the unit's StateDirectory= folders, colon-separated: the first is kioskd's.
         let stateDirectory = ProcessInfo.processInfo.environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init)
         configuration.playsDatabase = playsDb ?? stateDirectory.map { $0 + "/plays.db" }
+        configuration.stateDirectory = stateDirectory
+        configuration.verifyCorruptComposed = verifyCorruptComposed
         configuration.backlightDirectory = input.backlightDir
         // A scene given on the command line is a person at a terminal: a bad one should fail loudly. Anywhere
         // else (the config file, /etc/kioskd/scene.yaml) kioskd is a kiosk, and a kiosk never goes black.
