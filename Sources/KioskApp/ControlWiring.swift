@@ -59,6 +59,8 @@ public final class ControlWiring {
     var dataSourceStats: (() -> JSONValue)?
     /// Whether the wall clock is synchronized: `stats` gives `clock_synchronized`, read afresh.
     weak var clockTrust: ClockTrust?
+    /// Scenes named by URL, for `scene.load {url}`.
+    weak var remoteScenes: RemoteSceneWiring?
     /// The proof-of-play store `plays` reads, nil while nothing is recorded.
     var playsPath: String?
     /// Called after `output.power` changed an output's power.

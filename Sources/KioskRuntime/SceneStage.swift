@@ -228,6 +228,23 @@ public final class SceneStage: SceneControlling {
         }
     }
 
+    /// Shows the copy at `file` of the scene fetched from `url` (kioskd's asset cache), read and laid out off the
+    /// loop like `loadScene(path:)`: the stage's `source` becomes the URL, and no file is watched (kioskd revalidates
+    /// the URL instead).
+    public func loadScene(remoteCopy file: String, url: String, then completion: @escaping (Result<Void, StageError>) -> Void) {
+        let limits = self.limits
+        prepareOffLoop(source: url, then: completion) {
+            do throws(SceneValidationError) {
+                return .success(try SceneLoader.load(remoteCopy: file, url: url, limits: limits))
+            } catch {
+                return .failure(StageError(.invalidScene, error.description))
+            }
+        } install: { [weak self] in
+            self?.watcher?.cancel()
+            self?.watcher = nil
+        }
+    }
+
     public func loadScene(yaml: String, baseDirectory: String, then completion: @escaping (Result<Void, StageError>) -> Void) {
         let limits = self.limits
         prepareOffLoop(source: "inline", then: completion) {

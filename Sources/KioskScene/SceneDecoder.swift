@@ -438,8 +438,40 @@ final class SceneDecoder: DocumentDecoder {
         }
     }
 
-    func imagePath(_ node: Node, _ path: String) -> String? {
-        guard let name = string(node, path) else { return nil }
+    /// In a scene fetched by URL (`baseDirectory` is then the scene's URL): a relative name resolved against the
+    /// scene's URL, as a browser resolves a page's links (`logo.png` beside `https://host/screens/lobby.yaml` is
+    /// `https://host/screens/logo.png`), or `.failure` naming why it cannot be. Nil for a scene read from a file,
+    /// and for an absolute path or a URL, which stay as written.
+    func resolvedAgainstSceneURL(_ name: String) -> Result<String, SceneURLProblem>? {
+        guard RemoteAsset.isFetched(baseDirectory), !name.hasPrefix("/"), !RemoteAsset.looksRemote(name) else { return nil }
+        guard let base = URL(string: baseDirectory),
+              let escaped = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.union(CharacterSet(charactersIn: "?#%"))),
+              let resolved = URL(string: escaped, relativeTo: base)?.absoluteURL.absoluteString else {
+            return .failure(SceneURLProblem(message: "'\(name)' cannot be resolved against the scene's URL \(baseDirectory)"))
+        }
+        return .success(resolved)
+    }
+
+    struct SceneURLProblem: Error {
+        var message: String
+    }
+
+    /// An image file (relative to the scene's folder), or a URL. With `remote` false (a video's placeholder, shown
+    /// the moment a clip fails) it must be a file on the board: in a scene fetched by URL, an absolute path.
+    func imagePath(_ node: Node, _ path: String, remote: Bool = true) -> String? {
+        guard var name = string(node, path) else { return nil }
+        switch resolvedAgainstSceneURL(name) {
+        case .failure(let problem)?:
+            error(node, path, problem.message)
+            return nil
+        case .success(let url)?:
+            guard remote else {
+                error(node, path, "in a scene fetched by URL, '\(name)' would name \(url); this must be a file on the board: give its absolute path")
+                return nil
+            }
+            name = url
+        case nil: break
+        }
         if RemoteAsset.looksRemote(name) {
             if let problem = RemoteAsset.problem(with: name) {
                 error(node, path, problem)

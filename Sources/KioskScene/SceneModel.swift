@@ -378,14 +378,19 @@ public struct VideoProperties: Sendable, Equatable {
     /// An image shown until the first frame, when a clip fails and while no item is scheduled; nil shows the
     /// widget's background (or black).
     public var placeholder: String?
+    /// Seconds between revalidations of the items named by an `https://` or `http://` URL, which play from the
+    /// asset cache (`refresh`, 5...86400; default 300, as for images).
+    public var refreshSeconds: Int
 
-    public init(items: [Item], loop: Bool, fit: VideoFit, muted: Bool, volume: Double, placeholder: String?) {
+    public init(items: [Item], loop: Bool, fit: VideoFit, muted: Bool, volume: Double, placeholder: String?,
+                refreshSeconds: Int = ImageProperties.defaultRefreshSeconds) {
         self.items = items
         self.loop = loop
         self.fit = fit
         self.muted = muted
         self.volume = volume
         self.placeholder = placeholder
+        self.refreshSeconds = refreshSeconds
     }
 
     public init(sources: [String], loop: Bool, fit: VideoFit, muted: Bool, volume: Double, placeholder: String?) {

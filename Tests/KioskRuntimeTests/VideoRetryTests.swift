@@ -52,13 +52,17 @@ final class VideoRetryTests: XCTestCase {
     }
 
     private var events: [VideoEventReport] = []
-    private let stream = "http://127.0.0.1:9/live.webm"
+    /// A stream: `https` and `http` items are downloaded into the asset cache, not streamed, so streams are RTSP
+    /// (allowed by `streaming`).
+    private let stream = "rtsp://127.0.0.1:9/live"
+    private let streaming = SceneLimits(videoSchemes: VideoSchemes(["file", "https", "http", "rtsp"]))
 
+    /// `limits` for the stage: `streaming` unless given.
     private func harness(_ widget: String, failures: [String: Int], random: @escaping () -> Double,
-                         limits: SceneLimits = SceneLimits()) throws -> (StageHarness, FlakyMaker) {
+                         limits: SceneLimits? = nil) throws -> (StageHarness, FlakyMaker) {
         let files = ["a.mp4": Data("a".utf8), "b.mp4": Data("b".utf8)]
         let h = try StageHarness(yaml: "widgets:\n  - {id: v, type: video, \(widget), x: 0, y: 0, width: 100%, height: 100%}\n",
-                                 size: Size(width: 64, height: 48), files: files, limits: limits)
+                                 size: Size(width: 64, height: 48), files: files, limits: limits ?? streaming, sceneLimits: streaming)
         let resolved = Dictionary(uniqueKeysWithValues: failures.map { (h.directory.appendingPathComponent($0.key).path, $0.value) })
         let maker = FlakyMaker(loop: h.loop, failures: failures.merging(resolved) { a, _ in a })
         h.listeners.append(h.stage.addEventListener { [unowned self] event in
@@ -167,7 +171,7 @@ final class VideoRetryTests: XCTestCase {
     /// `video.load` refuses a scheme outside the list before touching the widget; a scene's item the stage's list
     /// does not allow (a scene made with other limits) is never opened, reported, and not retried.
     func testASchemeOutsideTheListIsNeverOpened() throws {
-        let (h, maker) = try harness("source: a.mp4", failures: [:], random: { 0.5 })
+        let (h, maker) = try harness("source: a.mp4", failures: [:], random: { 0.5 }, limits: SceneLimits())
         h.run(for: .milliseconds(100))
         for source in ["rtsp://camera.lan/stream", "FTP://host/a.mp4", "data:video/mp4;base64,AAAA", "v4l2:///dev/video0"] {
             XCTAssertThrowsError(try h.stage.loadVideo(id: "v", source: source)) { error in
@@ -181,7 +185,7 @@ final class VideoRetryTests: XCTestCase {
         XCTAssertEqual(try h.stage.videoState(id: "v")["state"], .string("playing"))
 
         events = []
-        let (strict, strictMaker) = try harness("source: \"\(stream)\"", failures: [:], random: { 0.5 },
+        let (strict, strictMaker) = try harness("source: \"http://127.0.0.1:9/live.webm\"", failures: [:], random: { 0.5 },
                                                 limits: SceneLimits(videoSchemes: VideoSchemes(["file"])))
         strict.run(for: .seconds(600))
         XCTAssertEqual(strictMaker.players.count, 0)
