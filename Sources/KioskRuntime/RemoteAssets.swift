@@ -30,7 +30,8 @@ extension SceneStage {
         return urls
     }
 
-    /// A new copy of `url` is in the cache (or the first): the widgets that show it draw it. Their old picture stays
+    /// A new copy of `url` is in the cache (or the first): the widgets (and the scene background) that show it
+    /// draw it, and video widgets waiting for it play it. Their old picture stays
     /// on screen until the new one has rendered, so no frame shows the background in between.
     public func remoteAssetChanged(_ url: String) {
         for node in nodes + (incoming?.nodes ?? []) {
@@ -38,6 +39,10 @@ extension SceneStage {
                 node.body?.content = builder.content(for: node, scene: scene)
             }
         }
+        if let incoming, incoming.scene.backgroundImage?.path == url {
+            incoming.backgroundLayer?.content = builder.backgroundContent(incoming.scene)
+        }
+        if scene.backgroundImage?.path == url { backgroundLayer?.content = builder.backgroundContent(scene) }
         videos.assetArrived(url)
     }
 }

@@ -26,6 +26,8 @@ struct BuiltScene {
     var nodes: [WidgetNode]
     var byID: [String: WidgetNode]
     var byKey: [String: [WidgetNode]]
+    /// The layer of `backgroundImage`, under the pages.
+    var backgroundLayer: Layer? = nil
 }
 
 /// Widget to layer and content: lays a scene out (`prepare`, any thread, a pure function of values), makes its
@@ -52,6 +54,12 @@ final class SceneBuilder {
     func imageFile(_ path: String) -> String? {
         RemoteAsset.looksRemote(path) ? remoteAssets?.file(for: path) : path
     }
+    /// The scene's background picture, or nil while a URL has no copy (the `background` colour shows).
+    func backgroundContent(_ scene: Scene) -> (any LayerContent)? {
+        guard let image = scene.backgroundImage, let file = imageFile(image.path) else { return nil }
+        return ImageContent(path: file, fit: ImageContent.Fit(rawValue: image.fit.rawValue) ?? .cover, maxPixels: maxImagePixels)
+    }
+
     /// What an image widget shows until its image lands, and for good when it cannot be shown (a file over the
     /// pixel limit, a broken file).
     static let imagePlaceholder = Color(red: 1, green: 1, blue: 1, alpha: 0.08)
@@ -122,6 +130,12 @@ final class SceneBuilder {
         root.content = RectContent(fill: scene.background.map(StyleMapping.fill) ?? .solid(.black))
         root.holdsChildrenUntilReady = true
         var built = BuiltScene(scene: scene, source: prepared.source, root: root, pageLayers: [:], nodes: [], byID: [:], byKey: [:])
+        if scene.backgroundImage != nil {
+            let layer = Layer(frame: Rect(size: size), name: "background image")
+            layer.content = backgroundContent(scene)
+            root.addChild(layer)
+            built.backgroundLayer = layer
+        }
         for page in prepared.pages {
             let pageLayer = Layer(frame: Rect(size: size), name: "page \(page.name)")
             pageLayer.isHidden = page.name != currentPage

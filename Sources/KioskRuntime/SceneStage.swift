@@ -63,6 +63,8 @@ public final class SceneStage: SceneControlling {
     private var byKey: [String: [WidgetNode]] = [:]
     /// A loaded scene waiting for its first complete render before it replaces `root`.
     private(set) var incoming: BuiltScene?
+    /// The layer of the scene's background picture, if it has one.
+    private(set) var backgroundLayer: Layer?
     private var pageTimer: TimerHandle?
     /// The schedule's timer: the next change of the pages its rules allow (`SceneStage+Schedule.swift`).
     var scheduleTimer: TimerHandle?
@@ -353,6 +355,7 @@ public final class SceneStage: SceneControlling {
         nodes = built.nodes
         byID = built.byID
         byKey = built.byKey
+        backgroundLayer = built.backgroundLayer
         if !scene.pages.contains(where: { $0.name == currentPage }) { currentPage = scene.pages.first?.name ?? "" }
         showOnly(currentPage)
         updateRanges()

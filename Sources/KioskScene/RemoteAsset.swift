@@ -38,6 +38,7 @@ extension Scene {
     /// widgets that name it.
     public var remoteAssets: [String: Int] {
         var refresh: [String: Int] = [:]
+        if let image = backgroundImage, RemoteAsset.looksRemote(image.path) { refresh[image.path] = image.refreshSeconds }
         for widget in allWidgets {
             switch widget.content {
             case .image(let image) where RemoteAsset.looksRemote(image.path):

@@ -56,7 +56,9 @@ final class SceneDecoder: DocumentDecoder {
         guard let f = fields(root, "", allowed: Self.sceneKeys, expected: "a mapping with 'pages' (or 'widgets')") else { return nil }
         var size = SceneSize.display
         if let v = f["size"]?.value { size = sceneSize(v, "size") ?? .display }
-        let background = f["background"].flatMap { fill($0.value, "background") }
+        var background: Fill?
+        var backgroundImage: ImageProperties?
+        if let b = f["background"] { (background, backgroundImage) = sceneBackground(b.value, "background") }
         let font = f["font"].flatMap { self.font($0.value, "font") } ?? Font(family: Font.defaultFamily, size: 24, weight: .normal)
         var data: [String: String] = [:]
         if let v = f["data"]?.value, let d = fields(v, "data", allowed: [], expected: "a mapping of binding keys to values", any: true) {
@@ -83,6 +85,7 @@ final class SceneDecoder: DocumentDecoder {
         }
         checkPageReferences(pages)
         var scene = Scene(size: size, background: background, font: font, data: data, pages: pages)
+        scene.backgroundImage = backgroundImage
         if let v = f["data_sources"]?.value { scene.dataSources = dataSources(v, "data_sources", http: &scene.httpDataSources) }
         sceneSchedule(of: &scene, f)
         return scene
@@ -343,8 +346,36 @@ final class SceneDecoder: DocumentDecoder {
 
     // MARK: Values
 
+    static let backgroundImageKeys = ["image", "fit", "colour", "refresh"]
+    static let backgroundImageExample = "{image: lobby.jpg, fit: cover, colour: black}"
+
+    /// The scene's `background`: a fill, or `{image: FILE-or-URL, fit, colour, refresh}`, a picture over the whole
+    /// scene (`fit` cover by default) on `colour` (black by default).
+    func sceneBackground(_ node: Node, _ path: String) -> (Fill?, ImageProperties?) {
+        guard let mapping = node.mapping, mapping.keys.contains(where: { $0.string == "image" }) else { return (fill(node, path), nil) }
+        guard let f = fields(node, path, allowed: Self.backgroundImageKeys, expected: Self.backgroundImageExample) else { return (nil, nil) }
+        func key(_ k: String) -> String { Self.child(path, k) }
+        let image = f["image"].flatMap { imagePath($0.value, key("image")) }
+        let fit = f["fit"].map { choice($0.value, key("fit"), ImageProperties.Fit.self) } ?? .cover
+        let colour = f["colour"].map { self.colour($0.value, key("colour")) } ?? Color(rgb: 0x000000)
+        var refresh: Int? = ImageProperties.defaultRefreshSeconds
+        if let r = f["refresh"] {
+            refresh = integer(r.value, key("refresh"), in: ImageProperties.refreshRange)
+            if let image, refresh != nil, !RemoteAsset.looksRemote(image) {
+                error(r.key, key("refresh"), "'refresh' is for an image named by URL; a file is read when the scene loads")
+                refresh = nil
+            }
+        }
+        guard let image, let fit, let colour, let refresh else { return (nil, nil) }
+        return (.colour(colour), ImageProperties(path: image, fit: fit, refreshSeconds: refresh))
+    }
+
     func fill(_ node: Node, _ path: String) -> Fill? {
         if node.scalar != nil { return colour(node, path).map(Fill.colour) }
+        if let mapping = node.mapping, mapping.keys.contains(where: { $0.string == "image" }) {
+            error(node, path, "an image background is for the whole scene (its top-level 'background'); for a widget, put an image widget under it")
+            return nil
+        }
         guard let f = fields(node, path, allowed: ["gradient", "angle"], expected: "a colour or a mapping with 'gradient'") else { return nil }
         guard let g = f["gradient"] else { error(node, path, "a gradient background needs 'gradient' (a list of colours)"); return nil }
         let gp = Self.child(path, "gradient")

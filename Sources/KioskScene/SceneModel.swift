@@ -6,6 +6,9 @@ import KioskCore
 public struct Scene: Sendable, Equatable {
     public var size: SceneSize
     public var background: Fill?
+    /// `background: {image: …}`: a picture over the whole scene, under every page (the `background` colour shows
+    /// while it loads, and through its transparent parts). A file, or a URL shown from the asset cache.
+    public var backgroundImage: ImageProperties? = nil
     /// The font widgets inherit when they name none.
     public var font: Font
     /// Initial values of data-binding keys, shown until the first update arrives.
