@@ -1,3 +1,5 @@
+import KioskCore
+import KioskRender
 import KioskScene
 
 /// Where the files of images and video clips a scene names by URL come from (kioskd's asset cache). Main thread.
@@ -43,6 +45,45 @@ extension SceneStage {
             incoming.backgroundLayer?.content = builder.backgroundContent(incoming.scene)
         }
         if scene.backgroundImage?.path == url { backgroundLayer?.content = builder.backgroundContent(scene) }
+        if scene.fonts.contains(url) || incoming?.scene.fonts.contains(url) == true { fontArrived(url) }
         videos.assetArrived(url)
+    }
+
+    /// The copy of a font named by URL is whole: registered (`PangoFontMaps.addFontFiles`), and the text of the
+    /// scene drawn again with it; until then its family fell back as an unknown one does. A copy that is no font is
+    /// reported (`error` event) and the fallback stays.
+    private func fontArrived(_ url: String) {
+        guard let file = builder.remoteAssets?.file(for: url) else { return }
+        let queue: BackgroundJobs
+        do {
+            queue = try loadQueue ?? BackgroundJobs(loop: engine.loop, label: "kioskd.scene.load")
+            loadQueue = queue
+        } catch {
+            eventListeners.emit(.error(code: "remote_asset", message: "font \(url): no queue to register it on: \(error)"))
+            return
+        }
+        // Off the loop: fontconfig reads the system's font folders again (about 10 to 60 ms).
+        queue.run({ () -> Result<Bool, StageError> in
+            if let problem = FontFileCheck.problem(at: file, named: url) { return .failure(StageError(.invalidArgument, problem)) }
+            do { return .success(try PangoFontMaps.addFontFiles([file])) } catch {
+                return .failure(StageError(.ioError, "\(error)"))
+            }
+        }, then: { [weak self] result in
+            switch result {
+            case .success(true): self?.redrawText()
+            case .success(false): break
+            case .failure(let error):
+                self?.eventListeners.emit(.error(code: "remote_asset", message: "font \(url): \(error.message); text in its family falls back to other fonts"))
+            }
+        })
+    }
+
+    /// Draws the scene's text again (fonts were added).
+    private func redrawText() {
+        let textTypes: Set<WidgetType> = [.text, .clock, .ticker, .button, .fps]
+        for node in nodes where textTypes.contains(node.widget.type) { builder.configure(node, scene: scene) }
+        if let incoming {
+            for node in incoming.nodes where textTypes.contains(node.widget.type) { builder.configure(node, scene: incoming.scene) }
+        }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 import KioskRender
 import KioskScene
+import Logging
 
 /// A scene parsed and laid out, ready to become layers: the work of a load that can run off the loop (parsing,
 /// validation, measuring text with Pango). Text is measured with the data values and the clock time of the
@@ -77,6 +78,12 @@ final class SceneBuilder {
 
     /// Lays every page of `scene` out for a `screen`-sized root. Pure: safe on any thread.
     static func prepare(_ scene: Scene, source: String, screen: Size, values: [String: String], time: Int) -> PreparedScene {
+        // The scene's font files on the board, before any text is measured; those by URL come with their copies
+        // (`SceneStage.remoteAssetChanged`).
+        let local = scene.fonts.filter { !RemoteAsset.looksRemote($0) }
+        if !local.isEmpty {
+            do { try PangoFontMaps.addFontFiles(local) } catch { Logger(label: "kioskd.scene").error("scene \(source): \(error); its text falls back to other fonts") }
+        }
         let size = layoutSize(of: scene, screen: screen)
         let pages = scene.pages.map { page in
             (name: page.name, widgets: SceneLayout.layout(page.widgets, in: size) { widget, maxWidth in

@@ -32,7 +32,7 @@ public final class SceneStage: SceneControlling {
     public private(set) var source: String
     public private(set) var currentPage: String
     /// The stage's events, heard through `addEventListener` and `addPageSettledListener`.
-    private let eventListeners = Listeners<StageEvent>()
+    let eventListeners = Listeners<StageEvent>()
     private let pageSettledListeners = Listeners<String>()
     /// The engine's events the stage follows: failed renders and another scene size.
     private var engineListeners: [ListenerToken] = []
@@ -84,7 +84,7 @@ public final class SceneStage: SceneControlling {
     private var watcher: SceneFileWatcher?
     private var transition: PageTransition?
     /// Where scene files are parsed and laid out; made with the first load.
-    private var loadQueue: BackgroundJobs?
+    var loadQueue: BackgroundJobs?
     /// Where `widget.set` checks image files: apart from `loadQueue`, so a scene being read does not hold it up.
     private var fileCheckQueue: BackgroundJobs?
     /// Which pages keep rendered surfaces (`PageRanges.swift`).

@@ -39,6 +39,9 @@ extension Scene {
     public var remoteAssets: [String: Int] {
         var refresh: [String: Int] = [:]
         if let image = backgroundImage, RemoteAsset.looksRemote(image.path) { refresh[image.path] = image.refreshSeconds }
+        for font in fonts where RemoteAsset.looksRemote(font) {
+            refresh[font] = min(refresh[font] ?? .max, ImageProperties.defaultRefreshSeconds)
+        }
         for widget in allWidgets {
             switch widget.content {
             case .image(let image) where RemoteAsset.looksRemote(image.path):

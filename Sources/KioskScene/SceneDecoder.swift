@@ -29,7 +29,7 @@ final class SceneDecoder: DocumentDecoder {
 
     // MARK: Keys each mapping may hold
 
-    static let sceneKeys = ["size", "background", "font", "data", "data_sources", "pages", "widgets"] + scheduleSceneKeys
+    static let sceneKeys = ["size", "background", "font", "fonts", "data", "data_sources", "pages", "widgets"] + scheduleSceneKeys
     static let pageKeys = ["name", "duration", "transition", "widgets"] + schedulePageKeys
     static let transitionKeys = ["type", "duration", "easing"]
     static let styleKeys = ["background", "foreground", "corner_radius", "border", "opacity", "font"]
@@ -86,6 +86,7 @@ final class SceneDecoder: DocumentDecoder {
         checkPageReferences(pages)
         var scene = Scene(size: size, background: background, font: font, data: data, pages: pages)
         scene.backgroundImage = backgroundImage
+        if let v = f["fonts"]?.value { scene.fonts = fontFiles(v, "fonts") }
         if let v = f["data_sources"]?.value { scene.dataSources = dataSources(v, "data_sources", http: &scene.httpDataSources) }
         sceneSchedule(of: &scene, f)
         return scene
@@ -345,6 +346,36 @@ final class SceneDecoder: DocumentDecoder {
     }
 
     // MARK: Values
+
+    /// At most this many `fonts:` entries.
+    static let maximumFontFiles = 16
+
+    /// `fonts:`: a list of font files (relative to the scene, absolute, or URLs). A file must be there and start
+    /// as a TrueType, OpenType or WOFF font does; a URL's copy is checked when it arrives.
+    func fontFiles(_ node: Node, _ path: String) -> [String] {
+        guard let list = node.sequence else {
+            error(node, path, "expected a list of font files or URLs, as in [fonts/Brand-Bold.ttf, \"https://cdn.example/Brand.otf\"]")
+            return []
+        }
+        if list.count > Self.maximumFontFiles { error(node, path, "\(list.count) font files: at most \(Self.maximumFontFiles)") }
+        var files: [String] = []
+        for (offset, entry) in list.enumerated() {
+            let itemPath = "\(path)[\(offset)]"
+            guard var name = string(entry, itemPath) else { continue }
+            switch resolvedAgainstSceneURL(name) {
+            case .failure(let problem)?: error(entry, itemPath, problem.message); continue
+            case .success(let url)?: name = url
+            case nil: break
+            }
+            if RemoteAsset.looksRemote(name) {
+                if let problem = RemoteAsset.problem(with: name, kind: "font") { error(entry, itemPath, problem) } else { files.append(name) }
+                continue
+            }
+            let resolved = name.hasPrefix("/") ? name : PathNames.normalized(baseDirectory + "/" + name)
+            if let problem = FontFileCheck.problem(at: resolved, named: name) { error(entry, itemPath, problem) } else { files.append(resolved) }
+        }
+        return files
+    }
 
     static let backgroundImageKeys = ["image", "fit", "colour", "refresh"]
     static let backgroundImageExample = "{image: lobby.jpg, fit: cover, colour: black}"

@@ -9,6 +9,9 @@ public struct Scene: Sendable, Equatable {
     /// `background: {image: …}`: a picture over the whole scene, under every page (the `background` colour shows
     /// while it loads, and through its transparent parts). A file, or a URL shown from the asset cache.
     public var backgroundImage: ImageProperties? = nil
+    /// `fonts:`: font files (absolute paths, or URLs shown from the asset cache) whose families text may name,
+    /// besides the system's; a family of a URL not yet fetched falls back as an unknown one does.
+    public var fonts: [String] = []
     /// The font widgets inherit when they name none.
     public var font: Font
     /// Initial values of data-binding keys, shown until the first update arrives.
