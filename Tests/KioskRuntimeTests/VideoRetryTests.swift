@@ -193,4 +193,69 @@ final class VideoRetryTests: XCTestCase {
         XCTAssertEqual(events.first?.message, "scheme 'http' is not allowed (video.allowed_schemes: file)")
         XCTAssertEqual(try strict.stage.videoState(id: "v")["error"], .string("scheme 'http' is not allowed (video.allowed_schemes: file)"))
     }
+
+    /// The asset cache as a stage sees it: the files the test says are whole.
+    final class FakeCache: RemoteAssetSource {
+        var files: [String: String] = [:]
+        private(set) var asked = 0
+        func file(for url: String) -> String? { files[url] }
+        func stageAssetsChanged() { asked += 1 }
+    }
+
+    /// An item by URL with no copy yet is passed over, never opened from the network; once its copy is whole it
+    /// plays from the cached file at its next turn, and events name the URL.
+    func testAClipByURLIsPassedOverUntilItsCopyIsWholeThenPlaysFromIt() throws {
+        let url = "https://cdn.example/menu.webm"
+        let (h, maker) = try harness("playlist: [\"\(url)\", b.mp4], loop: true", failures: [:], random: { 0.5 })
+        let cache = FakeCache()
+        h.stage.builderRemoteAssets = cache
+        h.stage.videoPlayers = maker
+        h.run(for: .milliseconds(200))
+        // Setting the players again (after the harness's) started the widget over: count from here.
+        let b = h.directory.appendingPathComponent("b.mp4").path
+        let first = maker.opened.count - 1
+        XCTAssertEqual(maker.opened.map(\.source).last, b, "the clip after it plays meanwhile")
+        maker.players.last?.end()
+        h.run(for: .milliseconds(200))
+        XCTAssertEqual(maker.opened.dropFirst(first).map(\.source), [b, b], "round again: still no copy, the clip again")
+
+        cache.files[url] = "/var/cache/kioskd/assets/copy.webm"
+        h.stage.remoteAssetChanged(url)
+        h.run(for: .milliseconds(200))
+        XCTAssertEqual(maker.opened.count, first + 2, "the clip playing is not cut")
+        maker.players.last?.end()
+        h.run(for: .milliseconds(200))
+        XCTAssertEqual(maker.opened.dropFirst(first).map(\.source), [b, b, "/var/cache/kioskd/assets/copy.webm"], "the copy at the item's turn")
+        XCTAssertFalse(maker.opened.contains { $0.source == url }, "the URL itself is never opened")
+        XCTAssertEqual(events.last?.kind, .started)
+        XCTAssertEqual(events.last?.source, url)
+    }
+
+    /// A lone item by URL with no copy: the placeholder and `waiting` naming the download, no error, no player;
+    /// the copy's arrival plays it.
+    func testALoneClipByURLWaitsForItsDownload() throws {
+        let url = "https://cdn.example/only.webm"
+        let (h, maker) = try harness("source: \"\(url)\"", failures: [:], random: { 0.5 })
+        let cache = FakeCache()
+        h.stage.builderRemoteAssets = cache
+        h.stage.videoPlayers = maker
+        h.run(for: .seconds(60))
+        let state = try h.stage.videoState(id: "v")
+        XCTAssertEqual(state["state"], .string("waiting"))
+        XCTAssertEqual(state["waiting"], .string("waiting for the download of \(url)"))
+        XCTAssertEqual(maker.players.count, 0)
+        XCTAssertEqual(events.filter { $0.kind == .error }.count, 0)
+        XCTAssertEqual(h.stage.remoteAssets, [url: 300])
+
+        cache.files[url] = "/cache/only.webm"
+        h.stage.remoteAssetChanged(url)
+        h.run(for: .milliseconds(200))
+        XCTAssertEqual(maker.opened.map(\.source), ["/cache/only.webm"])
+        XCTAssertEqual(try h.stage.videoState(id: "v")["state"], .string("playing"))
+
+        // video.load of another clip by URL: the stage's URLs follow, and the cache is told.
+        try h.stage.loadVideo(id: "v", source: "https://cdn.example/other.webm")
+        XCTAssertEqual(cache.asked, 1)
+        XCTAssertEqual(h.stage.remoteAssets["https://cdn.example/other.webm"], 300)
+    }
 }
