@@ -48,7 +48,8 @@ public enum SceneLoader {
                                                emptyMessage: "the scene file is empty; it needs 'pages' or 'widgets'")
         let decoder = SceneDecoder(file: file, baseDirectory: baseDirectory, limits: limits)
         let scene = decoder.scene(root)
-        if let fontAvailable {
+        // A scene with `fonts:` brings families fontconfig does not know yet.
+        if let fontAvailable, scene?.fonts.isEmpty ?? true {
             for use in decoder.fontFamilies where !fontAvailable(use.family) {
                 decoder.report(.warning, use.location, use.path,
                                "font family '\(use.family)' not found; falling back to \(Font.defaultFamily)")

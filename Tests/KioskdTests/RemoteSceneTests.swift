@@ -149,6 +149,10 @@ final class RemoteSceneTests: XCTestCase {
             XCTAssertEqual(error.code, "invalid_argument", "\(args): \(error.message)")
         }
 
+        let check = try KioskdProcess.run(["check", server.url("/files/ok.yaml")])
+        XCTAssertEqual(check.status, 1)
+        XCTAssertTrue(check.stderr.contains("kioskd check reads a file; fetch the scene"), check.stderr)
+
         try server.write("ok.yaml", "background: \"#00FF00\"\nwidgets: []\n")
         let loaded = try daemon.result("scene.load", #"{"url": "\#(server.url("/files/ok.yaml"))"}"#)
         XCTAssertEqual(loaded["source"] as? String, server.url("/files/ok.yaml"))
