@@ -145,10 +145,15 @@ final class RemoteAssetWiring: RemoteAssetSource {
         control?.server.broadcast(event: "error", data: ["code": "remote_asset", "message": .string(message)])
     }
 
-    /// What `url` is to the scenes shown, naming it in logs and events: "video" for a playlist item, else "image".
+    /// What `url` is to the scenes shown, naming it in logs and events: "video" for a playlist item, "font",
+    /// "background image", else "image".
     private func kind(_ url: String) -> String {
+        let scenes = outputs.outputs.map(\.stage.scene)
+        if scenes.contains(where: { $0.fonts.contains(url) }) { return "font" }
+        if scenes.contains(where: { $0.backgroundImage?.path == url }) { return "background image" }
         let video = outputs.outputs.contains { output in
-            output.stage.scene.allWidgets.contains { if case .video(let v) = $0.content { v.sources.contains(url) } else { false } }
+            output.stage.remoteAssets[url] != nil
+                && !output.stage.scene.allWidgets.contains { if case .image(let i) = $0.content { i.path == url } else { false } }
         }
         return video ? "video" : "image"
     }

@@ -60,7 +60,8 @@ final class RemoteSceneWiring {
     func stop() {
         for timer in timers.values { timer.cancel() }
         timers = [:]
-        if let fetcher = try? assets.sharedFetcher() {
+        // Only a fetch under way has a fetcher to cancel it on: none is made here.
+        if !inFlight.isEmpty, let fetcher = try? assets.sharedFetcher() {
             for id in inFlight.values { fetcher.cancel(id) }
         }
         inFlight = [:]
