@@ -258,4 +258,31 @@ final class VideoRetryTests: XCTestCase {
         XCTAssertEqual(cache.asked, 1)
         XCTAssertEqual(h.stage.remoteAssets["https://cdn.example/other.webm"], 300)
     }
+
+    /// A one-clip loop by URL seeks back to the start while its copy stays the same; a new version that arrived
+    /// while it played is opened at its next start, never cut in mid-clip.
+    func testANewVersionOfALoopingClipIsOpenedAtItsNextStart() throws {
+        let url = "https://cdn.example/loop.webm"
+        let (h, maker) = try harness("source: \"\(url)\", loop: true", failures: [:], random: { 0.5 })
+        let cache = FakeCache()
+        cache.files[url] = "/cache/v1.webm"
+        h.stage.builderRemoteAssets = cache
+        h.stage.videoPlayers = maker
+        h.run(for: .milliseconds(200))
+        let first = maker.players.count
+        XCTAssertEqual(maker.opened.last?.source, "/cache/v1.webm")
+        maker.players.last?.end()
+        h.run(for: .milliseconds(200))
+        XCTAssertEqual(maker.players.count, first, "the same copy: the loop seeks")
+        XCTAssertEqual(maker.players.last?.seeks, [.zero])
+
+        cache.files[url] = "/cache/v2.webm"
+        h.stage.remoteAssetChanged(url)
+        h.run(for: .milliseconds(200))
+        XCTAssertEqual(maker.players.count, first, "the clip playing is not cut")
+        maker.players.last?.end()
+        h.run(for: .milliseconds(200))
+        XCTAssertEqual(maker.opened.last?.source, "/cache/v2.webm", "the new version at the loop's next start")
+        XCTAssertEqual(maker.players.count, first + 1)
+    }
 }
