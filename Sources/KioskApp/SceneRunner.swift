@@ -93,6 +93,14 @@ final class SceneRunner {
                 diagnosticScene = shown
             }
         }
+        // Fonts by URL whose copies an earlier run cached: registered before the first text renders, so the scene
+        // starts in them rather than switching from a fallback (new ones come with `RemoteAssetWiring`).
+        let cachedFonts = shown.fonts.filter(RemoteAsset.looksRemote).compactMap { url in
+            AssetCache.held(url, in: AssetCache.defaultDirectory()).map(\.path).flatMap { FontFileCheck.problem(at: $0, named: url) == nil ? $0 : nil }
+        }
+        if !cachedFonts.isEmpty {
+            do { try PangoFontMaps.addFontFiles(cachedFonts) } catch { logger.error("scene \(path): cached fonts: \(error)") }
+        }
         stage = SceneStage(engine: engine, scene: shown, source: path, limits: limits)
         stage.adjustLoadedScene = adjust
         stage.preloadPages = memory.preloadPages ?? KioskConfig.Memory.defaultPreloadPages

@@ -41,7 +41,8 @@ final class RemoteFontTests: XCTestCase {
 
     /// The screenshot of "Wg" in `fontFamily` on white, with `fonts` (YAML list) in the scene, once `ready` holds
     /// for it (or at once).
-    private func shot(fontFamily: String, fonts: String?, in dir: URL, until ready: ((Data) -> Bool)? = nil) throws -> Data {
+    private func shot(fontFamily: String, fonts: String?, in dir: URL, seen: ((Data) -> Void)? = nil,
+                      until ready: ((Data) -> Bool)? = nil) throws -> Data {
         let scene = dir.appendingPathComponent("scene-\(UUID().uuidString).yaml")
         try """
             background: "#FFFFFF"
@@ -52,18 +53,21 @@ final class RemoteFontTests: XCTestCase {
         let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "96x64@60", "--scene", scene.path, "--screenshot-dir", dir.path],
                                           environment: ["CACHE_DIRECTORY": dir.appendingPathComponent("cache").path])
         defer { daemon.stop() }
-        /// The screenshot, and whether it shows text (a dark pixel).
+        /// The screenshot, and whether it shows the scene's text: the white background with dark pixels on it (a
+        /// frame before the scene appeared is all black).
         func take() throws -> (png: Data, text: Bool) {
             let file = dir.appendingPathComponent("shot-\(UUID().uuidString).png")
             _ = try daemon.result("screenshot", #"{"path": "\#(file.path)"}"#)
             defer { try? FileManager.default.removeItem(at: file) }
             let image = try PNGFile(contentsOf: file)
-            let text = (0..<image.height).contains { y in (0..<image.width).contains { x in image.rgb(x: x, y: y) & 0xFF < 0x40 } }
+            let pixels = (0..<image.height).flatMap { y in (0..<image.width).map { x in image.rgb(x: x, y: y) } }
+            let text = pixels.contains { $0 & 0xFF < 0x40 } && pixels.contains { $0 == 0xFFFFFF }
             return (try Data(contentsOf: file), text)
         }
         var last = Data()
         try Poll.until("the text in \(fontFamily) on screen\(ready == nil ? "" : " as expected")", timeout: 30) {
             let shot = try take()
+            if shot.text { seen?(shot.png) }
             defer { last = shot.png }
             // The same twice in a row: no frame of the scene still coming in is taken.
             return shot.text && shot.png == last && (ready?(shot.png) ?? true)
@@ -78,9 +82,16 @@ final class RemoteFontTests: XCTestCase {
         let reference = try shot(fontFamily: "DejaVu Serif", fonts: nil, in: dir)
         let fallback = try shot(fontFamily: family, fonts: nil, in: dir)
         XCTAssertNotEqual(fallback, reference, "without the font, its family falls back to another font")
-        let fetched = try shot(fontFamily: family, fonts: "[\"\(server.url("/files/brand.ttf"))\"]", in: dir) { $0 == reference }
+        let fetched = try shot(fontFamily: family, fonts: "[\"\(server.url("/files/brand.ttf"))\"]", in: dir, until: { $0 == reference })
         XCTAssertEqual(fetched, reference)
         XCTAssertEqual(server.requests("/files/brand.ttf", status: 200), 1)
+
+        // The server gone: a new kiosk registers the cached copy before its first text renders.
+        server.stop()
+        var shown: Set<Data> = []
+        let offline = try shot(fontFamily: family, fonts: "[\"\(server.url("/files/brand.ttf"))\"]", in: dir, seen: { shown.insert($0) })
+        XCTAssertEqual(offline, reference)
+        XCTAssertEqual(shown, [reference], "no screenshot showed the fallback font")
     }
 
     func testAFontFileThatIsNoFontIsRefusedWhereItIsNamed() throws {
