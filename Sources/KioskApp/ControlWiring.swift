@@ -61,6 +61,8 @@ public final class ControlWiring {
     var dataSourceStats: (() -> JSONValue)?
     /// Whether the wall clock is synchronized: `stats` gives `clock_synchronized`, read afresh.
     weak var clockTrust: ClockTrust?
+    /// Scenes named by URL, for `scene.load {url}`.
+    weak var remoteScenes: RemoteSceneWiring?
     /// The proof-of-play store `plays` reads, nil while nothing is recorded.
     var playsPath: String?
     /// Each output's scanout verification, in the outputs' order (`output.verify`, `stats`' `verify`).

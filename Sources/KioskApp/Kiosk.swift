@@ -28,6 +28,8 @@ public final class Kiosk {
     let dataSources: DataSourceWiring
     /// Images named by URL.
     let remoteAssets: RemoteAssetWiring
+    /// Scenes named by URL.
+    let remoteScenes: RemoteSceneWiring
     let input: InputWiring
     /// Whether the wall clock is synchronized, for schedules, `stats` and the MQTT state.
     let clockTrust: ClockTrust
@@ -72,8 +74,10 @@ public final class Kiosk {
             throw OutputError("outputs: several outputs need --backend drm or headless; fbdev drives one framebuffer")
         }
         pool = RenderQueuePool(strategy: configuration.renderStrategy.poolStrategy)
-        let substitute = Self.diagnosticPage(keepGoing: configuration.keepGoing,
-                                             socket: ControlWiring.socketDescription(options: settings.control, inheritedListenFD: service.controlSocketFD))
+        let socket = ControlWiring.socketDescription(options: settings.control, inheritedListenFD: service.controlSocketFD)
+        let substitute = Self.diagnosticPage(keepGoing: configuration.keepGoing, socket: socket)
+        // A scene named by URL with no copy yet shows the diagnostic page until it arrives, keep-going or not.
+        let remoteSubstitute = Self.diagnosticPage(keepGoing: true, socket: socket)
         outputs = try KioskOutputs(entries: entries, loop: loop, pool: pool, hotplug: kind == .drm || kind == .auto, source: { entry in
             try Self.source(kind, entry: entry, configuration: configuration)
         }, runner: { engine, path in
@@ -81,7 +85,8 @@ public final class Kiosk {
             engine.repaintWindowMode = configuration.repaintWindow
             engine.screenHealth = settings.health.settings
             return try SceneRunner(engine: engine, path: path, watch: configuration.watch, fpsOverlay: configuration.fpsOverlay,
-                                   memory: settings.memory, video: settings.video, substitute: substitute, problem: problem, logger: logger)
+                                   memory: settings.memory, video: settings.video,
+                                   substitute: substitute ?? (RemoteAsset.isFetched(path) ? remoteSubstitute : nil), problem: problem, logger: logger)
         }, logger: logger)
         let first = outputs.first
         control = try ControlWiring.start(options: settings.control, inheritedListenFD: service.controlSocketFD, loop: loop,
@@ -108,6 +113,8 @@ public final class Kiosk {
         fleet = try FleetWiring.start(resolved.fleet, loop: loop, control: control, outputs: outputs, logger: logger)
         dataSources = DataSourceWiring(loop: loop, outputs: outputs, control: control, logger: logger)
         remoteAssets = RemoteAssetWiring(loop: loop, outputs: outputs, control: control, logger: logger)
+        remoteScenes = RemoteSceneWiring(loop: loop, outputs: outputs, assets: remoteAssets, control: control, logger: logger)
+        control?.remoteScenes = remoteScenes
         input = InputWiring(settings: InputSettings(configuration, backend: kind),
                             outputs: outputs.outputs, control: control, logger: logger)
         input.fleet = fleet?.client
@@ -246,6 +253,7 @@ public final class Kiosk {
             fleet?.stop()
             dataSources.stop()
             remoteAssets.stop()
+            remoteScenes.stop()
         }
         try session.run(startingEngine: false)
         if service.startingOver {

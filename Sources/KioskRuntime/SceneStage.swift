@@ -32,7 +32,7 @@ public final class SceneStage: SceneControlling {
     public private(set) var source: String
     public private(set) var currentPage: String
     /// The stage's events, heard through `addEventListener` and `addPageSettledListener`.
-    private let eventListeners = Listeners<StageEvent>()
+    let eventListeners = Listeners<StageEvent>()
     private let pageSettledListeners = Listeners<String>()
     /// The engine's events the stage follows: failed renders and another scene size.
     private var engineListeners: [ListenerToken] = []
@@ -63,6 +63,8 @@ public final class SceneStage: SceneControlling {
     private var byKey: [String: [WidgetNode]] = [:]
     /// A loaded scene waiting for its first complete render before it replaces `root`.
     private(set) var incoming: BuiltScene?
+    /// The layer of the scene's background picture, if it has one.
+    private(set) var backgroundLayer: Layer?
     private var pageTimer: TimerHandle?
     /// The schedule's timer: the next change of the pages its rules allow (`SceneStage+Schedule.swift`).
     var scheduleTimer: TimerHandle?
@@ -82,7 +84,7 @@ public final class SceneStage: SceneControlling {
     private var watcher: SceneFileWatcher?
     private var transition: PageTransition?
     /// Where scene files are parsed and laid out; made with the first load.
-    private var loadQueue: BackgroundJobs?
+    var loadQueue: BackgroundJobs?
     /// Where `widget.set` checks image files: apart from `loadQueue`, so a scene being read does not hold it up.
     private var fileCheckQueue: BackgroundJobs?
     /// Which pages keep rendered surfaces (`PageRanges.swift`).
@@ -232,6 +234,23 @@ public final class SceneStage: SceneControlling {
         }
     }
 
+    /// Shows the copy at `file` of the scene fetched from `url` (kioskd's asset cache), read and laid out off the
+    /// loop like `loadScene(path:)`: the stage's `source` becomes the URL, and no file is watched (kioskd revalidates
+    /// the URL instead).
+    public func loadScene(remoteCopy file: String, url: String, then completion: @escaping (Result<Void, StageError>) -> Void) {
+        let limits = self.limits
+        prepareOffLoop(source: url, then: completion) {
+            do throws(SceneValidationError) {
+                return .success(try SceneLoader.load(remoteCopy: file, url: url, limits: limits))
+            } catch {
+                return .failure(StageError(.invalidScene, error.description))
+            }
+        } install: { [weak self] in
+            self?.watcher?.cancel()
+            self?.watcher = nil
+        }
+    }
+
     public func loadScene(yaml: String, baseDirectory: String, then completion: @escaping (Result<Void, StageError>) -> Void) {
         let limits = self.limits
         prepareOffLoop(source: "inline", then: completion) {
@@ -340,6 +359,7 @@ public final class SceneStage: SceneControlling {
         nodes = built.nodes
         byID = built.byID
         byKey = built.byKey
+        backgroundLayer = built.backgroundLayer
         if !scene.pages.contains(where: { $0.name == currentPage }) { currentPage = scene.pages.first?.name ?? "" }
         showOnly(currentPage)
         updateRanges()

@@ -96,7 +96,7 @@ struct RunCommand: ParsableCommand {
     @Flag(help: ArgumentHelp("Accept output.verify's corrupt_composed argument, which spoils the copy of the composed frame compared so the verification reports scanout_mismatch (for tests).", visibility: .hidden))
     var verifyCorruptComposed = false
 
-    @Option(help: ArgumentHelp("The scene file to show (YAML or JSON), or default for the bundled dashboard scene; without it /etc/kioskd/scene.yaml when it exists, else the bundled scene.", valueName: "FILE|default"))
+    @Option(help: ArgumentHelp("The scene file to show (YAML or JSON), an https:// or http:// URL of one (fetched into the asset cache, revalidated every 60 s and at SIGHUP, shown from the cache offline), or default for the bundled dashboard scene; without it /etc/kioskd/scene.yaml when it exists, else the bundled scene.", valueName: "FILE|URL|default"))
     var scene: String?
 
     @Flag(inversion: .prefixedNo, help: "Reload the scene file when it changes (inotify); an invalid version leaves the current scene on screen. Default: on.")
