@@ -14,11 +14,12 @@ public struct BenchReport: Encodable {
     public var plainFill: PlainFillRun.Figures?
     public var fingerprint: FingerprintRun.Figures?
     public var video: VideoRun.Scenario?
+    public var web: WebRun.Scenario?
 
     public init(frames: Int) { self.frames = frames }
 
     enum CodingKeys: String, CodingKey { case frames, scenarios }
-    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", pageFade = "page-fade", updateStorm = "update-storm", startup, images, pages, plainFill = "plain-fill", fingerprint, video }
+    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", pageFade = "page-fade", updateStorm = "update-storm", startup, images, pages, plainFill = "plain-fill", fingerprint, video, web }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -34,6 +35,7 @@ public struct BenchReport: Encodable {
         try s.encode(plainFill, forKey: .plainFill)
         try s.encode(fingerprint, forKey: .fingerprint)
         try s.encode(video, forKey: .video)
+        try s.encode(web, forKey: .web)
     }
 
     public var table: String {
@@ -48,6 +50,7 @@ public struct BenchReport: Encodable {
         if let plainFill { sections.append(plainFill.table) }
         if let fingerprint { sections.append(fingerprint.table) }
         if let video { sections.append(video.table) }
+        if let web { sections.append(web.table) }
         return sections.joined(separator: "\n\n")
     }
 }
