@@ -304,9 +304,11 @@ static int clear_data_on_web_thread(void *unused) {
     return 0;
 }
 
+static void queue(GSourceFuncABI function, void *data);
+
 static void start_web_thread(void) {
     web_context_main = wk.main_context_new();
-    wk.main_context_invoke_full(web_context_main, 0, initialise_on_web_thread, NULL, NULL);
+    queue(initialise_on_web_thread, NULL);
     pthread_t thread;
     pthread_attr_t attributes;
     pthread_attr_init(&attributes);
@@ -315,8 +317,44 @@ static void start_web_thread(void) {
     pthread_attr_destroy(&attributes);
 }
 
+// Tasks for the web thread, in order, behind a lock of kioskd's own: GLib's context queue would order them too, but
+// its locks are futexes that ThreadSanitizer cannot see, and this hand-over (every field a task reads was written
+// before it was queued) is the one the tsan tier checks.
+typedef struct QueuedTask {
+    GSourceFuncABI function;
+    void *data;
+    struct QueuedTask *next;
+} QueuedTask;
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static QueuedTask *queue_head, *queue_tail;
+
+static int drain_queue(void *unused) {
+    (void)unused;
+    for (;;) {
+        pthread_mutex_lock(&queue_lock);
+        QueuedTask *t = queue_head;
+        if (t) {
+            queue_head = t->next;
+            if (!queue_head) queue_tail = NULL;
+        }
+        pthread_mutex_unlock(&queue_lock);
+        if (!t) return 0;
+        t->function(t->data);
+        free(t);
+    }
+}
+
 static void queue(GSourceFuncABI function, void *data) {
-    wk.main_context_invoke_full(web_context_main, 0, function, data, NULL);
+    QueuedTask *t = calloc(1, sizeof *t);
+    if (!t) return;
+    t->function = function;
+    t->data = data;
+    pthread_mutex_lock(&queue_lock);
+    if (queue_tail) queue_tail->next = t; else queue_head = t;
+    queue_tail = t;
+    pthread_mutex_unlock(&queue_lock);
+    // One drain per task queued; a drain that finds the queue empty (an earlier one took its task) does nothing.
+    wk.main_context_invoke_full(web_context_main, 0, drain_queue, NULL, NULL);
 }
 
 void kiosk_web_clear_data(void) {
