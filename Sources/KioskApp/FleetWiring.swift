@@ -92,6 +92,9 @@ public final class FleetWiring {
                     fleet.stateMayHaveChanged()
                 case .pageShown:
                     fleet.stateMayHaveChanged()
+                case .web(let report) where report.kind == .emit:
+                    // As an on_press emit does: the action's name on <prefix>/action.
+                    if let action = report.action { fleet.actionEmitted(action) }
                 case .dataChanged, .error, .video, .web:
                     break
                 }

@@ -174,11 +174,12 @@ public struct KioskConfig: Sendable, Equatable {
 
     /// Every key the file may hold, section keys as `section.key`: the documentation lists each of these.
     public static var allKeys: [String] {
-        ConfigDecoder.topKeys.filter { !["control", "input", "idle", "mqtt", "memory", "health", "video", "outputs"].contains($0) } + ConfigDecoder.controlKeys.map { "control." + $0 }
+        ConfigDecoder.topKeys.filter { !["control", "input", "idle", "mqtt", "memory", "health", "video", "web", "outputs"].contains($0) } + ConfigDecoder.controlKeys.map { "control." + $0 }
             + ConfigDecoder.inputKeys.map { "input." + $0 } + ConfigDecoder.idleKeys.map { "idle." + $0 }
             + MQTTSettings.keys.map { "mqtt." + $0 } + ConfigDecoder.memoryKeys.map { "memory." + $0 }
             + ConfigDecoder.healthKeys.map { "health." + $0 }
             + ConfigDecoder.videoKeys.map { "video." + $0 }
+            + ConfigDecoder.webKeys.map { "web." + $0 }
             + ConfigDecoder.outputKeys.map { "outputs." + $0 } + ConfigDecoder.reservedSections
     }
 }

@@ -188,7 +188,7 @@ struct Kioskctl: ParsableCommand {
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Event names: frame, flip, scene, data, error, input, power, display, video.") var events: [String]
 
-        static let eventNames: Set<String> = ["frame", "flip", "scene", "data", "error", "input", "power", "display", "video"]
+        static let eventNames: Set<String> = ["frame", "flip", "scene", "data", "error", "input", "power", "display", "video", "web"]
 
         func validate() throws {
             guard !events.isEmpty else { throw ValidationError("name at least one event") }
