@@ -93,7 +93,7 @@ public final class Kiosk {
         } ?? []
         fleet = try FleetWiring.start(resolved.fleet, loop: loop, control: control, outputs: outputs, logger: logger)
         dataSources = DataSourceWiring(loop: loop, outputs: outputs, control: control, logger: logger)
-        remoteAssets = RemoteAssetWiring(loop: loop, outputs: outputs, control: control, logger: logger)
+        remoteAssets = RemoteAssetWiring(loop: loop, outputs: outputs, control: control, settings: settings.cache, logger: logger)
         input = InputWiring(settings: InputSettings(configuration, backend: kind),
                             outputs: outputs.outputs, control: control, logger: logger)
         input.fleet = fleet?.client

@@ -97,6 +97,10 @@ public struct KioskConfiguration: Sendable, Equatable {
         s.health.frozenAfter = first(\.health.frozenAfter)
         s.health.blackAfter = first(\.health.blackAfter)
         s.video.allowedSchemes = first(\.video.allowedSchemes)
+        s.cache.maxMB = first(\.cache.maxMB)
+        s.cache.maxAssetMB = first(\.cache.maxAssetMB)
+        s.cache.proxy = first(\.cache.proxy)
+        s.cache.directory = first(\.cache.directory)
         s.outputs = firstNonEmpty(\.outputs)
         s.reservedSections = configFile.reservedSections
         return KioskConfiguration(settings: s, boardName: boardFile.name, backlight: boardFile.backlight)

@@ -211,6 +211,7 @@ final class Transfer {
     private var lastModified: String?
     private var contentType: String?
     private var contentEncoding: String?
+    private var cacheControl: String?
     /// Why the write callback stopped the transfer.
     private var stopped: FetchFailure?
 
@@ -298,7 +299,7 @@ final class Transfer {
     private func header(_ line: UnsafeRawBufferPointer) {
         let text = String(decoding: line, as: UTF8.self).trimmingScalars(" \r\n\t")
         if text.hasPrefix("HTTP/") {
-            etag = nil; lastModified = nil; contentType = nil; contentEncoding = nil
+            etag = nil; lastModified = nil; contentType = nil; contentEncoding = nil; cacheControl = nil
             return
         }
         guard let colon = text.firstIndex(of: ":") else { return }
@@ -309,6 +310,7 @@ final class Transfer {
         case "last-modified": lastModified = value
         case "content-type": contentType = value
         case "content-encoding": contentEncoding = value.lowercased()
+        case "cache-control": cacheControl = cacheControl.map { "\($0), \(value)" } ?? value
         default: break
         }
     }
@@ -382,7 +384,8 @@ final class Transfer {
             discard()
             return .success(FetchResponse(url: url, status: status, etag: etag ?? job.request.etag,
                                           lastModified: lastModified ?? job.request.lastModified, contentType: contentType,
-                                          contentEncoding: contentEncoding, body: [], file: nil, bytes: 0, sha256: nil))
+                                          contentEncoding: contentEncoding, body: [], file: nil, bytes: 0, sha256: nil,
+                                          cacheControl: cacheControl))
         }
         if fd >= 0 {
             guard fsync(fd) == 0 else { return fail(.file(SystemError("fsync \(destinationPath ?? "")", errno: errno).description)) }
@@ -392,7 +395,8 @@ final class Transfer {
             sha = hash?.finalizeHex()
         }
         return .success(FetchResponse(url: url, status: status, etag: etag, lastModified: lastModified, contentType: contentType,
-                                      contentEncoding: contentEncoding, body: body, file: destinationPath, bytes: bytes, sha256: sha))
+                                      contentEncoding: contentEncoding, body: body, file: destinationPath, bytes: bytes, sha256: sha,
+                                      cacheControl: cacheControl))
     }
 }
 

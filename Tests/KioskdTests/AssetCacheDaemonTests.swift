@@ -1,0 +1,196 @@
+import Foundation
+import Glibc
+import KioskCore
+import KioskRender
+import KioskTestSupport
+import XCTest
+
+/// The asset cache of a running kioskd against the fault server: its figures in `stats`, the `cache` event and
+/// `cache.refresh` / `cache.clear` (hostile arguments included); a download killed with SIGKILL halfway leaves no
+/// partial asset and is fetched again after a restart; a 1 GiB body and a gzip bomb for an image are refused while
+/// kioskd's memory stays flat and `ping` stays quick.
+final class AssetCacheDaemonTests: XCTestCase {
+    /// A solid 16x16 PNG of `rgb`.
+    private func png(_ rgb: UInt32) throws -> Data {
+        var bytes = [UInt8](repeating: 0, count: 16 * 16 * 4)
+        for i in stride(from: 0, to: bytes.count, by: 4) {
+            bytes[i] = UInt8(rgb & 0xFF); bytes[i + 1] = UInt8((rgb >> 8) & 0xFF); bytes[i + 2] = UInt8(rgb >> 16); bytes[i + 3] = 0xFF
+        }
+        return Data(try encodePNG(xrgb8888: bytes, size: Size(width: 16, height: 16), stride: 64))
+    }
+
+    private func centre(_ daemon: ControlledKioskd, in dir: URL) throws -> UInt32 {
+        let file = dir.appendingPathComponent("shot-\(UUID().uuidString).png")
+        _ = try daemon.result("screenshot", #"{"path": "\#(file.path)"}"#)
+        defer { try? FileManager.default.removeItem(at: file) }
+        return try PNGFile(contentsOf: file).rgb(x: 32, y: 24)
+    }
+
+    private func cacheStats(_ daemon: ControlledKioskd) throws -> [String: Any] {
+        try XCTUnwrap(try daemon.result("stats")["cache"] as? [String: Any])
+    }
+
+    private func imageScene(_ url: String, refresh: Int = 60) -> String {
+        """
+        background: black
+        widgets:
+          - {type: image, path: "\(url)", refresh: \(refresh), fit: fill, x: 0, y: 0, width: 100%, height: 100%}
+        """
+    }
+
+    private func start(_ dir: URL, scene: String, extra: [String] = []) throws -> ControlledKioskd {
+        let file = dir.appendingPathComponent("scene.yaml")
+        try scene.write(to: file, atomically: true, encoding: .utf8)
+        return try ControlledKioskd(["run", "--backend", "headless", "--mode", "64x48@60", "--scene", file.path, "--screenshot-dir", dir.path] + extra,
+                                    environment: ["CACHE_DIRECTORY": dir.appendingPathComponent("cache").path])
+    }
+
+    func testStatsEventsAndCommands() throws {
+        let server = try FaultServer("cache-daemon")
+        let picture = try png(0xFF0000)
+        try picture.write(to: server.directory.appendingPathComponent("a.png"))
+        let dir = try KioskdProcess.scratchDirectory("cache-daemon")
+        let url = server.url("/files/a.png")
+        let daemon = try start(dir, scene: imageScene(url))
+        defer { _ = daemon.stop() }
+        try Poll.until("the picture on screen", timeout: 30) { try centre(daemon, in: dir) == 0xFF0000 }
+        var cache = try cacheStats(daemon)
+        XCTAssertEqual(cache["open"] as? Bool, true)
+        XCTAssertEqual(cache["entries"] as? Int, 1)
+        XCTAssertEqual(cache["bytes"] as? Int, picture.count)
+        XCTAssertEqual(cache["max_bytes"] as? Int, 1024 << 20)
+        XCTAssertEqual(cache["max_asset_bytes"] as? Int, 256 << 20)
+        XCTAssertGreaterThanOrEqual(cache["hits"] as? Int ?? 0, 1, "the image was shown from the cache")
+        XCTAssertEqual(cache["failures"] as? [String: Int], [:])
+        XCTAssertEqual((cache["stale"] as? [Any])?.count, 0)
+
+        let events = try daemon.connect()
+        XCTAssertEqual(events.request(#"{"id": 1, "cmd": "subscribe", "events": ["cache"]}"#)?["ok"] as? Bool, true)
+
+        // Revalidated now rather than in a minute: a 304.
+        let refreshing = try daemon.result("cache.refresh")
+        XCTAssertEqual(refreshing["refreshing"] as? [String], [url])
+        try Poll.until("the revalidation", timeout: 10) { server.requests("/files/a.png", status: 304) == 1 }
+
+        // Hostile arguments are named.
+        XCTAssertEqual(try daemon.error("cache.refresh", #"{"url": 42}"#).message, "cache.refresh: 'url' must be a string, got number")
+        let huge = "https://example.com/" + String(repeating: "a", count: 20000)
+        let long = try daemon.error("cache.refresh", #"{"url": "\#(huge)"}"#)
+        XCTAssertEqual(long.code, "invalid_argument")
+        XCTAssertTrue(long.message.contains("bytes long; no asset URL is longer than 8192"), long.message)
+        let unknown = try daemon.error("cache.refresh", #"{"url": "https://example.com/other.png"}"#)
+        XCTAssertEqual(unknown.message, "cache.refresh: 'url' 'https://example.com/other.png' is not an asset of the scenes shown; they name \(url)")
+        XCTAssertEqual(try daemon.error("cache.clear", #"{"all": true}"#).code, "invalid_argument")
+
+        // The server gone: the copy stays on screen, stale since the failure, in stats and in a `cache` event.
+        server.stop()
+        XCTAssertEqual(try daemon.result("cache.refresh", #"{"url": "\#(url)"}"#)["refreshing"] as? [String], [url])
+        var event: [String: Any]?
+        try Poll.until("the cache event", timeout: 10) {
+            if let object = events.readObject(deadline: Date().addingTimeInterval(0.2)), object["event"] as? String == "cache" { event = object }
+            return event != nil
+        }
+        let data = try XCTUnwrap(event?["data"] as? [String: Any])
+        XCTAssertEqual(data["url"] as? String, url)
+        XCTAssertEqual(data["stale"] as? Bool, true)
+        XCTAssertEqual(data["reason"] as? String, "connect")
+        XCTAssertNotNil(data["since"] as? String)
+        cache = try cacheStats(daemon)
+        let stale = try XCTUnwrap((cache["stale"] as? [[String: Any]])?.first)
+        XCTAssertEqual(stale["url"] as? String, url)
+        XCTAssertEqual(stale["since"] as? String, data["since"] as? String)
+        XCTAssertEqual((cache["failures"] as? [String: Int])?["connect"], 1)
+        XCTAssertEqual(try centre(daemon, in: dir), 0xFF0000, "no error on screen: the cached copy")
+
+        // Clearing keeps what is shown; once the scene no longer names it, it goes.
+        let kept = try daemon.kioskctl(["cache", "clear"])
+        XCTAssertEqual(kept.status, 0, kept.stderr)
+        XCTAssertEqual(String(decoding: kept.stdout, as: UTF8.self), "freed 0 bytes in 0 assets\n")
+        _ = try daemon.result("scene.load", #"{"yaml": "background: black\n"}"#)
+        let cleared = try daemon.result("cache.clear")
+        XCTAssertEqual(cleared["entries_freed"] as? Int, 1)
+        XCTAssertEqual(cleared["bytes_freed"] as? Int, picture.count)
+        XCTAssertEqual(try cacheStats(daemon)["entries"] as? Int, 0)
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("cache/assets").path)
+        XCTAssertEqual(left, [], "the files are gone")
+    }
+
+    func testADownloadKilledHalfwayLeavesNoPartialAssetAndIsFetchedAgain() throws {
+        let server = try FaultServer("cache-kill")
+        try png(0x00FF00).write(to: server.directory.appendingPathComponent("a.png"))
+        let dir = try KioskdProcess.scratchDirectory("cache-kill")
+        let assets = dir.appendingPathComponent("cache/assets")
+        let scene = imageScene(server.url("/stall/a.png"))
+        var daemon = try start(dir, scene: scene)
+        try Poll.until("half the image sent", timeout: 30) { server.log.contains("STALLED /stall/a.png") }
+        try Poll.until("the download's temporary file", timeout: 10) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: assets.path)) ?? []).contains { $0.hasSuffix(".partial") }
+        }
+        daemon.process.signal(SIGKILL)
+        _ = daemon.waitForExit(timeout: 30)
+        XCTAssertFalse(daemon.isRunning)
+        XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: assets.path).contains { $0.hasSuffix(".partial") },
+                      "killed in the middle of the download")
+
+        // Restarted: the leftover is removed, the image fetched again in full and shown.
+        try Data().write(to: server.directory.appendingPathComponent("a.png.release"))
+        daemon = try start(dir, scene: scene)
+        defer { _ = daemon.stop() }
+        try Poll.until("the image fetched again and shown", timeout: 30) { try centre(daemon, in: dir) == 0x00FF00 }
+        let names = try FileManager.default.contentsOfDirectory(atPath: assets.path)
+        XCTAssertFalse(names.contains { $0.hasSuffix(".partial") }, "no partial file: \(names)")
+        XCTAssertEqual(names.count, 2, "the image and its metadata: \(names)")
+        XCTAssertEqual(server.requests("/stall/a.png", status: 200), 2)
+        let cache = try cacheStats(daemon)
+        XCTAssertGreaterThanOrEqual(cache["removed_at_open"] as? Int ?? 0, 1, "the temporary file was removed at start")
+        XCTAssertEqual(cache["entries"] as? Int, 1)
+    }
+
+    func testAHugeBodyAndAGzipBombAreRefusedWithFlatMemoryAndQuickPings() throws {
+        let server = try FaultServer("cache-hostile")
+        let dir = try KioskdProcess.scratchDirectory("cache-hostile")
+        let config = dir.appendingPathComponent("kioskd.yaml")
+        // 32 MiB: the endless body is cut there, the 64 MiB gzip bomb inflates past it, the 1 GiB one is announced.
+        try "cache:\n  max_asset_mb: 32\n".write(to: config, atomically: true, encoding: .utf8)
+        let daemon = try start(dir, scene: "background: black\n", extra: ["--config", config.path])
+        defer { _ = daemon.stop() }
+        let socket = try daemon.connect()
+        func ping() throws -> Double {
+            let start = Date()
+            guard socket.request(#"{"id": 1, "cmd": "ping"}"#)?["ok"] as? Bool == true else { throw ControlTestError("ping unanswered") }
+            return Date().timeIntervalSince(start) * 1000
+        }
+        for _ in 0..<5 { _ = try ping() }
+        let baseline = try XCTUnwrap(residentKiB(of: daemon.pid))
+
+        let scene = """
+            widgets:
+              - {type: image, path: "\(server.url("/big"))", width: 10, height: 10}
+              - {type: image, path: "\(server.url("/big-declared"))", x: 10, width: 10, height: 10}
+              - {type: image, path: "\(server.url("/gzip-bomb"))", x: 20, width: 10, height: 10}
+            """
+        let escaped = scene.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
+        _ = try daemon.result("scene.load", #"{"yaml": "\#(escaped)"}"#)
+        var pings: [Double] = [], peak = baseline, samples = 0
+        try Poll.until("the three downloads refused", timeout: 60, interval: 0.01) {
+            pings.append(try ping())
+            peak = max(peak, residentKiB(of: daemon.pid) ?? 0)
+            samples += 1
+            let failures = try cacheStats(daemon)["failures"] as? [String: Int] ?? [:]
+            return failures["too_large"] == 3
+        }
+        let cache = try cacheStats(daemon)
+        XCTAssertEqual(cache["entries"] as? Int, 0, "nothing kept")
+        XCTAssertEqual((cache["missing"] as? [Any])?.count, 3)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("cache/assets").path), [],
+                       "no temporary file left")
+        let sent = try XCTUnwrap(server.sent("/big"))
+        XCTAssertGreaterThanOrEqual(sent, 32 << 20, "the endless body was read up to the limit")
+        XCTAssertLessThan(sent, 1 << 30, "and not to its end")
+        let growthMB = Double(peak - baseline) / 1024
+        print("cache-hostile: \(samples) samples, RSS growth \(String(format: "%.1f", growthMB)) MB, ping max \(String(format: "%.1f", pings.max() ?? 0)) ms")
+        XCTAssertLessThanOrEqual(growthMB, 16, "RSS grew by \(growthMB) MB")
+        XCTAssertLessThanOrEqual(pings.max() ?? 0, 50, "every ping within 50 ms: \(pings.sorted().suffix(5))")
+        XCTAssertTrue(daemon.isRunning)
+    }
+}
