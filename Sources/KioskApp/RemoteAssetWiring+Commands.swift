@@ -59,6 +59,7 @@ extension RemoteAssetWiring {
             "max_bytes": .int(Int64(settings.totalBytes)),
             "max_asset_bytes": .int(Int64(settings.assetBytes)),
             "assets_named": .int(Int64(refresh.count)),
+            "assets": .array(refresh.keys.sorted().map(assetValue)),
         ]
         guard let figures = cache?.figures else {
             // Not opened yet: no scene has named a URL.
@@ -79,6 +80,17 @@ extension RemoteAssetWiring {
         members["stale"] = .array(figures.stale.map(Self.failingValue))
         members["missing"] = .array(figures.missing.map(Self.failingValue))
         return .object(members)
+    }
+
+    /// One URL the scenes name: whether a copy is held, whether a fetch is under way, and the seconds to its next
+    /// check (null while fetching), so an operator sees when a change on the server will show.
+    private func assetValue(_ url: String) -> JSONValue {
+        let seconds = nextCheck[url].map { instant -> JSONValue in
+            let left = ContinuousClock.now.duration(to: instant)
+            return .double(max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18))
+        } ?? .null
+        return ["url": .string(url), "cached": .bool(cache?.peek(url) != nil), "fetching": .bool(inFlight[url] != nil),
+                "refresh_s": .int(Int64(refresh[url] ?? 0)), "next_check_s": seconds]
     }
 
     static func failingValue(_ failing: AssetCache.Failing) -> JSONValue {

@@ -33,6 +33,8 @@ final class RemoteAssetWiring: RemoteAssetSource {
     /// The URLs the scenes name, each with its next fetch (or the fetch under way).
     private(set) var timers: [String: TimerHandle] = [:]
     private(set) var inFlight: [String: FetchID] = [:]
+    /// When each URL's timer fires, for `stats`.
+    private(set) var nextCheck: [String: ContinuousClock.Instant] = [:]
     /// The file each URL was last shown from: a fetch that keeps it changes nothing on screen.
     private var shown: [String: String] = [:]
     private var failing: Set<String> = []
@@ -82,6 +84,7 @@ final class RemoteAssetWiring: RemoteAssetSource {
         let wanted = Set(refresh.keys)
         for url in timers.keys where !wanted.contains(url) {
             timers.removeValue(forKey: url)?.cancel()
+            nextCheck[url] = nil
             if let id = inFlight.removeValue(forKey: url) { fetcher?.cancel(id) }
         }
         for url in wanted.sorted() where timers[url] == nil && inFlight[url] == nil {
@@ -97,7 +100,7 @@ final class RemoteAssetWiring: RemoteAssetSource {
                                                                             refresh: refresh[url] ?? ImageProperties.defaultRefreshSeconds)
             } ?? 0
             if fresh > 0 {
-                timers[url] = loop.addTimer(after: .seconds(fresh)) { [weak self] in self?.fetch(url) }
+                schedule(url, after: .seconds(fresh))
             } else {
                 fetch(url)
             }
@@ -115,8 +118,15 @@ final class RemoteAssetWiring: RemoteAssetSource {
         return true
     }
 
+    /// The next check of `url`, `after` from now.
+    private func schedule(_ url: String, after: Duration) {
+        nextCheck[url] = ContinuousClock.now + after
+        timers[url] = loop.addTimer(after: after) { [weak self] in self?.fetch(url) }
+    }
+
     private func fetch(_ url: String) {
         timers[url] = nil
+        nextCheck[url] = nil
         guard let cache = openCache() else { return }
         if fetcher == nil {
             do { fetcher = try Fetcher(loop: loop) } catch {
@@ -153,7 +163,7 @@ final class RemoteAssetWiring: RemoteAssetSource {
             report(url, "\(error.failure)\(shown[url] != nil ? "; the cached copy stays on screen" : ""); tried again in \(Int(next.components.seconds)) s")
             if !wasFailing { staleChanged(url, cache?.failing(url)) }
         }
-        timers[url] = loop.addTimer(after: next) { [weak self] in self?.fetch(url) }
+        schedule(url, after: next)
     }
 
     func logLine(_ words: String) { logger.notice("\(words)") }

@@ -115,6 +115,44 @@ final class AssetCacheDaemonTests: XCTestCase {
         XCTAssertEqual(left, [], "the files are gone")
     }
 
+    /// At a restart with the server up: a copy fresh by its `max-age` is not asked for, a `no-cache` one is
+    /// revalidated at once, and a `no-store` one was not kept, so it is fetched again.
+    func testCacheControlDecidesWhatARestartAsksFor() throws {
+        let server = try FaultServer("cache-control-daemon")
+        for (name, header) in [("a", "max-age=600"), ("b", "no-cache"), ("c", "no-store")] {
+            try png(0x102030).write(to: server.directory.appendingPathComponent("\(name).png"))
+            try server.write("\(name).png.cache-control", header)
+        }
+        let dir = try KioskdProcess.scratchDirectory("cache-control-daemon")
+        let scene = "widgets:\n" + ["a", "b", "c"].enumerated().map { index, name in
+            "  - {type: image, path: \"\(server.url("/files/\(name).png"))\", refresh: 300, x: \(index * 10), width: 10, height: 10}\n"
+        }.joined()
+        var daemon = try start(dir, scene: scene)
+        try Poll.until("three assets cached", timeout: 30) { try cacheStats(daemon)["entries"] as? Int == 3 }
+        XCTAssertEqual(daemon.stop().status, 0)
+
+        daemon = try start(dir, scene: scene)
+        defer { _ = daemon.stop() }
+        func asset(_ name: String) throws -> [String: Any] {
+            let assets = try cacheStats(daemon)["assets"] as? [[String: Any]] ?? []
+            return try XCTUnwrap(assets.first { $0["url"] as? String == server.url("/files/\(name).png") }, "\(assets)")
+        }
+        try Poll.until("b revalidated and c fetched again", timeout: 30) {
+            let b = try asset("b"), c = try asset("c")
+            return server.requests("/files/b.png", status: 304) == 1 && server.requests("/files/c.png", status: 200) == 2
+                && b["next_check_s"] is Double && c["next_check_s"] is Double
+        }
+        let a = try asset("a")
+        XCTAssertEqual(a["fetching"] as? Bool, false)
+        XCTAssertEqual(a["cached"] as? Bool, true)
+        let left = try XCTUnwrap(a["next_check_s"] as? Double, "\(a)")
+        XCTAssertGreaterThan(left, 200, "fresh for what is left of refresh (300 s, under max-age 600)")
+        XCTAssertLessThanOrEqual(left, 300)
+        XCTAssertEqual(server.requests("/files/a.png", status: 304) + server.requests("/files/a.png", status: 200), 1,
+                       "a fresh copy is not asked for at start")
+        XCTAssertEqual(try cacheStats(daemon)["no_store_removed_at_open"] as? Int, 1)
+    }
+
     func testADownloadKilledHalfwayLeavesNoPartialAssetAndIsFetchedAgain() throws {
         let server = try FaultServer("cache-kill")
         try png(0x00FF00).write(to: server.directory.appendingPathComponent("a.png"))
@@ -165,7 +203,12 @@ final class AssetCacheDaemonTests: XCTestCase {
             guard socket.request(#"{"id": 1, "cmd": "ping"}"#)?["ok"] as? Bool == true else { throw ControlTestError("ping unanswered") }
             return Date().timeIntervalSince(start) * 1000
         }
-        for _ in 0..<5 { _ = try ping() }
+        // Side by side: pings at the same pace with nothing downloading, the machine's own latency at this moment.
+        var idle: [Double] = []
+        for _ in 0..<100 {
+            idle.append(try ping())
+            usleep(10_000)
+        }
         let baseline = try XCTUnwrap(residentKiB(of: daemon.pid))
 
         let scene = """
@@ -181,6 +224,8 @@ final class AssetCacheDaemonTests: XCTestCase {
             pings.append(try ping())
             peak = max(peak, residentKiB(of: daemon.pid) ?? 0)
             samples += 1
+            // `stats` every tenth sample: the pings measure kioskd, not the test's own requests.
+            guard samples % 10 == 0 else { return false }
             let missing = try cacheStats(daemon)["missing"] as? [[String: Any]] ?? []
             return missing.count == 3 && missing.allSatisfy { $0["reason"] as? String == "too_large" }
         }
@@ -194,9 +239,13 @@ final class AssetCacheDaemonTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(sent, 8 << 20, "the endless body was read up to the limit")
         XCTAssertLessThan(sent, 1 << 30, "and not to its end")
         let growthMB = Double(peak - baseline) / 1024
-        print("cache-hostile: \(samples) samples, RSS growth \(String(format: "%.1f", growthMB)) MB, ping max \(String(format: "%.1f", pings.max() ?? 0)) ms")
+        let idleMax = idle.max() ?? 0, busyMax = pings.max() ?? 0
+        print(String(format: "cache-hostile: %d samples, RSS growth %.1f MB, ping max %.1f ms downloading, %.1f ms idle side by side",
+                     samples, growthMB, busyMax, idleMax))
         XCTAssertLessThanOrEqual(growthMB, 16, "RSS grew by \(growthMB) MB")
-        XCTAssertLessThanOrEqual(pings.max() ?? 0, 50, "every ping within 50 ms: \(pings.sorted().suffix(5))")
+        // 50 ms, unless the machine itself (another build on its cores) is slower than that with nothing
+        // downloading: then no worse than twice its idle figure.
+        XCTAssertLessThanOrEqual(busyMax, max(50, 2 * idleMax), "every ping within 50 ms: \(pings.sorted().suffix(5)), idle \(idleMax)")
         XCTAssertTrue(daemon.isRunning)
     }
 }
