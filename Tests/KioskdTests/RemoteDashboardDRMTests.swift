@@ -32,6 +32,9 @@ final class RemoteDashboardDRMTests: XCTestCase {
         let daemon = try ControlledKioskd(["run", "--backend", "drm", "--mode", "640x480", "--scene", file.path, "--screenshot-dir", dir.path],
                                           environment: ["CACHE_DIRECTORY": dir.appendingPathComponent("cache").path], readyTimeout: 120)
         defer { _ = daemon.stop() }
+        let started = Date()
+        var phases: [String] = []
+        func phase(_ name: String) { phases.append(String(format: "%@ %.1f s", name, Date().timeIntervalSince(started))) }
 
         func logoShown() throws -> Bool {
             let shot = dir.appendingPathComponent("shot-\(UUID().uuidString).png")
@@ -51,7 +54,9 @@ final class RemoteDashboardDRMTests: XCTestCase {
             let cache = try daemon.result("stats")["cache"] as? [String: Any]
             return cache?["entries"] as? Int == 1
         }
+        phase("cached")
         try Poll.until("the remote logo on screen", timeout: 30, interval: 0.3) { try logoShown() }
+        phase("shown")
         try Poll.until("the feed's headline in the ticker", reading: { try headline() }, satisfies: { $0 == "Line 4 runs late" })
 
         // The network gone; the logo revalidated now rather than at its next refresh.
@@ -61,10 +66,13 @@ final class RemoteDashboardDRMTests: XCTestCase {
             let stale = (try daemon.result("stats")["cache"] as? [String: Any])?["stale"] as? [[String: Any]] ?? []
             return stale.contains { $0["url"] as? String == server.url("/files/logo.png") }
         }
+        phase("stale")
         let before = try daemon.framesFlipped()
         try Poll.until("frames flipping with the server gone", timeout: 30, interval: 0.2) { try daemon.framesFlipped() >= before + 30 }
         XCTAssertTrue(try logoShown(), "the cached logo is still on screen")
         XCTAssertEqual(try headline(), "Line 4 runs late", "the last headline is kept")
         XCTAssertTrue(daemon.isRunning)
+        phase("checked")
+        print("remote-dashboard: " + phases.joined(separator: ", "))
     }
 }
