@@ -153,6 +153,30 @@ final class AssetCacheDaemonTests: XCTestCase {
         XCTAssertEqual(try cacheStats(daemon)["no_store_removed_at_open"] as? Int, 1)
     }
 
+    /// The `cache:` section reaches the cache: its folder and limits in `stats`, and downloads through its proxy
+    /// (here a closed port, so the server, up all along, is never asked).
+    func testTheCacheSectionSetsTheFolderLimitsAndProxy() throws {
+        let server = try FaultServer("cache-config")
+        try png(0x102030).write(to: server.directory.appendingPathComponent("a.png"))
+        let dir = try KioskdProcess.scratchDirectory("cache-config")
+        let config = dir.appendingPathComponent("kioskd.yaml")
+        let closed = try LoopbackPort.free()
+        try "cache:\n  max_mb: 64\n  max_asset_mb: 4\n  dir: my-assets\n  proxy: http://127.0.0.1:\(closed)\n"
+            .write(to: config, atomically: true, encoding: .utf8)
+        let daemon = try start(dir, scene: imageScene(server.url("/files/a.png")), extra: ["--config", config.path])
+        defer { _ = daemon.stop() }
+        let missing = try Poll.until("the fetch through the proxy refused", timeout: 30, reading: {
+            try cacheStats(daemon)["missing"] as? [[String: Any]] ?? []
+        }, satisfies: { $0.count == 1 })
+        XCTAssertEqual(missing.first?["reason"] as? String, "connect", "\(missing)")
+        XCTAssertEqual(server.requests("/files/a.png", status: 200), 0, "the request went to the proxy")
+        let cache = try cacheStats(daemon)
+        XCTAssertEqual(cache["dir"] as? String, dir.appendingPathComponent("my-assets").path, "relative to the config file")
+        XCTAssertEqual(cache["max_bytes"] as? Int, 64 << 20)
+        XCTAssertEqual(cache["max_asset_bytes"] as? Int, 4 << 20)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: dir.appendingPathComponent("my-assets").path))
+    }
+
     func testADownloadKilledHalfwayLeavesNoPartialAssetAndIsFetchedAgain() throws {
         let server = try FaultServer("cache-kill")
         try png(0x00FF00).write(to: server.directory.appendingPathComponent("a.png"))
