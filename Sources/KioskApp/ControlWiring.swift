@@ -57,8 +57,8 @@ public final class ControlWiring {
     var statusExtras: () -> [String: JSONValue] = { [:] }
     /// `stats`' `data_sources`: the scene's HTTP and RSS sources (DataSourceWiring).
     var dataSourceStats: (() -> JSONValue)?
-    /// `stats`' `cache`: the asset cache (RemoteAssetWiring).
-    var cacheStats: (() -> JSONValue)?
+    /// The asset cache's owner: `stats`' `cache`, `cache.clear` and `cache.refresh`.
+    weak var remoteAssets: RemoteAssetWiring?
     /// Whether the wall clock is synchronized: `stats` gives `clock_synchronized`, read afresh.
     weak var clockTrust: ClockTrust?
     /// The proof-of-play store `plays` reads, nil while nothing is recorded.
@@ -146,7 +146,7 @@ public final class ControlWiring {
                 members["outputs"] = outputsListing()
                 members["by_output"] = try statsByOutput(first: stats)
                 if let dataSourceStats { members["data_sources"] = dataSourceStats() }
-                if let cacheStats { members["cache"] = cacheStats() }
+                if let remoteAssets { members["cache"] = remoteAssets.cacheStats }
                 members.merge(statusExtras()) { _, extra in extra }
                 members.merge(videoStats()) { _, video in video }
                 stats = .object(members)
@@ -167,6 +167,7 @@ public final class ControlWiring {
         registerSceneCommands()
         registerVideoCommands()
         registerPlayCommands()
+        registerCacheCommands()
         hookOutputs()
     }
 

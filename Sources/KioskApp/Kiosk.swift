@@ -91,10 +91,9 @@ public final class Kiosk {
         pageCaptures = try configuration.capturePages.map { directory in
             try driven.map { try PageCaptures(directory: directory, output: $0, logger: logger) }
         } ?? []
-        // Before the fleet, which checks mqtt.allow against the registry: this registers cache.clear and cache.refresh.
-        remoteAssets = RemoteAssetWiring(loop: loop, outputs: outputs, control: control, settings: settings.cache, logger: logger)
         fleet = try FleetWiring.start(resolved.fleet, loop: loop, control: control, outputs: outputs, logger: logger)
         dataSources = DataSourceWiring(loop: loop, outputs: outputs, control: control, logger: logger)
+        remoteAssets = RemoteAssetWiring(loop: loop, outputs: outputs, control: control, settings: settings.cache, logger: logger)
         input = InputWiring(settings: InputSettings(configuration, backend: kind),
                             outputs: outputs.outputs, control: control, logger: logger)
         input.fleet = fleet?.client

@@ -4,50 +4,22 @@ import KioskCore
 import KioskFetch
 import KioskScene
 
-/// The asset cache's figures (`stats` and `<prefix>/state` under `cache`), its `cache` event, and the
-/// `cache.clear` and `cache.refresh` commands. Main thread.
+/// The asset cache's figures (`stats` and `<prefix>/state` under `cache`), its `cache` event, and what the
+/// `cache.clear` and `cache.refresh` commands (`ControlWiring+Cache`) do. Main thread.
 extension RemoteAssetWiring {
     /// The longest URL `cache.refresh` takes: longer ones are no asset of a scene.
     static let maximumURLBytes = 8192
 
-    func registerCacheCommands() {
-        guard let control else { return }
-        control.cacheStats = { [weak self] in self?.cacheStats ?? .null }
-        let commands = control.server.commands, jobs = control.jobs
-        // The files go on the control's job queue: removing many is no work for the loop.
-        commands.registerDeferred(.cacheClear) { [weak self] _, _, reply in
-            guard let self else { throw ControlError(code: "unavailable", message: "cache.clear: the kiosk is stopping") }
-            guard let cache = openCache() else {
-                throw ControlError(code: "unavailable", message: "cache.clear: the asset cache \(directory) cannot be opened (see the log)")
-            }
-            let keeping = Set(refresh.keys)
-            jobs.run({ cache.clear(keeping: keeping) }, then: { [weak self] freed in
-                self?.noteCleared(freed)
-                reply.succeed(["bytes_freed": .int(Int64(freed.bytes)), "entries_freed": .int(Int64(freed.entries)),
-                               "kept": .int(Int64(keeping.count))])
-            })
-        }
-        commands.register(.cacheRefresh, arguments: ["url"]) { [weak self] args, _ in
-            guard let self else { throw ControlError(code: "unavailable", message: "cache.refresh: the kiosk is stopping") }
-            if args.has("url") {
-                let url = try args.string("url")
-                guard url.utf8.count <= Self.maximumURLBytes else {
-                    throw args.invalid("url", "is \(url.utf8.count) bytes long; no asset URL is longer than \(Self.maximumURLBytes)")
-                }
-                guard refreshNow(url) else {
-                    let named = refresh.keys.sorted()
-                    throw args.invalid("url", "'\(url)' is not an asset of the scenes shown; they name \(named.isEmpty ? "none" : named.joined(separator: ", "))")
-                }
-                return ["refreshing": .array([.string(url)])]
-            }
-            let urls = refresh.keys.sorted()
-            for url in urls { refreshNow(url) }
-            return ["refreshing": .array(urls.map(JSONValue.string))]
-        }
-    }
-
-    private func noteCleared(_ freed: (bytes: Int, entries: Int)) {
-        logLine("cache.clear: \(freed.entries) assets removed, \(freed.bytes) bytes freed")
+    /// Removes, off the loop, every cached asset the scenes do not name; `then` gets the bytes and entries freed and
+    /// the number kept, on the loop. False when the cache cannot be opened.
+    func clear(on jobs: BackgroundJobs, then: @escaping (_ bytes: Int, _ entries: Int, _ kept: Int) -> Void) -> Bool {
+        guard let cache = openCache() else { return false }
+        let keeping = Set(refresh.keys)
+        jobs.run({ cache.clear(keeping: keeping) }, then: { [weak self] freed in
+            self?.logLine("cache.clear: \(freed.entries) assets removed, \(freed.bytes) bytes freed")
+            then(freed.bytes, freed.entries, keeping.count)
+        })
+        return true
     }
 
     /// `stats`' `cache`: the folder and limits, bytes and entries held, hits and misses of lookups, failed fetches

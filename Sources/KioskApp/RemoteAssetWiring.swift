@@ -47,7 +47,7 @@ final class RemoteAssetWiring: RemoteAssetSource {
         self.logger = logger
         self.settings = settings
         directory = settings.directory ?? AssetCache.defaultDirectory()
-        registerCacheCommands()
+        control?.remoteAssets = self
         for output in outputs.outputs {
             output.stage.builderRemoteAssets = self
             listeners.append(output.stage.addEventListener { [weak self] event in

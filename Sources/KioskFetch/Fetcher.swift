@@ -138,7 +138,14 @@ final class FetchWorker: @unchecked Sendable {
         }
     }
 
+    /// The worker's nice value: downloads, their hashing and their file writes are background work, so under a
+    /// busy CPU the main loop (input, the control socket, flips) and the render workers run first.
+    static let nice: Int32 = 10
+
     func run() {
+        // With PRIO_PROCESS and who = 0, Linux changes the calling thread only. Best effort: at worst the worker
+        // runs at kioskd's own priority.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.nice)
         while true {
             let (jobs, cancels, stopping) = inbox.withLock { box in
                 let taken = (box.jobs, box.cancels, box.stopping)
