@@ -51,6 +51,8 @@ public final class ControlWiring {
     var liveStats: () -> FlipStatistics = { FlipStatistics() }
     /// Where `screenshot` may write files (`--screenshot-dir`).
     var screenshotDirectory = ScreenshotDirectory()
+    /// `web.allow_eval`: whether `web.eval` runs scripts in pages.
+    var allowsWebEval = false
     /// The first output's scene, which the video commands drive.
     var scene: SceneStage { outputs.first.stage }
     /// Members added to `stats` and `output.info` (the screen's idle state).
@@ -149,6 +151,7 @@ public final class ControlWiring {
                 if let remoteAssets { members["cache"] = remoteAssets.cacheStats }
                 members.merge(statusExtras()) { _, extra in extra }
                 members.merge(videoStats()) { _, video in video }
+                members.merge(webStats()) { _, web in web }
                 stats = .object(members)
             }
             return stats
@@ -166,6 +169,7 @@ public final class ControlWiring {
         registerOutputCommands()
         registerSceneCommands()
         registerVideoCommands()
+        registerWebCommands()
         registerPlayCommands()
         registerCacheCommands()
         hookOutputs()

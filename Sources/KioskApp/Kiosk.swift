@@ -74,6 +74,7 @@ public final class Kiosk {
         outputs = try KioskOutputs(entries: entries, loop: loop, pool: pool, hotplug: kind == .drm || kind == .auto, source: { entry in
             try Self.source(kind, entry: entry, configuration: configuration)
         }, runner: { engine, path in
+            WebWiring.configure(settings.web)
             engine.repaintWindowMode = configuration.repaintWindow
             engine.screenHealth = settings.health.settings
             return try SceneRunner(engine: engine, path: path, watch: configuration.watch, fpsOverlay: configuration.fpsOverlay,
@@ -82,6 +83,7 @@ public final class Kiosk {
         let first = outputs.first
         control = try ControlWiring.start(options: settings.control, inheritedListenFD: service.controlSocketFD, loop: loop,
                                           outputs: outputs, logger: logger)
+        control?.allowsWebEval = settings.web.allowEval ?? false
         session = RunSession(engine: first.engine, frameLimit: settings.frames, controlSocket: control)
         session.stopOnSignals(signals)
         // Each output's runner reloads its own scene on SIGHUP and hands its own engine over.

@@ -101,6 +101,9 @@ public struct KioskConfiguration: Sendable, Equatable {
         s.cache.maxAssetMB = first(\.cache.maxAssetMB)
         s.cache.proxy = first(\.cache.proxy)
         s.cache.directory = first(\.cache.directory)
+        s.web.memoryLimitMB = first(\.web.memoryLimitMB)
+        s.web.allowEval = first(\.web.allowEval)
+        s.web.dataDirectory = first(\.web.dataDirectory)
         s.outputs = firstNonEmpty(\.outputs)
         s.reservedSections = configFile.reservedSections
         return KioskConfiguration(settings: s, boardName: boardFile.name, backlight: boardFile.backlight)

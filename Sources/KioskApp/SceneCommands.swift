@@ -131,6 +131,8 @@ extension ControlWiring {
             return ("error", ["code": .string(code), "message": .string(message)])
         case .video(let report):
             return ("video", videoEventData(report))
+        case .web(let report):
+            return ("web", webEventData(report))
         }
     }
 

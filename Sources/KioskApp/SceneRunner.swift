@@ -77,6 +77,7 @@ final class SceneRunner {
         stage.preloadPages = memory.preloadPages ?? KioskConfig.Memory.defaultPreloadPages
         engine.surfaceBudgetBytes = (memory.surfaceBudgetMB ?? KioskConfig.Memory.defaultSurfaceBudgetMB) << 20
         VideoWiring.attach(to: stage, loop: loop, logger: logger)
+        WebWiring.attach(to: stage, loop: loop, logger: logger)
         if watch && problem == nil {
             do { try stage.watch(path: path) } catch where substitute != nil {
                 // A kiosk keeps showing what it has; scene.load and SIGHUP still replace it.

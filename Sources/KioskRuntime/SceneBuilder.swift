@@ -238,7 +238,7 @@ final class SceneBuilder {
             body.content = content(for: node, scene: scene)
             if case .image = widget.content { body.placeholderColor = Self.imagePlaceholder }
             body.prefersOverlayPlane = switch widget.content {
-            case .video: true
+            case .video, .web: true
             case .image(let image): image.plane
             default: false
             }
@@ -361,6 +361,11 @@ final class SceneBuilder {
                                  cornerRadius: look.cornerRadius ?? 10,
                                  border: look.border.map { RectContent.Border(width: $0.width, color: $0.colour) },
                                  state: ButtonContent.State(rawValue: state.rawValue) ?? .normal)
+        case .web(let w):
+            // The placeholder: shown until the page's first frame.
+            if let image = w.placeholder { return ImageContent(path: image, fit: .contain) }
+            let background = style.background.flatMap { if case .colour(let c) = $0 { c } else { nil } }
+            return RectContent(fill: .solid(background ?? .white))
         case .video(let v):
             // The placeholder: shown until the first frame and whenever a clip fails.
             if let image = v.placeholder { return ImageContent(path: image, fit: .contain) }

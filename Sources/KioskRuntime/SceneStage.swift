@@ -94,6 +94,7 @@ public final class SceneStage: SceneControlling {
     }
     /// The video widgets' playback (`SceneStage+Video.swift`).
     let videos: SceneVideos
+    let webs: SceneWebs
 
     /// Shows `scene` on `engine` (its first page), laid out on the calling thread. `clock` gives the wall-clock
     /// time clocks show (tests pass a fixed one, or one they step); `localZone` tells clocks in the local time zone
@@ -112,6 +113,7 @@ public final class SceneStage: SceneControlling {
         motion = SceneMotion(engine: engine, builder: builder, localZone: localZone)
         ranges = PageRangeKeeper(engine: engine, preload: 1)
         videos = SceneVideos(engine: engine, schemes: limits.videoSchemes)
+        webs = SceneWebs(engine: engine)
         videos.clock = VideoSlot.SlotClock(now: { Self.date(clock()) }, synchronized: { true })
         self.scene = scene
         self.source = source
@@ -141,6 +143,8 @@ public final class SceneStage: SceneControlling {
             engine.addSceneSizeListener { [weak self] size in self?.relayout(for: size) },
         ]
         videos.onReport = { [weak self] report in self?.eventListeners.emit(.video(report)) }
+        webs.onReport = { [weak self] report in self?.eventListeners.emit(.web(report)) }
+        webs.onError = { [weak self] message in self?.eventListeners.emit(.error(code: "web", message: message)) }
         videos.onPageVideoFinished = { [weak self] page in self?.advance(from: page) }
         videos.clock.synchronized = { [weak self] in self?.clockSynchronized ?? true }
     }
@@ -341,6 +345,7 @@ public final class SceneStage: SceneControlling {
         updateRanges()
         motion.start(nodes, of: scene)
         videos.adopt(nodes, scene: scene, currentPage: currentPage)
+        webs.adopt(nodes, currentPage: currentPage)
     }
 
     /// Purges the pages out of range and renders ahead those that entered it (see `PageRange`).
@@ -423,6 +428,7 @@ public final class SceneStage: SceneControlling {
         let outgoingName = currentPage
         currentPage = name
         videos.pageShown(name)
+        webs.pageShown(name)
         eventListeners.emit(.pageShown(name: name))
         schedulePageAdvance()
         // A purged page renders first (`updateRanges` restores it), then shows whole: a cut waits like a transition.
@@ -553,6 +559,7 @@ public final class SceneStage: SceneControlling {
         }
         for n in node.flattened { builder.configure(n, scene: scene); motion.startTicker(n) }
         videos.widgetsChanged()
+        webs.widgetsChanged()
     }
 
     /// The folder relative image paths of `widget.set` resolve against: the scene file's.

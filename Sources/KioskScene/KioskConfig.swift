@@ -61,6 +61,33 @@ public struct KioskConfig: Sendable, Equatable {
 
     }
 
+    /// The `web:` section: what every web widget's pages share.
+    public struct Web: Sendable, Equatable {
+        /// `memory_limit_mb`: the web process's memory limit (WebKit's memory pressure settings); over it the web
+        /// process is ended and its pages loaded again, not the kiosk. 0 leaves WebKit's own. Nil is the default.
+        public var memoryLimitMB: Int?
+        /// `allow_eval`: whether `web.eval` may run scripts in pages (off by default).
+        public var allowEval: Bool?
+        /// `data_dir`: where cookies, local storage and caches persist; nil is `$STATE_DIRECTORY/web` under the unit,
+        /// else nowhere (each start clean).
+        public var dataDirectory: String?
+        public init(memoryLimitMB: Int? = nil, allowEval: Bool? = nil, dataDirectory: String? = nil) {
+            self.memoryLimitMB = memoryLimitMB
+            self.allowEval = allowEval
+            self.dataDirectory = dataDirectory
+        }
+
+        public static let defaultMemoryLimitMB = 256
+        public static let memoryLimitRange = 0...65_536
+
+        /// Where the pages' data persists: `data_dir`, else the unit's state directory's `web` folder, else nowhere.
+        public func resolvedDataDirectory(environment: [String: String]) -> String? {
+            if let dataDirectory { return dataDirectory }
+            guard let state = environment["STATE_DIRECTORY"]?.split(separator: ":").first, !state.isEmpty else { return nil }
+            return "\(state)/web"
+        }
+    }
+
     /// The `video:` section: what video widgets and `video.load` may open.
     public struct Video: Sendable, Equatable {
         /// `allowed_schemes`: the URI schemes a video source may use (a path is `file`); nil is the default list,
@@ -166,6 +193,7 @@ public struct KioskConfig: Sendable, Equatable {
     public var memory = Memory()
     public var health = Health()
     public var video = Video()
+    public var web = Web()
     public var cache = Cache()
     /// The `outputs:` section's entries, in file order.
     public var outputs: [Output] = []

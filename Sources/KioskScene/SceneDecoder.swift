@@ -45,6 +45,7 @@ final class SceneDecoder: DocumentDecoder {
         .sparkline: ["bind", "capacity"],
         .button: ["label", "states", "disabled", "enabled"],
         .video: videoKeys,
+        .web: webKeys,
         .row: ["spacing", "padding", "align", "children"],
         .column: ["spacing", "padding", "align", "children"],
         .stack: ["children"],
@@ -290,6 +291,8 @@ final class SceneDecoder: DocumentDecoder {
             if let label, let enabled, let states { content = .button(ButtonProperties(label: label, states: states, enabled: enabled)) } else { content = nil }
         case .video:
             content = video(f, node: node, path: path).map(WidgetContent.video)
+        case .web:
+            content = web(f, node: node, path: path).map(WidgetContent.web)
         case .row, .column:
             let spacing = f["spacing"].map { number($0.value, key("spacing"), in: 0...10_000) } ?? 0
             let padding = f["padding"].map { number($0.value, key("padding"), in: 0...10_000) } ?? 0

@@ -110,7 +110,7 @@ public struct SourceLocation: Sendable, Equatable, CustomStringConvertible {
 
 /// The widget type names a scene may use. An immutable value; any thread.
 public enum WidgetType: String, Sendable, CaseIterable {
-    case rect, panel, text, image, clock, ticker, progress, qrcode, sparkline, button, fps, video, row, column, stack
+    case rect, panel, text, image, clock, ticker, progress, qrcode, sparkline, button, fps, video, web, row, column, stack
 
     public var isContainer: Bool { self == .row || self == .column || self == .stack }
 }
@@ -148,6 +148,7 @@ public enum WidgetContent: Sendable, Equatable {
     case sparkline(SparklineProperties)
     case button(ButtonProperties)
     case video(VideoProperties)
+    case web(WebProperties)
     case row(ContainerProperties)
     case column(ContainerProperties)
     case stack(children: [Widget])
@@ -166,6 +167,7 @@ public enum WidgetContent: Sendable, Equatable {
         case .sparkline: .sparkline
         case .button: .button
         case .video: .video
+        case .web: .web
         case .row: .row
         case .column: .column
         case .stack: .stack

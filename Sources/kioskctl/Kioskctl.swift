@@ -108,7 +108,7 @@ struct Kioskctl: ParsableCommand {
         version: KioskVersion.string,
         subcommands: [Ping.self, Version.self, Stats.self, OutputInfo.self, Power.self, Screenshot.self,
                       SceneGroup.self, WidgetGroup.self, DataGroup.self, PageGroup.self, Animate.self,
-                      VideoGroup.self, LogLevel.self, Plays.self, CacheGroup.self, Raw.self, Watch.self])
+                      VideoGroup.self, WebGroup.self, LogLevel.self, Plays.self, CacheGroup.self, Raw.self, Watch.self])
 
     struct Ping: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Check that kioskd answers.")

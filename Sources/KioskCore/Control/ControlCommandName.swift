@@ -26,6 +26,11 @@ public enum ControlCommandName: String, CaseIterable, Comparable, Sendable {
     case videoPlay = "video.play"
     case videoSeek = "video.seek"
     case videoState = "video.state"
+    case webClearData = "web.clear_data"
+    case webEval = "web.eval"
+    case webNavigate = "web.navigate"
+    case webReload = "web.reload"
+    case webState = "web.state"
     case widgetGet = "widget.get"
     case widgetSet = "widget.set"
 
