@@ -14,8 +14,9 @@ import Logging
 /// is shown with no error on screen; a failure is logged once until the URL succeeds again, sent as an `error`
 /// event (`remote_asset`), and tried again with backoff. Nothing of this starts (no fetcher, no worker thread, no
 /// libcurl) until a scene names a URL. The server's `Cache-Control` sets the time to the next check
-/// (`CacheControl`); the `cache:` section sets the folder, the limits and the proxy. `stats`, the `cache` event and
-/// the `cache.clear` and `cache.refresh` commands are in `RemoteAssetWiring+Commands`. Main thread.
+/// (`CacheControl`); the `cache:` section sets the folder, the limits and the proxy. `stats`' `cache`, the `cache`
+/// event and what `cache.clear` and `cache.refresh` do are in `RemoteAssetWiring+Commands`; the commands are
+/// registered by `ControlWiring+Cache`. Main thread.
 final class RemoteAssetWiring: RemoteAssetSource {
 
     private let loop: MainLoop
