@@ -59,6 +59,8 @@ public final class ControlWiring {
     var statusExtras: () -> [String: JSONValue] = { [:] }
     /// `stats`' `data_sources`: the scene's HTTP and RSS sources (DataSourceWiring).
     var dataSourceStats: (() -> JSONValue)?
+    /// The asset cache's owner: `stats`' `cache`, `cache.clear` and `cache.refresh`.
+    weak var remoteAssets: RemoteAssetWiring?
     /// Whether the wall clock is synchronized: `stats` gives `clock_synchronized`, read afresh.
     weak var clockTrust: ClockTrust?
     /// Scenes named by URL, for `scene.load {url}`.
@@ -151,6 +153,7 @@ public final class ControlWiring {
                 members["by_output"] = try statsByOutput(first: stats)
                 if let dataSourceStats { members["data_sources"] = dataSourceStats() }
                 if let verifier = verifier(of: first) { members.merge(verifier.statsMembers) { _, verify in verify } }
+                if let remoteAssets { members["cache"] = remoteAssets.cacheStats }
                 members.merge(statusExtras()) { _, extra in extra }
                 members.merge(videoStats()) { _, video in video }
                 members.merge(webStats()) { _, web in web }
@@ -173,6 +176,7 @@ public final class ControlWiring {
         registerVideoCommands()
         registerWebCommands()
         registerPlayCommands()
+        registerCacheCommands()
         hookOutputs()
     }
 

@@ -145,6 +145,8 @@ public final class FleetWiring {
             "frames_flipped": stats["frames_flipped"] ?? .null,
             "uptime_s": .int(uptime.nanosecondsClamped / 1_000_000_000),
             "clock_synchronized": stats["clock_synchronized"] ?? .null,
+            // The asset cache: bytes, entries, hits, failed fetches by reason, stale and missing assets.
+            "cache": stats["cache"] ?? .null,
         ]
     }
 

@@ -112,7 +112,7 @@ public final class Kiosk {
         control?.verifiers = verifiers
         fleet = try FleetWiring.start(resolved.fleet, loop: loop, control: control, outputs: outputs, logger: logger)
         dataSources = DataSourceWiring(loop: loop, outputs: outputs, control: control, logger: logger)
-        remoteAssets = RemoteAssetWiring(loop: loop, outputs: outputs, control: control, logger: logger)
+        remoteAssets = RemoteAssetWiring(loop: loop, outputs: outputs, control: control, settings: settings.cache, logger: logger)
         remoteScenes = RemoteSceneWiring(loop: loop, outputs: outputs, assets: remoteAssets, control: control, logger: logger)
         control?.remoteScenes = remoteScenes
         input = InputWiring(settings: InputSettings(configuration, backend: kind),
