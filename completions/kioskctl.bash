@@ -173,13 +173,13 @@ _kioskctl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    ping|version|stats|output-info|power|screenshot|scene|widget|data|page|animate|video|web|log-level|plays|cache|raw|watch|help)
+    ping|version|stats|output-info|power|screenshot|verify|scene|widget|data|page|animate|video|web|log-level|plays|cache|raw|watch|help)
         # Offer subcommand argument completions
         "_kioskctl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'ping version stats output-info power screenshot scene widget data page animate video web log-level plays cache raw watch help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'ping version stats output-info power screenshot verify scene widget data page animate video web log-level plays cache raw watch help' -- "${cur}"))
         ;;
     esac
 }
@@ -289,6 +289,24 @@ _kioskctl_screenshot() {
         return
         ;;
     '--server-path')
+        return
+        ;;
+    '--connector')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_verify() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --connector)
+    __kioskctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
         return
         ;;
     '--connector')

@@ -85,7 +85,7 @@ public final class Kiosk {
             engine.repaintWindowMode = configuration.repaintWindow
             engine.screenHealth = settings.health.settings
             return try SceneRunner(engine: engine, path: path, watch: configuration.watch, fpsOverlay: configuration.fpsOverlay,
-                                   memory: settings.memory, video: settings.video,
+                                   memory: settings.memory, video: settings.video, cacheDirectory: settings.cache.directory,
                                    substitute: substitute ?? (RemoteAsset.isFetched(path) ? remoteSubstitute : nil), problem: problem, logger: logger)
         }, logger: logger)
         let first = outputs.first
