@@ -25,6 +25,9 @@ final class WebDRMTests: XCTestCase {
             widgets:
               - {id: page, type: web, url: "\(page.absoluteString)", x: 0, y: 0, width: 320, height: 240}
               - {id: label, type: text, text: "web", x: 340, y: 20, width: 200, height: 40, foreground: white}
+              # Over the page's corner: the page stays in the composed frame (a page alone would go on a plane of its
+              # own, which a writeback read-back cannot be compared with).
+              - {id: corner, type: rect, background: "#000000", x: 316, y: 236, width: 8, height: 8}
             """.write(to: scene, atomically: true, encoding: .utf8)
         let state = dir.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
