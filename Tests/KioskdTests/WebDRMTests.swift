@@ -32,7 +32,7 @@ final class WebDRMTests: XCTestCase {
         let state = dir.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         // 640x480: less for the emulated CPU to compare.
-        let daemon = try ControlledKioskd(["run", "--backend", "drm", "--mode", "640x480", "--scene", scene.path],
+        let daemon = try ControlledKioskd(["run", "--backend", "drm", "--mode", "640x480", "--scene", scene.path, "--screenshot-dir", dir.path],
                                           environment: ["STATE_DIRECTORY": state.path], readyTimeout: 120)
         defer { _ = daemon.stop() }
         let touch = try UInputDevice(.multitouch)
@@ -44,7 +44,7 @@ final class WebDRMTests: XCTestCase {
         let verified = try daemon.result("output.verify")
         XCTAssertEqual(verified["result"] as? String, "matched", "\(verified)")
         XCTAssertEqual(verified["pixels_differing"] as? Int, 0, "\(verified)")
-        let before = try shotPixel(daemon, dir, x: 240, y: 120)
+        let before = try shotPixel(daemon, dir, x: 170, y: 20)
         XCTAssertEqual(before, 0x0000FF, "the button before the tap")
         XCTAssertEqual(try shotPixel(daemon, dir, x: 80, y: 120), 0xE02000, "the page's background")
 
@@ -54,7 +54,7 @@ final class WebDRMTests: XCTestCase {
             return devices.contains(touch.name)
         }
         try touch.tap(240.0 / 640, 120.0 / 480)
-        try Poll.until("the button turned green", timeout: 60, interval: 0.2) { try shotPixel(daemon, dir, x: 240, y: 120) == 0x00FF00 }
+        try Poll.until("the button turned green", timeout: 60, interval: 0.2) { try shotPixel(daemon, dir, x: 170, y: 20) == 0x00FF00 }
         let after = try daemon.result("output.verify")
         XCTAssertEqual(after["result"] as? String, "matched", "\(after)")
         XCTAssertEqual(after["pixels_differing"] as? Int, 0, "\(after)")
