@@ -172,6 +172,7 @@ final class WebSlot {
             }
             setBadge(false)
             onReport?(WebEventReport(id: node.id, kind: .loaded, url: currentURL ?? properties.url, message: nil))
+            watchFirstFrame()
             if properties.bridge, let data = dataSource?() { pushData(data) }
         case .loadFailed(let message):
             failed(kind: .failed, message: message)
@@ -338,6 +339,26 @@ final class WebSlot {
         }
     }
 
+    /// A page that loaded and drew nothing within this long is reported (the web process cannot draw: no EGL display,
+    /// a sandbox that keeps it from its memory); once per page.
+    static let firstFrameTimeout: Duration = .seconds(10)
+    private var firstFrameTimer: TimerHandle?
+    private var reportedNoFrame = false
+
+    private func watchFirstFrame() {
+        guard framesReceived == 0, !reportedNoFrame, firstFrameTimer == nil else { return }
+        firstFrameTimer = engine.loop.addTimer(after: Self.firstFrameTimeout) { [weak self] in
+            guard let self else { return }
+            firstFrameTimer = nil
+            guard framesReceived == 0, page != nil, !reportedNoFrame else { return }
+            reportedNoFrame = true
+            let message = "web \(node.id ?? properties.url): the page loaded but its web process drew no frame in \(Self.firstFrameTimeout) (see the web process's messages in the log: EGL, memory)"
+            logger.error("\(message)")
+            lastError = message
+            onError?(message)
+        }
+    }
+
     /// The scene's data, for the bridge (the stage's values).
     var dataSource: (() -> [String: String])?
 
@@ -366,6 +387,8 @@ final class WebSlot {
         retryTimer = nil
         reloadTimer?.cancel()
         reloadTimer = nil
+        firstFrameTimer?.cancel()
+        firstFrameTimer = nil
         failScripts("the widget was closed")
         badge?.removeFromParent()
         badge = nil
