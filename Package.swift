@@ -127,7 +127,7 @@ let package = Package(
         .target(
             name: "KioskApp",
             dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskService", "KioskFleet",
-                           "KioskInput", "KioskVideo", "KioskPlays", "KioskFetch",
+                           "KioskInput", "KioskVideo", "KioskPlays", "KioskFetch", "KioskRemote",
                            .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]
         ),
         .executableTarget(
@@ -142,6 +142,8 @@ let package = Package(
         ),
         // systemd: notify, the watchdog, socket activation, each spoken directly (SystemdProtocol), with no libsystemd.
         .target(name: "KioskService", dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log")]),
+        // The remote view: an RFB (VNC) server on the main loop serving each output's composed frame.
+        .target(name: "KioskRemote", dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "KioskControl",
             dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log")]
@@ -172,6 +174,7 @@ let package = Package(
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskCore", "KioskTestSupport", "KioskDisplay", "KioskRender", "KioskRuntime", "KioskBench", "CDRM"]),
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskServiceTests", dependencies: ["KioskService", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskRemoteTests", dependencies: ["KioskRemote", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskFleetTests", dependencies: ["KioskFleet", "KioskScene", "KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskFetchTests", dependencies: ["KioskFetch", "KioskScene", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskPlaysTests", dependencies: ["KioskPlays", "KioskCore", "KioskTestSupport"]),

@@ -57,6 +57,8 @@ public final class ControlWiring {
     var statusExtras: () -> [String: JSONValue] = { [:] }
     /// `stats`' `data_sources`: the scene's HTTP and RSS sources (DataSourceWiring).
     var dataSourceStats: (() -> JSONValue)?
+    /// `stats`' `vnc`: each output's remote view (VNCWiring), with `vnc:`.
+    var vncStats: (() -> JSONValue)?
     /// Whether the wall clock is synchronized: `stats` gives `clock_synchronized`, read afresh.
     weak var clockTrust: ClockTrust?
     /// The proof-of-play store `plays` reads, nil while nothing is recorded.
@@ -144,6 +146,7 @@ public final class ControlWiring {
                 members["outputs"] = outputsListing()
                 members["by_output"] = try statsByOutput(first: stats)
                 if let dataSourceStats { members["data_sources"] = dataSourceStats() }
+                if let vncStats { members["vnc"] = vncStats() }
                 members.merge(statusExtras()) { _, extra in extra }
                 members.merge(videoStats()) { _, video in video }
                 stats = .object(members)

@@ -37,6 +37,8 @@ public final class Kiosk {
     let playDelivery: PlayDelivery?
     /// `<prefix>/thumbnail`, with `mqtt.thumbnail_every`.
     let thumbnails: ThumbnailPublisher?
+    /// The remote view, with `vnc:`.
+    let vnc: VNCWiring?
     private let fatal: FatalFrameExit
     private let pageCaptures: [PageCaptures]
     /// The first output's writeback capturer, for `--capture`'s last frame.
@@ -114,6 +116,11 @@ public final class Kiosk {
                                                 loop: loop, logger: logger)
         } else {
             thumbnails = nil
+        }
+        if let vncSettings = settings.vnc {
+            vnc = try VNCWiring(settings: vncSettings, outputs: driven, input: input, control: control, loop: loop, logger: logger)
+        } else {
+            vnc = nil
         }
         control?.playsPath = plays?.store.path
         showsProblem = problem != nil

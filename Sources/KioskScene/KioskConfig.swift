@@ -121,6 +121,8 @@ public struct KioskConfig: Sendable, Equatable {
     public var memory = Memory()
     public var health = Health()
     public var video = Video()
+    /// The `vnc:` section: the remote view; nil when the file has none (VNC is off).
+    public var vnc: VNCSettings?
     /// The `outputs:` section's entries, in file order.
     public var outputs: [Output] = []
     /// Sections reserved for later capabilities, present in the file: their keys are accepted and not yet used.
@@ -143,11 +145,12 @@ public struct KioskConfig: Sendable, Equatable {
 
     /// Every key the file may hold, section keys as `section.key`: the documentation lists each of these.
     public static var allKeys: [String] {
-        ConfigDecoder.topKeys.filter { !["control", "input", "idle", "mqtt", "memory", "health", "video", "outputs"].contains($0) } + ConfigDecoder.controlKeys.map { "control." + $0 }
+        ConfigDecoder.topKeys.filter { !["control", "input", "idle", "mqtt", "memory", "health", "video", "vnc", "outputs"].contains($0) } + ConfigDecoder.controlKeys.map { "control." + $0 }
             + ConfigDecoder.inputKeys.map { "input." + $0 } + ConfigDecoder.idleKeys.map { "idle." + $0 }
             + MQTTSettings.keys.map { "mqtt." + $0 } + ConfigDecoder.memoryKeys.map { "memory." + $0 }
             + ConfigDecoder.healthKeys.map { "health." + $0 }
             + ConfigDecoder.videoKeys.map { "video." + $0 }
+            + VNCSettings.keys.map { "vnc." + $0 }
             + ConfigDecoder.outputKeys.map { "outputs." + $0 } + ConfigDecoder.reservedSections
     }
 }

@@ -1,0 +1,183 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import KioskTestSupport
+import XCTest
+
+/// The remote view with a VNC client nobody here wrote (vncdotool 1.4.2 from PyPI, through scripts/vnc-client): it
+/// logs in with the password and sees what `screenshot` sees, pixel for pixel; a wrong password is refused; with
+/// `input: true` its click presses the HMI scene's button, with `input: false` it does not; 20 clients that never
+/// read miss no more vblanks than the same run misses without them, and the loop keeps answering.
+final class VNCRemoteViewTests: XCTestCase {
+    private static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    private static let client = repository.appendingPathComponent("scripts/vnc-client").path
+    private let password = "kiosk-42"
+
+    /// kioskd headless at 320x240 with `vnc:` on a free loopback port, showing `scene`.
+    /// Without `withPassword`, no authentication (allowed on loopback).
+    private func start(_ name: String, scene: String, vnc extra: String, maxClients: Int = 4,
+                       withPassword: Bool = true) throws -> (ControlledKioskd, Int, URL) {
+        let dir = try KioskdProcess.scratchDirectory(name)
+        try "\(password)\n".write(to: dir.appendingPathComponent("vnc.password"), atomically: true, encoding: .utf8)
+        let port = try LoopbackPort.free()
+        let config = dir.appendingPathComponent("kioskd.yaml")
+        try """
+            vnc:
+              listen: "127.0.0.1:\(port)"
+            \(withPassword ? "  password_file: vnc.password" : "")
+              max_clients: \(maxClients)
+            \(extra)
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let daemon = try ControlledKioskd(["run", "--config", config.path, "--backend", "headless", "--mode", "320x240@60",
+                                           "--scene", scene])
+        return (daemon, port, dir)
+    }
+
+    private func vncClient(_ arguments: [String]) throws -> (status: Int32, text: String) {
+        let result = try runTool("/usr/bin/python3", [Self.client] + arguments, timeout: 60)
+        if result.status == 3 { XCTFail("vncdotool is missing: run scripts/setup-host (\(result.text))") }
+        return result
+    }
+
+    private func staticScene(in dir: URL) throws -> String {
+        let scene = dir.appendingPathComponent("scene.yaml")
+        try """
+            size: display
+            background: "#203040"
+            widgets:
+              - {id: card, type: panel, x: 12, y: 14, width: 150, height: 60, background: "#e08020", corner_radius: 9}
+              - {id: label, type: text, text: "Remote view", x: 20, y: 100, foreground: "#f0f0f0", font: {size: 28}}
+              - {id: bar, type: progress, value: 0.6, x: 20, y: 180, width: 280, height: 24, foreground: "#40c040", background: "#444"}
+
+            """.write(to: scene, atomically: true, encoding: .utf8)
+        return scene.path
+    }
+
+    func testAClientLogsInAndSeesTheScreenshotPixelForPixelAndAWrongPasswordIsRefused() throws {
+        let dir = try KioskdProcess.scratchDirectory("vnc-capture-scene")
+        let (daemon, port, scratch) = try start("vnc-capture", scene: try staticScene(in: dir), vnc: "")
+        let shotPath = scratch.appendingPathComponent("screenshot.png")
+        let shot = try daemon.result("screenshot")
+        try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(shot["png_base64"] as? String))).write(to: shotPath)
+        let capturePath = scratch.appendingPathComponent("vnc.png")
+        let captured = try vncClient(["capture", "127.0.0.1", "\(port)", password, capturePath.path])
+        XCTAssertEqual(captured.status, 0, captured.text)
+        let expected = try PNGFile(contentsOf: shotPath), seen = try PNGFile(contentsOf: capturePath)
+        XCTAssertEqual(seen.width, 320)
+        XCTAssertEqual(seen.height, 240)
+        var differing = 0
+        for y in 0..<expected.height { for x in 0..<expected.width where expected.rgb(x: x, y: y) != seen.rgb(x: x, y: y) { differing += 1 } }
+        XCTAssertEqual(differing, 0, "pixels that differ between the VNC capture and the screenshot")
+        XCTAssertEqual(seen.rgb(x: 60, y: 40), 0xE08020, "the card is there, so the picture is not trivially equal")
+
+        let refused = try vncClient(["capture", "127.0.0.1", "\(port)", "wrong", scratch.appendingPathComponent("no.png").path])
+        XCTAssertEqual(refused.status, 2, refused.text)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.appendingPathComponent("no.png").path))
+        let vnc = try XCTUnwrap((try daemon.result("stats")["vnc"] as? [[String: Any]])?.first)
+        XCTAssertEqual(vnc["authentication_failures"] as? Int, 1, "\(vnc)")
+        XCTAssertEqual(vnc["clients_accepted"] as? Int, 2, "\(vnc)")
+        XCTAssertGreaterThan(vnc["bytes_sent"] as? Int ?? 0, 320 * 240 * 4, "\(vnc)")
+        XCTAssertEqual(daemon.stop().status, 0)
+    }
+
+    /// The centre of a widget of the HMI scene on screen: its frame plus its ancestors'.
+    private func centre(of id: String, ancestors: [String], in daemon: ControlledKioskd) throws -> (Int, Int) {
+        var x = 0.0, y = 0.0, width = 0.0, height = 0.0
+        for widget in ancestors + [id] {
+            let frame = try XCTUnwrap(try daemon.result("widget.get", #"{"id": "\#(widget)"}"#)["frame"] as? [String: Any], widget)
+            x += frame["x"] as? Double ?? 0
+            y += frame["y"] as? Double ?? 0
+            width = frame["width"] as? Double ?? 0
+            height = frame["height"] as? Double ?? 0
+        }
+        return (Int(x + width / 2), Int(y + height / 2))
+    }
+
+    private func clickStart(input: Bool) throws -> [ControlEvent] {
+        let hmi = Self.repository.appendingPathComponent("scenes/hmi-panel.yaml").path
+        let (daemon, port, _) = try start("vnc-input-\(input)", scene: hmi, vnc: "  input: \(input)")
+        let events = try ControlEventStream(daemon, events: ["input"])
+        let (x, y) = try centre(of: "start", ancestors: ["layout", "controls"], in: daemon)
+        let clicked = try vncClient(["click", "127.0.0.1", "\(port)", password, "\(x)", "\(y)"])
+        XCTAssertEqual(clicked.status, 0, clicked.text)
+        // The client's update came back after its clicks, so kioskd has handled them, and any event they made was
+        // queued on this connection before the reply to this request.
+        _ = try events.request(#"{"id": "after", "cmd": "ping"}"#)
+        let seen: [ControlEvent]
+        if input {
+            seen = [try events.waitFor("a press of start", timeout: 10) { $0.string("kind") == "press" }]
+        } else {
+            seen = try events.waitForQuiet("input events", quiet: 0.3, timeout: 10) { _ in true }
+        }
+        XCTAssertEqual(daemon.stop().status, 0)
+        return seen
+    }
+
+    func testWithInputOnAClickPressesTheButton() throws {
+        let seen = try clickStart(input: true)
+        XCTAssertTrue(seen.contains { $0.string("kind") == "press" && $0.string("id") == "start" }, "\(seen)")
+    }
+
+    func testViewOnlyAClickPressesNothing() throws {
+        let seen = try clickStart(input: false)
+        XCTAssertFalse(seen.contains { $0.string("kind") == "press" }, "\(seen)")
+    }
+
+    /// A client that logs in (security None), asks for a whole frame and then every change, and never reads; its
+    /// receive buffer is kept small so it fills at once.
+    private func slowClient(port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ControlTestError("socket: errno \(errno)") }
+        var small: Int32 = 4096
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { close(fd); throw ControlTestError("connect 127.0.0.1:\(port): errno \(errno)") }
+        let full: [UInt8] = [3, 0, 0, 0, 0, 0, 0x01, 0x40, 0x00, 0xF0]
+        let incremental: [UInt8] = [3, 1, 0, 0, 0, 0, 0x01, 0x40, 0x00, 0xF0]
+        let hello = Array("RFB 003.008\n".utf8) + [1, 1] + full + Array((0..<50).map { _ in incremental }.joined())
+        _ = hello.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        return fd
+    }
+
+    private func missedAndFlipped(_ daemon: ControlledKioskd) throws -> (missed: Int, flipped: Int) {
+        let stats = try daemon.result("stats")
+        return (stats["missed_vblanks"] as? Int ?? -1, stats["frames_flipped"] as? Int ?? -1)
+    }
+
+    /// Waits for `flips` more flips and returns the vblanks missed meanwhile.
+    private func missedOver(_ flips: Int, _ daemon: ControlledKioskd) throws -> Int {
+        let start = try missedAndFlipped(daemon)
+        let end = try Poll.until("\(flips) more flips", timeout: 30, reading: { try self.missedAndFlipped(daemon) },
+                                 satisfies: { $0.flipped >= start.flipped + flips })
+        return end.missed - start.missed
+    }
+
+    func testTwentyClientsThatNeverReadMissNoMoreVblanksThanNone() throws {
+        // The default dashboard animates, so frames flip continuously while clients are connected.
+        let (daemon, port, _) = try start("vnc-slow", scene: "default", vnc: "", maxClients: 32, withPassword: false)
+        XCTAssertGreaterThanOrEqual(try missedAndFlipped(daemon).missed, 0, "stats has missed_vblanks")
+        let alone = try missedOver(120, daemon)
+        var clients: [Int32] = []
+        defer { for fd in clients { close(fd) } }
+        for _ in 0..<20 { clients.append(try slowClient(port: port)) }
+        try Poll.until("20 VNC clients connected", timeout: 10) {
+            (try daemon.result("stats")["vnc"] as? [[String: Any]])?.first?["clients"] as? Int == 20
+        }
+        let crowded = try missedOver(120, daemon)
+        XCTAssertLessThanOrEqual(crowded, alone + 2, "vblanks missed over 120 flips: \(alone) alone, \(crowded) with 20 slow clients")
+        _ = try daemon.result("ping")
+        let vnc = try XCTUnwrap((try daemon.result("stats")["vnc"] as? [[String: Any]])?.first)
+        XCTAssertEqual(vnc["clients"] as? Int, 20, "none was dropped: \(vnc)")
+        // Each got its first frame's worth at most: a client that does not read gets no more updates.
+        XCTAssertLessThanOrEqual(vnc["updates_sent"] as? Int ?? .max, 40, "\(vnc)")
+        XCTAssertEqual(daemon.stop().status, 0)
+    }
+}
