@@ -64,6 +64,7 @@ final class VNCWiring {
             "authentication_failures": .int(Int64(server.authenticationFailures)),
             "updates_sent": .int(Int64(server.updatesSent)),
             "bytes_sent": .int(Int64(server.bytesSent)),
+            "queued_bytes": .int(Int64(server.queuedBytes)),
         ]
     }
 

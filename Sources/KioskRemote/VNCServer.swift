@@ -60,6 +60,11 @@ public final class VNCServer {
     public private(set) var clientsRefused = 0
     public private(set) var authenticationFailures = 0
     public var clientCount: Int { clients.count }
+    /// Bytes made for clients and not yet taken by their sockets: at most one update per client.
+    public var queuedBytes: Int { clients.values.reduce(0) { $0 + $1.queued.count - $1.sent } }
+    /// Each client socket's kernel send buffer: with the one update kioskd holds, what a client that stops reading
+    /// can cost.
+    static let sendBufferBytes: Int32 = 512 * 1024
 
     /// Listens on `options.host:options.port`.
     /// - Throws: `VNCError` naming the address and errno when the socket cannot be bound.
@@ -128,6 +133,8 @@ public final class VNCServer {
                 close(fd)
                 continue
             }
+            var sendBuffer = Self.sendBufferBytes
+            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
             let number = nextNumber
             nextNumber += 1
             let size = engine.backend?.info.mode.size ?? engine.rootLayer.frame.size
@@ -138,7 +145,9 @@ public final class VNCServer {
             let client = Client(number: number, fd: fd, session: session, size: size)
             if full { clientsRefused += 1 } else { clientsAccepted += 1 }
             do {
-                client.source = try loop.addSource(fd: fd, events: .readable) { [unowned self, unowned client] events in
+                // Weak: a handler may drop its client, which must live until the handler returns.
+                client.source = try loop.addSource(fd: fd, events: .readable) { [unowned self, weak client] events in
+                    guard let client else { return }
                     if events.contains(.writable) { flush(client) }
                     if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) { read(client) }
                 }
@@ -148,7 +157,8 @@ public final class VNCServer {
                 continue
             }
             clients[number] = client
-            client.handshakeTimer = loop.addTimer(after: Self.handshakeTimeout) { [unowned self, unowned client] in
+            client.handshakeTimer = loop.addTimer(after: Self.handshakeTimeout) { [unowned self, weak client] in
+                guard let client else { return }
                 drop(client, "the handshake did not finish within \(Self.handshakeTimeout)")
             }
             logger.debug("vnc \(options.name): client \(number) connected")
