@@ -127,7 +127,8 @@ final class VNCRemoteViewTests: XCTestCase {
 
     /// A client that logs in (security None), asks for a whole frame, and never reads; its receive buffer is kept
     /// small so it fills at once.
-    private func slowClient(port: Int) throws -> Int32 {
+    /// `sending: false` connects and sends nothing (a handshake under way).
+    private func slowClient(port: Int, sending: Bool = true) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ControlTestError("socket: errno \(errno)") }
         var small: Int32 = 4096
@@ -141,7 +142,7 @@ final class VNCRemoteViewTests: XCTestCase {
         }
         guard connected == 0 else { close(fd); throw ControlTestError("connect 127.0.0.1:\(port): errno \(errno)") }
         let hello = Array("RFB 003.008\n".utf8) + [1, 1] + Self.updateRequest(incremental: false)
-        _ = hello.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        if sending { _ = hello.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
         return fd
     }
 
@@ -214,6 +215,61 @@ final class VNCRemoteViewTests: XCTestCase {
         XCTAssertEqual(vnc["clients"] as? Int, 20, "none was dropped: \(vnc)")
         // What waits for them is at most one update each (a whole frame at most), however long they do not read.
         XCTAssertLessThanOrEqual(vnc["queued_bytes"] as? Int ?? .max, 20 * (320 * 240 * 4 + 16), "\(vnc)")
+        XCTAssertEqual(daemon.stop().status, 0)
+    }
+
+    /// Connects to `port`, sends `bytes`, and returns everything kioskd sends until it closes the connection.
+    private func exchange(_ bytes: [UInt8], port: Int) throws -> [UInt8] {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ControlTestError("socket: errno \(errno)") }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw ControlTestError("connect 127.0.0.1:\(port): errno \(errno)") }
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n == 0 { return received }
+            guard n > 0 else { throw ControlTestError("kioskd did not close the connection (errno \(errno)) after sending \(received.count) bytes") }
+            received += buffer[0..<n]
+        }
+    }
+
+    func testHostilePeersAreEachClosedWithAReasonAndTheLoopAnswers() throws {
+        let (daemon, port, _) = try start("vnc-hostile", scene: "default", vnc: "", maxClients: 2)
+        let version = Array("RFB 003.008\n".utf8)
+        // Garbage before the handshake: kioskd's version, then the close.
+        XCTAssertEqual(try exchange(Array("GET / HTTP/1.1\r\nHost: kiosk\r\n\r\n".utf8), port: port), version)
+        // A wrong response to the challenge: a failed result with the reason.
+        let failed = try exchange(version + [2] + [UInt8](repeating: 0x55, count: 16), port: port)
+        XCTAssertEqual(Array(failed.dropFirst(12 + 2 + 16).prefix(4)), [0, 0, 0, 1])
+        XCTAssertTrue(String(decoding: failed.dropFirst(12 + 2 + 16 + 8), as: UTF8.self).contains("authentication failed"))
+        // A security type not offered (None, while a password is set).
+        let none = try exchange(version + [1], port: port)
+        XCTAssertTrue(String(decoding: none.dropFirst(12 + 2 + 8), as: UTF8.self).contains("security type 1 was not offered"), "\(none)")
+        // Over the limit: two clients hold their places (a handshake under way), the third is told why.
+        var held: [Int32] = []
+        defer { for fd in held { close(fd) } }
+        for _ in 0..<2 { held.append(try slowClient(port: port, sending: false)) }
+        try Poll.until("two VNC clients connected", timeout: 10) {
+            (try daemon.result("stats")["vnc"] as? [[String: Any]])?.first?["clients"] as? Int == 2
+        }
+        let turnedAway = try exchange(version, port: port)
+        XCTAssertEqual(Array(turnedAway.prefix(13)), version + [0])
+        XCTAssertEqual(String(decoding: turnedAway.dropFirst(17), as: UTF8.self), "too many VNC clients (at most 2)")
+        _ = try daemon.result("ping")
+        let vnc = try XCTUnwrap((try daemon.result("stats")["vnc"] as? [[String: Any]])?.first)
+        XCTAssertEqual(vnc["clients_refused"] as? Int, 1, "\(vnc)")
+        XCTAssertEqual(vnc["authentication_failures"] as? Int, 1, "\(vnc)")
         XCTAssertEqual(daemon.stop().status, 0)
     }
 }
