@@ -118,7 +118,8 @@ let package = Package(
         // Not product code: what `kioskd bench` measures against (the naive renderer) and its scenarios.
         .target(
             name: "KioskBench",
-            dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "KioskRuntime", "CCairo"],
+            dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "KioskRuntime", "KioskRemote", "CCairo",
+                           .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Scenes")]
         ),
         // A kiosk's assembly and product rules: its configuration resolved from the command line, the config file

@@ -60,6 +60,15 @@ public final class VNCServer {
     public private(set) var clientsRefused = 0
     public private(set) var authenticationFailures = 0
     public var clientCount: Int { clients.count }
+    /// The port listened on (the one asked for, or the kernel's choice for port 0).
+    public var boundPort: Int {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listenFD, $0, &length) == 0 }
+        }
+        return named ? Int(UInt16(bigEndian: address.sin_port)) : options.port
+    }
     /// Bytes made for clients and not yet taken by their sockets: at most one update per client.
     public var queuedBytes: Int { clients.values.reduce(0) { $0 + $1.queued.count - $1.sent } }
     /// Each client socket's kernel send buffer: with the one update kioskd holds, what a client that stops reading

@@ -20,14 +20,16 @@ import KioskVideo
 /// timed changes, and `page.show` to a purged page. `video` (run only when named): a 1920x1080 30 fps clip decoded by
 /// GStreamer, the composited path and the overlay-plane path (a headless output with a plane, whose buffers the
 /// frames are copied into as on DRM) against a naive copy of each decoded frame into the scanout buffer: main-thread
-/// CPU per shown frame, frames decoded, shown and dropped, main-thread p99, the video layer's path.
+/// CPU per shown frame, frames decoded, shown and dropped, main-thread p99, the video layer's path. `vnc`: the default
+/// scene at --mode viewed over VNC, bytes per second to a viewer asking for changes against one asking for whole
+/// frames, in the same run (`VNCRun`).
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure the engine on scenarios (headless): dashboard, page-slide, page-fade, update-storm, startup, images, pages, plain-fill, fingerprint, video.")
+        abstract: "Measure the engine on scenarios (headless): dashboard, page-slide, page-fade, update-storm, startup, images, pages, plain-fill, fingerprint, vnc, video.")
 
     /// The scenarios run when none is named.
-    static let scenarios = ["dashboard", "page-slide", "page-fade", "update-storm", "startup", "images", "pages", "plain-fill", "fingerprint"]
+    static let scenarios = ["dashboard", "page-slide", "page-fade", "update-storm", "startup", "images", "pages", "plain-fill", "fingerprint", "vnc"]
     /// Run only when named: `video` first encodes its clip (unless given one) and plays it in real time.
     static let namedOnly = ["video"]
 
@@ -40,7 +42,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Frames measured per contestant (after the warm-up).")
     var frames = 300
 
-    @Option(help: "Output size and refresh of the dashboard scenario, WxH[@Hz] (page-slide, page-fade and update-storm run at 1920x1080).")
+    @Option(help: "Output size and refresh of the dashboard and vnc scenarios, WxH[@Hz] (page-slide, page-fade and update-storm run at 1920x1080).")
     var mode = ModeRequest(width: 1920, height: 1080, refreshHz: 60)
 
     @Option(help: ArgumentHelp("Render workers of the update-storm scenario, comma-separated; default: 1, 2 and one per online processor.", valueName: "N,N"))
@@ -73,6 +75,7 @@ struct BenchCommand: ParsableCommand {
             case "pages": report.pages = try PagesRun.measure()
             case "plain-fill": report.plainFill = try PlainFillRun.measure()
             case "fingerprint": report.fingerprint = try FingerprintRun.measure()
+            case "vnc": report.vnc = try vnc()
             case "video": report.video = try video()
             default: report.startup = try startup()
             }
@@ -110,6 +113,14 @@ struct BenchCommand: ParsableCommand {
         let m = OutputMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
         let counts = try workers.map(UpdateStorm.workerCounts(parsing:)) ?? UpdateStorm.defaultWorkerCounts
         return try UpdateStorm.scenario(mode: m, seconds: max(3, Double(frames) / 60), workerCounts: counts)
+    }
+
+    /// The default scene at --mode, viewed over VNC for --frames refreshes (at least two seconds).
+    private func vnc() throws -> VNCRun.Figures {
+        guard let path = BundledScenes.defaultScene else {
+            throw OutputError("bench vnc: the default scene is missing: kioskd_KioskRuntime.resources must be installed next to the kioskd binary")
+        }
+        return try VNCRun.measure(scene: path, mode: displayMode, seconds: max(2, Double(frames) / 60))
     }
 
     private func video() throws -> VideoRun.Scenario {
