@@ -55,7 +55,7 @@ final class VNCWiring {
     /// One server's entry in `stats`' `vnc` list.
     private static func stats(_ server: VNCServer) -> JSONValue {
         [
-            "output": .string(server.options.name),
+            "output": .string(server.outputName),
             "listen": .string("\(server.options.host):\(server.options.port)"),
             "input": .bool(server.options.input),
             "clients": .int(Int64(server.clientCount)),

