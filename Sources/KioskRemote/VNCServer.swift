@@ -218,8 +218,17 @@ public final class VNCServer {
         switch request {
         case .pixelFormat(let format):
             client.format = format
-        case .encodings:
-            break  // Raw is always understood; the update carries Raw only.
+        case .encodings(let numbers):
+            // The client lists what it prefers first; Raw is understood by every client.
+            let chosen = numbers.first { $0 == RFBEncoding.zrleNumber || $0 == RFBEncoding.rawNumber }
+            if chosen == RFBEncoding.zrleNumber {
+                if client.zrle == nil {
+                    do { client.zrle = try ZRLEStream() } catch { logger.error("vnc \(outputName): client \(client.number): \(error); sending Raw") }
+                }
+                client.useZRLE = client.zrle != nil
+            } else {
+                client.useZRLE = false
+            }
         case .update(let incremental, let area):
             let screen = Rect(size: client.size)
             if !incremental { client.damage.add(area.intersection(screen)) }
@@ -275,7 +284,8 @@ public final class VNCServer {
                     continue
                 }
                 let format = client.format
-                jobs.run({ RFBEncoder.update(frame: pixels, size: size, rects: rects, format: format) }, then: { [weak self, weak client] update in
+                let encoding: RFBEncoding = client.useZRLE ? client.zrle.map(RFBEncoding.zrle) ?? .raw : .raw
+                jobs.run({ RFBEncoder.update(frame: pixels, size: size, rects: rects, format: format, encoding: encoding) }, then: { [weak self, weak client] update in
                     guard let self, let client, !client.isClosed else { return }
                     client.encoding = false
                     updatesSent += 1
@@ -339,6 +349,10 @@ public final class VNCServer {
         var source: SourceHandle?
         var handshakeTimer: TimerHandle?
         var format = RFBPixelFormat.xrgb8888
+        /// The connection's zlib stream, made when the client first prefers ZRLE; kept, as the protocol requires,
+        /// for the connection's life.
+        var zrle: ZRLEStream?
+        var useZRLE = false
         var damage = RFBDamage()
         /// The last pointer event: buttons down and where.
         var pointer: (buttons: UInt8, x: Int, y: Int) = (0, 0, 0)

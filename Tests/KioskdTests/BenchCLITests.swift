@@ -58,6 +58,10 @@ final class BenchCLITests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(vnc["damage_vs_full_frame"] as? Double), damageRate / wholeRate, accuracy: 1e-9)
         XCTAssertEqual(try XCTUnwrap(vnc["damage_vs_every_frame_whole"] as? Double), damageRate / everyFrame, accuracy: 1e-9)
         XCTAssertLessThan(damageRate, wholeRate, "only the damage is sent: \(vnc)")
+        let zrleRate = try XCTUnwrap(vnc["damage_zrle_bytes_per_second"] as? Double, "\(vnc)")
+        XCTAssertGreaterThan(zrleRate, 0, "\(vnc)")
+        XCTAssertEqual(try XCTUnwrap(vnc["damage_zrle_vs_full_frame"] as? Double), zrleRate / wholeRate, accuracy: 1e-9)
+        XCTAssertEqual(try XCTUnwrap(vnc["damage_zrle_vs_damage"] as? Double), zrleRate / damageRate, accuracy: 1e-9)
 
         let dashboard = try XCTUnwrap(scenarios["dashboard"] as? [String: Any])
         XCTAssertEqual(dashboard["full_frame_bytes"] as? Int, 640 * 360 * 4)

@@ -72,15 +72,30 @@ final class VNCRemoteViewTests: XCTestCase {
         XCTAssertEqual(differing, 0, "pixels that differ between the VNC capture and the screenshot")
         XCTAssertEqual(seen.rgb(x: 60, y: 40), 0xE08020, "the card is there, so the picture is not trivially equal")
 
+        // The same with ZRLE, the compressed encoding: tiles solid, in runs or raw, through zlib.
+        let sentRaw = try XCTUnwrap(vnc(try XCTUnwrap((try daemon.result("stats")["vnc"] as? [[String: Any]])?.first), "bytes_sent"))
+        XCTAssertGreaterThan(sentRaw, 320 * 240 * 4, "a whole frame in Raw")
+        let zrlePath = scratch.appendingPathComponent("vnc-zrle.png")
+        let zrle = try vncClient(["capture-zrle", "127.0.0.1", "\(port)", password, zrlePath.path])
+        XCTAssertEqual(zrle.status, 0, zrle.text)
+        let seenZRLE = try PNGFile(contentsOf: zrlePath)
+        var differingZRLE = 0
+        for y in 0..<expected.height { for x in 0..<expected.width where expected.rgb(x: x, y: y) != seenZRLE.rgb(x: x, y: y) { differingZRLE += 1 } }
+        XCTAssertEqual(differingZRLE, 0, "pixels that differ between the ZRLE capture and the screenshot")
+        let sentZRLE = try XCTUnwrap(vnc(try XCTUnwrap((try daemon.result("stats")["vnc"] as? [[String: Any]])?.first), "bytes_sent")) - sentRaw
+        XCTAssertLessThan(sentZRLE, 320 * 240 * 4 / 10, "the same frame in ZRLE, a tenth of Raw at most")
+
         let refused = try vncClient(["capture", "127.0.0.1", "\(port)", "wrong", scratch.appendingPathComponent("no.png").path])
         XCTAssertEqual(refused.status, 2, refused.text)
         XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.appendingPathComponent("no.png").path))
         let vnc = try XCTUnwrap((try daemon.result("stats")["vnc"] as? [[String: Any]])?.first)
         XCTAssertEqual(vnc["authentication_failures"] as? Int, 1, "\(vnc)")
-        XCTAssertEqual(vnc["clients_accepted"] as? Int, 2, "\(vnc)")
-        XCTAssertGreaterThan(vnc["bytes_sent"] as? Int ?? 0, 320 * 240 * 4, "\(vnc)")
+        XCTAssertEqual(vnc["clients_accepted"] as? Int, 3, "\(vnc)")
+        XCTAssertGreaterThan(vnc["updates_sent"] as? Int ?? 0, 1, "\(vnc)")
         XCTAssertEqual(daemon.stop().status, 0)
     }
+
+    private func vnc(_ stats: [String: Any], _ key: String) -> Int? { stats[key] as? Int }
 
     /// The centre of a widget of the HMI scene on screen: its frame plus its ancestors'.
     private func centre(of id: String, ancestors: [String], in daemon: ControlledKioskd) throws -> (Int, Int) {
