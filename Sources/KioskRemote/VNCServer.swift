@@ -36,6 +36,11 @@ public final class VNCServer {
     }
 
     public static let handshakeTimeout = Duration.seconds(10)
+    /// Failed logins that lock the server, within `lockoutWindow`, and how long it then turns every viewer away:
+    /// guessing a password (8 bytes at most, by protocol) over the network is slowed to this pace.
+    public static let lockoutFailures = 5
+    public static let lockoutWindow = Duration.seconds(60)
+    public static let lockoutDuration = Duration.seconds(60)
     static let readChunk = 16 * 1024
 
     public let options: Options
@@ -49,6 +54,8 @@ public final class VNCServer {
     private var nextNumber = 1
     private var captureInFlight = false
     private var presentToken: ListenerToken?
+    private var recentFailures: [MonotonicInstant] = []
+    private var lockedUntil: MonotonicInstant?
 
     /// Pointer events of clients, in panel pixels, when `options.input` is on.
     public var onPointer: ((_ client: Int, _ buttons: UInt8, _ x: Int, _ y: Int) -> Void)?
@@ -150,11 +157,15 @@ public final class VNCServer {
             nextNumber += 1
             let size = engine.backend?.info.mode.size ?? engine.rootLayer.frame.size
             let full = clients.count >= options.maxClients
-            let refusal = full ? "too many VNC clients (at most \(options.maxClients))" : nil
+            var refusal = full ? "too many VNC clients (at most \(options.maxClients))" : nil
+            if let lockedUntil, loop.now < lockedUntil {
+                let seconds = Int(((lockedUntil - loop.now).milliseconds / 1000).rounded(.up))
+                refusal = "too many failed logins: VNC logins are refused for \(seconds) s"
+            }
             let session = RFBSession(security: options.security, challenge: Self.challenge(), width: size.width, height: size.height,
                                      name: outputName, refusal: refusal)
             let client = Client(number: number, fd: fd, session: session, size: size)
-            if full { clientsRefused += 1 } else { clientsAccepted += 1 }
+            if refusal != nil { clientsRefused += 1 } else { clientsAccepted += 1 }
             do {
                 // Weak: a handler may drop its client, which must live until the handler returns.
                 client.source = try loop.addSource(fd: fd, events: .readable) { [unowned self, weak client] events in
@@ -199,7 +210,7 @@ public final class VNCServer {
         let reply = client.session.receive(buffer[0..<n])
         if !reply.send.isEmpty { queue(reply.send, to: client) }
         if let reason = reply.close {
-            if reason.hasPrefix("authentication failed") { authenticationFailures += 1 }
+            if reason.hasPrefix("authentication failed") { loginFailed() }
             // What the client was told goes out first, if the socket takes it now; the connection closes either way.
             flush(client)
             drop(client, reason)
@@ -208,10 +219,22 @@ public final class VNCServer {
         if !wasReady, client.session.isReady {
             client.handshakeTimer?.cancel()
             client.handshakeTimer = nil
+            // Whatever it asks for first, its first update is the whole screen.
+            client.damage.add(Rect(size: client.size))
             logger.info("vnc \(options.name): client \(client.number) logged in")
         }
         for request in reply.requests { handle(request, from: client) }
         serviceClients()
+    }
+
+    private func loginFailed() {
+        authenticationFailures += 1
+        let now = loop.now
+        recentFailures = recentFailures.filter { now - $0 < Self.lockoutWindow } + [now]
+        guard recentFailures.count >= Self.lockoutFailures else { return }
+        recentFailures = []
+        lockedUntil = now + Self.lockoutDuration
+        logger.warning("vnc \(outputName): \(Self.lockoutFailures) failed logins within \(Self.lockoutWindow): logins refused for \(Self.lockoutDuration)")
     }
 
     private func handle(_ request: RFBSession.Request, from client: Client) {

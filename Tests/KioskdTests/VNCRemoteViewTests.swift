@@ -284,10 +284,18 @@ final class VNCRemoteViewTests: XCTestCase {
         let turnedAway = try exchange(version, port: port)
         XCTAssertEqual(Array(turnedAway.prefix(13)), version + [0])
         XCTAssertEqual(String(decoding: turnedAway.dropFirst(17), as: UTF8.self), "too many VNC clients (at most 2)")
+        for fd in held { close(fd) }
+        held = []
+        // Guessing: after 5 failed logins within a minute, every viewer is turned away for a minute, told why.
+        for _ in 0..<4 { _ = try exchange(version + [2] + [UInt8](repeating: 0x55, count: 16), port: port) }
+        let locked = try exchange(version, port: port)
+        XCTAssertEqual(Array(locked.prefix(13)), version + [0], "\(locked)")
+        XCTAssertTrue(String(decoding: locked.dropFirst(17), as: UTF8.self).hasPrefix("too many failed logins: VNC logins are refused for "),
+                      String(decoding: locked.dropFirst(17), as: UTF8.self))
         _ = try daemon.result("ping")
         let vnc = try XCTUnwrap((try daemon.result("stats")["vnc"] as? [[String: Any]])?.first)
-        XCTAssertEqual(vnc["clients_refused"] as? Int, 1, "\(vnc)")
-        XCTAssertEqual(vnc["authentication_failures"] as? Int, 1, "\(vnc)")
+        XCTAssertEqual(vnc["clients_refused"] as? Int, 2, "\(vnc)")
+        XCTAssertEqual(vnc["authentication_failures"] as? Int, 5, "\(vnc)")
         XCTAssertEqual(daemon.stop().status, 0)
     }
 }
