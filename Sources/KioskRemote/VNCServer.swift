@@ -38,6 +38,9 @@ public final class VNCServer {
     public static let handshakeTimeout = Duration.seconds(10)
     /// Failed logins that lock the server, within `lockoutWindow`, and how long it then turns every viewer away:
     /// guessing a password (8 bytes at most, by protocol) over the network is slowed to this pace.
+    /// The least time between two captures: each copies the whole composed frame on the loop (as `screenshot`
+    /// does), 8 MB at 1080p, so viewers get at most 20 updates a second however fast they ask.
+    public static let captureSpacing = Duration.milliseconds(50)
     public static let lockoutFailures = 5
     public static let lockoutWindow = Duration.seconds(60)
     public static let lockoutDuration = Duration.seconds(60)
@@ -53,6 +56,8 @@ public final class VNCServer {
     private var clients: [Int: Client] = [:]
     private var nextNumber = 1
     private var captureInFlight = false
+    private var lastCapture: MonotonicInstant?
+    private var captureTimer: TimerHandle?
     private var presentToken: ListenerToken?
     private var recentFailures: [MonotonicInstant] = []
     private var lockedUntil: MonotonicInstant?
@@ -104,6 +109,7 @@ public final class VNCServer {
     }
 
     deinit {
+        captureTimer?.cancel()
         for client in clients.values { client.shut() }
         listenSource?.cancel()
         close(listenFD)
@@ -276,12 +282,21 @@ public final class VNCServer {
     /// Starts one capture for every client that asked for an update, has damage where it asked, and has written out
     /// its previous update; the others wait (their damage keeps merging).
     private func serviceClients() {
-        guard !captureInFlight else { return }
+        guard !captureInFlight, captureTimer == nil else { return }
         let due = clients.values.filter { client in
             guard client.session.isReady, !client.isClosed, !client.encoding, client.queued.isEmpty, let wanted = client.wanted else { return false }
             return client.damage.rects.contains { !$0.intersection(wanted).isEmpty }
         }
         guard !due.isEmpty else { return }
+        let now = loop.now
+        if let lastCapture, now - lastCapture < Self.captureSpacing {
+            captureTimer = loop.addTimer(at: lastCapture + Self.captureSpacing) { [unowned self] in
+                captureTimer = nil
+                serviceClients()
+            }
+            return
+        }
+        lastCapture = now
         // The damage is taken now: the capture is at least this new, and what is presented meanwhile stays for the
         // next update.
         let work = due.map { client in (client, client.damage.take(in: client.wanted!)) }
