@@ -117,8 +117,10 @@ public final class Kiosk {
         } else {
             thumbnails = nil
         }
-        if let vncSettings = settings.vnc {
-            vnc = try VNCWiring(settings: vncSettings, outputs: driven, input: input, control: control, loop: loop, logger: logger)
+        // A configuration problem is shown instead (an unreadable password file among them): no remote view then.
+        if let vncSettings = settings.vnc, problem == nil {
+            vnc = try VNCWiring(settings: vncSettings, password: resolved.vncPassword, outputs: driven, input: input, control: control,
+                                loop: loop, logger: logger)
         } else {
             vnc = nil
         }

@@ -17,10 +17,19 @@ final class VNCWiring {
     /// The first device slot of VNC clients' touches, far above a touchscreen's.
     static let firstSlot = 1000
 
-    /// - Throws: an unreadable or empty password file, a port that cannot be listened on; each names the file or address.
-    init(settings: VNCSettings, outputs: [DrivenOutput], input: InputWiring, control: ControlWiring?, loop: MainLoop, logger: Logger) throws {
+    /// `password` is `vnc.password_file`'s, read before the loop started (`VNCSettings.password()`).
+    /// - Throws: a port that cannot be listened on, naming the address and the errno.
+    init(settings: VNCSettings, password: [UInt8]?, outputs: [DrivenOutput], input: InputWiring, control: ControlWiring?, loop: MainLoop,
+         logger: Logger) throws {
         self.logger = logger
-        let security: RFBSession.Security = try settings.passwordFile.map { .password(try Self.password(file: $0)) } ?? .none
+        if let password, password.count > 8 {
+            logger.warning("vnc.password_file \(settings.passwordFile ?? ""): only the first 8 bytes of the password count (VNC authentication)")
+        }
+        // The config decoder refuses these already; a password never goes missing on the way.
+        guard password != nil || (settings.passwordFile == nil && settings.isLoopback) else {
+            throw VNCError("vnc: \(settings.host):\(settings.port) needs the password of vnc.password_file, which was not read")
+        }
+        let security: RFBSession.Security = password.map(RFBSession.Security.password) ?? .none
         var servers: [VNCServer] = []
         for (index, output) in outputs.enumerated() {
             let options = VNCServer.Options(host: settings.host, port: settings.port + index, security: security,
@@ -66,17 +75,5 @@ final class VNCWiring {
             "bytes_sent": .int(Int64(server.bytesSent)),
             "queued_bytes": .int(Int64(server.queuedBytes)),
         ]
-    }
-
-    /// The password of VNC authentication: the file's first line (RFB uses its first 8 bytes).
-    static func password(file: String) throws -> [UInt8] {
-        let text: String
-        do { text = try String(contentsOfFile: file, encoding: .utf8) } catch {
-            throw VNCError("vnc.password_file \(file): cannot be read: \(error.localizedDescription)")
-        }
-        let line = text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
-        guard !line.isEmpty else { throw VNCError("vnc.password_file \(file): the first line is empty; it must hold the password") }
-        if line.utf8.count > 8 { Logger(label: "kioskd.vnc").warning("vnc.password_file \(file): only the first 8 bytes of the password count (VNC authentication)") }
-        return Array(line.utf8)
     }
 }

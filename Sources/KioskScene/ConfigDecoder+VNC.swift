@@ -21,7 +21,12 @@ extension ConfigDecoder {
             }
         }
         if let entry = f["password_file"] {
-            if let file = nonEmpty(entry.value, "vnc.password_file") { vnc.passwordFile = path(file) } else { valid = false }
+            if let file = nonEmpty(entry.value, "vnc.password_file") {
+                vnc.passwordFile = path(file)
+                vnc.passwordFileLocation = scene.location(entry.value)
+            } else {
+                valid = false
+            }
         }
         if let entry = f["tls"] {
             scene.error(entry.key, "vnc.tls", "TLS (VeNCrypt) is not supported: remote viewers authenticate with the password of "

@@ -298,4 +298,16 @@ final class VNCRemoteViewTests: XCTestCase {
         XCTAssertEqual(vnc["authentication_failures"] as? Int, 5, "\(vnc)")
         XCTAssertEqual(daemon.stop().status, 0)
     }
+
+    func testAnUnreadablePasswordFileIsALocatedError() throws {
+        let dir = try KioskdProcess.scratchDirectory("vnc-password-missing")
+        let config = dir.appendingPathComponent("kioskd.yaml")
+        let port = try LoopbackPort.free()
+        try "vnc:\n  listen: \"127.0.0.1:\(port)\"\n  password_file: missing.password\n".write(to: config, atomically: true, encoding: .utf8)
+        let result = try KioskdProcess.run(["run", "--config", config.path, "--backend", "headless", "--mode", "320x240@60", "--frames", "1"],
+                                           timeout: 60)
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("\(config.path):3:18: vnc.password_file: \(dir.path)/missing.password: cannot read it: ENOENT"),
+                      result.stderr)
+    }
 }
