@@ -45,6 +45,9 @@ public final class VNCServer {
     public static let lockoutWindow = Duration.seconds(60)
     public static let lockoutDuration = Duration.seconds(60)
     static let readChunk = 16 * 1024
+    /// Connections held beyond `maxClients` while they are told why they are turned away; past these a connection
+    /// is closed at once, so a flood of connections holds a bounded number of descriptors.
+    static let refusalHeadroom = 8
 
     public let options: Options
     private let engine: LayerEngine
@@ -105,7 +108,7 @@ public final class VNCServer {
             throw error
         }
         presentToken = engine.addPresentListener { [unowned self] damage in framePresented(damage) }
-        logger.info("vnc \(options.name): listening on \(options.host):\(options.port) (\(Self.describe(options.security)), \(options.input ? "input on" : "view only"), at most \(options.maxClients) clients)")
+        logger.info("vnc \(outputName): listening on \(options.host):\(options.port) (\(Self.describe(options.security)), \(options.input ? "input on" : "view only"), at most \(options.maxClients) clients)")
     }
 
     deinit {
@@ -148,7 +151,7 @@ public final class VNCServer {
             let fd = accept(listenFD, nil, nil)
             guard fd >= 0 else {
                 if errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR {
-                    logger.error("vnc \(options.name): accept: \(errnoDescription(errno))")
+                    logger.error("vnc \(outputName): accept: \(errnoDescription(errno))")
                 }
                 return
             }
@@ -159,6 +162,11 @@ public final class VNCServer {
             }
             var sendBuffer = Self.sendBufferBytes
             setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
+            guard clients.count < options.maxClients + Self.refusalHeadroom else {
+                close(fd)
+                clientsRefused += 1
+                continue
+            }
             let number = nextNumber
             nextNumber += 1
             let size = engine.backend?.info.mode.size ?? engine.rootLayer.frame.size
@@ -180,7 +188,7 @@ public final class VNCServer {
                     if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) { read(client) }
                 }
             } catch {
-                logger.error("vnc \(options.name): client \(number): \(error)")
+                logger.error("vnc \(outputName): client \(number): \(error)")
                 close(fd)
                 continue
             }
@@ -189,7 +197,7 @@ public final class VNCServer {
                 guard let client else { return }
                 drop(client, "the handshake did not finish within \(Self.handshakeTimeout)")
             }
-            logger.debug("vnc \(options.name): client \(number) connected")
+            logger.debug("vnc \(outputName): client \(number) connected")
             queue(session.greeting, to: client)
         }
     }
@@ -227,7 +235,7 @@ public final class VNCServer {
             client.handshakeTimer = nil
             // Whatever it asks for first, its first update is the whole screen.
             client.damage.add(Rect(size: client.size))
-            logger.info("vnc \(options.name): client \(client.number) logged in")
+            logger.info("vnc \(outputName): client \(client.number) logged in")
         }
         for request in reply.requests { handle(request, from: client) }
         serviceClients()
@@ -375,7 +383,7 @@ public final class VNCServer {
         if options.input, client.pointer.buttons != 0 {
             onPointer?(client.number, 0, client.pointer.x, client.pointer.y)
         }
-        logger.info("vnc \(options.name): client \(client.number) closed: \(reason)")
+        logger.info("vnc \(outputName): client \(client.number) closed: \(reason)")
     }
 
     /// One connection. Main thread.
