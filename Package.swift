@@ -80,6 +80,10 @@ let package = Package(
         .target(name: "CKioskPng", dependencies: ["CPng"]),
         // librsvg is loaded with dlopen when a scene first draws an SVG: linked, it costs every process 4 MB.
         .target(name: "CKioskSvg"),
+        // WPE WebKit is loaded with dlopen at the first `web` widget, and runs on a thread of its own; nothing links it.
+        .target(name: "CKioskWeb"),
+        // Web pages into frames and their damage; the only module that imports CKioskWeb.
+        .target(name: "KioskWeb", dependencies: ["KioskCore", "CKioskWeb"]),
         .target(name: "CKioskMosquitto"),
         .target(
             name: "KioskCore",
@@ -130,7 +134,7 @@ let package = Package(
         .target(
             name: "KioskApp",
             dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskService", "KioskFleet",
-                           "KioskInput", "KioskVideo", "KioskPlays", "KioskFetch", "KioskRemote",
+                           "KioskInput", "KioskVideo", "KioskPlays", "KioskFetch", "KioskWeb", "KioskRemote",
                            .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]
         ),
         .executableTarget(
@@ -171,7 +175,7 @@ let package = Package(
         .target(name: "KioskRenderTestSupport", dependencies: ["KioskCore", "KioskRender", "CCairo", "CKioskJpeg"],
                 path: "Tests/KioskRenderTestSupport"),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore", "KioskDisplay", "KioskTestSupport"]),
-        .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskScene", "KioskDisplay", "KioskInput", "KioskControl", "KioskRuntime", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskRender", "KioskScene", "KioskDisplay", "KioskInput", "KioskControl", "KioskRuntime", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskRuntimeTests", dependencies: ["KioskRenderTestSupport", "KioskRuntime", "KioskScene", "KioskRender", "KioskCore", "KioskDisplay", "KioskTestSupport"],
                     exclude: ["Golden"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskCore", "KioskTestSupport", "KioskDisplay", "KioskRender", "KioskRuntime", "KioskBench", "CDRM"]),
@@ -192,6 +196,7 @@ let package = Package(
             // Golden PNGs are read from the source tree by path (see GoldenImage.swift), not bundled.
             exclude: ["Golden"]
         ),
+        .testTarget(name: "KioskWebTests", dependencies: ["KioskWeb", "KioskApp", "KioskRuntime", "KioskScene", "KioskCore", "KioskDisplay", "KioskTestSupport"]),
         .testTarget(name: "KioskVideoTests", dependencies: ["KioskVideo", "CKioskVideo", "KioskCore", "KioskTestSupport"]),
     ]
 )

@@ -173,13 +173,13 @@ _kioskctl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    ping|version|stats|output-info|power|screenshot|scene|widget|data|page|animate|video|log-level|plays|raw|watch|help)
+    ping|version|stats|output-info|power|screenshot|verify|scene|widget|data|page|animate|video|web|log-level|plays|raw|watch|help)
         # Offer subcommand argument completions
         "_kioskctl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'ping version stats output-info power screenshot scene widget data page animate video log-level plays raw watch help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'ping version stats output-info power screenshot verify scene widget data page animate video web log-level plays raw watch help' -- "${cur}"))
         ;;
     esac
 }
@@ -289,6 +289,24 @@ _kioskctl_screenshot() {
         return
         ;;
     '--server-path')
+        return
+        ;;
+    '--connector')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_verify() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --connector)
+    __kioskctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
         return
         ;;
     '--connector')
@@ -659,6 +677,116 @@ _kioskctl_video_load() {
         return
         ;;
     '--id')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_web() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __kioskctl_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    state|reload|navigate|eval|clear-data)
+        # Offer subcommand argument completions
+        "_kioskctl_web_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'state reload navigate eval clear-data' -- "${cur}"))
+        ;;
+    esac
+}
+
+_kioskctl_web_state() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --id)
+    __kioskctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--id')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_web_reload() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --id)
+    __kioskctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--id')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_web_navigate() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --id)
+    __kioskctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--id')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_web_eval() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --id)
+    __kioskctl_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--id')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_web_clear-data() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __kioskctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
         return
         ;;
     esac

@@ -21,6 +21,11 @@ extension ControlWiring {
         try drivenOutput(args).stage
     }
 
+    /// The scanout verification of `output`.
+    func verifier(of output: DrivenOutput) -> ScanoutVerifier? {
+        verifiers.first { $0.engine === output.engine }
+    }
+
     /// `data.set`: every output's scene.
     func setDataEverywhere(_ values: [String: String]) throws(StageError) {
         try outputs.stages.setData(values)
@@ -79,6 +84,7 @@ extension ControlWiring {
                                       pacing: display?.flipPacing ?? .vblank)
             if case .object(var members) = value {
                 members["display_connected"] = .bool(display != nil)
+                if let verifier = verifier(of: output) { members.merge(verifier.statsMembers) { _, verify in verify } }
                 // The process's memory is the kiosk's, at the top level.
                 members["memory"] = nil
                 value = .object(members)

@@ -51,6 +51,8 @@ public final class ControlWiring {
     var liveStats: () -> FlipStatistics = { FlipStatistics() }
     /// Where `screenshot` may write files (`--screenshot-dir`).
     var screenshotDirectory = ScreenshotDirectory()
+    /// `web.allow_eval`: whether `web.eval` runs scripts in pages.
+    var allowsWebEval = false
     /// The first output's scene, which the video commands drive.
     var scene: SceneStage { outputs.first.stage }
     /// Members added to `stats` and `output.info` (the screen's idle state).
@@ -61,8 +63,12 @@ public final class ControlWiring {
     var vncStats: (() -> JSONValue)?
     /// Whether the wall clock is synchronized: `stats` gives `clock_synchronized`, read afresh.
     weak var clockTrust: ClockTrust?
+    /// Scenes named by URL, for `scene.load {url}`.
+    weak var remoteScenes: RemoteSceneWiring?
     /// The proof-of-play store `plays` reads, nil while nothing is recorded.
     var playsPath: String?
+    /// Each output's scanout verification, in the outputs' order (`output.verify`, `stats`' `verify`).
+    var verifiers: [ScanoutVerifier] = []
     /// Called after `output.power` changed an output's power.
     var onOutputPower: ((Bool) -> Void)?
     /// Presents that changed each output's screen: the `frame` event's number, by output.
@@ -147,8 +153,10 @@ public final class ControlWiring {
                 members["by_output"] = try statsByOutput(first: stats)
                 if let dataSourceStats { members["data_sources"] = dataSourceStats() }
                 if let vncStats { members["vnc"] = vncStats() }
+                if let verifier = verifier(of: first) { members.merge(verifier.statsMembers) { _, verify in verify } }
                 members.merge(statusExtras()) { _, extra in extra }
                 members.merge(videoStats()) { _, video in video }
+                members.merge(webStats()) { _, web in web }
                 stats = .object(members)
             }
             return stats
@@ -166,6 +174,7 @@ public final class ControlWiring {
         registerOutputCommands()
         registerSceneCommands()
         registerVideoCommands()
+        registerWebCommands()
         registerPlayCommands()
         hookOutputs()
     }

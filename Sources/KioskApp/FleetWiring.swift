@@ -92,7 +92,7 @@ public final class FleetWiring {
                     fleet.stateMayHaveChanged()
                 case .pageShown:
                     fleet.stateMayHaveChanged()
-                case .dataChanged, .error, .video:
+                case .dataChanged, .error, .video, .web:
                     break
                 }
             }

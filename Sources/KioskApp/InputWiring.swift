@@ -161,6 +161,12 @@ final class InputWiring {
         matrix.map { m in .array([m.a, m.b, m.c, m.d, m.e, m.f].map(JSONValue.double)) } ?? .null
     }
 
+    /// Whether `output`'s pointer cursor is shown on a cursor plane now (scanout verification waits for it to hide).
+    func cursorShownOnPlane(of output: DrivenOutput) -> Bool {
+        guard let cursor = router(of: output).cursor else { return false }
+        return cursor.path == .plane && cursor.isShown
+    }
+
     /// Which way the pointer's cursor is shown, for `stats` and `output.info`.
     private var cursorStatus: JSONValue {
         let plane = router.cursor?.plane ?? (router.cursor == nil ? router.cursorPlane : nil)

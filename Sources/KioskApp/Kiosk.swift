@@ -1,3 +1,4 @@
+import Foundation
 import KioskCore
 import KioskDisplay
 import KioskRender
@@ -27,6 +28,8 @@ public final class Kiosk {
     let dataSources: DataSourceWiring
     /// Images named by URL.
     let remoteAssets: RemoteAssetWiring
+    /// Scenes named by URL.
+    let remoteScenes: RemoteSceneWiring
     let input: InputWiring
     /// Whether the wall clock is synchronized, for schedules, `stats` and the MQTT state.
     let clockTrust: ClockTrust
@@ -41,6 +44,8 @@ public final class Kiosk {
     let vnc: VNCWiring?
     private let fatal: FatalFrameExit
     private let pageCaptures: [PageCaptures]
+    /// Each output's scanout verification (`health.verify_every`, `output.verify`), in the outputs' order.
+    let verifiers: [ScanoutVerifier]
     /// The first output's writeback capturer, for `--capture`'s last frame.
     private var capturer: WritebackCapturer?
     public let configuration: KioskConfiguration
@@ -71,19 +76,24 @@ public final class Kiosk {
             throw OutputError("outputs: several outputs need --backend drm or headless; fbdev drives one framebuffer")
         }
         pool = RenderQueuePool(strategy: configuration.renderStrategy.poolStrategy)
-        let substitute = Self.diagnosticPage(keepGoing: configuration.keepGoing,
-                                             socket: ControlWiring.socketDescription(options: settings.control, inheritedListenFD: service.controlSocketFD))
+        let socket = ControlWiring.socketDescription(options: settings.control, inheritedListenFD: service.controlSocketFD)
+        let substitute = Self.diagnosticPage(keepGoing: configuration.keepGoing, socket: socket)
+        // A scene named by URL with no copy yet shows the diagnostic page until it arrives, keep-going or not.
+        let remoteSubstitute = Self.diagnosticPage(keepGoing: true, socket: socket)
         outputs = try KioskOutputs(entries: entries, loop: loop, pool: pool, hotplug: kind == .drm || kind == .auto, source: { entry in
             try Self.source(kind, entry: entry, configuration: configuration)
         }, runner: { engine, path in
+            WebWiring.configure(settings.web)
             engine.repaintWindowMode = configuration.repaintWindow
             engine.screenHealth = settings.health.settings
             return try SceneRunner(engine: engine, path: path, watch: configuration.watch, fpsOverlay: configuration.fpsOverlay,
-                                   memory: settings.memory, video: settings.video, substitute: substitute, problem: problem, logger: logger)
+                                   memory: settings.memory, video: settings.video,
+                                   substitute: substitute ?? (RemoteAsset.isFetched(path) ? remoteSubstitute : nil), problem: problem, logger: logger)
         }, logger: logger)
         let first = outputs.first
         control = try ControlWiring.start(options: settings.control, inheritedListenFD: service.controlSocketFD, loop: loop,
                                           outputs: outputs, logger: logger)
+        control?.allowsWebEval = settings.web.allowEval ?? false
         session = RunSession(engine: first.engine, frameLimit: settings.frames, controlSocket: control)
         session.stopOnSignals(signals)
         // Each output's runner reloads its own scene on SIGHUP and hands its own engine over.
@@ -93,9 +103,20 @@ public final class Kiosk {
         pageCaptures = try configuration.capturePages.map { directory in
             try driven.map { try PageCaptures(directory: directory, output: $0, logger: logger) }
         } ?? []
+        let imagesDirectory = configuration.stateDirectory.map { ($0 as NSString).appendingPathComponent("scanout") }
+        let mainLoop = loop
+        verifiers = try driven.map { output in
+            let verifier = try ScanoutVerifier(engine: output.engine, name: output.name, loop: mainLoop,
+                                               every: settings.health.settings.verifyEvery, imagesDirectory: imagesDirectory, logger: logger)
+            verifier.corruptionHookEnabled = configuration.verifyCorruptComposed
+            return verifier
+        }
+        control?.verifiers = verifiers
         fleet = try FleetWiring.start(resolved.fleet, loop: loop, control: control, outputs: outputs, logger: logger)
         dataSources = DataSourceWiring(loop: loop, outputs: outputs, control: control, logger: logger)
         remoteAssets = RemoteAssetWiring(loop: loop, outputs: outputs, control: control, logger: logger)
+        remoteScenes = RemoteSceneWiring(loop: loop, outputs: outputs, assets: remoteAssets, control: control, logger: logger)
+        control?.remoteScenes = remoteScenes
         input = InputWiring(settings: InputSettings(configuration, backend: kind),
                             outputs: outputs.outputs, control: control, logger: logger)
         input.fleet = fleet?.client
@@ -123,6 +144,9 @@ public final class Kiosk {
                                 loop: loop, logger: logger)
         } else {
             vnc = nil
+        }
+        for (verifier, output) in zip(verifiers, outputs.outputs) {
+            verifier.cursorOnPlane = { [weak input, unowned output] in input?.cursorShownOnPlane(of: output) ?? false }
         }
         control?.playsPath = plays?.store.path
         showsProblem = problem != nil
@@ -175,24 +199,42 @@ public final class Kiosk {
     }
 
     /// What follows each output's display as it comes and goes: `display` events, the service's status, touch
-    /// mapping and the cursor plane, overlay planes, and the writeback capturer of `--capture` and `--capture-pages`.
+    /// mapping and the cursor plane, overlay planes, and the writeback capturer of scanout verification, `--capture`
+    /// and `--capture-pages`.
     private func wireOutputs() {
         let capture = configuration.settings.capture, frames = configuration.settings.frames
         let capturing = capture != nil || configuration.capturePages != nil
         for (index, output) in outputs.outputs.enumerated() {
-            guard capturing else { break }
             let captures = pageCaptures.isEmpty ? nil : pageCaptures[index]
             let lastFrame = index == 0 && capture != nil ? frames : nil
+            let verifier = verifiers[index], loop = self.loop
             // Made as each display is adopted, before it starts: the last frame of --frames N is the N-th present.
+            // Without a writeback connector (or atomic commits) verification is unavailable, with the reason;
+            // --capture and --capture-pages need one and fail the output instead.
             output.manager.prepareOutput = { [weak self] backend in
-                guard let drm = backend as? DRMBackend else { return }
-                let capturer = try WritebackCapturer(backend: drm)
+                guard let drm = backend as? DRMBackend else {
+                    verifier.adopt(nil, reason: "connector \(backend.info.connector): the \(backend.info.commitAPI.rawValue) backend has no writeback connector")
+                    return
+                }
+                let capturer: WritebackCapturer
+                do {
+                    capturer = try WritebackCapturer(backend: drm)
+                } catch {
+                    verifier.adopt(nil, reason: "\(error)")
+                    if capturing { throw error }
+                    return
+                }
                 if let lastFrame { try capturer.capturePresent(number: lastFrame) }
                 captures?.capturer = capturer
                 if index == 0 { self?.capturer = capturer }
+                verifier.adopt(try WritebackReadback(capturer: capturer, loop: loop, outputName: backend.info.connector), reason: "")
             }
         }
-        outputs.onDetached = { [weak input] output in input?.outputDetached(output) }
+        outputs.onDetached = { [weak input, weak self] output in
+            input?.outputDetached(output)
+            // Let go of the capturer, whose captures hold the card open.
+            self?.verifiers.first { $0.engine === output.engine }?.adopt(nil, reason: "no display is connected")
+        }
         outputs.onEvent = { [weak control, weak service, weak input, logger] output, event in
             control?.outputChanged(event, on: output)
             service?.outputChanged()
@@ -220,6 +262,7 @@ public final class Kiosk {
             fleet?.stop()
             dataSources.stop()
             remoteAssets.stop()
+            remoteScenes.stop()
         }
         try session.run(startingEngine: false)
         if service.startingOver {

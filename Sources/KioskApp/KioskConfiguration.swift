@@ -22,6 +22,12 @@ public struct KioskConfiguration: Sendable, Equatable {
     public var clockSynchronizedFile: String?
     /// `--plays-db`, else plays.db in the unit's state directory: where proof of play is recorded; nil records none.
     public var playsDatabase: String?
+    /// The unit's state directory (`$STATE_DIRECTORY`, `/var/lib/kioskd` under the unit): scanout mismatch images go
+    /// to its `scanout/` folder; nil keeps none.
+    public var stateDirectory: String?
+    /// `--verify-corrupt-composed` (hidden, for tests): `output.verify` accepts `corrupt_composed: true`, which spoils
+    /// its copy of the composed frame before comparing, so a mismatch can be shown on hardware that scans out correctly.
+    public var verifyCorruptComposed = false
 
     public init(settings: KioskConfig = KioskConfig(), boardName: String? = nil, backlight: String? = nil) {
         self.settings = settings
@@ -97,7 +103,11 @@ public struct KioskConfiguration: Sendable, Equatable {
         s.health.restartOn = first(\.health.restartOn)
         s.health.frozenAfter = first(\.health.frozenAfter)
         s.health.blackAfter = first(\.health.blackAfter)
+        s.health.verifyEvery = first(\.health.verifyEvery)
         s.video.allowedSchemes = first(\.video.allowedSchemes)
+        s.web.memoryLimitMB = first(\.web.memoryLimitMB)
+        s.web.allowEval = first(\.web.allowEval)
+        s.web.dataDirectory = first(\.web.dataDirectory)
         s.outputs = firstNonEmpty(\.outputs)
         s.reservedSections = configFile.reservedSections
         return KioskConfiguration(settings: s, boardName: boardFile.name, backlight: boardFile.backlight)

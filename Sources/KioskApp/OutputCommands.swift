@@ -5,8 +5,8 @@ import KioskCore
 import KioskDisplay
 import KioskRender
 
-/// `output.info`, `output.power` (also answered as `display.info` and `display.power`, their older names) and
-/// `screenshot`: the output as the control socket shows and drives it.
+/// `output.info`, `output.power` (also answered as `display.info` and `display.power`, their older names),
+/// `output.verify` (also `display.verify`) and `screenshot`: the output as the control socket shows and drives it.
 extension ControlWiring {
     func registerOutputCommands() {
         let commands = server.commands
@@ -32,6 +32,23 @@ extension ControlWiring {
             // off blanks it once every output is off, and leaves the others lit and the idle state as it was before.
             if on || outputs.outputs.allSatisfy({ $0.engine.backend?.isPoweredOn != true }) { onOutputPower?(on) }
             return ["power": .string(display.isPoweredOn ? "on" : "off")]
+        }
+
+        // One frame read back through the output's writeback connector and compared with the composed frame of the
+        // same present (`ScanoutVerifier`); the reply comes once both have arrived and been compared off the loop.
+        // `corrupt_composed` is a test hook, refused unless kioskd was started with --verify-corrupt-composed.
+        commands.registerDeferred(.outputVerify, arguments: ["output", "corrupt_composed"]) { [unowned self] args, _, reply in
+            let output = try drivenOutput(args)
+            guard let verifier = verifier(of: output) else {
+                throw ControlError(code: "unavailable", message: "\(args.command): output \(output.name): scanout verification is unavailable")
+            }
+            let corrupt = args.has("corrupt_composed") ? try args.bool("corrupt_composed") : false
+            verifier.verify(corruptComposed: corrupt) { result in
+                switch result {
+                case .success(let outcome): reply.complete(.success(ScanoutVerifier.value(outcome)))
+                case .failure(let error): reply.fail(ControlError(code: error.code, message: "\(args.command): \(error.message)"))
+                }
+            }
         }
 
         commands.registerDeferred(.screenshot, arguments: ["path", "output"]) { [unowned self] args, _, reply in

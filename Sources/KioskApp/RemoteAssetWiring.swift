@@ -6,7 +6,7 @@ import KioskRuntime
 import KioskScene
 import Logging
 
-/// Images that scenes name by URL: fetched into the asset cache (`AssetCache`, `$CACHE_DIRECTORY/assets`, else
+/// Images and video clips that scenes name by URL: fetched into the asset cache (`AssetCache`, `$CACHE_DIRECTORY/assets`, else
 /// /var/cache/kioskd/assets) and shown from there on every output. Each URL is fetched when a scene first names it,
 /// then revalidated every `refresh` seconds (the image widget's; 300 by default; ETag / Last-Modified: an unchanged
 /// image costs a 304); a new version is shown
@@ -60,6 +60,8 @@ final class RemoteAssetWiring: RemoteAssetSource {
 
     // MARK: RemoteAssetSource
 
+    func stageAssetsChanged() { follow() }
+
     func file(for url: String) -> String? {
         guard let cache = openCache() else { return nil }
         let file = cache.lookup(url)?.path
@@ -73,7 +75,7 @@ final class RemoteAssetWiring: RemoteAssetSource {
     private func follow() {
         refresh = [:]
         for output in outputs.outputs {
-            refresh.merge(output.stage.scene.remoteAssets) { min($0, $1) }
+            refresh.merge(output.stage.remoteAssets) { min($0, $1) }
         }
         let wanted = Set(refresh.keys)
         for url in timers.keys where !wanted.contains(url) {
@@ -90,17 +92,29 @@ final class RemoteAssetWiring: RemoteAssetSource {
         }
     }
 
+    /// The fetcher, made on first use (it starts the worker thread and loads libcurl).
+    func sharedFetcher() throws -> Fetcher {
+        if let fetcher { return fetcher }
+        let made = try Fetcher(loop: loop)
+        fetcher = made
+        return made
+    }
+
+    /// URLs outside the scenes' assets that eviction must spare: the scenes fetched by URL (`RemoteSceneWiring`).
+    var alsoProtected: () -> Set<String> = { [] }
+
+    /// Every URL eviction must spare now.
+    var protectedURLs: Set<String> { Set(refresh.keys).union(alsoProtected()) }
+
     private func fetch(_ url: String) {
         timers[url] = nil
         guard let cache = openCache() else { return }
-        if fetcher == nil {
-            do { fetcher = try Fetcher(loop: loop) } catch {
-                report(url, "cannot start the fetcher: \(error)")
-                return
-            }
+        let fetcher: Fetcher
+        do { fetcher = try sharedFetcher() } catch {
+            report(url, "cannot start the fetcher: \(error)")
+            return
         }
-        guard let fetcher else { return }
-        let protected = Set(refresh.keys)
+        let protected = protectedURLs
         inFlight[url] = cache.fetch(url, protected: protected, fetcher: fetcher) { [weak self] result in
             self?.fetched(url, result)
         }
@@ -112,7 +126,7 @@ final class RemoteAssetWiring: RemoteAssetSource {
         switch result {
         case .success(let asset):
             backoff.succeeded(url)
-            if failing.remove(url) != nil { logger.notice("image \(url): fetched again") }
+            if failing.remove(url) != nil { logger.notice("\(kind(url)) \(url): fetched again") }
             if shown[url] != asset.path {
                 shown[url] = asset.path
                 for output in outputs.outputs { output.stage.remoteAssetChanged(url) }
@@ -126,13 +140,26 @@ final class RemoteAssetWiring: RemoteAssetSource {
     }
 
     private func report(_ url: String, _ words: String) {
-        let message = "image \(url): \(words)"
+        let message = "\(kind(url)) \(url): \(words)"
         if failing.insert(url).inserted { logger.warning("\(message)") } else { logger.debug("\(message)") }
         control?.server.broadcast(event: "error", data: ["code": "remote_asset", "message": .string(message)])
     }
 
+    /// What `url` is to the scenes shown, naming it in logs and events: "video" for a playlist item, "font",
+    /// "background image", else "image".
+    private func kind(_ url: String) -> String {
+        let scenes = outputs.outputs.map(\.stage.scene)
+        if scenes.contains(where: { $0.fonts.contains(url) }) { return "font" }
+        if scenes.contains(where: { $0.backgroundImage?.path == url }) { return "background image" }
+        let video = outputs.outputs.contains { output in
+            output.stage.remoteAssets[url] != nil
+                && !output.stage.scene.allWidgets.contains { if case .image(let i) = $0.content { i.path == url } else { false } }
+        }
+        return video ? "video" : "image"
+    }
+
     /// The cache, opened on first use (synchronous file I/O once: a folder listing and the metadata files).
-    private func openCache() -> AssetCache? {
+    func openCache() -> AssetCache? {
         if let cache { return cache }
         guard !cacheFailed else { return nil }
         do {

@@ -12,7 +12,7 @@ extension ControlWiring {
     func registerSceneCommands() {
         let commands = server.commands
 
-        commands.registerDeferred(.sceneLoad, arguments: ["path", "yaml", "base_directory", "output"]) { [unowned self] args, _, reply in
+        commands.registerDeferred(.sceneLoad, arguments: ["path", "yaml", "base_directory", "url", "output"]) { [unowned self] args, _, reply in
             let stage = try self.stage(args)
             // Read, validated and laid out off the loop; the reply comes once the scene is being built. It replaces
             // the current one once completely rendered, which the `scene` event (kind loaded) announces.
@@ -22,11 +22,26 @@ extension ControlWiring {
                 case .failure(let error): reply.fail(ControlError(code: error.code.rawValue, message: "scene.load: \(error.message)"))
                 }
             } }
+            let given = ["path", "yaml", "url"].filter { args.has($0) }
+            if given.count > 1 {
+                let named = given.map { "'\($0)'" }.joined(separator: " and ")
+                throw ControlError.invalidArgument("scene.load: give one of 'path', 'yaml' or 'url', not \(given.count == 2 ? "both" : "all of") \(named)")
+            }
+            if args.has("url") {
+                let url = try args.string("url")
+                guard RemoteAsset.isFetched(url) else {
+                    throw args.invalid("url", "must be an https:// or http:// URL, got '\(url.count > 200 ? String(url.prefix(200)) + "…" : url)'")
+                }
+                if let problem = RemoteAsset.problem(with: url, kind: "scene") { throw args.invalid("url", problem) }
+                guard let remoteScenes else { throw ControlError(code: "unavailable", message: "scene.load: scenes by URL are not available") }
+                remoteScenes.load(url, on: try self.drivenOutput(args).stage, then: answer(url))
+                return
+            }
             switch (args.has("path"), args.has("yaml")) {
             case (true, true):
                 throw ControlError.invalidArgument("scene.load: give 'path' or 'yaml', not both")
             case (false, false):
-                throw ControlError.invalidArgument("scene.load: missing 'path' or 'yaml'")
+                throw ControlError.invalidArgument("scene.load: missing 'path', 'yaml' or 'url'")
             case (true, false):
                 let path = try args.string("path")
                 guard path.hasPrefix("/") else { throw args.invalid("path", "must be an absolute path, got '\(path)'") }
@@ -131,6 +146,8 @@ extension ControlWiring {
             return ("error", ["code": .string(code), "message": .string(message)])
         case .video(let report):
             return ("video", videoEventData(report))
+        case .web(let report):
+            return ("web", webEventData(report))
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import KioskCore
 import KioskDisplay
+import KioskFetch
 import KioskRender
 import KioskRuntime
 import KioskScene
@@ -26,6 +27,17 @@ final class SceneRunner {
     let configurationProblem: ConfigurationProblem?
     /// The signals this runner acts on (`follow`).
     private var signalListeners: [ListenerToken] = []
+    /// SIGHUP while the scene shown is named by URL: revalidated now (`RemoteSceneWiring`).
+    var remoteReload: ((_ completion: ((Bool) -> Void)?) -> Void)?
+
+    /// A scene named by URL with no copy in the asset cache yet, at start.
+    struct RemoteSceneNotHeld: Error, CustomStringConvertible {
+        var url: String
+        var directory: String
+        var description: String {
+            "no copy of the scene is in the asset cache (\(directory)) yet: it is being fetched, and shown once it arrives"
+        }
+    }
 
     /// What shows a scene, or a configuration, that cannot be shown: the diagnostic page for that file and error.
     typealias Substitute = (DiagnosticPage.Subject, any Error) throws -> Scene
@@ -43,8 +55,9 @@ final class SceneRunner {
         self.path = path
         self.engine = engine
         configurationProblem = problem
+        let remote = RemoteAsset.isFetched(path)
         diagnosticStatus = problem.map { "\($0), waiting for it to be fixed and kioskd reloaded" }
-            ?? "scene \(path) cannot be shown, waiting for it to be fixed"
+            ?? (remote ? "scene \(path) cannot be shown, waiting for a valid copy from the server" : "scene \(path) cannot be shown, waiting for it to be fixed")
         let loop = engine.loop
         let limits = KioskConfig.sceneLimits(memory: memory, video: video)
         let adjust: @Sendable (Scene) -> Scene
@@ -60,24 +73,41 @@ final class SceneRunner {
             diagnosticScene = shown
         } else {
             do {
-                let loaded = try SceneLoader.load(path: path, limits: limits)
+                let loaded: LoadedScene
+                if remote {
+                    // The copy from an earlier run, network or not; `RemoteSceneWiring` revalidates it.
+                    let directory = AssetCache.defaultDirectory()
+                    guard let copy = AssetCache.held(path, in: directory) else { throw RemoteSceneNotHeld(url: path, directory: directory) }
+                    loaded = try SceneLoader.load(remoteCopy: copy.path, url: path, limits: limits)
+                } else {
+                    loaded = try SceneLoader.load(path: path, limits: limits)
+                }
                 for warning in loaded.warnings { logger.warning("\(warning)") }
                 shown = adjust(loaded.scene)
                 startProblem = nil
             } catch {
                 guard let substitute else { throw error }
-                logger.error("scene \(path) cannot be shown; showing the diagnostic page until it is fixed: \(error)")
-                shown = try substitute(.scene(path), error)
+                logger.error("scene \(path) cannot be shown; showing the diagnostic page until \(remote ? "a valid copy arrives" : "it is fixed"): \(error)")
+                shown = try substitute(remote ? .remoteScene(path) : .scene(path), error)
                 startProblem = error
                 diagnosticScene = shown
             }
+        }
+        // Fonts by URL whose copies an earlier run cached: registered before the first text renders, so the scene
+        // starts in them rather than switching from a fallback (new ones come with `RemoteAssetWiring`).
+        let cachedFonts = shown.fonts.filter(RemoteAsset.looksRemote).compactMap { url in
+            AssetCache.held(url, in: AssetCache.defaultDirectory()).map(\.path).flatMap { FontFileCheck.problem(at: $0, named: url) == nil ? $0 : nil }
+        }
+        if !cachedFonts.isEmpty {
+            do { try PangoFontMaps.addFontFiles(cachedFonts) } catch { logger.error("scene \(path): cached fonts: \(error)") }
         }
         stage = SceneStage(engine: engine, scene: shown, source: path, limits: limits)
         stage.adjustLoadedScene = adjust
         stage.preloadPages = memory.preloadPages ?? KioskConfig.Memory.defaultPreloadPages
         engine.surfaceBudgetBytes = (memory.surfaceBudgetMB ?? KioskConfig.Memory.defaultSurfaceBudgetMB) << 20
         VideoWiring.attach(to: stage, loop: loop, logger: logger)
-        if watch && problem == nil {
+        WebWiring.attach(to: stage, loop: loop, logger: logger)
+        if watch && problem == nil && !remote {
             do { try stage.watch(path: path) } catch where substitute != nil {
                 // A kiosk keeps showing what it has; scene.load and SIGHUP still replace it.
                 logger.error("\(error); the scene file is not watched for changes")
@@ -108,6 +138,10 @@ final class SceneRunner {
     /// SIGHUP: read the scene file shown again (the one `scene.load` switched to, if any), off the loop;
     /// `completion` hears on the loop whether the new version was installed.
     func reload(then completion: ((Bool) -> Void)? = nil) {
+        if RemoteAsset.isFetched(stage.source) {
+            guard let remoteReload else { completion?(false); return }
+            return remoteReload(completion)
+        }
         stage.reload(path: stage.source == "inline" ? path : stage.source, then: completion)
     }
 }

@@ -210,7 +210,7 @@ public enum UpdateStorm {
     /// The scenario: the storm with each number of workers asked for, side by side in one run.
     public struct Scenario: Codable, Sendable {
         public var runs: [WorkerRuns]
-        /// Every widget's target, as kioskd ships (the window on auto), with every number of workers run; nil when
+        /// Every widget's target, as kioskd ships (the repaint window off), with every number of workers run; nil when
         /// a figure was not measured.
         public var targetMet: Bool?
 

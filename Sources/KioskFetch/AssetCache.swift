@@ -129,6 +129,17 @@ public final class AssetCache: @unchecked Sendable {
         state = Lock(State(entries: entries, removedAtOpen: removed))
     }
 
+    /// The copy of `url` a cache in `directory` holds, read from its metadata without opening the cache (no
+    /// tidying, no index): for a remote scene shown at start, before the cache is opened. Synchronous file I/O.
+    public static func held(_ url: String, in directory: String) -> CachedAsset? {
+        let key = Self.key(url)
+        guard let data = FileManager.default.contents(atPath: "\(directory)/\(key).json"),
+              let metadata = try? JSONDecoder().decode(AssetMetadata.self, from: data),
+              metadata.url == url, metadata.file.hasPrefix(key + "."),
+              let size = size(of: "\(directory)/\(metadata.file)"), size == metadata.size else { return nil }
+        return CachedAsset(path: "\(directory)/\(metadata.file)", metadata: metadata)
+    }
+
     /// The cache key of `url`: 32 hex digits of its SHA-256.
     public static func key(_ url: String) -> String {
         String(SHA256.hex(Array(url.utf8)).prefix(32))
@@ -169,11 +180,13 @@ public final class AssetCache: @unchecked Sendable {
     /// that does not match included, the copy held stays as it was. After a new version, the least recently used
     /// assets are evicted down to `maxTotalBytes`, never one whose URL is in `protected`, nor the new one.
     ///
-    /// - Parameter pin: the asset's expected SHA-256 (hex, with or without `sha256:`); a download that differs is
-    ///   refused.
+    /// - Parameters:
+    ///   - pin: the asset's expected SHA-256 (hex, with or without `sha256:`); a download that differs is refused.
+    ///   - check: run on the worker on a complete new version (its temporary file) before it replaces the copy
+    ///     held: a message refuses it (`refused`), the copy held staying as it was. A remote scene is validated so.
     @discardableResult
     public func fetch(_ url: String, pin: String? = nil, protected: Set<String> = [], headers: [String: String] = [:],
-                      fetcher: Fetcher, limits fetchLimits: FetchLimits? = nil,
+                      fetcher: Fetcher, limits fetchLimits: FetchLimits? = nil, check: (@Sendable (String) -> String?)? = nil,
                       then: @escaping (Result<CachedAsset, FetchError>) -> Void) -> FetchID {
         let key = Self.key(url)
         let held = peek(url)
@@ -185,13 +198,13 @@ public final class AssetCache: @unchecked Sendable {
         let expected = pin.map { ($0.hasPrefix("sha256:") ? String($0.dropFirst(7)) : $0).lowercased() }
         let protectedKeys = Set(protected.map(Self.key))
         return fetcher.fetch(request, process: { [self] outcome in
-            commit(outcome, key: key, expected: expected, protecting: protectedKeys)
+            commit(outcome, key: key, expected: expected, protecting: protectedKeys, check: check)
         }, then: then)
     }
 
     /// On the worker: the download checked and moved into place, the metadata replaced, old files removed.
     private func commit(_ outcome: Result<FetchResponse, FetchError>, key: String, expected: String?,
-                        protecting protected: Set<String>) -> Result<CachedAsset, FetchError> {
+                        protecting protected: Set<String>, check: (@Sendable (String) -> String?)?) -> Result<CachedAsset, FetchError> {
         let response: FetchResponse
         switch outcome {
         case .failure(let error): return .failure(error)
@@ -216,6 +229,10 @@ public final class AssetCache: @unchecked Sendable {
         if let expected, expected != sha {
             unlink(temporary)
             return .failure(FetchError(url: url, failure: .refused("sha256 \(sha) does not match the pin sha256:\(expected); the cached version is kept")))
+        }
+        if let check, let refusal = check(temporary) {
+            unlink(temporary)
+            return .failure(FetchError(url: url, failure: .refused(refusal)))
         }
         let name = "\(key).\(sha)"
         let path = "\(directory)/\(name)"

@@ -28,7 +28,7 @@ struct FontDescription: ~Copyable {
 /// keeps it while it has a layout open, and gives it back when its last layout is released. The lock guards only
 /// the lending; no thread waits for another's text render, and there are never more maps than threads that laid
 /// text out at the same moment (at most the render workers and the main thread).
-enum PangoFontMaps {
+public enum PangoFontMaps {
     private struct Lent {
         var map: FontMap
         /// Layouts open on the thread: one may be made while another is open.
@@ -40,6 +40,11 @@ enum PangoFontMaps {
         var idle: [FontMap] = []
         var lent: [pid_t: Lent] = [:]
         var made = 0
+        /// Font files registered with `addFontFiles`, in order.
+        var fontFiles: [String] = []
+        /// Bumped when fonts are added: a map of an older generation holds font sets without them, and is freed
+        /// when given back instead of lent again.
+        var generation = 0
     }
 
     private static let state = Lock(State())
@@ -67,12 +72,12 @@ enum PangoFontMaps {
                 return lent.map
             }
             let map: FontMap
-            if let idle = state.idle.popLast() {
+            if let idle = state.idle.popLast(), idle.generation == state.generation {
                 map = idle
             } else {
                 // A new map holds no fonts yet; it loads them as layouts on it need them.
                 guard let handle = pango_cairo_font_map_new() else { return nil }
-                map = FontMap(handle: OpaquePointer(handle))
+                map = FontMap(handle: OpaquePointer(handle), generation: state.generation)
                 state.made += 1
             }
             state.lent[thread] = Lent(map: map, depth: 1)
@@ -90,8 +95,76 @@ enum PangoFontMaps {
                 state.lent[thread] = lent
             } else {
                 state.lent[thread] = nil
-                state.idle.append(lent.map)
+                if lent.map.generation == state.generation {
+                    state.idle.append(lent.map)
+                } else {
+                    g_object_unref(UnsafeMutableRawPointer(lent.map.handle))
+                }
             }
+        }
+    }
+
+    /// Makes the fonts in `files` (TrueType, OpenType, WOFF: what FreeType reads) available to text by their family
+    /// names, besides the system's: a fontconfig configuration with the system's fonts and every file registered so
+    /// far is made and made current, and every font map is replaced (idle ones at once, lent ones when given back),
+    /// so layouts made from now on find the new families. Fontconfig is the one pango already loaded, its functions
+    /// looked up with dlsym (kioskd links no fontconfig of its own). Files registered before are not read again.
+    /// Any thread; it reads the system's font folders (fontconfig's caches): off the main loop.
+    ///
+    /// - Returns: whether anything changed.
+    /// - Throws: a file fontconfig cannot read as a font, naming it; the registry is then as before.
+    @discardableResult
+    public static func addFontFiles(_ files: [String]) throws -> Bool {
+        try fontRegistration.withLock { _ in
+            // A file gone since (the old version of a font by URL, replaced in the asset cache) is let go.
+            let known = state.withLock { $0.fontFiles }.filter { access($0, R_OK) == 0 }
+            let new = files.filter { !known.contains($0) }
+            guard !new.isEmpty else { return false }
+            let fc = try Fontconfig.shared()
+            guard let config = fc.initLoadConfigAndFonts() else { throw RenderError("fontconfig: FcInitLoadConfigAndFonts failed") }
+            for file in known + new {
+                guard fc.appFontAddFile(config, file) != 0 else {
+                    fc.destroy(config)
+                    throw RenderError("font \(file): fontconfig cannot read it as a font")
+                }
+            }
+            _ = fc.setCurrent(config)
+            fc.destroy(config)  // the current configuration holds its own reference
+            state.withLock { state in
+                state.fontFiles = known + new
+                state.generation += 1
+                for map in state.idle { g_object_unref(UnsafeMutableRawPointer(map.handle)) }
+                state.idle = []
+            }
+            return true
+        }
+    }
+
+    /// Font files registered so far.
+    public static var fontFiles: [String] { state.withLock { $0.fontFiles } }
+
+    /// One registration at a time.
+    private static let fontRegistration = Lock(())
+
+    /// The fontconfig functions `addFontFiles` calls, from the library pango loaded.
+    private struct Fontconfig: @unchecked Sendable {
+        let initLoadConfigAndFonts: @convention(c) () -> OpaquePointer?
+        let appFontAddFile: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Int32
+        let setCurrent: @convention(c) (OpaquePointer?) -> Int32
+        let destroy: @convention(c) (OpaquePointer?) -> Void
+
+        static func shared() throws -> Fontconfig {
+            func symbol<T>(_ name: String, _ type: T.Type) throws -> T {
+                // RTLD_DEFAULT: the libraries already loaded (libpangoft2 brings libfontconfig).
+                guard let pointer = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else {
+                    throw RenderError("fontconfig: \(name) not found among the loaded libraries")
+                }
+                return unsafeBitCast(pointer, to: type)
+            }
+            return Fontconfig(initLoadConfigAndFonts: try symbol("FcInitLoadConfigAndFonts", (@convention(c) () -> OpaquePointer?).self),
+                              appFontAddFile: try symbol("FcConfigAppFontAddFile", (@convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Int32).self),
+                              setCurrent: try symbol("FcConfigSetCurrent", (@convention(c) (OpaquePointer?) -> Int32).self),
+                              destroy: try symbol("FcConfigDestroy", (@convention(c) (OpaquePointer?) -> Void).self))
         }
     }
 
@@ -104,9 +177,12 @@ enum PangoFontMaps {
         return state.withLock { $0.lent[thread] != nil }
     }
 
-    /// A font map, made once and never freed; used by one thread at a time, the one it is lent to.
+    /// A font map, freed only once fonts were added after it was made; used by one thread at a time, the one it is
+    /// lent to.
     private struct FontMap: @unchecked Sendable {
         let handle: OpaquePointer
+        /// `State.generation` when it was made.
+        let generation: Int
     }
 }
 

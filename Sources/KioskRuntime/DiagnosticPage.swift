@@ -24,6 +24,12 @@ public enum DiagnosticPage {
             self.hint = hint
         }
 
+        /// A scene named by URL: fetched again until a valid copy arrives.
+        public static func remoteScene(_ url: String) -> Subject {
+            Subject(label: "Scene URL", path: url,
+                    hint: "kioskd fetches it again (every 60 s at most, and at SIGHUP) and shows it once a valid copy arrives; or load a scene over the control socket.")
+        }
+
         /// A scene file: the watch reloads it when saved.
         public static func scene(_ path: String) -> Subject {
             Subject(label: "Scene file", path: path,

@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 import KioskRender
 import KioskScene
+import Logging
 
 /// A scene parsed and laid out, ready to become layers: the work of a load that can run off the loop (parsing,
 /// validation, measuring text with Pango). Text is measured with the data values and the clock time of the
@@ -26,6 +27,8 @@ struct BuiltScene {
     var nodes: [WidgetNode]
     var byID: [String: WidgetNode]
     var byKey: [String: [WidgetNode]]
+    /// The layer of `backgroundImage`, under the pages.
+    var backgroundLayer: Layer? = nil
 }
 
 /// Widget to layer and content: lays a scene out (`prepare`, any thread, a pure function of values), makes its
@@ -52,6 +55,12 @@ final class SceneBuilder {
     func imageFile(_ path: String) -> String? {
         RemoteAsset.looksRemote(path) ? remoteAssets?.file(for: path) : path
     }
+    /// The scene's background picture, or nil while a URL has no copy (the `background` colour shows).
+    func backgroundContent(_ scene: Scene) -> (any LayerContent)? {
+        guard let image = scene.backgroundImage, let file = imageFile(image.path) else { return nil }
+        return ImageContent(path: file, fit: ImageContent.Fit(rawValue: image.fit.rawValue) ?? .cover, maxPixels: maxImagePixels)
+    }
+
     /// What an image widget shows until its image lands, and for good when it cannot be shown (a file over the
     /// pixel limit, a broken file).
     static let imagePlaceholder = Color(red: 1, green: 1, blue: 1, alpha: 0.08)
@@ -69,6 +78,12 @@ final class SceneBuilder {
 
     /// Lays every page of `scene` out for a `screen`-sized root. Pure: safe on any thread.
     static func prepare(_ scene: Scene, source: String, screen: Size, values: [String: String], time: Int) -> PreparedScene {
+        // The scene's font files on the board, before any text is measured; those by URL come with their copies
+        // (`SceneStage.remoteAssetChanged`).
+        let local = scene.fonts.filter { !RemoteAsset.looksRemote($0) }
+        if !local.isEmpty {
+            do { try PangoFontMaps.addFontFiles(local) } catch { Logger(label: "kioskd.scene").error("scene \(source): \(error); its text falls back to other fonts") }
+        }
         let size = layoutSize(of: scene, screen: screen)
         let pages = scene.pages.map { page in
             (name: page.name, widgets: SceneLayout.layout(page.widgets, in: size) { widget, maxWidth in
@@ -122,6 +137,12 @@ final class SceneBuilder {
         root.content = RectContent(fill: scene.background.map(StyleMapping.fill) ?? .solid(.black))
         root.holdsChildrenUntilReady = true
         var built = BuiltScene(scene: scene, source: prepared.source, root: root, pageLayers: [:], nodes: [], byID: [:], byKey: [:])
+        if scene.backgroundImage != nil {
+            let layer = Layer(frame: Rect(size: size), name: "background image")
+            layer.content = backgroundContent(scene)
+            root.addChild(layer)
+            built.backgroundLayer = layer
+        }
         for page in prepared.pages {
             let pageLayer = Layer(frame: Rect(size: size), name: "page \(page.name)")
             pageLayer.isHidden = page.name != currentPage
@@ -238,7 +259,7 @@ final class SceneBuilder {
             body.content = content(for: node, scene: scene)
             if case .image = widget.content { body.placeholderColor = Self.imagePlaceholder }
             body.prefersOverlayPlane = switch widget.content {
-            case .video: true
+            case .video, .web: true
             case .image(let image): image.plane
             default: false
             }
@@ -361,6 +382,11 @@ final class SceneBuilder {
                                  cornerRadius: look.cornerRadius ?? 10,
                                  border: look.border.map { RectContent.Border(width: $0.width, color: $0.colour) },
                                  state: ButtonContent.State(rawValue: state.rawValue) ?? .normal)
+        case .web(let w):
+            // The placeholder: shown until the page's first frame.
+            if let image = w.placeholder { return ImageContent(path: image, fit: .contain) }
+            let background = style.background.flatMap { if case .colour(let c) = $0 { c } else { nil } }
+            return RectContent(fill: .solid(background ?? .white))
         case .video(let v):
             // The placeholder: shown until the first frame and whenever a clip fails.
             if let image = v.placeholder { return ImageContent(path: image, fit: .contain) }

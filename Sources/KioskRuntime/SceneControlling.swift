@@ -13,6 +13,8 @@ public struct StageError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidScene = "invalid_scene"
         /// A file that could not be read.
         case ioError = "io_error"
+        /// What was asked for could not be done now (a web page not loaded, a script that failed or timed out).
+        case failed
     }
 
     public var code: Code
@@ -50,6 +52,8 @@ public enum StageEvent: Sendable, Equatable {
     case error(code: String, message: String)
     /// A video widget started, ended, looped or failed.
     case video(VideoEventReport)
+    /// A web widget's page loaded, failed, lost its web process or refused a navigation.
+    case web(WebEventReport)
 }
 
 /// How `animate` moves a property: the pop animation kinds. An immutable value; any thread.

@@ -32,7 +32,7 @@ public final class SceneStage: SceneControlling {
     public private(set) var source: String
     public private(set) var currentPage: String
     /// The stage's events, heard through `addEventListener` and `addPageSettledListener`.
-    private let eventListeners = Listeners<StageEvent>()
+    let eventListeners = Listeners<StageEvent>()
     private let pageSettledListeners = Listeners<String>()
     /// The engine's events the stage follows: failed renders and another scene size.
     private var engineListeners: [ListenerToken] = []
@@ -63,6 +63,8 @@ public final class SceneStage: SceneControlling {
     private var byKey: [String: [WidgetNode]] = [:]
     /// A loaded scene waiting for its first complete render before it replaces `root`.
     private(set) var incoming: BuiltScene?
+    /// The layer of the scene's background picture, if it has one.
+    private(set) var backgroundLayer: Layer?
     private var pageTimer: TimerHandle?
     /// The schedule's timer: the next change of the pages its rules allow (`SceneStage+Schedule.swift`).
     var scheduleTimer: TimerHandle?
@@ -82,7 +84,7 @@ public final class SceneStage: SceneControlling {
     private var watcher: SceneFileWatcher?
     private var transition: PageTransition?
     /// Where scene files are parsed and laid out; made with the first load.
-    private var loadQueue: BackgroundJobs?
+    var loadQueue: BackgroundJobs?
     /// Where `widget.set` checks image files: apart from `loadQueue`, so a scene being read does not hold it up.
     private var fileCheckQueue: BackgroundJobs?
     /// Which pages keep rendered surfaces (`PageRanges.swift`).
@@ -94,6 +96,7 @@ public final class SceneStage: SceneControlling {
     }
     /// The video widgets' playback (`SceneStage+Video.swift`).
     let videos: SceneVideos
+    let webs: SceneWebs
 
     /// Shows `scene` on `engine` (its first page), laid out on the calling thread. `clock` gives the wall-clock
     /// time clocks show (tests pass a fixed one, or one they step); `localZone` tells clocks in the local time zone
@@ -112,6 +115,7 @@ public final class SceneStage: SceneControlling {
         motion = SceneMotion(engine: engine, builder: builder, localZone: localZone)
         ranges = PageRangeKeeper(engine: engine, preload: 1)
         videos = SceneVideos(engine: engine, schemes: limits.videoSchemes)
+        webs = SceneWebs(engine: engine)
         videos.clock = VideoSlot.SlotClock(now: { Self.date(clock()) }, synchronized: { true })
         self.scene = scene
         self.source = source
@@ -141,6 +145,8 @@ public final class SceneStage: SceneControlling {
             engine.addSceneSizeListener { [weak self] size in self?.relayout(for: size) },
         ]
         videos.onReport = { [weak self] report in self?.eventListeners.emit(.video(report)) }
+        webs.onReport = { [weak self] report in self?.eventListeners.emit(.web(report)) }
+        webs.onError = { [weak self] message in self?.eventListeners.emit(.error(code: "web", message: message)) }
         videos.onPageVideoFinished = { [weak self] page in self?.advance(from: page) }
         videos.clock.synchronized = { [weak self] in self?.clockSynchronized ?? true }
     }
@@ -225,6 +231,23 @@ public final class SceneStage: SceneControlling {
             // Live reload follows the file shown.
             guard let self, let watcher = self.watcher, watcher.path != path else { return }
             do { try self.watch(path: path) } catch { logger.error("scene \(path): not watched for changes: \(error)") }
+        }
+    }
+
+    /// Shows the copy at `file` of the scene fetched from `url` (kioskd's asset cache), read and laid out off the
+    /// loop like `loadScene(path:)`: the stage's `source` becomes the URL, and no file is watched (kioskd revalidates
+    /// the URL instead).
+    public func loadScene(remoteCopy file: String, url: String, then completion: @escaping (Result<Void, StageError>) -> Void) {
+        let limits = self.limits
+        prepareOffLoop(source: url, then: completion) {
+            do throws(SceneValidationError) {
+                return .success(try SceneLoader.load(remoteCopy: file, url: url, limits: limits))
+            } catch {
+                return .failure(StageError(.invalidScene, error.description))
+            }
+        } install: { [weak self] in
+            self?.watcher?.cancel()
+            self?.watcher = nil
         }
     }
 
@@ -336,11 +359,13 @@ public final class SceneStage: SceneControlling {
         nodes = built.nodes
         byID = built.byID
         byKey = built.byKey
+        backgroundLayer = built.backgroundLayer
         if !scene.pages.contains(where: { $0.name == currentPage }) { currentPage = scene.pages.first?.name ?? "" }
         showOnly(currentPage)
         updateRanges()
         motion.start(nodes, of: scene)
         videos.adopt(nodes, scene: scene, currentPage: currentPage)
+        webs.adopt(nodes, currentPage: currentPage)
     }
 
     /// Purges the pages out of range and renders ahead those that entered it (see `PageRange`).
@@ -423,6 +448,7 @@ public final class SceneStage: SceneControlling {
         let outgoingName = currentPage
         currentPage = name
         videos.pageShown(name)
+        webs.pageShown(name)
         eventListeners.emit(.pageShown(name: name))
         schedulePageAdvance()
         // A purged page renders first (`updateRanges` restores it), then shows whole: a cut waits like a transition.
@@ -553,6 +579,7 @@ public final class SceneStage: SceneControlling {
         }
         for n in node.flattened { builder.configure(n, scene: scene); motion.startTicker(n) }
         videos.widgetsChanged()
+        webs.widgetsChanged()
     }
 
     /// The folder relative image paths of `widget.set` resolve against: the scene file's.

@@ -29,7 +29,7 @@ enum WidgetProperties {
         case .progress: ["value"]
         case .sparkline: ["values"]
         case .row, .column: ["spacing", "padding"]
-        case .rect, .panel, .fps, .stack, .video: []
+        case .rect, .panel, .fps, .stack, .video, .web: []
         }
         return common + own
     }
@@ -87,6 +87,9 @@ enum WidgetProperties {
             p["children"] = .number(Double(c.children.count))
         case .stack(let children):
             p["children"] = .number(Double(children.count))
+        case .web(let w):
+            p["url"] = .string(w.url)
+            p["zoom"] = .number(w.zoom)
         case .video(let v):
             p["playlist"] = .array(v.sources.map(PropertyValue.string))
             p["loop"] = .bool(v.loop)

@@ -32,6 +32,8 @@ public struct KioskConfig: Sendable, Equatable {
         public var frozenAfter: Int?
         /// Seconds a black screen lasts before it counts.
         public var blackAfter: Double?
+        /// Seconds between scanout verifications; 0: none on a schedule (`off`).
+        public var verifyEvery: Double?
         public init() {}
 
         /// The settings these keys make, defaults where a key is left out.
@@ -40,6 +42,7 @@ public struct KioskConfig: Sendable, Equatable {
             if let restartOn { settings.restartOn = restartOn }
             if let frozenAfter { settings.frozenAfter = frozenAfter }
             if let blackAfter { settings.blackAfter = .milliseconds(Int64((blackAfter * 1000).rounded())) }
+            if let verifyEvery { settings.verifyEvery = verifyEvery == 0 ? nil : .milliseconds(Int64((verifyEvery * 1000).rounded())) }
             return settings
         }
     }
@@ -59,6 +62,33 @@ public struct KioskConfig: Sendable, Equatable {
         public static let defaultSurfaceBudgetMB = 64
         public static let defaultPreloadPages = 1
 
+    }
+
+    /// The `web:` section: what every web widget's pages share.
+    public struct Web: Sendable, Equatable {
+        /// `memory_limit_mb`: the web process's memory limit (WebKit's memory pressure settings); over it the web
+        /// process is ended and its pages loaded again, not the kiosk. 0 leaves WebKit's own. Nil is the default.
+        public var memoryLimitMB: Int?
+        /// `allow_eval`: whether `web.eval` may run scripts in pages (off by default).
+        public var allowEval: Bool?
+        /// `data_dir`: where cookies, local storage and caches persist; nil is `$STATE_DIRECTORY/web` under the unit,
+        /// else nowhere (each start clean).
+        public var dataDirectory: String?
+        public init(memoryLimitMB: Int? = nil, allowEval: Bool? = nil, dataDirectory: String? = nil) {
+            self.memoryLimitMB = memoryLimitMB
+            self.allowEval = allowEval
+            self.dataDirectory = dataDirectory
+        }
+
+        public static let defaultMemoryLimitMB = 256
+        public static let memoryLimitRange = 0...65_536
+
+        /// Where the pages' data persists: `data_dir`, else the unit's state directory's `web` folder, else nowhere.
+        public func resolvedDataDirectory(environment: [String: String]) -> String? {
+            if let dataDirectory { return dataDirectory }
+            guard let state = environment["STATE_DIRECTORY"]?.split(separator: ":").first, !state.isEmpty else { return nil }
+            return "\(state)/web"
+        }
     }
 
     /// The `video:` section: what video widgets and `video.load` may open.
@@ -123,6 +153,7 @@ public struct KioskConfig: Sendable, Equatable {
     public var video = Video()
     /// The `vnc:` section: the remote view; nil when the file has none (VNC is off).
     public var vnc: VNCSettings?
+    public var web = Web()
     /// The `outputs:` section's entries, in file order.
     public var outputs: [Output] = []
     /// Sections reserved for later capabilities, present in the file: their keys are accepted and not yet used.

@@ -3,9 +3,10 @@ import KioskCore
 import Yams
 
 /// The `video` widget and `duration: video` pages. A clip GStreamer cannot open is an error only at run time;
-/// here a file must exist and be readable, and a URI must have a scheme that `video.allowed_schemes` allows.
+/// here a file must exist and be readable, and a URI must have a scheme that `video.allowed_schemes` allows. An
+/// `https` or `http` item is downloaded whole into the asset cache and played from there, never streamed.
 extension SceneDecoder {
-    static let videoKeys = ["source", "playlist", "loop", "fit", "muted", "volume", "placeholder"]
+    static let videoKeys = ["source", "playlist", "loop", "fit", "muted", "volume", "placeholder", "refresh"]
     static let playlistItemKeys = ["source", "when", "priority"]
     static let playlistItemExample = "{source: breakfast.mp4, when: {from: \"06:00\", to: \"11:00\"}, priority: 10}"
 
@@ -38,11 +39,20 @@ extension SceneDecoder {
                 error(p.value, key("placeholder"), "a video's placeholder is shown the moment its clip fails, so it must be a file on the board, not a URL ('\(name)')")
                 placeholder = nil
             } else {
-                placeholder = imagePath(p.value, key("placeholder")).map { .some($0) }
+                placeholder = imagePath(p.value, key("placeholder"), remote: false).map { .some($0) }
             }
         }
-        guard let items, let loop, let fit, let muted, let volume, let placeholder else { return nil }
-        return VideoProperties(items: items, loop: loop, fit: fit, muted: muted, volume: volume, placeholder: placeholder)
+        var refresh: Int? = ImageProperties.defaultRefreshSeconds
+        if let r = f["refresh"] {
+            refresh = integer(r.value, key("refresh"), in: ImageProperties.refreshRange)
+            if let items, refresh != nil, !items.contains(where: { RemoteAsset.isFetched($0.source) }) {
+                error(r.key, key("refresh"), "'refresh' is for clips named by an https or http URL, which play from the asset cache; this video has none")
+                refresh = nil
+            }
+        }
+        guard let items, let loop, let fit, let muted, let volume, let placeholder, let refresh else { return nil }
+        return VideoProperties(items: items, loop: loop, fit: fit, muted: muted, volume: volume, placeholder: placeholder,
+                               refreshSeconds: refresh)
     }
 
     /// A `playlist` entry: a clip (file or URI), or `{source: clip, when: rules, priority: n}` with the same rules as
@@ -69,9 +79,22 @@ extension SceneDecoder {
     /// A URI as written, or a file resolved against the scene's folder that exists and can be read. Its scheme (`file`
     /// for a path) must be one of `video.allowed_schemes` (`limits.videoSchemes`).
     func videoSource(_ node: Node, _ path: String) -> String? {
-        guard let name = string(node, path) else { return nil }
+        guard var name = string(node, path) else { return nil }
+        if VideoSchemes.parse(name) == .path {
+            switch resolvedAgainstSceneURL(name) {
+            case .failure(let problem)?:
+                error(node, path, problem.message)
+                return nil
+            case .success(let url)?: name = url
+            case nil: break
+            }
+        }
         if let refusal = limits.videoSchemes.refusal(of: name) {
             error(node, path, refusal.hasPrefix("'") ? refusal : "video '\(name)': \(refusal)")
+            return nil
+        }
+        if RemoteAsset.isFetched(name), let problem = RemoteAsset.problem(with: name, kind: "video") {
+            error(node, path, problem)
             return nil
         }
         guard let file = VideoSchemes.filePath(of: name) else { return name }

@@ -29,7 +29,7 @@ final class SceneDecoder: DocumentDecoder {
 
     // MARK: Keys each mapping may hold
 
-    static let sceneKeys = ["size", "background", "font", "data", "data_sources", "pages", "widgets"] + scheduleSceneKeys
+    static let sceneKeys = ["size", "background", "font", "fonts", "data", "data_sources", "pages", "widgets"] + scheduleSceneKeys
     static let pageKeys = ["name", "duration", "transition", "widgets"] + schedulePageKeys
     static let transitionKeys = ["type", "duration", "easing"]
     static let styleKeys = ["background", "foreground", "corner_radius", "border", "opacity", "font"]
@@ -45,6 +45,7 @@ final class SceneDecoder: DocumentDecoder {
         .sparkline: ["bind", "capacity"],
         .button: ["label", "states", "disabled", "enabled"],
         .video: videoKeys,
+        .web: webKeys,
         .row: ["spacing", "padding", "align", "children"],
         .column: ["spacing", "padding", "align", "children"],
         .stack: ["children"],
@@ -56,7 +57,9 @@ final class SceneDecoder: DocumentDecoder {
         guard let f = fields(root, "", allowed: Self.sceneKeys, expected: "a mapping with 'pages' (or 'widgets')") else { return nil }
         var size = SceneSize.display
         if let v = f["size"]?.value { size = sceneSize(v, "size") ?? .display }
-        let background = f["background"].flatMap { fill($0.value, "background") }
+        var background: Fill?
+        var backgroundImage: ImageProperties?
+        if let b = f["background"] { (background, backgroundImage) = sceneBackground(b.value, "background") }
         let font = f["font"].flatMap { self.font($0.value, "font") } ?? Font(family: Font.defaultFamily, size: 24, weight: .normal)
         var data: [String: String] = [:]
         if let v = f["data"]?.value, let d = fields(v, "data", allowed: [], expected: "a mapping of binding keys to values", any: true) {
@@ -83,6 +86,8 @@ final class SceneDecoder: DocumentDecoder {
         }
         checkPageReferences(pages)
         var scene = Scene(size: size, background: background, font: font, data: data, pages: pages)
+        scene.backgroundImage = backgroundImage
+        if let v = f["fonts"]?.value { scene.fonts = fontFiles(v, "fonts") }
         if let v = f["data_sources"]?.value { scene.dataSources = dataSources(v, "data_sources", http: &scene.httpDataSources) }
         sceneSchedule(of: &scene, f)
         return scene
@@ -290,6 +295,8 @@ final class SceneDecoder: DocumentDecoder {
             if let label, let enabled, let states { content = .button(ButtonProperties(label: label, states: states, enabled: enabled)) } else { content = nil }
         case .video:
             content = video(f, node: node, path: path).map(WidgetContent.video)
+        case .web:
+            content = web(f, node: node, path: path).map(WidgetContent.web)
         case .row, .column:
             let spacing = f["spacing"].map { number($0.value, key("spacing"), in: 0...10_000) } ?? 0
             let padding = f["padding"].map { number($0.value, key("padding"), in: 0...10_000) } ?? 0
@@ -343,8 +350,66 @@ final class SceneDecoder: DocumentDecoder {
 
     // MARK: Values
 
+    /// At most this many `fonts:` entries.
+    static let maximumFontFiles = 16
+
+    /// `fonts:`: a list of font files (relative to the scene, absolute, or URLs). A file must be there and start
+    /// as a TrueType, OpenType or WOFF font does; a URL's copy is checked when it arrives.
+    func fontFiles(_ node: Node, _ path: String) -> [String] {
+        guard let list = node.sequence else {
+            error(node, path, "expected a list of font files or URLs, as in [fonts/Brand-Bold.ttf, \"https://cdn.example/Brand.otf\"]")
+            return []
+        }
+        if list.count > Self.maximumFontFiles { error(node, path, "\(list.count) font files: at most \(Self.maximumFontFiles)") }
+        var files: [String] = []
+        for (offset, entry) in list.enumerated() {
+            let itemPath = "\(path)[\(offset)]"
+            guard var name = string(entry, itemPath) else { continue }
+            switch resolvedAgainstSceneURL(name) {
+            case .failure(let problem)?: error(entry, itemPath, problem.message); continue
+            case .success(let url)?: name = url
+            case nil: break
+            }
+            if RemoteAsset.looksRemote(name) {
+                if let problem = RemoteAsset.problem(with: name, kind: "font") { error(entry, itemPath, problem) } else { files.append(name) }
+                continue
+            }
+            let resolved = name.hasPrefix("/") ? name : PathNames.normalized(baseDirectory + "/" + name)
+            if let problem = FontFileCheck.problem(at: resolved, named: name) { error(entry, itemPath, problem) } else { files.append(resolved) }
+        }
+        return files
+    }
+
+    static let backgroundImageKeys = ["image", "fit", "colour", "refresh"]
+    static let backgroundImageExample = "{image: lobby.jpg, fit: cover, colour: black}"
+
+    /// The scene's `background`: a fill, or `{image: FILE-or-URL, fit, colour, refresh}`, a picture over the whole
+    /// scene (`fit` cover by default) on `colour` (black by default).
+    func sceneBackground(_ node: Node, _ path: String) -> (Fill?, ImageProperties?) {
+        guard let mapping = node.mapping, mapping.keys.contains(where: { $0.string == "image" }) else { return (fill(node, path), nil) }
+        guard let f = fields(node, path, allowed: Self.backgroundImageKeys, expected: Self.backgroundImageExample) else { return (nil, nil) }
+        func key(_ k: String) -> String { Self.child(path, k) }
+        let image = f["image"].flatMap { imagePath($0.value, key("image")) }
+        let fit = f["fit"].map { choice($0.value, key("fit"), ImageProperties.Fit.self) } ?? .cover
+        let colour = f["colour"].map { self.colour($0.value, key("colour")) } ?? Color(rgb: 0x000000)
+        var refresh: Int? = ImageProperties.defaultRefreshSeconds
+        if let r = f["refresh"] {
+            refresh = integer(r.value, key("refresh"), in: ImageProperties.refreshRange)
+            if let image, refresh != nil, !RemoteAsset.looksRemote(image) {
+                error(r.key, key("refresh"), "'refresh' is for an image named by URL; a file is read when the scene loads")
+                refresh = nil
+            }
+        }
+        guard let image, let fit, let colour, let refresh else { return (nil, nil) }
+        return (.colour(colour), ImageProperties(path: image, fit: fit, refreshSeconds: refresh))
+    }
+
     func fill(_ node: Node, _ path: String) -> Fill? {
         if node.scalar != nil { return colour(node, path).map(Fill.colour) }
+        if let mapping = node.mapping, mapping.keys.contains(where: { $0.string == "image" }) {
+            error(node, path, "an image background is for the whole scene (its top-level 'background'); for a widget, put an image widget under it")
+            return nil
+        }
         guard let f = fields(node, path, allowed: ["gradient", "angle"], expected: "a colour or a mapping with 'gradient'") else { return nil }
         guard let g = f["gradient"] else { error(node, path, "a gradient background needs 'gradient' (a list of colours)"); return nil }
         let gp = Self.child(path, "gradient")
@@ -438,8 +503,40 @@ final class SceneDecoder: DocumentDecoder {
         }
     }
 
-    func imagePath(_ node: Node, _ path: String) -> String? {
-        guard let name = string(node, path) else { return nil }
+    /// In a scene fetched by URL (`baseDirectory` is then the scene's URL): a relative name resolved against the
+    /// scene's URL, as a browser resolves a page's links (`logo.png` beside `https://host/screens/lobby.yaml` is
+    /// `https://host/screens/logo.png`), or `.failure` naming why it cannot be. Nil for a scene read from a file,
+    /// and for an absolute path or a URL, which stay as written.
+    func resolvedAgainstSceneURL(_ name: String) -> Result<String, SceneURLProblem>? {
+        guard RemoteAsset.isFetched(baseDirectory), !name.hasPrefix("/"), !RemoteAsset.looksRemote(name) else { return nil }
+        guard let base = URL(string: baseDirectory),
+              let escaped = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.union(CharacterSet(charactersIn: "?#%"))),
+              let resolved = URL(string: escaped, relativeTo: base)?.absoluteURL.absoluteString else {
+            return .failure(SceneURLProblem(message: "'\(name)' cannot be resolved against the scene's URL \(baseDirectory)"))
+        }
+        return .success(resolved)
+    }
+
+    struct SceneURLProblem: Error {
+        var message: String
+    }
+
+    /// An image file (relative to the scene's folder), or a URL. With `remote` false (a video's placeholder, shown
+    /// the moment a clip fails) it must be a file on the board: in a scene fetched by URL, an absolute path.
+    func imagePath(_ node: Node, _ path: String, remote: Bool = true) -> String? {
+        guard var name = string(node, path) else { return nil }
+        switch resolvedAgainstSceneURL(name) {
+        case .failure(let problem)?:
+            error(node, path, problem.message)
+            return nil
+        case .success(let url)?:
+            guard remote else {
+                error(node, path, "in a scene fetched by URL, '\(name)' would name \(url); this must be a file on the board: give its absolute path")
+                return nil
+            }
+            name = url
+        case nil: break
+        }
         if RemoteAsset.looksRemote(name) {
             if let problem = RemoteAsset.problem(with: name) {
                 error(node, path, problem)

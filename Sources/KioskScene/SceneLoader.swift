@@ -23,6 +23,20 @@ public enum SceneLoader {
         return try parse(data: data, file: file.path, baseDirectory: base, limits: limits, fontAvailable: fontAvailable)
     }
 
+    /// Reads and validates the copy at `file` of a scene fetched from `url` (kioskd's asset cache): diagnostics name
+    /// the URL, and relative names in it resolve against the URL, as a browser resolves a page's links; absolute
+    /// paths stay files on the board.
+    public static func load(remoteCopy file: String, url: String, limits: SceneLimits = SceneLimits()) throws(SceneValidationError) -> LoadedScene {
+        let opened: RegularFile
+        do {
+            opened = try RegularFile(opening: file)
+        } catch {
+            throw documentError(path: url, message: "cannot read the cached copy \(file): \(error.problem)")
+        }
+        let data = try readDocument(opened, maximumBytes: limits.maximumBytes, kind: "scene")
+        return try parse(data: data, file: url, baseDirectory: url, limits: limits)
+    }
+
     /// Validates scene text already in memory; `file` is only used to name it in diagnostics.
     public static func parse(data: Data, file: String, baseDirectory: String, limits: SceneLimits = SceneLimits(),
                              fontAvailable: ((String) -> Bool)? = nil) throws(SceneValidationError) -> LoadedScene {
@@ -34,7 +48,8 @@ public enum SceneLoader {
                                                emptyMessage: "the scene file is empty; it needs 'pages' or 'widgets'")
         let decoder = SceneDecoder(file: file, baseDirectory: baseDirectory, limits: limits)
         let scene = decoder.scene(root)
-        if let fontAvailable {
+        // A scene with `fonts:` brings families fontconfig does not know yet.
+        if let fontAvailable, scene?.fonts.isEmpty ?? true {
             for use in decoder.fontFamilies where !fontAvailable(use.family) {
                 decoder.report(.warning, use.location, use.path,
                                "font family '\(use.family)' not found; falling back to \(Font.defaultFamily)")

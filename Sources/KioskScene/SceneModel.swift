@@ -6,6 +6,12 @@ import KioskCore
 public struct Scene: Sendable, Equatable {
     public var size: SceneSize
     public var background: Fill?
+    /// `background: {image: …}`: a picture over the whole scene, under every page (the `background` colour shows
+    /// while it loads, and through its transparent parts). A file, or a URL shown from the asset cache.
+    public var backgroundImage: ImageProperties? = nil
+    /// `fonts:`: font files (absolute paths, or URLs shown from the asset cache) whose families text may name,
+    /// besides the system's; a family of a URL not yet fetched falls back as an unknown one does.
+    public var fonts: [String] = []
     /// The font widgets inherit when they name none.
     public var font: Font
     /// Initial values of data-binding keys, shown until the first update arrives.
@@ -110,7 +116,7 @@ public struct SourceLocation: Sendable, Equatable, CustomStringConvertible {
 
 /// The widget type names a scene may use. An immutable value; any thread.
 public enum WidgetType: String, Sendable, CaseIterable {
-    case rect, panel, text, image, clock, ticker, progress, qrcode, sparkline, button, fps, video, row, column, stack
+    case rect, panel, text, image, clock, ticker, progress, qrcode, sparkline, button, fps, video, web, row, column, stack
 
     public var isContainer: Bool { self == .row || self == .column || self == .stack }
 }
@@ -148,6 +154,7 @@ public enum WidgetContent: Sendable, Equatable {
     case sparkline(SparklineProperties)
     case button(ButtonProperties)
     case video(VideoProperties)
+    case web(WebProperties)
     case row(ContainerProperties)
     case column(ContainerProperties)
     case stack(children: [Widget])
@@ -166,6 +173,7 @@ public enum WidgetContent: Sendable, Equatable {
         case .sparkline: .sparkline
         case .button: .button
         case .video: .video
+        case .web: .web
         case .row: .row
         case .column: .column
         case .stack: .stack
@@ -378,14 +386,19 @@ public struct VideoProperties: Sendable, Equatable {
     /// An image shown until the first frame, when a clip fails and while no item is scheduled; nil shows the
     /// widget's background (or black).
     public var placeholder: String?
+    /// Seconds between revalidations of the items named by an `https://` or `http://` URL, which play from the
+    /// asset cache (`refresh`, 5...86400; default 300, as for images).
+    public var refreshSeconds: Int
 
-    public init(items: [Item], loop: Bool, fit: VideoFit, muted: Bool, volume: Double, placeholder: String?) {
+    public init(items: [Item], loop: Bool, fit: VideoFit, muted: Bool, volume: Double, placeholder: String?,
+                refreshSeconds: Int = ImageProperties.defaultRefreshSeconds) {
         self.items = items
         self.loop = loop
         self.fit = fit
         self.muted = muted
         self.volume = volume
         self.placeholder = placeholder
+        self.refreshSeconds = refreshSeconds
     }
 
     public init(sources: [String], loop: Bool, fit: VideoFit, muted: Bool, volume: Double, placeholder: String?) {

@@ -101,14 +101,14 @@ struct Kioskctl: ParsableCommand {
         discussion: """
         Exit status:
           0  the command succeeded
-          1  kioskd answered with an error reply (code and message on stderr)
+          1  kioskd answered with an error reply (code and message on stderr), or verify found a mismatch
           2  usage error (unknown subcommand, bad option or argument)
           3  cannot connect to the control socket, or the connection was lost
         """,
         version: KioskVersion.string,
-        subcommands: [Ping.self, Version.self, Stats.self, OutputInfo.self, Power.self, Screenshot.self,
+        subcommands: [Ping.self, Version.self, Stats.self, OutputInfo.self, Power.self, Screenshot.self, Verify.self,
                       SceneGroup.self, WidgetGroup.self, DataGroup.self, PageGroup.self, Animate.self,
-                      VideoGroup.self, LogLevel.self, Plays.self, Raw.self, Watch.self])
+                      VideoGroup.self, WebGroup.self, LogLevel.self, Plays.self, Raw.self, Watch.self])
 
     struct Ping: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Check that kioskd answers.")

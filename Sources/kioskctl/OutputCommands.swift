@@ -66,6 +66,32 @@ extension Kioskctl {
         }
     }
 
+    struct Verify: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Read one frame back through the output's writeback connector and compare it with the composed frame.",
+            discussion: """
+            Prints matched or mismatch with the pixels that differ; exits 1 on a mismatch (kioskd then reports the
+            health reason scanout_mismatch and saves both images under its state directory). Outputs without a
+            writeback connector answer unavailable, with the reason.
+            """)
+        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var display: OutputChoice
+
+        func run() throws {
+            let result = try connection.call(ControlCommandName.outputVerify.rawValue, display.adding(to: [:]))
+            let verdict = result["result"]?.stringValue ?? "?"
+            let line = "\(verdict): frame \(result["frame"]?.intValue ?? 0), \(result["pixels_differing"]?.intValue ?? 0) of "
+                + "\(result["width"]?.intValue ?? 0)x\(result["height"]?.intValue ?? 0) pixels differ, "
+                + "max channel difference \(result["max_channel_difference"]?.intValue ?? 0)"
+            if !connection.json { print(line) }
+            guard verdict == "matched" else {
+                let images = ["composed", "scanout"].compactMap { result["images"]?[$0]?.stringValue }
+                throw ClientFailure(message: "scanout mismatch" + (images.isEmpty ? "" : "; images: \(images.joined(separator: ", "))"),
+                                    status: ClientFailure.errorReplyStatus)
+            }
+        }
+    }
+
     struct LogLevel: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "log-level", abstract: "Show kioskd's log level, or set it.")

@@ -34,7 +34,7 @@ extension Kioskctl {
             static let configuration = CommandConfiguration(
                 abstract: "Replace the scene with a file or inline YAML; returns once it is on screen. An invalid one is refused and the current stays.")
             @OptionGroup var connection: ConnectionOptions
-            @Argument(help: "Scene file (YAML or JSON).") var file: String?
+            @Argument(help: "Scene file (YAML or JSON), or an https:// or http:// URL of one (fetched into kioskd's asset cache and revalidated).") var file: String?
             @Option(help: "The scene as inline YAML instead of a file.") var yaml: String?
             @OptionGroup var output: OutputChoice
 
@@ -43,7 +43,10 @@ extension Kioskctl {
             }
 
             func run() throws {
-                let arguments: [String: JSONValue] = if let file {
+                let arguments: [String: JSONValue] = if let file, let colon = file.firstIndex(of: ":"),
+                                                           ["https", "http"].contains(file[..<colon].lowercased()) {
+                    ["url": .string(file)]
+                } else if let file {
                     ["path": .string(absolutePath(file))]
                 } else {
                     ["yaml": .string(yaml ?? ""), "base_directory": .string(FileManager.default.currentDirectoryPath)]

@@ -20,6 +20,10 @@ struct CheckCommand: ParsableCommand {
     var config: String?
 
     func run() throws {
+        if RemoteAsset.isFetched(scene) {
+            FileHandle.standardError.write(Data("\(scene): kioskd check reads a file; fetch the scene (curl -o scene.yaml URL) and check that copy (kioskd validates a scene named by URL itself each time it fetches a new version)\n".utf8))
+            throw ExitCode(1)
+        }
         let families = noFontCheck ? nil : InstalledFonts.families()
         let fontAvailable: ((String) -> Bool)? = families.map { installed in { installed.contains($0.lowercased()) } }
         do {

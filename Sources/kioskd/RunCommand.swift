@@ -93,7 +93,10 @@ struct RunCommand: ParsableCommand {
     @Option(help: ArgumentHelp("A file whose existence says the wall clock is synchronized, in place of the kernel's NTP state and systemd-timesyncd's flag (for tests).", valueName: "FILE", visibility: .hidden))
     var clockSynchronizedFile: String?
 
-    @Option(help: ArgumentHelp("The scene file to show (YAML or JSON), or default for the bundled dashboard scene; without it /etc/kioskd/scene.yaml when it exists, else the bundled scene.", valueName: "FILE|default"))
+    @Flag(help: ArgumentHelp("Accept output.verify's corrupt_composed argument, which spoils the copy of the composed frame compared so the verification reports scanout_mismatch (for tests).", visibility: .hidden))
+    var verifyCorruptComposed = false
+
+    @Option(help: ArgumentHelp("The scene file to show (YAML or JSON), an https:// or http:// URL of one (fetched into the asset cache, revalidated every 60 s and at SIGHUP, shown from the cache offline), or default for the bundled dashboard scene; without it /etc/kioskd/scene.yaml when it exists, else the bundled scene.", valueName: "FILE|URL|default"))
     var scene: String?
 
     @Flag(inversion: .prefixedNo, help: "Reload the scene file when it changes (inotify); an invalid version leaves the current scene on screen. Default: on.")

@@ -76,6 +76,8 @@ extension RunCommand {
         // systemd sets STATE_DIRECTORY to the unit's StateDirectory= folders, colon-separated: the first is kioskd's.
         let stateDirectory = ProcessInfo.processInfo.environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init)
         configuration.playsDatabase = playsDb ?? stateDirectory.map { $0 + "/plays.db" }
+        configuration.stateDirectory = stateDirectory
+        configuration.verifyCorruptComposed = verifyCorruptComposed
         configuration.backlightDirectory = input.backlightDir
         // A scene given on the command line is a person at a terminal: a bad one should fail loudly. Anywhere
         // else (the config file, /etc/kioskd/scene.yaml) kioskd is a kiosk, and a kiosk never goes black.
@@ -112,7 +114,8 @@ struct CheckConfigCommand: ParsableCommand {
             }
             // Each output's own scene file; which connectors exist only a run can tell.
             for output in loaded.config.outputs {
-                guard let scene = output.scene, scene != "default" else { continue }
+                // A scene by URL is validated by the run that fetches it.
+                guard let scene = output.scene, scene != "default", !RemoteAsset.isFetched(scene) else { continue }
                 let checked = try SceneLoader.load(path: scene, limits: loaded.config.sceneLimits)
                 for warning in checked.warnings { standardError.write(Data("\(warning)\n".utf8)) }
             }

@@ -150,6 +150,20 @@ final class KioskOutputsTests: XCTestCase {
         XCTAssertEqual(listed.map { $0["health"]?["healthy"] }, [.bool(true), .bool(true)])
     }
 
+    /// A scanout mismatch on one output is that output's health reason in the MQTT state, beside the others' `ok`.
+    func testAScanoutMismatchIsTheOutputsHealthReasonInTheMQTTState() throws {
+        var settings = ScreenHealthSettings()
+        settings.restartOn = [.scanoutMismatch]
+        outputs.outputs[1].engine.screenHealth = settings
+        outputs.outputs[1].engine.scanoutVerified(mismatch: "frame 7: 100 of 20000 pixels differ")
+        let listed = try XCTUnwrap(FleetWiring.state(registry: control.server.commands, uptime: .seconds(1))["outputs"]?.arrayValue)
+        XCTAssertEqual(listed.map { $0["health"]?["reason"] }, ["ok", "scanout_mismatch: frame 7: 100 of 20000 pixels differ"])
+        XCTAssertEqual(listed.map { $0["health"]?["healthy"] }, [.bool(true), .bool(false)])
+        outputs.outputs[1].engine.scanoutVerified(mismatch: nil)
+        let cleared = try XCTUnwrap(FleetWiring.state(registry: control.server.commands, uptime: .seconds(1))["outputs"]?.arrayValue)
+        XCTAssertEqual(cleared.map { $0["health"]?["reason"] }, ["ok", "ok"])
+    }
+
     /// The idle policy: after `blank_after` seconds without input every output with a display goes dark, `stats`
     /// says so, and `output.power on` (any output) wakes them all.
     func testIdleBlanksEveryOutputAndOutputPowerWakesThemAll() throws {

@@ -51,6 +51,30 @@ final class WritebackDRMTests: XCTestCase {
         }
     }
 
+    /// `WritebackReadback`, scanout verification's readback: the next present is captured, its out-fence watched by
+    /// the loop (no blocking wait) and its pixels copied off the loop; they are the frame presented. The capture's
+    /// buffer is let go once read.
+    func testReadbackOfTheNextPresentIsTheFramePresented() throws {
+        let loop = try MainLoop.epoll()
+        let backend = try DRMBackend(options: DRMOptions(commit: .atomic, bufferCount: 2))
+        let capturer = try WritebackCapturer(backend: backend)
+        let readback = try WritebackReadback(capturer: capturer, loop: loop, outputName: backend.info.connector)
+        try backend.start(on: loop) { _ in }
+        defer { backend.stop() }
+        var result: Result<[UInt8], OutputError>?
+        try readback.readBackNextPresent(timeout: .seconds(2)) { result = $0 }
+        let buffer = try XCTUnwrap(backend.acquireBuffer())
+        drawPattern(into: buffer, seed: 5)
+        let drawn = snapshot(buffer)
+        try backend.present(buffer, damage: nil)
+        XCTAssertTrue(loop.spin { result != nil }, "the readback came back through the loop")
+        let pixels = try XCTUnwrap(result).get()
+        let size = backend.info.mode.size
+        let diff = compareImages(pixels, drawn, size: size, strideA: size.width * 4, strideB: size.width * 4, tolerance: 0)
+        XCTAssertEqual(diff.differingPixels, 0, "\(diff)")
+        XCTAssertNil(capturer.lastCapture, "the capture's buffer is let go once read")
+    }
+
     func testWritebackNeedsAtomic() throws {
         let backend = try DRMBackend(options: DRMOptions(commit: .legacy))
         XCTAssertThrowsError(try WritebackCapturer(backend: backend)) { error in

@@ -52,13 +52,17 @@ final class VideoRetryTests: XCTestCase {
     }
 
     private var events: [VideoEventReport] = []
-    private let stream = "http://127.0.0.1:9/live.webm"
+    /// A stream: `https` and `http` items are downloaded into the asset cache, not streamed, so streams are RTSP
+    /// (allowed by `streaming`).
+    private let stream = "rtsp://127.0.0.1:9/live"
+    private let streaming = SceneLimits(videoSchemes: VideoSchemes(["file", "https", "http", "rtsp"]))
 
+    /// `limits` for the stage: `streaming` unless given.
     private func harness(_ widget: String, failures: [String: Int], random: @escaping () -> Double,
-                         limits: SceneLimits = SceneLimits()) throws -> (StageHarness, FlakyMaker) {
+                         limits: SceneLimits? = nil) throws -> (StageHarness, FlakyMaker) {
         let files = ["a.mp4": Data("a".utf8), "b.mp4": Data("b".utf8)]
         let h = try StageHarness(yaml: "widgets:\n  - {id: v, type: video, \(widget), x: 0, y: 0, width: 100%, height: 100%}\n",
-                                 size: Size(width: 64, height: 48), files: files, limits: limits)
+                                 size: Size(width: 64, height: 48), files: files, limits: limits ?? streaming, sceneLimits: streaming)
         let resolved = Dictionary(uniqueKeysWithValues: failures.map { (h.directory.appendingPathComponent($0.key).path, $0.value) })
         let maker = FlakyMaker(loop: h.loop, failures: failures.merging(resolved) { a, _ in a })
         h.listeners.append(h.stage.addEventListener { [unowned self] event in
@@ -167,7 +171,7 @@ final class VideoRetryTests: XCTestCase {
     /// `video.load` refuses a scheme outside the list before touching the widget; a scene's item the stage's list
     /// does not allow (a scene made with other limits) is never opened, reported, and not retried.
     func testASchemeOutsideTheListIsNeverOpened() throws {
-        let (h, maker) = try harness("source: a.mp4", failures: [:], random: { 0.5 })
+        let (h, maker) = try harness("source: a.mp4", failures: [:], random: { 0.5 }, limits: SceneLimits())
         h.run(for: .milliseconds(100))
         for source in ["rtsp://camera.lan/stream", "FTP://host/a.mp4", "data:video/mp4;base64,AAAA", "v4l2:///dev/video0"] {
             XCTAssertThrowsError(try h.stage.loadVideo(id: "v", source: source)) { error in
@@ -181,12 +185,104 @@ final class VideoRetryTests: XCTestCase {
         XCTAssertEqual(try h.stage.videoState(id: "v")["state"], .string("playing"))
 
         events = []
-        let (strict, strictMaker) = try harness("source: \"\(stream)\"", failures: [:], random: { 0.5 },
+        let (strict, strictMaker) = try harness("source: \"http://127.0.0.1:9/live.webm\"", failures: [:], random: { 0.5 },
                                                 limits: SceneLimits(videoSchemes: VideoSchemes(["file"])))
         strict.run(for: .seconds(600))
         XCTAssertEqual(strictMaker.players.count, 0)
         XCTAssertEqual(events.map(\.kind), [.error])
         XCTAssertEqual(events.first?.message, "scheme 'http' is not allowed (video.allowed_schemes: file)")
         XCTAssertEqual(try strict.stage.videoState(id: "v")["error"], .string("scheme 'http' is not allowed (video.allowed_schemes: file)"))
+    }
+
+    /// The asset cache as a stage sees it: the files the test says are whole.
+    final class FakeCache: RemoteAssetSource {
+        var files: [String: String] = [:]
+        private(set) var asked = 0
+        func file(for url: String) -> String? { files[url] }
+        func stageAssetsChanged() { asked += 1 }
+    }
+
+    /// An item by URL with no copy yet is passed over, never opened from the network; once its copy is whole it
+    /// plays from the cached file at its next turn, and events name the URL.
+    func testAClipByURLIsPassedOverUntilItsCopyIsWholeThenPlaysFromIt() throws {
+        let url = "https://cdn.example/menu.webm"
+        let (h, maker) = try harness("playlist: [\"\(url)\", b.mp4], loop: true", failures: [:], random: { 0.5 })
+        let cache = FakeCache()
+        h.stage.builderRemoteAssets = cache
+        h.stage.videoPlayers = maker
+        h.run(for: .milliseconds(200))
+        // Setting the players again (after the harness's) started the widget over: count from here.
+        let b = h.directory.appendingPathComponent("b.mp4").path
+        let first = maker.opened.count - 1
+        XCTAssertEqual(maker.opened.map(\.source).last, b, "the clip after it plays meanwhile")
+        maker.players.last?.end()
+        h.run(for: .milliseconds(200))
+        XCTAssertEqual(maker.opened.dropFirst(first).map(\.source), [b, b], "round again: still no copy, the clip again")
+
+        cache.files[url] = "/var/cache/kioskd/assets/copy.webm"
+        h.stage.remoteAssetChanged(url)
+        h.run(for: .milliseconds(200))
+        XCTAssertEqual(maker.opened.count, first + 2, "the clip playing is not cut")
+        maker.players.last?.end()
+        h.run(for: .milliseconds(200))
+        XCTAssertEqual(maker.opened.dropFirst(first).map(\.source), [b, b, "/var/cache/kioskd/assets/copy.webm"], "the copy at the item's turn")
+        XCTAssertFalse(maker.opened.contains { $0.source == url }, "the URL itself is never opened")
+        XCTAssertEqual(events.last?.kind, .started)
+        XCTAssertEqual(events.last?.source, url)
+    }
+
+    /// A lone item by URL with no copy: the placeholder and `waiting` naming the download, no error, no player;
+    /// the copy's arrival plays it.
+    func testALoneClipByURLWaitsForItsDownload() throws {
+        let url = "https://cdn.example/only.webm"
+        let (h, maker) = try harness("source: \"\(url)\"", failures: [:], random: { 0.5 })
+        let cache = FakeCache()
+        h.stage.builderRemoteAssets = cache
+        h.stage.videoPlayers = maker
+        h.run(for: .seconds(60))
+        let state = try h.stage.videoState(id: "v")
+        XCTAssertEqual(state["state"], .string("waiting"))
+        XCTAssertEqual(state["waiting"], .string("waiting for the download of \(url)"))
+        XCTAssertEqual(maker.players.count, 0)
+        XCTAssertEqual(events.filter { $0.kind == .error }.count, 0)
+        XCTAssertEqual(h.stage.remoteAssets, [url: 300])
+
+        cache.files[url] = "/cache/only.webm"
+        h.stage.remoteAssetChanged(url)
+        h.run(for: .milliseconds(200))
+        XCTAssertEqual(maker.opened.map(\.source), ["/cache/only.webm"])
+        XCTAssertEqual(try h.stage.videoState(id: "v")["state"], .string("playing"))
+
+        // video.load of another clip by URL: the stage's URLs follow, and the cache is told.
+        try h.stage.loadVideo(id: "v", source: "https://cdn.example/other.webm")
+        XCTAssertEqual(cache.asked, 1)
+        XCTAssertEqual(h.stage.remoteAssets["https://cdn.example/other.webm"], 300)
+    }
+
+    /// A one-clip loop by URL seeks back to the start while its copy stays the same; a new version that arrived
+    /// while it played is opened at its next start, never cut in mid-clip.
+    func testANewVersionOfALoopingClipIsOpenedAtItsNextStart() throws {
+        let url = "https://cdn.example/loop.webm"
+        let (h, maker) = try harness("source: \"\(url)\", loop: true", failures: [:], random: { 0.5 })
+        let cache = FakeCache()
+        cache.files[url] = "/cache/v1.webm"
+        h.stage.builderRemoteAssets = cache
+        h.stage.videoPlayers = maker
+        h.run(for: .milliseconds(200))
+        let first = maker.players.count
+        XCTAssertEqual(maker.opened.last?.source, "/cache/v1.webm")
+        maker.players.last?.end()
+        h.run(for: .milliseconds(200))
+        XCTAssertEqual(maker.players.count, first, "the same copy: the loop seeks")
+        XCTAssertEqual(maker.players.last?.seeks, [.zero])
+
+        cache.files[url] = "/cache/v2.webm"
+        h.stage.remoteAssetChanged(url)
+        h.run(for: .milliseconds(200))
+        XCTAssertEqual(maker.players.count, first, "the clip playing is not cut")
+        maker.players.last?.end()
+        h.run(for: .milliseconds(200))
+        XCTAssertEqual(maker.opened.last?.source, "/cache/v2.webm", "the new version at the loop's next start")
+        XCTAssertEqual(maker.players.count, first + 1)
     }
 }

@@ -226,23 +226,46 @@ final class ConfigFileTests: XCTestCase {
         XCTAssertEqual(config.health.settings, ScreenHealthSettings(restartOn: [.frozen], frozenAfter: 10, blackAfter: .milliseconds(500)))
         XCTAssertEqual(try parse("health:\n  restart_on: [black, frozen]\n").config.health.settings.restartOn, [.black, .frozen])
         XCTAssertEqual(try parse("health:\n  restart_on: []\n").config.health.restartOn, [], "nothing restarts")
+        XCTAssertEqual(try parse("health:\n  restart_on: [scanout_mismatch]\n").config.health.settings.restartOn, [.scanoutMismatch])
+    }
+
+    /// `health.verify_every`: seconds between scanout verifications, 10 minutes by default; `0` and `off` (quoted
+    /// or not) verify only on request.
+    func testVerifyEveryIsSecondsOrOff() throws {
+        XCTAssertEqual(try parse("scene: a.yaml\n").config.health.settings.verifyEvery, .seconds(600))
+        XCTAssertEqual(try parse("health:\n  verify_every: 90\n").config.health.settings.verifyEvery, .seconds(90))
+        XCTAssertEqual(try parse("health:\n  verify_every: 1.5\n").config.health.settings.verifyEvery, .milliseconds(1500))
+        for off in ["0", "off", "\"off\"", "OFF"] {
+            XCTAssertNil(try parse("health:\n  verify_every: \(off)\n").config.health.settings.verifyEvery, off)
+        }
+    }
+
+    func testBadVerifyEveryValuesAreNamedAtTheirLocation() {
+        XCTAssertEqual(errors("health:\n  verify_every: 0.5\n"),
+                       ["\(file):2:17: health.verify_every: 0.5 is out of range 1...604800"])
+        XCTAssertEqual(errors("health:\n  verify_every: -10\n"),
+                       ["\(file):2:17: health.verify_every: -10 is out of range 1...604800"])
+        XCTAssertEqual(errors("health:\n  verify_every: never\n"),
+                       ["\(file):2:17: health.verify_every: expected seconds (1...604800), or 0 or off to verify only on request"])
+        XCTAssertEqual(errors("health:\n  verify_every: [600]\n"),
+                       ["\(file):2:17: health.verify_every: expected seconds (1...604800), or 0 or off to verify only on request"])
     }
 
     func testBadHealthValuesAreNamedAtTheirLocation() {
         XCTAssertEqual(errors("health:\n  restart_on: [frozen, stuck, frozen, 3]\n"), [
-            "\(file):2:24: health.restart_on[1]: 'stuck' is not a screen problem: expected one of black, frozen",
+            "\(file):2:24: health.restart_on[1]: 'stuck' is not a screen problem: expected one of black, frozen, scanout_mismatch",
             "\(file):2:31: health.restart_on[2]: 'frozen' is listed twice",
-            "\(file):2:39: health.restart_on[3]: '3' is not a screen problem: expected one of black, frozen",
+            "\(file):2:39: health.restart_on[3]: '3' is not a screen problem: expected one of black, frozen, scanout_mismatch",
         ])
         XCTAssertEqual(errors("health:\n  restart_on: frozen\n"),
-                       ["\(file):2:15: health.restart_on: expected a list of screen problems (black, frozen), such as [frozen]"])
+                       ["\(file):2:15: health.restart_on: expected a list of screen problems (black, frozen, scanout_mismatch), such as [frozen]"])
         XCTAssertEqual(errors("health:\n  frozen_after: 0\n  black_after: -1\n"), [
             "\(file):2:17: health.frozen_after: 0 is out of range 1...1000",
             "\(file):3:16: health.black_after: -1 is out of range 0.1...3600",
         ])
         XCTAssertEqual(errors("health:\n  restart: [frozen]\n"),
-                       ["\(file):2:3: health.restart: unknown key 'restart'; known keys: restart_on, frozen_after, black_after"])
-        XCTAssertEqual(errors("health: [frozen]\n"), ["\(file):1:9: health: expected a mapping (restart_on, frozen_after, black_after)"])
+                       ["\(file):2:3: health.restart: unknown key 'restart'; known keys: restart_on, frozen_after, black_after, verify_every"])
+        XCTAssertEqual(errors("health: [frozen]\n"), ["\(file):1:9: health: expected a mapping (restart_on, frozen_after, black_after, verify_every)"])
     }
 
     func testTheVNCSectionIsOffUnlessPresent() throws {

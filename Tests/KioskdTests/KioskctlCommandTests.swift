@@ -65,6 +65,24 @@ final class KioskctlCommandTests: XCTestCase {
         XCTAssertFalse(output.text.contains("PNG\r\n"), "no image bytes on the terminal")
     }
 
+    /// A headless output has no writeback connector: `verify` is an error reply naming the output and why, and
+    /// `stats` says `verify: unavailable` with the same reason; `corrupt_composed` is refused without the test flag.
+    func testVerifyIsUnavailableWithoutWriteback() throws {
+        let verify = try daemon.kioskctl(["verify"])
+        XCTAssertEqual(verify.status, 1, verify.stderr)
+        XCTAssertTrue(verify.stderr.contains("unavailable"), verify.stderr)
+        XCTAssertTrue(verify.stderr.contains("output.verify: output auto: scanout verification is unavailable: connector Headless-1: the headless backend has no writeback connector"),
+                      verify.stderr)
+        let stats = try daemon.result("stats")
+        XCTAssertEqual(stats["verify"] as? String, "unavailable")
+        XCTAssertEqual(stats["verify_unavailable_reason"] as? String, "connector Headless-1: the headless backend has no writeback connector")
+        let byAlias = try daemon.error("display.verify")
+        XCTAssertEqual(byAlias.code, "unavailable")
+        let hook = try daemon.error("display.verify", #"{"corrupt_composed": true}"#)
+        XCTAssertEqual(hook.code, "invalid_argument")
+        XCTAssertEqual(hook.message, "display.verify: corrupt_composed: a test hook, accepted only from kioskd run --verify-corrupt-composed")
+    }
+
     func testLogLevelShowsAndSets() throws {
         let set = try daemon.kioskctl(["log-level", "debug"])
         XCTAssertEqual(set.status, 0, set.stderr)

@@ -87,4 +87,53 @@ final class RemoteImageTests: XCTestCase {
             XCTAssertTrue(check.stderr.contains(words) || check.stdout.contains(words), "\(words): \(check.stderr)")
         }
     }
+
+    /// The scene's `background: {image: URL}`: the colour until the copy is whole, then the picture, the same
+    /// screenshot to the byte as the same scene naming the file on the board.
+    func testABackgroundImageByURLMatchesTheSameImageFromAFile() throws {
+        let server = try FaultServer("remote-background")
+        let picture = try png(0x20A040)
+        try picture.write(to: server.directory.appendingPathComponent("bg.png"))
+        let dir = try KioskdProcess.scratchDirectory("remote-background")
+        try picture.write(to: dir.appendingPathComponent("bg.png"))
+        func shot(_ image: String) throws -> Data {
+            let scene = dir.appendingPathComponent("scene-\(UUID().uuidString).yaml")
+            try """
+                background: {image: "\(image)", fit: fill, colour: "#000000"}
+                widgets:
+                  - {type: rect, x: 8, y: 8, width: 8, height: 8, background: "#FFFFFF"}
+                """.write(to: scene, atomically: true, encoding: .utf8)
+            let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "64x48@60", "--scene", scene.path, "--screenshot-dir", dir.path],
+                                              environment: ["CACHE_DIRECTORY": dir.appendingPathComponent("cache").path])
+            defer { daemon.stop() }
+            var last = Data()
+            try Poll.until("the background picture \(image) on screen", timeout: 30) {
+                let shot = try centre(daemon, in: dir)
+                last = shot.png
+                return shot.rgb == 0x20A040
+            }
+            return last
+        }
+        let fromFile = try shot("bg.png")
+        let fromURL = try shot(server.url("/files/bg.png"))
+        XCTAssertEqual(fromURL, fromFile, "the background by URL renders as the same picture from a file")
+        XCTAssertEqual(server.requests("/files/bg.png", status: 200), 1)
+    }
+
+    func testAnImageBackgroundIsTheScenesOnly() throws {
+        let dir = try KioskdProcess.scratchDirectory("remote-background-bad")
+        let scene = dir.appendingPathComponent("scene.yaml")
+        try png(0x00FF00).write(to: dir.appendingPathComponent("local.png"))
+        try """
+            background: {image: local.png, refresh: 10, fit: sideways}
+            widgets:
+              - {type: rect, background: {image: "https://example.com/a.png"}}
+            """.write(to: scene, atomically: true, encoding: .utf8)
+        let check = try KioskdProcess.run(["check", scene.path])
+        XCTAssertNotEqual(check.status, 0)
+        for words in ["1:32: background.refresh: 'refresh' is for an image named by URL", "background.fit",
+                      "widgets[0].background: an image background is for the whole scene"] {
+            XCTAssertTrue(check.stderr.contains(words), "\(words): \(check.stderr)")
+        }
+    }
 }

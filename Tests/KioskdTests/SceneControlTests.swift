@@ -120,7 +120,7 @@ final class SceneControlTests: XCTestCase {
         let badYAML = try daemon.error("scene.load", #"{"yaml": "pages: [1"}"#)
         XCTAssertEqual(badYAML.code, "invalid_scene")
 
-        for (args, needle) in [(#"{"path": "scene.yaml"}"#, "absolute"), (#"{}"#, "missing 'path' or 'yaml'"),
+        for (args, needle) in [(#"{"path": "scene.yaml"}"#, "absolute"), (#"{}"#, "missing 'path', 'yaml' or 'url'"),
                                (#"{"path": "/a.yaml", "yaml": "x"}"#, "not both"), (#"{"path": 3}"#, "'path' must be a string"),
                                (#"{"yaml": true}"#, "'yaml' must be a string"),
                                (#"{"yaml": "size: display", "base_directory": "rel"}"#, "'base_directory' must be an absolute path")] {

@@ -68,6 +68,7 @@ final class ServiceTierVMTests: XCTestCase {
         tier.check("clock-synchronized") { try kernelSyncStateReadUnderTheUnit() }
         tier.check("plays") { try playsRecordedAndKeptAcrossARestart() }
         tier.check("remote-image") { try remoteImageUnderTheUnit() }
+        tier.check("web") { try webPageUnderTheUnit() }
         tier.check("reload") { try reload() }
         tier.check("stop") { try stop(consoleBuffer: consoleBuffer) }
         tier.check("socket-activation") { try pingWhileStopped() }
@@ -412,6 +413,45 @@ final class ServiceTierVMTests: XCTestCase {
         }
         let requests = try T.must("journalctl -u kioskd-image-server.service --no-pager -o cat | grep -c 'GET /picture.png' || true")
         return "\(url) shown (centre #\(String(centre, radix: 16))) \(String(format: "%.1f", took)) s after the restart with the network drop-in; /var/cache/kioskd \(lines[0]), assets \(lines[1]), 1 asset; the server saw \(requests) request(s)"
+    }
+
+    /// A web page under the installed unit: with the package's web and network drop-ins linked, WPE WebKit's processes
+    /// run as kioskd's children in the unit's sandbox, the page from a server on the VM's loopback is shown, and the
+    /// pages' data goes to /var/lib/kioskd/web. Afterwards the drop-ins are removed and the first scene shown again.
+    private func webPageUnderTheUnit() throws -> String {
+        let served = "/run/kioskd-web-server", port = 8766
+        defer {
+            _ = try? T.shell("systemctl stop kioskd-web-server.service; rm -f \(T.dropInDirectory)/network.conf \(T.dropInDirectory)/web.conf && systemctl daemon-reload")
+            _ = try? T.writeAtomically(Self.scene("service tier v1"), to: T.scene)
+            _ = try? T.shell("systemctl restart kioskd.service", timeout: 120)
+        }
+        try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
+        try "<html><body style='margin:0;background:#e02000'><h1 style='color:white'>menu of the day</h1></body></html>"
+            .write(toFile: "\(served)/menu.html", atomically: true, encoding: .utf8)
+        try T.must("systemd-run --unit=kioskd-web-server /usr/bin/python3 -m http.server \(port) --bind 127.0.0.1 --directory \(served)")
+        let url = "http://127.0.0.1:\(port)/menu.html"
+        try T.waitFor("the web server", timeout: 30) {
+            try T.shell("/usr/bin/python3 -c 'import urllib.request; urllib.request.urlopen(\"\(url)\")'").status == 0
+        }
+        try T.must("mkdir -p \(T.dropInDirectory) && ln -sf /usr/share/kioskd/systemd/mqtt.conf \(T.dropInDirectory)/network.conf && ln -sf /usr/share/kioskd/systemd/web.conf \(T.dropInDirectory)/web.conf && systemctl daemon-reload")
+        try T.writeAtomically("size: display\nbackground: black\nwidgets:\n  - {id: page, type: web, url: \"\(url)\", x: 0, y: 0, width: 100%, height: 100%}\n", to: T.scene)
+        try T.must("systemctl restart kioskd.service", timeout: 120)
+        let shot = "/var/lib/kioskd/screenshots/web.png"
+        var centre: UInt32 = 0
+        let took = try T.waitFor("the page shown", timeout: 90) {
+            guard (try T.shell("/usr/bin/kioskctl screenshot --server-path \(shot)", timeout: 60)).status == 0 else { return false }
+            let png = try PNGFile(contentsOf: URL(fileURLWithPath: shot))
+            centre = png.rgb(x: png.width / 2, y: png.height / 2)
+            return centre == 0xE02000
+        }
+        let state = try T.must("/usr/bin/kioskctl web state --id page | grep -E '^(state|frames_shown|process_exits):' | tr '\\n' ' '")
+        guard state.contains("state: loaded") else { throw ServiceCheckFailure("web.state: \(state)") }
+        let processes = try T.must("ps -o user=,comm= --ppid $(systemctl show -P MainPID kioskd.service) | tr -s ' ' | sort | tr '\\n' ' '")
+        guard processes.contains("kioskd WPEWebProcess") else {
+            throw ServiceCheckFailure("kioskd's children: '\(processes)'")
+        }
+        let data = try T.must("stat -c '%U:%G' /var/lib/kioskd/web")
+        return "\(url) shown (centre #\(String(centre, radix: 16))) \(String(format: "%.1f", took)) s after the restart with the web and network drop-ins; \(state); kioskd's children: \(processes); /var/lib/kioskd/web \(data)"
     }
 
     /// The headless render of the scene file, in the display's mode.

@@ -7,7 +7,7 @@ import XCTest
 /// `main`, and `header` (top-level scene lines) above the pages.
 enum VideoKiosk {
     static func start(in directory: URL, mode: String, widgets: [String], header: String = "",
-                      extraArguments: [String] = []) throws -> ControlledKioskd {
+                      extraArguments: [String] = [], environment: [String: String] = [:]) throws -> ControlledKioskd {
         let yaml = header + """
         pages:
           - name: waiting
@@ -19,7 +19,8 @@ enum VideoKiosk {
         """
         let file = directory.appendingPathComponent("scene.yaml")
         try yaml.write(to: file, atomically: true, encoding: .utf8)
-        return try ControlledKioskd(["run", "--backend", "headless", "--mode", mode, "--scene", file.path] + extraArguments)
+        return try ControlledKioskd(["run", "--backend", "headless", "--mode", mode, "--scene", file.path] + extraArguments,
+                                    environment: environment)
     }
 }
 

@@ -2,8 +2,8 @@ import Foundation
 import KioskTestSupport
 import XCTest
 
-/// `video.allowed_schemes` and the retry of network video, end to end on a headless `kioskd run` with GStreamer: a
-/// stream whose server is not up yet fails, and plays by itself once a real HTTP server serves it; schemes outside
+/// `video.allowed_schemes` and clips by URL, end to end on a headless `kioskd run` with GStreamer: a clip by URL
+/// whose server is not up yet waits for its download, and plays by itself once a real HTTP server serves it; schemes outside
 /// the list are refused by `video.load` with the scheme and the list named, while the loop answers; and the list
 /// a config file gives holds for `kioskd check` and for `video.load`.
 final class VideoSchemeTests: XCTestCase {
@@ -24,12 +24,12 @@ final class VideoSchemeTests: XCTestCase {
 
     /// kioskd showing one video widget (`id: clip`) on a 320x240 screen, on its second page, shown once subscribed
     /// to `video` events so none is missed.
-    private func start(source: String, extraArguments: [String] = []) throws -> (ControlledKioskd, ControlEventStream) {
+    private func start(source: String, extraKeys: String = "", extraArguments: [String] = []) throws -> (ControlledKioskd, ControlEventStream) {
         let daemon = try VideoKiosk.start(in: directory, mode: "320x240@60", widgets: [
-            "{id: clip, type: video, source: \"\(source)\", loop: true, x: 0, y: 0, width: 100%, height: 100%, background: \"#3050C0\"}",
-        ], extraArguments: extraArguments)
+            "{id: clip, type: video, source: \"\(source)\", loop: true, x: 0, y: 0, width: 100%, height: 100%, background: \"#3050C0\"\(extraKeys)}",
+        ], extraArguments: extraArguments, environment: ["CACHE_DIRECTORY": directory.appendingPathComponent("cache").path])
         self.daemon = daemon
-        let events = try ControlEventStream(socketPath: daemon.socketPath, events: ["video"])
+        let events = try ControlEventStream(socketPath: daemon.socketPath, events: ["video", "error"])
         _ = try daemon.result("page.show", #"{"name": "main"}"#)
         return (daemon, events)
     }
@@ -38,7 +38,7 @@ final class VideoSchemeTests: XCTestCase {
         try events.waitFor("video \(kind)", timeout: timeout) { $0.name == "video" && $0.string("kind") == kind }
     }
 
-    func testAStreamThatFailedBeforeItsServerWasUpPlaysOnceItIs() throws {
+    func testAClipByURLWhoseServerWasNotUpPlaysOnceItIs() throws {
         let served = directory.appendingPathComponent("served")
         try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: try TestClips.clip(.vp9, width: 320, height: 240, frames: 60),
@@ -46,23 +46,24 @@ final class VideoSchemeTests: XCTestCase {
         let server = try LocalHTTPServer(directory: served.path)
         self.server = server
         let url = server.url("clip.webm")
-        let (daemon, events) = try start(source: url)
+        let (daemon, events) = try start(source: url, extraKeys: ", refresh: 5")
 
-        // Nothing listens yet: the stream fails, and a try is scheduled.
-        let failed = try videoEvent(events, "error")
-        XCTAssertEqual(failed.string("source"), url)
-        XCTAssertFalse((failed.string("message") ?? "").isEmpty, "the error carries GStreamer's message")
+        // Nothing listens yet: the fetch fails and is reported, and the widget waits for the download (its
+        // placeholder, no video error).
+        let failed = try events.waitFor("the failed fetch", timeout: 30) { $0.name == "error" && $0.string("code") == "remote_asset" }
+        XCTAssertTrue((failed.string("message") ?? "").hasPrefix("video \(url): "), "\(failed)")
         var pending: [String: Any] = [:]
-        try Poll.until("a retry to be pending", timeout: 10, interval: 0.02) {
+        try Poll.until("the widget waiting for the download", timeout: 10, interval: 0.02) {
             pending = try daemon.result("video.state")
-            return pending["retry_in"] is Double || pending["retry_in"] is Int
+            return pending["state"] as? String == "waiting"
         }
-        XCTAssertEqual(pending["state"] as? String, "failed")
-        XCTAssertLessThanOrEqual((pending["retry_in"] as? Double) ?? Double(pending["retry_in"] as? Int ?? 0), 60)
+        XCTAssertEqual(pending["waiting"] as? String, "waiting for the download of \(url)")
+        XCTAssertTrue(pending["error"] is NSNull, "\(pending)")
 
-        // The server comes up: the widget plays the stream by itself, within the backoff's reach.
+        // The server comes up: the clip is downloaded and plays by itself, within the fetch backoff's reach
+        // (2 s doubling, at most `refresh`).
         try server.start()
-        let started = try videoEvent(events, "started", timeout: 90)
+        let started = try videoEvent(events, "started", timeout: 60)
         XCTAssertEqual(started.string("source"), url)
         try Poll.until("frames of the stream on screen", timeout: 30, interval: 0.05) {
             (try daemon.result("video.state")["frames_shown"] as? Int ?? 0) > 0

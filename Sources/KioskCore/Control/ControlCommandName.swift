@@ -9,6 +9,7 @@ public enum ControlCommandName: String, CaseIterable, Comparable, Sendable {
     case logLevel = "log.level"
     case outputInfo = "output.info"
     case outputPower = "output.power"
+    case outputVerify = "output.verify"
     case pageShow = "page.show"
     case ping
     case plays
@@ -24,12 +25,18 @@ public enum ControlCommandName: String, CaseIterable, Comparable, Sendable {
     case videoPlay = "video.play"
     case videoSeek = "video.seek"
     case videoState = "video.state"
+    case webClearData = "web.clear_data"
+    case webEval = "web.eval"
+    case webNavigate = "web.navigate"
+    case webReload = "web.reload"
+    case webState = "web.state"
     case widgetGet = "widget.get"
     case widgetSet = "widget.set"
 
-    /// Older names still answered, for clients and `mqtt.allow` lists written before the monitor was called the
-    /// output: `display.info` is `output.info` and `display.power` is `output.power`.
-    public static let aliases: [String: ControlCommandName] = ["display.info": .outputInfo, "display.power": .outputPower]
+    /// Other names answered: for clients and `mqtt.allow` lists written before the monitor was called the output,
+    /// `display.info` is `output.info` and `display.power` is `output.power`; `display.verify` is `output.verify`.
+    public static let aliases: [String: ControlCommandName] = ["display.info": .outputInfo, "display.power": .outputPower,
+                                                               "display.verify": .outputVerify]
 
     /// The command `name` means: its own name or an alias; nil for a name no command has.
     public init?(wireName name: String) {

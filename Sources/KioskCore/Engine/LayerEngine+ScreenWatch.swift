@@ -67,6 +67,30 @@ extension LayerEngine {
         checkScreen()
     }
 
+    /// A scanout verification (`ScanoutComparison`) finished: `mismatch` describes how the frame read back
+    /// differed from the composed one, nil when it matched. A mismatch is the health signal's reason
+    /// (`scanout_mismatch`, unhealthy when `screenHealth.restartOn` names it) until a verification matches.
+    public func scanoutVerified(mismatch: String?) {
+        screenWatch.scanoutVerified(mismatch: mismatch)
+        checkScreen()
+    }
+
+    /// Calls `completion` on the main thread with a copy of the composed frame (the shadow buffer, XRGB8888 rows of
+    /// the panel's size) that the next present carries, at that present's flip, and asks for that present at once
+    /// (an unchanged frame is presented again). Whatever rides along on the same present (a writeback capture)
+    /// sees the same frame. Nil when the engine is not running or the output went dark first.
+    public func captureNextPresent(then completion: @escaping ([UInt8]?) -> Void) {
+        guard state == .running, backend != nil, compositor != nil else {
+            completion(nil)
+            return
+        }
+        screenshots.waitForNextPresent(completion)
+        setNeedsPresent()
+    }
+
+    /// Layers shown on planes of their own at the last composition: what the shadow buffer does not hold.
+    public var layersOnPlanes: Int { planeLayout.count }
+
     /// Nothing is on screen to judge any more (the output went dark or was let go).
     func forgetScreen() {
         screenWatch.reset()
@@ -83,7 +107,11 @@ extension LayerEngine {
             reportedScreenProblem = problem?.problem
             if let problem {
                 logger.warning("\(backend?.info.connector ?? "output"): \(problem.reason)")
-                let code: FrameFault.Code = problem.problem == .black ? .screenBlack : .screenFrozen
+                let code: FrameFault.Code = switch problem.problem {
+                case .black: .screenBlack
+                case .frozen: .screenFrozen
+                case .scanoutMismatch: .scanoutMismatch
+                }
                 faultListeners.emit(FrameFault(code: code, message: problem.reason))
             } else {
                 logger.info("\(backend?.info.connector ?? "output"): the screen is no longer \(previous?.rawValue ?? "")")

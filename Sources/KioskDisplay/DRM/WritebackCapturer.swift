@@ -25,6 +25,10 @@ public final class WritebackCapturer: DRMCommitHook {
     private var captureAtPresent: Int?
     /// The capture added to the flip being built, until the flip is committed or refused.
     private var building: WritebackCapture?
+    /// `captureNextPresent(then:)` requests waiting for the next capturing present, and those the flip being
+    /// built carries.
+    private var captureWaiters: [(WritebackCapture?) -> Void] = []
+    private var buildingWaiters: [(WritebackCapture?) -> Void] = []
     /// Presents since `start`; the n-th present is the frame the n-th flip event shows.
     public private(set) var presentCount = 0
     /// The capture made by the last capturing present.
@@ -62,6 +66,21 @@ public final class WritebackCapturer: DRMCommitHook {
     public func captureNextPresent() throws {
         try requireAtomic()
         captureRequested = true
+    }
+
+    /// Makes the next `present` capture the frame, as `captureNextPresent()`, and calls `completion` on the main
+    /// thread once the flip carrying the capture has been committed (its out-fence signals when the frame has been
+    /// written), or with nil when that flip was refused.
+    public func captureNextPresent(then completion: @escaping (WritebackCapture?) -> Void) throws {
+        try requireAtomic()
+        captureRequested = true
+        captureWaiters.append(completion)
+    }
+
+    /// Lets go of `capture` once its frame has been written (its out-fence signalled) and read: its dumb buffer is a
+    /// whole frame (8 MB at 1920x1080), which a scanout check every few minutes should not hold in between.
+    public func forget(_ capture: WritebackCapture) {
+        if lastCapture === capture, capture.waitForFence(timeoutMs: 0) { lastCapture = nil }
     }
 
     /// Captures the `number`-th present since `start` (1-based), the frame the `number`-th flip puts on screen.
@@ -138,6 +157,8 @@ public final class WritebackCapturer: DRMCommitHook {
             }
             capture.addToRequest(request)
             building = capture
+            buildingWaiters = captureWaiters
+            captureWaiters = []
         } else if displayDetached {
             request.add(display.id, displayCRTC, UInt64(crtc), what: "connector \(display.name) CRTC_ID")
             connector.detach(from: request)
@@ -147,13 +168,19 @@ public final class WritebackCapturer: DRMCommitHook {
     }
 
     func flipCommitted(_ committed: Bool) {
+        let waiters = buildingWaiters
+        buildingWaiters = []
         defer { building = nil }
-        guard committed else { return }
+        guard committed else {
+            for waiter in waiters { waiter(nil) }
+            return
+        }
         presentCount += 1
         if !cloned { displayDetached = building != nil }
         if let building {
             lastCapture = building
             onCapture?(building)
+            for waiter in waiters { waiter(building) }
         }
     }
 

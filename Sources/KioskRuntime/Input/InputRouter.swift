@@ -85,6 +85,13 @@ public final class InputRouter {
             contactUp(.touch(slot: slot), time: time)
         case .touchCancel(let slot):
             guard swallowed.remove(.touch(slot: slot)) == nil else { return }
+            if let web = webContact, web.contact == .touch(slot: slot) {
+                // Released where it was: a page has no cancel, and a press left down would stay down.
+                webContact = nil
+                let local = web.slot.pagePoint(fromRootX: lastPoint.x, y: lastPoint.y)
+                web.slot.pointer(.release, x: local.x, y: local.y)
+                return
+            }
             apply(tracker.cancel(.touch(slot: slot)), at: lastPoint, time: time)
         case .pointerMotion(let dx, let dy):
             pointerPanel = (min(max(pointerPanel.x + dx, 0), Double(mapping.panel.width)),
@@ -127,20 +134,47 @@ public final class InputRouter {
         swallowedCount += 1
     }
 
+    /// The contact pressing in a web page, which gets its moves and release (the page, not kioskd, decides what a
+    /// press there does).
+    private var webContact: (contact: PressContact, slot: WebSlot)?
+
     private func contactDown(_ contact: PressContact, at point: (x: Double, y: Double), time: UInt64) {
-        guard tracker.drivingContact == nil else { return }
+        guard tracker.drivingContact == nil, webContact == nil else { return }
         lastPoint = point
+        if let target = stage.webTarget(atX: point.x, y: point.y) {
+            webContact = (contact, target.slot)
+            target.slot.pointer(.motion, x: target.x, y: target.y)
+            target.slot.pointer(.press, x: target.x, y: target.y)
+            return
+        }
         let target = stage.pressableNode(atX: point.x, y: point.y)
         apply(tracker.down(contact, on: target), at: point, time: time)
     }
 
     private func contactMoved(_ contact: PressContact, to point: (x: Double, y: Double), time: UInt64) {
+        if let web = webContact, web.contact == contact {
+            lastPoint = point
+            let local = web.slot.pagePoint(fromRootX: point.x, y: point.y)
+            web.slot.pointer(.motion, x: local.x, y: local.y)
+            return
+        }
+        if tracker.drivingContact == nil, contact == .pointer, let target = stage.webTarget(atX: point.x, y: point.y) {
+            // A pointer hovering over a page: the page sees it move (hover styles, menus).
+            target.slot.pointer(.motion, x: target.x, y: target.y)
+            return
+        }
         guard tracker.drivingContact == contact else { return }
         lastPoint = point
         apply(tracker.move(contact, over: stage.pressableNode(atX: point.x, y: point.y)), at: point, time: time)
     }
 
     private func contactUp(_ contact: PressContact, time: UInt64) {
+        if let web = webContact, web.contact == contact {
+            webContact = nil
+            let local = web.slot.pagePoint(fromRootX: lastPoint.x, y: lastPoint.y)
+            web.slot.pointer(.release, x: local.x, y: local.y)
+            return
+        }
         guard tracker.drivingContact == contact else { return }
         apply(tracker.up(contact, over: stage.pressableNode(atX: lastPoint.x, y: lastPoint.y)), at: lastPoint, time: time)
     }

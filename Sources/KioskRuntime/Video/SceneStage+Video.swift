@@ -56,6 +56,7 @@ extension SceneStage: VideoControlling {
         let slot = try videoSlot(id)
         try checkVideoSource(source)
         slot.load(source: source)
+        if RemoteAsset.isFetched(source) { builder.remoteAssets?.stageAssetsChanged() }
     }
 
     public func checkVideoSource(_ source: String) throws(StageError) {

@@ -19,6 +19,10 @@ final class SceneVideos {
     var onPageVideoFinished: ((_ page: String) -> Void)?
     private var advancingPages: Set<String> = []
 
+    /// The cached copy of a clip named by an `https` or `http` URL, or nil while none is whole (the stage's
+    /// `builderRemoteAssets`).
+    var cachedFile: ((String) -> String?)?
+
     init(engine: LayerEngine, schemes: VideoSchemes) {
         self.engine = engine
         self.schemes = schemes
@@ -41,6 +45,7 @@ final class SceneVideos {
                                  clock: VideoSlot.SlotClock(now: { [weak self] in self?.clock.now() ?? Date() },
                                                             synchronized: { [weak self] in self?.clock.synchronized() ?? true }))
             slot.onReport = { [weak self] report in self?.onReport?(report) }
+            slot.cachedFile = { [weak self] url in self?.cachedFile?(url) }
             // The first video of a `duration: video` page decides when the page is done.
             if advancingPages.contains(node.page), firstOnPage.insert(node.page).inserted {
                 let page = node.page
@@ -67,6 +72,11 @@ final class SceneVideos {
     /// The clock became synchronized or lost it: widgets waiting for a playlist item read the rules again.
     func clockChanged() {
         for slot in slots where maker != nil { slot.clockChanged() }
+    }
+
+    /// A copy of `url` is whole in the asset cache: the widgets waiting for it play it.
+    func assetArrived(_ url: String) {
+        for slot in slots where maker != nil { slot.assetArrived(url) }
     }
 
     /// After `widget.set`: a video whose widget changed size opens its clip again at the new size; the others show

@@ -43,6 +43,13 @@ public struct VideoEventReport: Sendable, Equatable {
 /// An item whose scheme `video.allowed_schemes` does not allow is never opened; it fails at once and is not
 /// retried.
 ///
+/// Clips by URL. An `https` or `http` item is never streamed: it plays from its copy in the asset cache
+/// (`cachedFile`). Until a copy is whole the item is passed over (the next item that can play plays), and when no
+/// item can, the widget shows its placeholder and `waiting` names the downloads; the copy's arrival
+/// (`assetArrived`) starts it. A new version is opened at the next start of the item, never cut in mid-clip. A copy
+/// GStreamer cannot play fails as a broken local file does; it is tried again when a new version arrives, not on
+/// the backoff (the same bytes would fail the same way).
+///
 /// Dayparting. With items that have `when:` rules or a `priority:` (`schedule`), the playlist plays, in order, only
 /// the items that may play now (`PlaylistSchedule`, in the scene's time zone, on the stage's wall clock): the rules
 /// are read at each item boundary, so an item whose window closes while it plays finishes its clip. When no item
@@ -95,6 +102,15 @@ final class VideoSlot {
     var onReport: ((VideoEventReport) -> Void)?
     /// The whole playlist played once (a `duration: video` page advances on it).
     var onPlaylistFinished: (() -> Void)?
+    /// The cached copy of an `https` or `http` item, or nil while none is whole (kioskd's asset cache); without
+    /// it such items never play.
+    var cachedFile: ((String) -> String?)?
+    /// The file the current player was opened on (the cached copy, for an item by URL).
+    private var openedFile: String?
+    /// True while the placeholder shows because no item that may play now has its download whole.
+    private(set) var waitsForDownload = false
+    /// The last download wait logged, so that each is logged once.
+    private var loggedDownloadWait: String?
     /// The items' dayparting; nil when no item has rules or a priority (every item plays).
     private var schedule: PlaylistSchedule?
     /// The wall clock and whether it is synchronized, as the stage's page schedule reads them.
@@ -269,21 +285,51 @@ final class VideoSlot {
 
     // MARK: Items
 
+    /// The file to open for `source`: the path or URI itself, or for an `https` or `http` item its cached copy (nil
+    /// while none is whole).
+    private func playableFile(_ source: String) -> String? {
+        RemoteAsset.isFetched(source) ? cachedFile?(source) : source
+    }
+
+    /// A copy of `url` is whole in the asset cache (the first, or a new version): a widget waiting for downloads,
+    /// or stopped on a failed copy of it, plays it now; one playing goes on and opens it at the item's next start.
+    func assetArrived(_ url: String) {
+        guard let at = properties.sources.firstIndex(of: url) else { return }
+        if waitsForDownload || (player == nil && lastError != nil && properties.sources.indices.contains(index)
+                                    && properties.sources[index] == url) {
+            start(at: at)
+        }
+    }
+
     private func open(_ newIndex: Int) {
         retirePlayer()
-        index = newIndex
+        let count = properties.sources.count
+        // What the scene decoder and `video.load` refuse never gets here; a scene made some other way is held to it too.
+        if let refusal = schemes.refusal(of: properties.sources[min(newIndex, count - 1)]) {
+            index = newIndex
+            fail(source, message: refusal, advance: true)
+            return
+        }
+        var chosen = newIndex
+        var found = playableFile(properties.sources[min(newIndex, count - 1)])
+        if found == nil {
+            // Its download is not whole yet: the next item (of those that may play now) that can play.
+            let eligible = self.eligible
+            let order = eligible.filter { $0 > newIndex } + (properties.loop ? eligible.filter { $0 < newIndex } : [])
+            if let next = order.first(where: { schemes.refusal(of: properties.sources[$0]) == nil && playableFile(properties.sources[$0]) != nil }) {
+                chosen = next
+                found = playableFile(properties.sources[next])
+            }
+        }
+        index = chosen
         let source = self.source
+        guard let file = found else { return awaitDownload() }
         guard let body = node.body else { return }
         guard let maker else {
             fail(source, message: Self.noDecoder, advance: false)
             return
         }
-        // What the scene decoder and `video.load` refuse never gets here; a scene made some other way is held to it too.
-        if let refusal = schemes.refusal(of: source) {
-            fail(source, message: refusal, advance: true)
-            return
-        }
-        let request = VideoPlayerRequest(source: source, size: body.frame.size, fit: properties.fit,
+        let request = VideoPlayerRequest(source: file, size: body.frame.size, fit: properties.fit,
                                          muted: properties.muted, volume: properties.volume)
         let player: any VideoPlayer
         do {
@@ -293,6 +339,7 @@ final class VideoSlot {
             return
         }
         self.player = player
+        openedFile = file
         requestedSize = request.size
         itemStarted = false
         if wantsPlaying { armStartDeadline() } else { player.pause() }
@@ -304,6 +351,7 @@ final class VideoSlot {
         switch event {
         case .started:
             itemStarted = true
+            loggedDownloadWait = nil
             startDeadline?.cancel()
             startDeadline = nil
             failuresInARow = 0
@@ -335,7 +383,8 @@ final class VideoSlot {
         onReport?(VideoEventReport(id: node.id, kind: properties.loop ? .looped : .ended, source: source))
         if properties.loop {
             let eligible = self.eligible
-            if properties.sources.count == 1, eligible == [index], let player {
+            // A clip by URL whose new version arrived while it played is opened again, on the new copy.
+            if properties.sources.count == 1, eligible == [index], let player, playableFile(source) == openedFile {
                 player.seek(to: .zero)
             } else if let first = eligible.first {
                 open(first)
@@ -382,9 +431,12 @@ final class VideoSlot {
 
     /// After every item failed in a row: the playlist again from the item after the last failed, once the backoff
     /// delay has passed, when a network item may come back. Files only, or only refused items, would fail the same
-    /// way again: nothing is scheduled.
+    /// way again: nothing is scheduled. Items by URL play from their cached copy, which only a new version
+    /// (`assetArrived`) changes.
     private func retryLater() {
-        let retried = properties.sources.contains { VideoSchemes.isNetworkSource($0) && schemes.refusal(of: $0) == nil }
+        let retried = properties.sources.contains {
+            VideoSchemes.isNetworkSource($0) && !RemoteAsset.isFetched($0) && schemes.refusal(of: $0) == nil
+        }
         guard retried else { return }
         let delay = backoff.nextDelay()
         let from = (index + 1) % properties.sources.count
@@ -399,6 +451,17 @@ final class VideoSlot {
         }
     }
 
+    /// No item that may play now has its download whole: the placeholder, and `waiting` names what is missing.
+    private func awaitDownload() {
+        showPlaceholder()
+        let missing = properties.sources.filter { RemoteAsset.isFetched($0) && playableFile($0) == nil }
+        let reason = "waiting for the download of \(missing.joined(separator: ", "))"
+        if loggedDownloadWait != reason { logger.info("video widget \(node.id ?? "(no id)"): \(reason)") }
+        loggedDownloadWait = reason
+        waiting = reason
+        waitsForDownload = true
+    }
+
     private func showPlaceholder() {
         pacer?.discard()
         guard let body = node.body, let content = body.content else { return }
@@ -410,6 +473,8 @@ final class VideoSlot {
     /// it ended); the others waiting are dropped.
     private func retirePlayer() {
         waiting = nil
+        waitsForDownload = false
+        openedFile = nil
         waitTimer?.cancel()
         waitTimer = nil
         pacer?.flushShowingNewest()

@@ -18,6 +18,8 @@ public struct FrameFault: Sendable, Equatable, CustomStringConvertible {
         case screenBlack = "screen_black"
         /// The screen has not changed across the changes the scene expected (`ScreenWatch`).
         case screenFrozen = "screen_frozen"
+        /// The frame read back through the writeback connector differs from the composed one (`ScanoutComparison`).
+        case scanoutMismatch = "scanout_mismatch"
     }
 
     public let code: Code

@@ -7,6 +7,9 @@ public struct ScreenHealthSettings: Sendable, Equatable {
         case black
         /// The scene has content that must change, and the frame has not changed for `frozenAfter` of its changes.
         case frozen
+        /// The frame the CRTC produced, read back through a writeback connector, differs from the composed frame
+        /// beyond `ScanoutTolerance` (`ScanoutComparison`).
+        case scanoutMismatch = "scanout_mismatch"
 
         public static func < (a: Problem, b: Problem) -> Bool { a.rawValue < b.rawValue }
     }
@@ -23,7 +26,13 @@ public struct ScreenHealthSettings: Sendable, Equatable {
     /// (`health.black_after`): a fade through black, a page turning, a video's first frame take less. 2 s by default.
     public var blackAfter = Duration.seconds(2)
 
+    /// How often one frame is read back through the output's writeback connector and compared with the composed
+    /// frame (`health.verify_every`); nil: never on a schedule (`output.verify` still asks). 10 minutes by default.
+    public var verifyEvery: Duration? = .seconds(600)
+
     public static let frozenAfterRange = 1...1000
+    /// `health.verify_every`'s range, in seconds, when it is not `0` or `off`: a second to a week.
+    public static let verifyEveryRange = 1.0...604_800.0
     /// `health.black_after`'s range, in seconds.
     public static let blackAfterRange = 0.1...3600.0
 
@@ -46,6 +55,8 @@ struct ScreenWatch {
     /// Since when the frame on screen has been one colour with visible content, and which colour.
     private(set) var blackSince: MonotonicInstant?
     private var blackColor: UInt32 = 0
+    /// The last scanout verification's mismatch, in a few words; nil once one matches (or none differed yet).
+    private(set) var scanoutMismatch: String?
 
     /// A frame reached the screen.
     mutating func frameShown(_ fingerprint: FrameFingerprint, hasVisibleContent: Bool, at now: MonotonicInstant) {
@@ -65,7 +76,13 @@ struct ScreenWatch {
         missedChanges += 1
     }
 
-    /// Forgets what was on screen: the output went dark, or is presenting nothing for a reason of its own.
+    /// A scanout verification finished: `mismatch` says how the scanned-out frame differed, nil when it matched.
+    mutating func scanoutVerified(mismatch: String?) {
+        scanoutMismatch = mismatch
+    }
+
+    /// Forgets what was on screen: the output went dark, or is presenting nothing for a reason of its own. A
+    /// scanout mismatch stays until a verification matches: it speaks of the output, not of one frame.
     mutating func reset() {
         shown = nil
         missedChanges = 0
@@ -75,11 +92,13 @@ struct ScreenWatch {
     /// When a black frame becomes a problem, if it is on screen and not one yet.
     var blackDue: MonotonicInstant? { blackSince.map { $0 + settings.blackAfter } }
 
-    /// The problem on screen now, with its reason in a few words; frozen first (a frozen black screen is frozen).
+    /// The problem on screen now, with its reason in a few words; frozen first (a frozen black screen is frozen),
+    /// then a scanout mismatch (what the glass shows is not what was composed), then black.
     func problem(at now: MonotonicInstant) -> (problem: ScreenHealthSettings.Problem, reason: String)? {
         if missedChanges > settings.frozenAfter {
             return (.frozen, "frozen: the screen has not changed across \(settings.frozenAfter) changes the scene expected")
         }
+        if let scanoutMismatch { return (.scanoutMismatch, "scanout_mismatch: \(scanoutMismatch)") }
         if let since = blackSince, now - since >= settings.blackAfter {
             let color = String(blackColor, radix: 16)
             let name = blackColor == 0 ? "black" : "one colour (#\(String(repeating: "0", count: 6 - color.count) + color))"
