@@ -173,13 +173,13 @@ _kioskctl() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    ping|version|stats|output-info|power|screenshot|verify|scene|widget|data|page|animate|video|web|log-level|plays|raw|watch|help)
+    ping|version|stats|output-info|power|screenshot|verify|scene|widget|data|page|animate|video|web|log-level|plays|cache|raw|watch|help)
         # Offer subcommand argument completions
         "_kioskctl_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'ping version stats output-info power screenshot verify scene widget data page animate video web log-level plays raw watch help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'ping version stats output-info power screenshot verify scene widget data page animate video web log-level plays cache raw watch help' -- "${cur}"))
         ;;
     esac
 }
@@ -826,6 +826,62 @@ _kioskctl_plays() {
         return
         ;;
     '--limit')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_cache() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __kioskctl_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    clear|refresh)
+        # Offer subcommand argument completions
+        "_kioskctl_cache_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'clear refresh' -- "${cur}"))
+        ;;
+    esac
+}
+
+_kioskctl_cache_clear() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket)
+    __kioskctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    esac
+}
+
+_kioskctl_cache_refresh() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--socket --url)
+    __kioskctl_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--socket')
+        return
+        ;;
+    '--url')
         return
         ;;
     esac

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "CKioskWeb.h"
 
 #include <dlfcn.h>
@@ -90,6 +91,10 @@ static struct {
     void (*javascript_result_unref)(void *result);
     char *(*js_value_to_string)(void *value);
     const char *(*web_view_get_uri)(void *view);
+    int (*user_content_manager_register_script_message_handler)(void *manager, const char *name);
+    void *(*user_script_new)(const char *source, int frames, int time, const char *const *allow, const char *const *block);
+    void (*user_content_manager_add_script)(void *manager, void *script);
+    void (*user_script_unref)(void *script);
     void *(*web_context_new_with_data_manager)(void *manager);
     void *(*web_view_backend_new)(void *backend, GDestroyNotifyABI notify, void *data);
     void *(*web_view_new_with_context)(void *backend, void *context);
@@ -185,6 +190,11 @@ static void load_webkit(void) {
         {webkit, "webkit_javascript_result_unref", (void **)&wk.javascript_result_unref},
         {webkit, "jsc_value_to_string", (void **)&wk.js_value_to_string},
         {webkit, "webkit_web_view_get_uri", (void **)&wk.web_view_get_uri},
+        {webkit, "webkit_user_content_manager_register_script_message_handler",
+         (void **)&wk.user_content_manager_register_script_message_handler},
+        {webkit, "webkit_user_script_new", (void **)&wk.user_script_new},
+        {webkit, "webkit_user_content_manager_add_script", (void **)&wk.user_content_manager_add_script},
+        {webkit, "webkit_user_script_unref", (void **)&wk.user_script_unref},
         {webkit, "webkit_web_context_new_with_website_data_manager", (void **)&wk.web_context_new_with_data_manager},
         {webkit, "webkit_web_view_backend_new", (void **)&wk.web_view_backend_new},
         {webkit, "webkit_web_view_new_with_context", (void **)&wk.web_view_new_with_context},
@@ -232,6 +242,8 @@ static void *web_context;       // WebKitWebContext, made on the web thread
 
 static void *run_web_thread(void *unused) {
     (void)unused;
+    // Named, so that its CPU time can be told apart from kioskd's own (kioskd bench --scenario web).
+    pthread_setname_np(pthread_self(), "kioskd-web");
     wk.main_context_push_thread_default(web_context_main);
     wk.main_loop_run(wk.main_loop_new(web_context_main, 0));
     return NULL;
@@ -301,9 +313,11 @@ static int clear_data_on_web_thread(void *unused) {
     return 0;
 }
 
+static void queue(GSourceFuncABI function, void *data);
+
 static void start_web_thread(void) {
     web_context_main = wk.main_context_new();
-    wk.main_context_invoke_full(web_context_main, 0, initialise_on_web_thread, NULL, NULL);
+    queue(initialise_on_web_thread, NULL);
     pthread_t thread;
     pthread_attr_t attributes;
     pthread_attr_init(&attributes);
@@ -312,8 +326,44 @@ static void start_web_thread(void) {
     pthread_attr_destroy(&attributes);
 }
 
+// Tasks for the web thread, in order, behind a lock of kioskd's own: GLib's context queue would order them too, but
+// its locks are futexes that ThreadSanitizer cannot see, and this hand-over (every field a task reads was written
+// before it was queued) is the one the tsan tier checks.
+typedef struct QueuedTask {
+    GSourceFuncABI function;
+    void *data;
+    struct QueuedTask *next;
+} QueuedTask;
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static QueuedTask *queue_head, *queue_tail;
+
+static int drain_queue(void *unused) {
+    (void)unused;
+    for (;;) {
+        pthread_mutex_lock(&queue_lock);
+        QueuedTask *t = queue_head;
+        if (t) {
+            queue_head = t->next;
+            if (!queue_head) queue_tail = NULL;
+        }
+        pthread_mutex_unlock(&queue_lock);
+        if (!t) return 0;
+        t->function(t->data);
+        free(t);
+    }
+}
+
 static void queue(GSourceFuncABI function, void *data) {
-    wk.main_context_invoke_full(web_context_main, 0, function, data, NULL);
+    QueuedTask *t = calloc(1, sizeof *t);
+    if (!t) return;
+    t->function = function;
+    t->data = data;
+    pthread_mutex_lock(&queue_lock);
+    if (queue_tail) queue_tail->next = t; else queue_head = t;
+    queue_tail = t;
+    pthread_mutex_unlock(&queue_lock);
+    // One drain per task queued; a drain that finds the queue empty (an earlier one took its task) does nothing.
+    wk.main_context_invoke_full(web_context_main, 0, drain_queue, NULL, NULL);
 }
 
 void kiosk_web_clear_data(void) {
@@ -340,6 +390,9 @@ struct KioskWebView {
     // Scripts whose answer has not come; a view closed meanwhile is freed after the last.
     int scripts_pending;
     int closing;
+    // The address whose origin the bridge answers (the widget's own), when the page has the bridge.
+    char *bridge_origin;
+    void *content_manager;
     // The hang watch: the loaded page's ping timer, and when the unanswered ping went (0: none waiting).
     int loaded;
     void *ping_timer;
@@ -347,6 +400,7 @@ struct KioskWebView {
 };
 
 static void free_view(KioskWebView *v);
+static char *copy(const char *text);
 #define free_view_later free_view
 
 // A task for the web thread with its arguments.
@@ -531,6 +585,41 @@ static int ping_tick(void *data) {
     return 1;  // G_SOURCE_CONTINUE
 }
 
+// `window.kioskd`, put in the top frame of every document before its own scripts run.
+static const char bridge_script[] =
+    "(function () {"
+    "  if (window.kioskd || !window.webkit || !window.webkit.messageHandlers || !window.webkit.messageHandlers.kioskd) return;"
+    "  const handlers = {}; const data = {};"
+    "  Object.defineProperty(window, 'kioskd', { value: Object.freeze({"
+    "    data: data,"
+    "    on: function (key, fn) { (handlers[key] = handlers[key] || []).push(fn); if (key in data) fn(data[key]); },"
+    "    emit: function (action, payload) {"
+    "      window.webkit.messageHandlers.kioskd.postMessage(JSON.stringify({ action: String(action),"
+    "        payload: payload === undefined ? null : payload })); },"
+    "    _set: function (values) { for (const key in values) { data[key] = values[key];"
+    "      (handlers[key] || []).forEach(function (fn) { try { fn(values[key]); } catch (e) {} }); } }"
+    "  }) });"
+    "})();";
+
+// The page at its own origin (the widget's address's) or an allowed one: where the bridge answers.
+static int bridge_allowed(KioskWebView *v) {
+    const char *uri = wk.web_view_get_uri(v->view);
+    if (!uri) return 0;
+    char origin[1024], own[1024];
+    if (!origin_of(uri, origin, sizeof origin)) return 0;
+    if (v->bridge_origin && origin_of(v->bridge_origin, own, sizeof own) && strcmp(origin, own) == 0) return 1;
+    return v->allowed_origins && origin_allowed(v, uri);
+}
+
+static void on_bridge_message(void *manager, void *result, void *data) {
+    (void)manager;
+    KioskWebView *v = data;
+    if (v->closing || !bridge_allowed(v)) return;
+    char *text = wk.js_value_to_string(wk.javascript_result_get_js_value(result));
+    if (text && strlen(text) <= 65536) v->callbacks.event(v->context, KIOSK_WEB_MESSAGE, text);
+    if (text) wk.free(text);
+}
+
 static void destroy_exportable(void *exportable) {
     wk.exportable_destroy(exportable);
 }
@@ -557,6 +646,16 @@ static int create_on_web_thread(void *data) {
     wk.signal_connect_data(v->view, "load-failed", (void *)on_load_failed, v, NULL, 0);
     wk.signal_connect_data(v->view, "web-process-terminated", (void *)on_web_process_terminated, v, NULL, 0);
     wk.signal_connect_data(v->view, "decide-policy", (void *)on_decide_policy, v, NULL, 0);
+    if (v->options.bridge) {
+        v->content_manager = wk.web_view_get_user_content_manager(v->view);
+        wk.user_content_manager_register_script_message_handler(v->content_manager, "kioskd");
+        wk.signal_connect_data(v->content_manager, "script-message-received::kioskd", (void *)on_bridge_message, v, NULL, 0);
+        // WEBKIT_USER_CONTENT_INJECT_TOP_FRAME, WEBKIT_USER_SCRIPT_INJECT_AT_DOCUMENT_START
+        void *script = wk.user_script_new(bridge_script, 1, 0, NULL, NULL);
+        wk.user_content_manager_add_script(v->content_manager, script);
+        wk.user_script_unref(script);
+        v->bridge_origin = copy(v->url);
+    }
     wk.web_view_load_uri(v->view, v->url);
     if (v->options.ping_interval_ms > 0 && v->options.hang_timeout_ms > 0) {
         v->ping_timer = wk.timeout_source_new((unsigned)v->options.ping_interval_ms);
@@ -681,6 +780,7 @@ static void free_view(KioskWebView *v) {
     free(v->url);
     free(v->user_agent);
     free(v->allowed_origins);
+    free(v->bridge_origin);
     free(v->previous);
     free(v);
 }
@@ -726,6 +826,7 @@ static int close_on_web_thread(void *data) {
     KioskWebView *v = data;
     // G_SIGNAL_MATCH_DATA (16): every handler connected with this view as its data.
     wk.signal_handlers_disconnect_matched(v->view, 16, 0, 0, NULL, NULL, v);
+    if (v->content_manager) wk.signal_handlers_disconnect_matched(v->content_manager, 16, 0, 0, NULL, NULL, v);
     v->closing = 1;
     if (v->ping_timer) {
         wk.source_destroy(v->ping_timer);

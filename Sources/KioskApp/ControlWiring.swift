@@ -61,6 +61,8 @@ public final class ControlWiring {
     var dataSourceStats: (() -> JSONValue)?
     /// `stats`' `vnc`: each output's remote view (VNCWiring), with `vnc:`.
     var vncStats: (() -> JSONValue)?
+    /// The asset cache's owner: `stats`' `cache`, `cache.clear` and `cache.refresh`.
+    weak var remoteAssets: RemoteAssetWiring?
     /// Whether the wall clock is synchronized: `stats` gives `clock_synchronized`, read afresh.
     weak var clockTrust: ClockTrust?
     /// Scenes named by URL, for `scene.load {url}`.
@@ -154,6 +156,7 @@ public final class ControlWiring {
                 if let dataSourceStats { members["data_sources"] = dataSourceStats() }
                 if let vncStats { members["vnc"] = vncStats() }
                 if let verifier = verifier(of: first) { members.merge(verifier.statsMembers) { _, verify in verify } }
+                if let remoteAssets { members["cache"] = remoteAssets.cacheStats }
                 members.merge(statusExtras()) { _, extra in extra }
                 members.merge(videoStats()) { _, video in video }
                 members.merge(webStats()) { _, web in web }
@@ -176,6 +179,7 @@ public final class ControlWiring {
         registerVideoCommands()
         registerWebCommands()
         registerPlayCommands()
+        registerCacheCommands()
         hookOutputs()
     }
 

@@ -92,6 +92,9 @@ public final class FleetWiring {
                     fleet.stateMayHaveChanged()
                 case .pageShown:
                     fleet.stateMayHaveChanged()
+                case .web(let report) where report.kind == .emit:
+                    // As an on_press emit does: the action's name on <prefix>/action.
+                    if let action = report.action { fleet.actionEmitted(action) }
                 case .dataChanged, .error, .video, .web:
                     break
                 }
@@ -142,6 +145,8 @@ public final class FleetWiring {
             "frames_flipped": stats["frames_flipped"] ?? .null,
             "uptime_s": .int(uptime.nanosecondsClamped / 1_000_000_000),
             "clock_synchronized": stats["clock_synchronized"] ?? .null,
+            // The asset cache: bytes, entries, hits, failed fetches by reason, stale and missing assets.
+            "cache": stats["cache"] ?? .null,
         ]
     }
 

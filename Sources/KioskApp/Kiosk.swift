@@ -87,7 +87,7 @@ public final class Kiosk {
             engine.repaintWindowMode = configuration.repaintWindow
             engine.screenHealth = settings.health.settings
             return try SceneRunner(engine: engine, path: path, watch: configuration.watch, fpsOverlay: configuration.fpsOverlay,
-                                   memory: settings.memory, video: settings.video,
+                                   memory: settings.memory, video: settings.video, cacheDirectory: settings.cache.directory,
                                    substitute: substitute ?? (RemoteAsset.isFetched(path) ? remoteSubstitute : nil), problem: problem, logger: logger)
         }, logger: logger)
         let first = outputs.first
@@ -114,7 +114,7 @@ public final class Kiosk {
         control?.verifiers = verifiers
         fleet = try FleetWiring.start(resolved.fleet, loop: loop, control: control, outputs: outputs, logger: logger)
         dataSources = DataSourceWiring(loop: loop, outputs: outputs, control: control, logger: logger)
-        remoteAssets = RemoteAssetWiring(loop: loop, outputs: outputs, control: control, logger: logger)
+        remoteAssets = RemoteAssetWiring(loop: loop, outputs: outputs, control: control, settings: settings.cache, logger: logger)
         remoteScenes = RemoteSceneWiring(loop: loop, outputs: outputs, assets: remoteAssets, control: control, logger: logger)
         control?.remoteScenes = remoteScenes
         input = InputWiring(settings: InputSettings(configuration, backend: kind),

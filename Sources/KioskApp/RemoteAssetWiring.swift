@@ -13,35 +13,42 @@ import Logging
 /// once it is whole in the cache, its old picture staying until the new one has rendered. Offline, the cached copy
 /// is shown with no error on screen; a failure is logged once until the URL succeeds again, sent as an `error`
 /// event (`remote_asset`), and tried again with backoff. Nothing of this starts (no fetcher, no worker thread, no
-/// libcurl) until a scene names a URL. Main thread.
+/// libcurl) until a scene names a URL. The server's `Cache-Control` sets the time to the next check
+/// (`CacheControl`); the `cache:` section sets the folder, the limits and the proxy. `stats`' `cache`, the `cache`
+/// event and what `cache.clear` and `cache.refresh` do are in `RemoteAssetWiring+Commands`; the commands are
+/// registered by `ControlWiring+Cache`. Main thread.
 final class RemoteAssetWiring: RemoteAssetSource {
 
     private let loop: MainLoop
     private let outputs: KioskOutputs
-    private weak var control: ControlWiring?
+    private(set) weak var control: ControlWiring?
     private let logger: Logger
-    private let directory: String
-    private var cache: AssetCache?
+    let settings: KioskConfig.Cache
+    let directory: String
+    private(set) var cache: AssetCache?
     private var cacheFailed = false
     private var fetcher: Fetcher?
     private var backoff = FetchBackoff(initial: .seconds(2), maximum: .seconds(ImageProperties.defaultRefreshSeconds))
     /// The URLs every output's scene names, with the shortest `refresh` (seconds) of the widgets that name each.
-    private var refresh: [String: Int] = [:]
+    private(set) var refresh: [String: Int] = [:]
     /// The URLs the scenes name, each with its next fetch (or the fetch under way).
-    private var timers: [String: TimerHandle] = [:]
-    private var inFlight: [String: FetchID] = [:]
+    private(set) var timers: [String: TimerHandle] = [:]
+    private(set) var inFlight: [String: FetchID] = [:]
+    /// When each URL's timer fires, for `stats`.
+    private(set) var nextCheck: [String: ContinuousClock.Instant] = [:]
     /// The file each URL was last shown from: a fetch that keeps it changes nothing on screen.
     private var shown: [String: String] = [:]
     private var failing: Set<String> = []
     private var listeners: [ListenerToken] = []
 
-    init(loop: MainLoop, outputs: KioskOutputs, control: ControlWiring?, logger: Logger) {
+    init(loop: MainLoop, outputs: KioskOutputs, control: ControlWiring?, settings: KioskConfig.Cache = KioskConfig.Cache(), logger: Logger) {
         self.loop = loop
         self.outputs = outputs
         self.control = control
         self.logger = logger
-        let base = ProcessInfo.processInfo.environment["CACHE_DIRECTORY"]?.split(separator: ":").first.map(String.init) ?? "/var/cache/kioskd"
-        directory = base + "/assets"
+        self.settings = settings
+        directory = settings.directory ?? AssetCache.defaultDirectory()
+        control?.remoteAssets = self
         for output in outputs.outputs {
             output.stage.builderRemoteAssets = self
             listeners.append(output.stage.addEventListener { [weak self] event in
@@ -80,15 +87,26 @@ final class RemoteAssetWiring: RemoteAssetSource {
         let wanted = Set(refresh.keys)
         for url in timers.keys where !wanted.contains(url) {
             timers.removeValue(forKey: url)?.cancel()
+            nextCheck[url] = nil
             if let id = inFlight.removeValue(forKey: url) { fetcher?.cancel(id) }
         }
         for url in wanted.sorted() where timers[url] == nil && inFlight[url] == nil {
             // A copy from an earlier run is shown at once, network or not; the fetch then revalidates it.
-            if shown[url] == nil, let file = openCache()?.peek(url)?.path {
+            let held = openCache()?.peek(url)
+            if shown[url] == nil, let file = held?.path {
                 shown[url] = file
                 for output in outputs.outputs { output.stage.remoteAssetChanged(url) }
             }
-            fetch(url)
+            // A copy still fresh by its max-age is not revalidated before it expires, not even at start.
+            let fresh = held.map { asset in
+                (asset.metadata.cacheControl ?? CacheControl()).freshSeconds(fetchedAt: asset.metadata.fetchedAt, now: Date().timeIntervalSince1970,
+                                                                            refresh: refresh[url] ?? ImageProperties.defaultRefreshSeconds)
+            } ?? 0
+            if fresh > 0 {
+                schedule(url, after: .seconds(fresh))
+            } else {
+                fetch(url)
+            }
         }
     }
 
@@ -106,8 +124,26 @@ final class RemoteAssetWiring: RemoteAssetSource {
     /// Every URL eviction must spare now.
     var protectedURLs: Set<String> { Set(refresh.keys).union(alsoProtected()) }
 
+    /// Revalidates `url` now: its timer cancelled, a fetch started unless one is under way. Whether it was one
+    /// the scenes name.
+    @discardableResult
+    func refreshNow(_ url: String) -> Bool {
+        guard refresh[url] != nil else { return false }
+        guard inFlight[url] == nil else { return true }
+        timers.removeValue(forKey: url)?.cancel()
+        fetch(url)
+        return true
+    }
+
+    /// The next check of `url`, `after` from now.
+    private func schedule(_ url: String, after: Duration) {
+        nextCheck[url] = ContinuousClock.now + after
+        timers[url] = loop.addTimer(after: after) { [weak self] in self?.fetch(url) }
+    }
+
     private func fetch(_ url: String) {
         timers[url] = nil
+        nextCheck[url] = nil
         guard let cache = openCache() else { return }
         let fetcher: Fetcher
         do { fetcher = try sharedFetcher() } catch {
@@ -115,7 +151,7 @@ final class RemoteAssetWiring: RemoteAssetSource {
             return
         }
         let protected = protectedURLs
-        inFlight[url] = cache.fetch(url, protected: protected, fetcher: fetcher) { [weak self] result in
+        inFlight[url] = cache.fetch(url, protected: protected, proxy: settings.proxy, fetcher: fetcher) { [weak self] result in
             self?.fetched(url, result)
         }
     }
@@ -126,18 +162,26 @@ final class RemoteAssetWiring: RemoteAssetSource {
         switch result {
         case .success(let asset):
             backoff.succeeded(url)
-            if failing.remove(url) != nil { logger.notice("\(kind(url)) \(url): fetched again") }
+            if failing.remove(url) != nil {
+                logger.notice("\(kind(url)) \(url): fetched again")
+                staleChanged(url, nil)
+            }
             if shown[url] != asset.path {
                 shown[url] = asset.path
                 for output in outputs.outputs { output.stage.remoteAssetChanged(url) }
             }
-            next = .seconds(refresh[url] ?? ImageProperties.defaultRefreshSeconds)
+            let seconds = (asset.metadata.cacheControl ?? CacheControl()).secondsToNextCheck(refresh: refresh[url] ?? ImageProperties.defaultRefreshSeconds)
+            next = .seconds(seconds)
         case .failure(let error):
             next = min(backoff.failed(url), .seconds(refresh[url] ?? ImageProperties.defaultRefreshSeconds))
+            let wasFailing = failing.contains(url)
             report(url, "\(error.failure)\(shown[url] != nil ? "; the cached copy stays on screen" : ""); tried again in \(Int(next.components.seconds)) s")
+            if !wasFailing { staleChanged(url, cache?.failing(url)) }
         }
-        timers[url] = loop.addTimer(after: next) { [weak self] in self?.fetch(url) }
+        schedule(url, after: next)
     }
+
+    func logLine(_ words: String) { logger.notice("\(words)") }
 
     private func report(_ url: String, _ words: String) {
         let message = "\(kind(url)) \(url): \(words)"
@@ -163,7 +207,7 @@ final class RemoteAssetWiring: RemoteAssetSource {
         if let cache { return cache }
         guard !cacheFailed else { return nil }
         do {
-            cache = try AssetCache(directory: directory)
+            cache = try AssetCache(directory: directory, limits: CacheLimits(maxAssetBytes: settings.assetBytes, maxTotalBytes: settings.totalBytes))
         } catch {
             cacheFailed = true
             logger.error("\(error); images named by URL are not shown (the unit's CacheDirectory=, or CACHE_DIRECTORY)")

@@ -47,7 +47,7 @@ final class RemoteSceneWiring {
         for output in outputs.outputs {
             let url = output.stage.source
             if RemoteAsset.isFetched(url), !output.runner.showsDiagnosticPage {
-                shown[url] = AssetCache.held(url, in: AssetCache.defaultDirectory())?.path
+                shown[url] = AssetCache.held(url, in: assets.directory)?.path
             }
             listeners.append(output.stage.addEventListener { [weak self] event in
                 if case .sceneLoaded = event { self?.follow() }

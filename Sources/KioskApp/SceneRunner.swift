@@ -50,8 +50,10 @@ final class SceneRunner {
     ///     the start, and the scene file is neither read nor watched; a reload starts kioskd over.
     /// - Throws: the scene's validation errors (`SceneValidationError`).
     init(engine: LayerEngine, path: String, watch: Bool, fpsOverlay: Bool, memory: KioskConfig.Memory = KioskConfig.Memory(),
-         video: KioskConfig.Video = KioskConfig.Video(),
+         video: KioskConfig.Video = KioskConfig.Video(), cacheDirectory: String? = nil,
          substitute: Substitute? = nil, problem: ConfigurationProblem? = nil, logger: Logger) throws {
+        // The asset cache's folder (`cache.dir`, else the default): where copies of a scene and fonts by URL are.
+        let cacheDirectory = cacheDirectory ?? AssetCache.defaultDirectory()
         self.path = path
         self.engine = engine
         configurationProblem = problem
@@ -76,7 +78,7 @@ final class SceneRunner {
                 let loaded: LoadedScene
                 if remote {
                     // The copy from an earlier run, network or not; `RemoteSceneWiring` revalidates it.
-                    let directory = AssetCache.defaultDirectory()
+                    let directory = cacheDirectory
                     guard let copy = AssetCache.held(path, in: directory) else { throw RemoteSceneNotHeld(url: path, directory: directory) }
                     loaded = try SceneLoader.load(remoteCopy: copy.path, url: path, limits: limits)
                 } else {
@@ -96,7 +98,7 @@ final class SceneRunner {
         // Fonts by URL whose copies an earlier run cached: registered before the first text renders, so the scene
         // starts in them rather than switching from a fallback (new ones come with `RemoteAssetWiring`).
         let cachedFonts = shown.fonts.filter(RemoteAsset.looksRemote).compactMap { url in
-            AssetCache.held(url, in: AssetCache.defaultDirectory()).map(\.path).flatMap { FontFileCheck.problem(at: $0, named: url) == nil ? $0 : nil }
+            AssetCache.held(url, in: cacheDirectory).map(\.path).flatMap { FontFileCheck.problem(at: $0, named: url) == nil ? $0 : nil }
         }
         if !cachedFonts.isEmpty {
             do { try PangoFontMaps.addFontFiles(cachedFonts) } catch { logger.error("scene \(path): cached fonts: \(error)") }

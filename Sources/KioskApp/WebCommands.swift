@@ -67,6 +67,8 @@ extension ControlWiring {
         var data: [String: JSONValue] = ["kind": .string(report.kind.rawValue), "url": .string(report.url),
                                          "id": report.id.map(JSONValue.string) ?? .null]
         if let message = report.message { data["message"] = .string(message) }
+        if let action = report.action { data["action"] = .string(action) }
+        if report.kind == .emit { data["payload"] = report.payload.map(JSONValue.string) ?? .null }
         return .object(data)
     }
 

@@ -15,11 +15,12 @@ public struct BenchReport: Encodable {
     public var fingerprint: FingerprintRun.Figures?
     public var vnc: VNCRun.Figures?
     public var video: VideoRun.Scenario?
+    public var web: WebRun.Scenario?
 
     public init(frames: Int) { self.frames = frames }
 
     enum CodingKeys: String, CodingKey { case frames, scenarios }
-    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", pageFade = "page-fade", updateStorm = "update-storm", startup, images, pages, plainFill = "plain-fill", fingerprint, vnc, video }
+    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", pageFade = "page-fade", updateStorm = "update-storm", startup, images, pages, plainFill = "plain-fill", fingerprint, vnc, video, web }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -36,6 +37,7 @@ public struct BenchReport: Encodable {
         try s.encode(fingerprint, forKey: .fingerprint)
         try s.encode(vnc, forKey: .vnc)
         try s.encode(video, forKey: .video)
+        try s.encode(web, forKey: .web)
     }
 
     public var table: String {
@@ -51,6 +53,7 @@ public struct BenchReport: Encodable {
         if let fingerprint { sections.append(fingerprint.table) }
         if let vnc { sections.append(vnc.table) }
         if let video { sections.append(video.table) }
+        if let web { sections.append(web.table) }
         return sections.joined(separator: "\n\n")
     }
 }

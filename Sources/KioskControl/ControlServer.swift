@@ -30,7 +30,7 @@ public struct ControlServerOptions: Sendable {
     public init(socketPath: String = ControlServerOptions.defaultSocketPath, socketGroup: UInt32? = nil,
                 policy: PeerPolicy = PeerPolicy(), maxLineBytes: Int = LineFramer.defaultMaxLineBytes,
                 maxQueuedBytes: Int = 4 << 20, maxClients: Int = 128, maxRequestsPerTurn: Int = 16, turnBudget: Duration = .milliseconds(2), inheritedListenFD: Int32? = nil,
-                eventNames: Set<String> = ["flip", "frame", "scene", "data", "error", "input", "power", "display", "video"]) {
+                eventNames: Set<String> = ["flip", "frame", "scene", "data", "error", "input", "power", "display", "video", "web", "cache"]) {
         self.socketPath = socketPath
         self.socketGroup = socketGroup
         self.policy = policy

@@ -33,6 +33,9 @@ public struct AssetMetadata: Codable, Sendable, Equatable {
     public var sha256: String
     /// Wall-clock seconds of the last lookup: least recently used first out.
     public var lastUsed: Double
+    /// The server's `Cache-Control`, as last sent (on the 200 or a later 304); nil for none, or metadata written
+    /// before it was kept.
+    public var cacheControl: CacheControl?
 }
 
 /// A cached asset: its complete file and what is known of it. A plain value.
@@ -62,6 +65,20 @@ public final class AssetCache: @unchecked Sendable {
         var misses = 0
         var evictions = 0
         var removedAtOpen = 0
+        var noStoreRemovedAtOpen = 0
+        /// Failed fetches, by `FetchFailure.reason`.
+        var failures: [String: Int] = [:]
+        /// URLs whose last fetch failed, with when the failures began and the latest one; removed by a success.
+        var failing: [String: Failing] = [:]
+        var cleared = 0
+    }
+
+    /// A URL whose fetches fail: since when (wall clock, the first failure in a row) and the latest reason.
+    public struct Failing: Sendable, Equatable {
+        public var url: String
+        public var since: Double
+        public var reason: String
+        public var message: String
     }
 
     /// Figures for `stats`.
@@ -73,12 +90,28 @@ public final class AssetCache: @unchecked Sendable {
         public var evictions: Int
         /// Leftover temporary files, orphaned data files and broken metadata removed when the cache was opened.
         public var removedAtOpen: Int
+        /// Assets the server sent with `Cache-Control: no-store`, removed when the cache was opened.
+        public var noStoreRemovedAtOpen: Int
+        /// Failed fetches by reason (`FetchFailure.reason`), since the cache was opened.
+        public var failures: [String: Int]
+        /// URLs whose last fetch failed while a copy is held and shown: stale, with since when.
+        public var stale: [Failing]
+        /// URLs whose fetches fail with no copy held: nothing to show yet.
+        public var missing: [Failing]
+        /// Assets removed by `clear`.
+        public var cleared: Int
     }
 
-    /// `$CACHE_DIRECTORY/assets` (systemd's `CacheDirectory=`), or /var/cache/kioskd/assets without it.
-    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    /// `$CACHE_DIRECTORY/assets` (systemd's `CacheDirectory=`); without it /var/cache/kioskd/assets for root, and
+    /// `$XDG_CACHE_HOME/kioskd/assets` (`~/.cache/kioskd/assets`) for anyone else, who cannot write /var/cache.
+    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment,
+                                        root: Bool = geteuid() == 0) -> String {
         if let base = environment["CACHE_DIRECTORY"]?.split(separator: ":").first, !base.isEmpty {
             return "\(base)/assets"
+        }
+        if !root {
+            if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return "\(xdg)/kioskd/assets" }
+            if let home = environment["HOME"], home.hasPrefix("/"), home != "/" { return "\(home)/.cache/kioskd/assets" }
         }
         return "/var/cache/kioskd/assets"
     }
@@ -102,7 +135,7 @@ public final class AssetCache: @unchecked Sendable {
             throw SystemError("asset cache \(directory): cannot read the folder: \(error.localizedDescription)")
         }
         var entries: [String: AssetMetadata] = [:]
-        var removed = 0
+        var removed = 0, noStore = 0
         let decoder = JSONDecoder()
         for name in names where name.hasSuffix(".json") && !name.hasPrefix(".") {
             let key = String(name.dropLast(5))
@@ -115,6 +148,12 @@ public final class AssetCache: @unchecked Sendable {
                 removed += 1
                 continue
             }
+            if metadata.cacheControl?.noStore == true {
+                // Shown while the kiosk ran, never kept across a restart; its data file goes as an orphan below.
+                unlink(path)
+                noStore += 1
+                continue
+            }
             entries[key] = metadata
         }
         let named = Set(entries.values.map(\.file))
@@ -125,8 +164,8 @@ public final class AssetCache: @unchecked Sendable {
                 removed += 1
             }
         }
-        if removed > 0 { Self.syncFolder(directory) }
-        state = Lock(State(entries: entries, removedAtOpen: removed))
+        if removed + noStore > 0 { Self.syncFolder(directory) }
+        state = Lock(State(entries: entries, removedAtOpen: removed, noStoreRemovedAtOpen: noStore))
     }
 
     /// The copy of `url` a cache in `directory` holds, read from its metadata without opening the cache (no
@@ -170,9 +209,38 @@ public final class AssetCache: @unchecked Sendable {
 
     public var figures: Figures {
         state.withLock { s in
-            Figures(bytes: s.entries.values.reduce(0) { $0 + $1.size }, entries: s.entries.count, hits: s.hits,
-                    misses: s.misses, evictions: s.evictions, removedAtOpen: s.removedAtOpen)
+            let failing = s.failing.values.sorted { ($0.since, $0.url) < ($1.since, $1.url) }
+            return Figures(bytes: s.entries.values.reduce(0) { $0 + $1.size }, entries: s.entries.count, hits: s.hits,
+                           misses: s.misses, evictions: s.evictions, removedAtOpen: s.removedAtOpen,
+                           noStoreRemovedAtOpen: s.noStoreRemovedAtOpen, failures: s.failures,
+                           stale: failing.filter { s.entries[Self.key($0.url)] != nil },
+                           missing: failing.filter { s.entries[Self.key($0.url)] == nil }, cleared: s.cleared)
         }
+    }
+
+    /// Whether `url`'s last fetch failed; since when and why.
+    public func failing(_ url: String) -> Failing? {
+        state.withLock { $0.failing[url] }
+    }
+
+    /// Removes every asset whose URL is not in `keeping` (the ones on screen), and what their failures noted;
+    /// returns the bytes and entries freed. A fetch under way for a removed URL still completes into the cache.
+    /// File I/O: off the main loop.
+    public func clear(keeping: Set<String>) -> (bytes: Int, entries: Int) {
+        let keys = Set(keeping.map(Self.key))
+        let removed = state.withLock { state -> [AssetMetadata] in
+            let victims = state.entries.filter { !keys.contains($0.key) }
+            for key in victims.keys { state.entries.removeValue(forKey: key) }
+            for url in state.failing.keys where !keeping.contains(url) { state.failing.removeValue(forKey: url) }
+            state.cleared += victims.count
+            return Array(victims.values)
+        }
+        for metadata in removed {
+            unlink("\(directory)/\(Self.key(metadata.url)).json")
+            unlink("\(directory)/\(metadata.file)")
+        }
+        if !removed.isEmpty { Self.syncFolder(directory) }
+        return (removed.reduce(0) { $0 + $1.size }, removed.count)
     }
 
     /// Fetches `url` into the cache (revalidating the copy held, if any) and gives `then`, on the main thread,
@@ -186,7 +254,8 @@ public final class AssetCache: @unchecked Sendable {
     ///     held: a message refuses it (`refused`), the copy held staying as it was. A remote scene is validated so.
     @discardableResult
     public func fetch(_ url: String, pin: String? = nil, protected: Set<String> = [], headers: [String: String] = [:],
-                      fetcher: Fetcher, limits fetchLimits: FetchLimits? = nil, check: (@Sendable (String) -> String?)? = nil,
+                      proxy: String? = nil, fetcher: Fetcher, limits fetchLimits: FetchLimits? = nil,
+                      check: (@Sendable (String) -> String?)? = nil,
                       then: @escaping (Result<CachedAsset, FetchError>) -> Void) -> FetchID {
         let key = Self.key(url)
         let held = peek(url)
@@ -194,12 +263,30 @@ public final class AssetCache: @unchecked Sendable {
         limits.maxBodyBytes = min(limits.maxBodyBytes, self.limits.maxAssetBytes)
         let temporary = "\(directory)/.\(key).\(String(UInt64.random(in: .min ... .max), radix: 16)).partial"
         let request = FetchRequest(url: url, headers: headers, etag: held?.metadata.etag,
-                                   lastModified: held?.metadata.lastModified, limits: limits, destination: .file(temporary))
+                                   lastModified: held?.metadata.lastModified, limits: limits, destination: .file(temporary),
+                                   proxy: proxy)
         let expected = pin.map { ($0.hasPrefix("sha256:") ? String($0.dropFirst(7)) : $0).lowercased() }
         let protectedKeys = Set(protected.map(Self.key))
         return fetcher.fetch(request, process: { [self] outcome in
-            commit(outcome, key: key, expected: expected, protecting: protectedKeys, check: check)
+            let result = commit(outcome, key: key, expected: expected, protecting: protectedKeys, check: check)
+            note(result, url: url)
+            return result
         }, then: then)
+    }
+
+    /// Counts a failure by reason and marks the URL failing since its first failure in a row; a success clears it.
+    private func note(_ result: Result<CachedAsset, FetchError>, url: String) {
+        let now = clock()
+        state.withLock { state in
+            switch result {
+            case .success: state.failing.removeValue(forKey: url)
+            case .failure(let error):
+                let reason = error.failure.reason
+                state.failures[reason, default: 0] += 1
+                let since = state.failing[url]?.since ?? now
+                state.failing[url] = Failing(url: url, since: since, reason: reason, message: error.failure.description)
+            }
+        }
     }
 
     /// On the worker: the download checked and moved into place, the metadata replaced, old files removed.
@@ -219,6 +306,7 @@ public final class AssetCache: @unchecked Sendable {
             metadata.fetchedAt = now
             metadata.lastUsed = now
             if let etag = response.etag { metadata.etag = etag }
+            if let header = response.cacheControl { metadata.cacheControl = CacheControl(header: header) }
             if let error = writeMetadata(metadata, key: key, url: url) { return .failure(error) }
             state.withLock { $0.entries[key] = metadata }
             return .success(CachedAsset(path: "\(directory)/\(metadata.file)", metadata: metadata))
@@ -243,7 +331,8 @@ public final class AssetCache: @unchecked Sendable {
         }
         Self.syncFolder(directory)
         let metadata = AssetMetadata(url: url, file: name, etag: response.etag, lastModified: response.lastModified,
-                                     contentType: response.contentType, fetchedAt: now, size: response.bytes, sha256: sha, lastUsed: now)
+                                     contentType: response.contentType, fetchedAt: now, size: response.bytes, sha256: sha, lastUsed: now,
+                                     cacheControl: response.cacheControl.map { CacheControl(header: $0) })
         if let error = writeMetadata(metadata, key: key, url: url) { return .failure(error) }
         let old = state.withLock { state -> String? in
             let old = state.entries[key]?.file

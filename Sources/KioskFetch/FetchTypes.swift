@@ -90,6 +90,8 @@ public struct FetchResponse: Sendable, Equatable {
     public var bytes: Int
     /// The body's SHA-256 (hex), for `.file`.
     public var sha256: String?
+    /// The final response's `Cache-Control` header, as sent.
+    public var cacheControl: String? = nil
 }
 
 /// Why a transfer gave nothing. `key` is the reason's short name, counted in `stats`.
@@ -119,6 +121,30 @@ public enum FetchFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .transfer: "transfer"
         case .file: "file"
         case .refused: "refused"
+        }
+    }
+
+    /// The reason's family, as `stats` counts failed fetches: `http_status`, `too_large` (a decompression bomb
+    /// too), `timeout`, `dns`, `connect`, `tls`, `truncated`, `redirects`, `pin_mismatch`, `refused`, `file`,
+    /// `transfer` (any other curl error).
+    public var reason: String {
+        switch self {
+        case .http: return "http_status"
+        case .tooLarge, .decompressedTooLarge: return "too_large"
+        case .timeout: return "timeout"
+        case .file: return "file"
+        case .refused(let text): return text.hasPrefix("sha256 ") ? "pin_mismatch" : "refused"
+        case .transfer(let code, _):
+            switch code {
+            case 5, 6: return "dns"  // CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_RESOLVE_HOST
+            case 7: return "connect"  // CURLE_COULDNT_CONNECT
+            case 28: return "timeout"
+            case 35, 51, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91, 98: return "tls"
+            case 18, 56: return "truncated"  // CURLE_PARTIAL_FILE, CURLE_RECV_ERROR
+            case 47: return "redirects"  // CURLE_TOO_MANY_REDIRECTS
+            case 63: return "too_large"  // CURLE_FILESIZE_EXCEEDED
+            default: return "transfer"
+            }
         }
     }
 

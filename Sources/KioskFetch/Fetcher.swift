@@ -138,7 +138,14 @@ final class FetchWorker: @unchecked Sendable {
         }
     }
 
+    /// The worker's nice value: downloads, their hashing and their file writes are background work, so under a
+    /// busy CPU the main loop (input, the control socket, flips) and the render workers run first.
+    static let nice: Int32 = 10
+
     func run() {
+        // With PRIO_PROCESS and who = 0, Linux changes the calling thread only. Best effort: at worst the worker
+        // runs at kioskd's own priority.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.nice)
         while true {
             let (jobs, cancels, stopping) = inbox.withLock { box in
                 let taken = (box.jobs, box.cancels, box.stopping)
@@ -211,6 +218,7 @@ final class Transfer {
     private var lastModified: String?
     private var contentType: String?
     private var contentEncoding: String?
+    private var cacheControl: String?
     /// Why the write callback stopped the transfer.
     private var stopped: FetchFailure?
 
@@ -298,7 +306,7 @@ final class Transfer {
     private func header(_ line: UnsafeRawBufferPointer) {
         let text = String(decoding: line, as: UTF8.self).trimmingScalars(" \r\n\t")
         if text.hasPrefix("HTTP/") {
-            etag = nil; lastModified = nil; contentType = nil; contentEncoding = nil
+            etag = nil; lastModified = nil; contentType = nil; contentEncoding = nil; cacheControl = nil
             return
         }
         guard let colon = text.firstIndex(of: ":") else { return }
@@ -309,6 +317,7 @@ final class Transfer {
         case "last-modified": lastModified = value
         case "content-type": contentType = value
         case "content-encoding": contentEncoding = value.lowercased()
+        case "cache-control": cacheControl = cacheControl.map { "\($0), \(value)" } ?? value
         default: break
         }
     }
@@ -382,7 +391,8 @@ final class Transfer {
             discard()
             return .success(FetchResponse(url: url, status: status, etag: etag ?? job.request.etag,
                                           lastModified: lastModified ?? job.request.lastModified, contentType: contentType,
-                                          contentEncoding: contentEncoding, body: [], file: nil, bytes: 0, sha256: nil))
+                                          contentEncoding: contentEncoding, body: [], file: nil, bytes: 0, sha256: nil,
+                                          cacheControl: cacheControl))
         }
         if fd >= 0 {
             guard fsync(fd) == 0 else { return fail(.file(SystemError("fsync \(destinationPath ?? "")", errno: errno).description)) }
@@ -392,7 +402,8 @@ final class Transfer {
             sha = hash?.finalizeHex()
         }
         return .success(FetchResponse(url: url, status: status, etag: etag, lastModified: lastModified, contentType: contentType,
-                                      contentEncoding: contentEncoding, body: body, file: destinationPath, bytes: bytes, sha256: sha))
+                                      contentEncoding: contentEncoding, body: body, file: destinationPath, bytes: bytes, sha256: sha,
+                                      cacheControl: cacheControl))
     }
 }
 

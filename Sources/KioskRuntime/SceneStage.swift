@@ -147,6 +147,7 @@ public final class SceneStage: SceneControlling {
         videos.onReport = { [weak self] report in self?.eventListeners.emit(.video(report)) }
         webs.onReport = { [weak self] report in self?.eventListeners.emit(.web(report)) }
         webs.onError = { [weak self] message in self?.eventListeners.emit(.error(code: "web", message: message)) }
+        webs.dataSource = { [weak self] in self?.builder.values ?? [:] }
         videos.onPageVideoFinished = { [weak self] page in self?.advance(from: page) }
         videos.clock.synchronized = { [weak self] in self?.clockSynchronized ?? true }
     }
@@ -407,6 +408,7 @@ public final class SceneStage: SceneControlling {
             if let incoming { for node in incoming.byKey[key] ?? [] { touched[ObjectIdentifier(node)] = node } }
         }
         for node in touched.values { refreshBound(node, changedKeys: changed) }
+        webs.dataChanged(changed)
         eventListeners.emit(.dataChanged(changed))
     }
 

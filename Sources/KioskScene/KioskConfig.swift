@@ -103,6 +103,51 @@ public struct KioskConfig: Sendable, Equatable {
         public var schemes: VideoSchemes { allowedSchemes.map(VideoSchemes.init) ?? VideoSchemes() }
     }
 
+    /// The `cache:` section: where assets named by URL are kept and how much they may take.
+    public struct Cache: Sendable, Equatable {
+        /// `max_mb`: the whole cache, MiB; past it the least recently shown assets not on screen are removed.
+        public var maxMB: Int?
+        /// `max_asset_mb`: one asset, MiB; a larger download is stopped at this size and refused.
+        public var maxAssetMB: Int?
+        /// `proxy`: the proxy asset downloads go through; nil takes libcurl's from the environment (http_proxy,
+        /// https_proxy, no_proxy).
+        public var proxy: String?
+        /// `dir`: the folder the assets are kept in (resolved); nil is `$CACHE_DIRECTORY/assets` (the unit's
+        /// `CacheDirectory=`), else /var/cache/kioskd/assets for root, else the user's cache folder.
+        public var directory: String?
+        public init() {}
+
+        public static let defaultMaxMB = 1024
+        public static let defaultMaxAssetMB = 256
+        /// What either limit may be: 1 MiB to 1 TiB.
+        public static let megabyteRange = 1...(1 << 20)
+
+        public var totalBytes: Int { (maxMB ?? Self.defaultMaxMB) << 20 }
+        public var assetBytes: Int { min(maxAssetMB ?? Self.defaultMaxAssetMB, maxMB ?? Self.defaultMaxMB) << 20 }
+
+        /// Why `text` cannot be a proxy URL, or nil when it can.
+        public static func proxyProblem(_ text: String) -> String? {
+            let schemes = ["http", "https", "socks5", "socks5h"]
+            guard text.utf8.count <= 2048 else { return "the URL is longer than 2048 bytes" }
+            guard !text.contains(where: { $0.isWhitespace || $0.isNewline }) else { return "'\(text)': a URL has no spaces or line breaks" }
+            guard let colon = text.range(of: "://") else {
+                return "'\(text)' is not a URL: expected \(schemes.map { "\($0)://" }.joined(separator: ", ")) then host[:port], such as http://proxy.lan:3128"
+            }
+            let scheme = text[..<colon.lowerBound].lowercased()
+            guard schemes.contains(scheme) else {
+                return "scheme '\(scheme)' is not a proxy scheme; expected one of \(schemes.joined(separator: ", "))"
+            }
+            let rest = text[colon.upperBound...]
+            let authority = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let hostPort = authority.split(separator: "@").last ?? ""
+            guard !hostPort.isEmpty, !hostPort.hasPrefix(":") else { return "'\(text)': the URL names no host" }
+            if !hostPort.hasSuffix("]"), let portText = hostPort.split(separator: ":", omittingEmptySubsequences: false).dropFirst().last {
+                guard let port = Int(portText), (1...65535).contains(port) else { return "'\(text)': the port must be a number from 1 to 65535" }
+            }
+            return nil
+        }
+    }
+
     /// One entry of the `outputs:` section: what one connector shows, and in which mode and rotation.
     public struct Output: Sendable, Equatable {
         /// The connector's name (`HDMI-A-1`), as `kioskd devices` shows it.
@@ -154,6 +199,7 @@ public struct KioskConfig: Sendable, Equatable {
     /// The `vnc:` section: the remote view; nil when the file has none (VNC is off).
     public var vnc: VNCSettings?
     public var web = Web()
+    public var cache = Cache()
     /// The `outputs:` section's entries, in file order.
     public var outputs: [Output] = []
     /// Sections reserved for later capabilities, present in the file: their keys are accepted and not yet used.
@@ -176,12 +222,20 @@ public struct KioskConfig: Sendable, Equatable {
 
     /// Every key the file may hold, section keys as `section.key`: the documentation lists each of these.
     public static var allKeys: [String] {
-        ConfigDecoder.topKeys.filter { !["control", "input", "idle", "mqtt", "memory", "health", "video", "vnc", "outputs"].contains($0) } + ConfigDecoder.controlKeys.map { "control." + $0 }
-            + ConfigDecoder.inputKeys.map { "input." + $0 } + ConfigDecoder.idleKeys.map { "idle." + $0 }
-            + MQTTSettings.keys.map { "mqtt." + $0 } + ConfigDecoder.memoryKeys.map { "memory." + $0 }
-            + ConfigDecoder.healthKeys.map { "health." + $0 }
-            + ConfigDecoder.videoKeys.map { "video." + $0 }
-            + VNCSettings.keys.map { "vnc." + $0 }
-            + ConfigDecoder.outputKeys.map { "outputs." + $0 } + ConfigDecoder.reservedSections
+        let sections = ["control", "input", "idle", "mqtt", "memory", "health", "video", "web", "cache", "vnc", "outputs"]
+        var keys: [String] = ConfigDecoder.topKeys.filter { !sections.contains($0) }
+        keys += ConfigDecoder.controlKeys.map { "control." + $0 }
+        keys += ConfigDecoder.inputKeys.map { "input." + $0 }
+        keys += ConfigDecoder.idleKeys.map { "idle." + $0 }
+        keys += MQTTSettings.keys.map { "mqtt." + $0 }
+        keys += ConfigDecoder.memoryKeys.map { "memory." + $0 }
+        keys += ConfigDecoder.healthKeys.map { "health." + $0 }
+        keys += ConfigDecoder.videoKeys.map { "video." + $0 }
+        keys += ConfigDecoder.webKeys.map { "web." + $0 }
+        keys += ConfigDecoder.cacheKeys.map { "cache." + $0 }
+        keys += VNCSettings.keys.map { "vnc." + $0 }
+        keys += ConfigDecoder.outputKeys.map { "outputs." + $0 }
+        return keys + ConfigDecoder.reservedSections
     }
+
 }

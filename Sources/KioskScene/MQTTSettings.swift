@@ -51,7 +51,7 @@ public struct MQTTSettings: Sendable, Equatable {
     public static let defaultAllowed = [ControlCommandName.ping, .stats].map(\.rawValue)
     /// Commands that make sense only on a socket connection: never over MQTT, whatever `allow` says.
     public static let neverAllowed = [ControlCommandName.subscribe, .unsubscribe].map(\.rawValue)
-    public static let eventNames = ["scene", "data", "error", "video", "input"]
+    public static let eventNames = ["scene", "data", "error", "video", "web", "input"]
     /// Every command kioskd's control socket answers, by its own name: `ControlCommandName`'s cases, the list the
     /// registry's commands are keyed by, so `kioskd check-config` can name a misspelt `allow` entry without starting
     /// anything. `allow` may also give a command's alias (`display.power`).

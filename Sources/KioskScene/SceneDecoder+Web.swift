@@ -20,10 +20,12 @@ public struct WebProperties: Sendable, Equatable {
     public var scrollbars: Bool
     /// The badge's text over the last frame while the page cannot be shown afresh; nil shows none.
     public var offlineBadge: String?
+    /// `bridge`: the page gets `window.kioskd` (the scene's data, `on`, `emit`) at its own origin and the allowed ones.
+    public var bridge: Bool
 
     public init(url: String, zoom: Double = 1, userAgent: String? = nil, reloadEverySeconds: Int? = nil,
                 allowedOrigins: [String]? = nil, placeholder: String? = nil, scrollbars: Bool = false,
-                offlineBadge: String? = "offline") {
+                offlineBadge: String? = "offline", bridge: Bool = false) {
         self.url = url
         self.zoom = zoom
         self.userAgent = userAgent
@@ -32,6 +34,7 @@ public struct WebProperties: Sendable, Equatable {
         self.placeholder = placeholder
         self.scrollbars = scrollbars
         self.offlineBadge = offlineBadge
+        self.bridge = bridge
     }
 
     public static let zoomRange: ClosedRange<Double> = 0.25...5
@@ -72,7 +75,7 @@ public struct WebProperties: Sendable, Equatable {
 
 /// The `web` widget: a web page shown as a layer.
 extension SceneDecoder {
-    static let webKeys = ["url", "zoom", "user_agent", "reload_every", "allowed_origins", "placeholder", "scrollbars", "offline_badge"]
+    static let webKeys = ["url", "zoom", "user_agent", "reload_every", "allowed_origins", "placeholder", "scrollbars", "offline_badge", "bridge"]
 
     func web(_ f: [String: (key: Node, value: Node)], node: Node, path: String) -> WebProperties? {
         func key(_ k: String) -> String { Self.child(path, k) }
@@ -148,8 +151,10 @@ extension SceneDecoder {
                 badge = nil
             }
         }
-        guard let url, let zoom, let userAgent, let reload, let origins, let placeholder, let scrollbars, let badge else { return nil }
+        let bridge = f["bridge"].map { bool($0.value, key("bridge")) } ?? false
+        guard let url, let zoom, let userAgent, let reload, let origins, let placeholder, let scrollbars, let badge, let bridge else { return nil }
         return WebProperties(url: url, zoom: zoom, userAgent: userAgent, reloadEverySeconds: reload,
-                             allowedOrigins: origins, placeholder: placeholder, scrollbars: scrollbars, offlineBadge: badge)
+                             allowedOrigins: origins, placeholder: placeholder, scrollbars: scrollbars, offlineBadge: badge,
+                             bridge: bridge)
     }
 }

@@ -165,6 +165,7 @@ public final class WPEWebPage: WebPage {
             case Int(KIOSK_WEB_NAVIGATION_REFUSED): .navigationRefused(url: text)
             case Int(KIOSK_WEB_NAVIGATED): .navigated(url: text)
             case Int(KIOSK_WEB_HUNG): .hung(message: text)
+            case Int(KIOSK_WEB_MESSAGE): .bridgeMessage(text: text)
             default: nil
             }
             if let event { Unmanaged<WebMailbox>.fromOpaque(context).takeUnretainedValue().deliver(event) }
@@ -193,6 +194,7 @@ public final class WPEWebPage: WebPage {
         }
         options.ping_interval_ms = milliseconds(request.pingInterval)
         options.hang_timeout_ms = milliseconds(request.hangTimeout)
+        options.bridge = request.bridge ? 1 : 0
         let origins: String? = request.allowedOrigins?.joined(separator: "\n")
         let made: OpaquePointer? = request.userAgent.withOptionalCString { agent in
             origins.withOptionalCString { origins in

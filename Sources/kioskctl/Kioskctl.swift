@@ -108,7 +108,7 @@ struct Kioskctl: ParsableCommand {
         version: KioskVersion.string,
         subcommands: [Ping.self, Version.self, Stats.self, OutputInfo.self, Power.self, Screenshot.self, Verify.self,
                       SceneGroup.self, WidgetGroup.self, DataGroup.self, PageGroup.self, Animate.self,
-                      VideoGroup.self, WebGroup.self, LogLevel.self, Plays.self, Raw.self, Watch.self])
+                      VideoGroup.self, WebGroup.self, LogLevel.self, Plays.self, CacheGroup.self, Raw.self, Watch.self])
 
     struct Ping: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Check that kioskd answers.")
@@ -188,7 +188,7 @@ struct Kioskctl: ParsableCommand {
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "Event names: frame, flip, scene, data, error, input, power, display, video.") var events: [String]
 
-        static let eventNames: Set<String> = ["frame", "flip", "scene", "data", "error", "input", "power", "display", "video"]
+        static let eventNames: Set<String> = ["frame", "flip", "scene", "data", "error", "input", "power", "display", "video", "web", "cache"]
 
         func validate() throws {
             guard !events.isEmpty else { throw ValidationError("name at least one event") }

@@ -20,20 +20,24 @@ import KioskVideo
 /// timed changes, and `page.show` to a purged page. `video` (run only when named): a 1920x1080 30 fps clip decoded by
 /// GStreamer, the composited path and the overlay-plane path (a headless output with a plane, whose buffers the
 /// frames are copied into as on DRM) against a naive copy of each decoded frame into the scanout buffer: main-thread
-/// CPU per shown frame, frames decoded, shown and dropped, main-thread p99, the video layer's path. `vnc`: the default
-/// scene at --mode viewed over VNC, bytes per second to a viewer asking for changes against one asking for whole
-/// frames, in the same run (`VNCRun`).
+/// CPU per shown frame, frames decoded, shown and dropped, main-thread p99, the video layer's path. `web` (run only
+/// when named): a page from loopback with a CSS animation in a quarter of 1024x768, in a `web` widget beside a clock
+/// and a ticker, against `cog -P headless` showing the same page, each for --frames / 60 seconds: each process tree's
+/// resident memory and CPU, kioskd's page frames per second and its main thread's CPU per page frame, then the loop's
+/// wake-ups with the page static (for --frames / 30 seconds). `vnc`: the default scene at --mode viewed over VNC,
+/// bytes per second to a viewer asking for changes against one asking for whole frames, in the same run (`VNCRun`).
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure the engine on scenarios (headless): dashboard, page-slide, page-fade, update-storm, startup, images, pages, plain-fill, fingerprint, vnc, video.")
+        abstract: "Measure the engine on scenarios (headless): dashboard, page-slide, page-fade, update-storm, startup, images, pages, plain-fill, fingerprint, vnc, video, web.")
 
     /// The scenarios run when none is named.
     static let scenarios = ["dashboard", "page-slide", "page-fade", "update-storm", "startup", "images", "pages", "plain-fill", "fingerprint", "vnc"]
-    /// Run only when named: `video` first encodes its clip (unless given one) and plays it in real time.
-    static let namedOnly = ["video"]
+    /// Run only when named: `video` first encodes its clip (unless given one) and plays it in real time; `web` runs
+    /// WebKit and cog for seconds each.
+    static let namedOnly = ["video", "web"]
 
-    @Option(help: ArgumentHelp("Run one scenario: \((BenchCommand.scenarios + BenchCommand.namedOnly).joined(separator: ", ")); default: all but video.", valueName: "NAME"))
+    @Option(help: ArgumentHelp("Run one scenario: \((BenchCommand.scenarios + BenchCommand.namedOnly).joined(separator: ", ")); default: all but video and web.", valueName: "NAME"))
     var scenario: String?
 
     @Option(help: ArgumentHelp("The clip of the video scenario (at least --frames frames long); default: a 1920x1080 30 fps H.264 clip made with gst-launch-1.0.", valueName: "FILE"))
@@ -77,6 +81,7 @@ struct BenchCommand: ParsableCommand {
             case "fingerprint": report.fingerprint = try FingerprintRun.measure()
             case "vnc": report.vnc = try vnc()
             case "video": report.video = try video()
+            case "web": report.web = try WebRun.run(seconds: max(2, Double(frames) / 60), staticSeconds: max(2, Double(frames) / 30))
             default: report.startup = try startup()
             }
         }

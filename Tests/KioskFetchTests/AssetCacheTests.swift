@@ -37,7 +37,10 @@ final class AssetCacheTests: XCTestCase {
 
     func testTheDefaultFolderIsTheUnitsCacheDirectory() {
         XCTAssertEqual(AssetCache.defaultDirectory(environment: ["CACHE_DIRECTORY": "/var/cache/kioskd"]), "/var/cache/kioskd/assets")
-        XCTAssertEqual(AssetCache.defaultDirectory(environment: [:]), "/var/cache/kioskd/assets")
+        XCTAssertEqual(AssetCache.defaultDirectory(environment: [:], root: true), "/var/cache/kioskd/assets")
+        XCTAssertEqual(AssetCache.defaultDirectory(environment: ["HOME": "/home/shop"], root: false), "/home/shop/.cache/kioskd/assets")
+        XCTAssertEqual(AssetCache.defaultDirectory(environment: ["HOME": "/home/shop", "XDG_CACHE_HOME": "/tmp/c"], root: false), "/tmp/c/kioskd/assets")
+        XCTAssertEqual(AssetCache.defaultDirectory(environment: ["CACHE_DIRECTORY": "/var/cache/kioskd", "HOME": "/home/shop"], root: false), "/var/cache/kioskd/assets")
         XCTAssertEqual(AssetCache.defaultDirectory(environment: ["CACHE_DIRECTORY": "/a:/b"]), "/a/assets")
     }
 

@@ -301,4 +301,39 @@ final class ConfigFileTests: XCTestCase {
         XCTAssertEqual(errors("vnc:\n  pasword_file: x\n"), ["\(file):2:3: vnc.pasword_file: unknown key 'pasword_file'; did you mean 'password_file'?"])
         XCTAssertEqual(errors("vnc: 5900\n"), ["\(file):1:6: vnc: expected a mapping (listen, password_file, tls, input, max_clients)"])
     }
+
+    func testTheCacheSectionSetsLimitsProxyAndFolder() throws {
+        let defaults = try parse("scene: a.yaml\n").config.cache
+        XCTAssertEqual(defaults, KioskConfig.Cache())
+        XCTAssertEqual(defaults.totalBytes, 1024 << 20)
+        XCTAssertEqual(defaults.assetBytes, 256 << 20)
+        XCTAssertEqual(try parse("cache:\n").config.cache, KioskConfig.Cache(), "an empty section is no section")
+        let cache = try parse("cache:\n  max_mb: 200\n  max_asset_mb: 50\n  proxy: http://proxy.lan:3128\n  dir: assets\n").config.cache
+        XCTAssertEqual(cache.totalBytes, 200 << 20)
+        XCTAssertEqual(cache.assetBytes, 50 << 20)
+        XCTAssertEqual(cache.proxy, "http://proxy.lan:3128")
+        XCTAssertEqual(cache.directory, "/etc/kioskd/assets", "relative to the config file's folder")
+        XCTAssertEqual(try parse("cache:\n  max_mb: 100\n").config.cache.assetBytes, 100 << 20, "one asset never more than the whole")
+        XCTAssertEqual(try parse("cache: {proxy: \"socks5h://user:pw@[::1]:1080\"}\n").config.cache.proxy, "socks5h://user:pw@[::1]:1080")
+    }
+
+    func testBadCacheValuesAreNamedAtTheirLocation() {
+        XCTAssertEqual(errors("cache:\n  max_mb: 0\n  max_asset_mb: many\n"), [
+            "\(file):2:11: cache.max_mb: 0 is out of range 1...1048576",
+            "\(file):3:17: cache.max_asset_mb: expected a whole number",
+        ])
+        XCTAssertEqual(errors("cache:\n  max_mb: 100\n  max_asset_mb: 200\n"),
+                       ["\(file):3:17: cache.max_asset_mb: 200 MiB is more than the whole cache may hold (cache.max_mb, 100 MiB)"])
+        XCTAssertEqual(errors("cache:\n  maxmb: 100\n"),
+                       ["\(file):2:3: cache.maxmb: unknown key 'maxmb'; did you mean 'max_mb'?"])
+        XCTAssertEqual(errors("cache:\n  proxy: ftp://proxy.lan\n"),
+                       ["\(file):2:10: cache.proxy: scheme 'ftp' is not a proxy scheme; expected one of http, https, socks5, socks5h"])
+        XCTAssertEqual(errors("cache:\n  proxy: proxy.lan:3128\n"),
+                       ["\(file):2:10: cache.proxy: 'proxy.lan:3128' is not a URL: expected http://, https://, socks5://, socks5h:// then host[:port], such as http://proxy.lan:3128"])
+        XCTAssertEqual(errors("cache:\n  proxy: http://:3128\n"), ["\(file):2:10: cache.proxy: 'http://:3128': the URL names no host"])
+        XCTAssertEqual(errors("cache:\n  proxy: http://proxy.lan:99999\n"),
+                       ["\(file):2:10: cache.proxy: 'http://proxy.lan:99999': the port must be a number from 1 to 65535"])
+        XCTAssertEqual(errors("cache:\n  dir: \"\"\n"), ["\(file):2:8: cache.dir: expected a non-empty string"])
+        XCTAssertEqual(errors("cache: 100\n"), ["\(file):1:8: cache: expected a mapping (max_mb, max_asset_mb, proxy, dir)"])
+    }
 }

@@ -11,8 +11,9 @@ final class BenchCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
         let scenarios = try XCTUnwrap(report["scenarios"] as? [String: Any])
-        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "page-fade", "update-storm", "startup", "images", "pages", "plain-fill", "fingerprint", "vnc", "video"])
+        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "page-fade", "update-storm", "startup", "images", "pages", "plain-fill", "fingerprint", "vnc", "video", "web"])
         XCTAssertTrue(scenarios["video"] is NSNull, "video runs only when named")
+        XCTAssertTrue(scenarios["web"] is NSNull, "web runs only when named")
 
         // Plain fills: both paths measured side by side for each fill and damage, the ratio from exactly those figures.
         let plain = try XCTUnwrap(scenarios["plain-fill"] as? [String: Any])

@@ -82,6 +82,10 @@ final class FleetMQTTTests: XCTestCase {
         XCTAssertEqual(health["healthy"] as? Bool, true, "\(state)")
         XCTAssertEqual(health["reason"] as? String, "ok", "\(state)")
         XCTAssertTrue((state["scene"] as? String)?.hasSuffix("scene.yaml") == true, "\(state)")
+        // The asset cache, as `stats` gives it: not opened, since the scene names no URL.
+        let cache = try XCTUnwrap(state["cache"] as? [String: Any], "\(state)")
+        XCTAssertEqual(cache["open"] as? Bool, false, "\(cache)")
+        XCTAssertEqual(cache["max_bytes"] as? Int, 1024 << 20, "\(cache)")
 
         XCTAssertEqual(daemon.stop().status, 0)
         try status.waitFor(on: "\(prefix)/status") { $0 == "offline" }
@@ -195,7 +199,7 @@ final class FleetMQTTTests: XCTestCase {
         }
         for (command, args) in [("data.set", #"{"values": {"label": "owned"}}"#), ("page.show", #"{"name": "second"}"#),
                                 ("data.get", "{}"), ("scene.get", "{}"), ("widget.get", #"{"id": "reading"}"#), ("version", "{}"),
-                                ("display.info", "{}"), ("screenshot", "{}")] {
+                                ("display.info", "{}"), ("screenshot", "{}"), ("cache.clear", "{}"), ("cache.refresh", "{}")] {
             try broker.publish("\(prefix)/cmd", #"{"id": "deny", "cmd": "\#(command)", "args": \#(args)}"#)
             let error = try XCTUnwrap(try replies.waitForJSON(on: "\(prefix)/reply")[0]["error"] as? [String: Any], command)
             XCTAssertEqual(error["code"] as? String, "permission_denied", command)
@@ -206,7 +210,7 @@ final class FleetMQTTTests: XCTestCase {
     }
 
     func testAllowListsMoreCommandsAndArgumentErrorsMatchTheSocket() throws {
-        let daemon = try startKiosk("allow: [display.power, data.set]\n")
+        let daemon = try startKiosk("allow: [display.power, data.set, cache.clear, cache.refresh]\n")
         let replies = try broker.subscribe(["\(prefix)/reply"])
         try broker.subscribe(["\(prefix)/status"]).waitFor(on: "\(prefix)/status") { $0 == "online" }
         try broker.publish("\(prefix)/cmd", #"{"id": 1, "cmd": "display.power", "args": {"on": false}}"#)
@@ -221,6 +225,13 @@ final class FleetMQTTTests: XCTestCase {
         let error = try XCTUnwrap((try replies.waitForJSON(on: "\(prefix)/reply")[0])["error"] as? [String: Any])
         XCTAssertEqual(error["code"] as? String, viaSocket.code)
         XCTAssertEqual(error["message"] as? String, viaSocket.message)
+        // The cache's commands, once allowed, answer as on the socket, hostile arguments included.
+        try broker.publish("\(prefix)/cmd", #"{"id": 4, "cmd": "cache.clear"}"#)
+        let cleared = try XCTUnwrap((try replies.waitForJSON(on: "\(prefix)/reply")[0])["result"] as? [String: Any])
+        XCTAssertEqual(cleared["entries_freed"] as? Int, 0, "\(cleared)")
+        try broker.publish("\(prefix)/cmd", #"{"id": 5, "cmd": "cache.refresh", "args": {"url": ["a"]}}"#)
+        let refused = try XCTUnwrap((try replies.waitForJSON(on: "\(prefix)/reply")[0])["error"] as? [String: Any])
+        XCTAssertEqual(refused["message"] as? String, "cache.refresh: 'url' must be a string, got array")
     }
 
     func testAThousandMalformedPayloadsGetErrorRepliesWhileFramesFlip() throws {

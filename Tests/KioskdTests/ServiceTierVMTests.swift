@@ -438,11 +438,20 @@ final class ServiceTierVMTests: XCTestCase {
         try T.must("systemctl restart kioskd.service", timeout: 120)
         let shot = "/var/lib/kioskd/screenshots/web.png"
         var centre: UInt32 = 0
-        let took = try T.waitFor("the page shown", timeout: 90) {
-            guard (try T.shell("/usr/bin/kioskctl screenshot --server-path \(shot)", timeout: 60)).status == 0 else { return false }
-            let png = try PNGFile(contentsOf: URL(fileURLWithPath: shot))
-            centre = png.rgb(x: png.width / 2, y: png.height / 2)
-            return centre == 0xE02000
+        let took: Double
+        do {
+            took = try T.waitFor("the page shown", timeout: 90) {
+                guard (try T.shell("/usr/bin/kioskctl screenshot --server-path \(shot)", timeout: 60)).status == 0 else { return false }
+                let png = try PNGFile(contentsOf: URL(fileURLWithPath: shot))
+                centre = png.rgb(x: png.width / 2, y: png.height / 2)
+                return centre == 0xE02000
+            }
+        } catch {
+            // What the page's widget, kioskd's children and the journal say, for the report.
+            let state = (try? T.shell("/usr/bin/kioskctl web state --id page 2>&1 | tr '\\n' ' '").text) ?? "?"
+            let children = (try? T.shell("ps -o pid=,user=,comm= --ppid $(systemctl show -P MainPID kioskd.service) | tr '\\n' ';'").text) ?? "?"
+            let journal = (try? T.shell("journalctl -u kioskd.service -n 25 --no-pager -o cat | tr '\\n' '|'").text) ?? "?"
+            throw ServiceCheckFailure("\(error); centre #\(String(centre, radix: 16)); web.state: \(state); children: \(children); journal: \(journal)")
         }
         let state = try T.must("/usr/bin/kioskctl web state --id page | grep -E '^(state|frames_shown|process_exits):' | tr '\\n' ' '")
         guard state.contains("state: loaded") else { throw ServiceCheckFailure("web.state: \(state)") }

@@ -194,6 +194,39 @@ final class WebWidgetTests: XCTestCase {
         XCTAssertTrue(daemon.isRunning)
     }
 
+    func testTheBridgeGivesThePageTheScenesDataAndItsEmitsBecomeEvents() throws {
+        let dir = try KioskdProcess.scratchDirectory("web-widget-bridge")
+        let page = dir.appendingPathComponent("page.html")
+        // The page answers each greeting it is given with an emit carrying it back.
+        try """
+            <html><body style="margin:0;background:#102030"><script>
+            kioskd.on('greeting', v => kioskd.emit('seen', {value: v, had: kioskd.data.greeting}));
+            </script></body></html>
+            """.write(to: page, atomically: true, encoding: .utf8)
+        let scene = dir.appendingPathComponent("scene.yaml")
+        try """
+            data: {greeting: "hello"}
+            widgets:
+              - {id: page, type: web, url: "\(page.absoluteString)", bridge: true, x: 0, y: 0, width: 160, height: 120}
+            """.write(to: scene, atomically: true, encoding: .utf8)
+        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", scene.path])
+        defer { _ = daemon.stop() }
+        let events = try ControlEventStream(daemon, events: ["web"])
+        func emitted(_ value: String) throws {
+            let event = try events.waitFor("the page's emit of '\(value)'") { event in
+                event.name == "web" && event.string("kind") == "emit" && (event.string("payload") ?? "").contains(value)
+            }
+            XCTAssertEqual(event.string("action"), "seen")
+            XCTAssertEqual(event.string("id"), "page")
+            let payload = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data((event.string("payload") ?? "").utf8)) as? [String: String])
+            XCTAssertEqual(payload, ["value": value, "had": value])
+        }
+        // The scene's data at load, then each change as it is set.
+        try emitted("hello")
+        _ = try daemon.result("data.set", #"{"values": {"greeting": "good evening"}}"#)
+        try emitted("good evening")
+    }
+
     func testAWebWidgetWithBadPropertiesIsALocatedError() throws {
         let dir = try KioskdProcess.scratchDirectory("web-widget-bad")
         let scene = dir.appendingPathComponent("scene.yaml")

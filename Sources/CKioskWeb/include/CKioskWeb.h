@@ -28,6 +28,8 @@ enum {
     /// The loaded page answered no ping for `hang_timeout_ms`: its web process is being ended (KIOSK_WEB_PROCESS_GONE
     /// follows). The message says for how long.
     KIOSK_WEB_HUNG = 6,
+    /// The page's bridge sent a message (`window.kioskd.emit`): its text, a JSON object {action, payload}.
+    KIOSK_WEB_MESSAGE = 7,
 };
 
 typedef struct {
@@ -58,6 +60,8 @@ typedef struct {
     /// While the page is loaded, a ping (a one-line script) goes to it every `ping_interval_ms` on the web thread;
     /// one unanswered for `hang_timeout_ms` ends the web process. 0 turns the watch off.
     int ping_interval_ms, hang_timeout_ms;
+    /// Gives the page `window.kioskd` (data, on, emit) while it is at its own origin or an allowed one.
+    int bridge;
 } kiosk_web_options;
 
 /// Loads WPE WebKit once per process (thread-safe). Returns 1 when it is usable, else 0 with the reason in `error`

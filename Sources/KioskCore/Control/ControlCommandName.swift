@@ -4,6 +4,8 @@
 /// the other. A plain value.
 public enum ControlCommandName: String, CaseIterable, Comparable, Sendable {
     case animate
+    case cacheClear = "cache.clear"
+    case cacheRefresh = "cache.refresh"
     case dataGet = "data.get"
     case dataSet = "data.set"
     case logLevel = "log.level"

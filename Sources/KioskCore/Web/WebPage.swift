@@ -14,6 +14,8 @@ public struct WebPageRequest: Sendable, Equatable {
     /// `hangTimeout` ends its web process (`hung`, then `processGone`). Nil turns the watch off.
     public var pingInterval: Duration?
     public var hangTimeout: Duration?
+    /// Gives the page `window.kioskd` (data, on, emit) while it is at its own origin or an allowed one.
+    public var bridge = false
 
     public init(url: String, size: Size, zoom: Double = 1, background: Color = .white, userAgent: String? = nil,
                 allowedOrigins: [String]? = nil, scrollbars: Bool = false, pingInterval: Duration? = nil,
@@ -56,6 +58,8 @@ public enum WebPageEvent: Sendable, Equatable {
     case navigated(url: String)
     /// The loaded page answered no ping for the request's `hangTimeout`: its web process is being ended.
     case hung(message: String)
+    /// The page's bridge sent a message (`window.kioskd.emit`): a JSON object `{action, payload}` as text.
+    case bridgeMessage(text: String)
     /// The script `id` of `evaluate` ran: with its value as text, or failed with the engine's message.
     case scriptResult(id: UInt64, ok: Bool, text: String)
 }

@@ -13,6 +13,13 @@ final class SceneWebs {
     private(set) var slots: [WebSlot] = []
     var onReport: ((WebEventReport) -> Void)?
     var onError: ((String) -> Void)?
+    /// The scene's data, for pages with the bridge.
+    var dataSource: (() -> [String: String])?
+
+    /// Data keys changed: pages with the bridge get them.
+    func dataChanged(_ values: [String: String]) {
+        for slot in slots { slot.pushData(values) }
+    }
     /// Web processes started again, over the scenes adopted so far.
     private var earlierRestarts = 0
 
@@ -30,6 +37,7 @@ final class SceneWebs {
             let slot = WebSlot(node: node, properties: properties, engine: engine, maker: maker, retryBackoff: retryBackoff)
             slot.onReport = { [weak self] report in self?.onReport?(report) }
             slot.onError = { [weak self] message in self?.onError?(message) }
+            slot.dataSource = { [weak self] in self?.dataSource?() ?? [:] }
             slots.append(slot)
             if node.page == currentPage { slot.start() }
         }

@@ -21,6 +21,8 @@ public struct WebEventReport: Sendable, Equatable {
         case navigated
         /// A navigation away from the allowed origins (or to a new window) was refused.
         case refused
+        /// The page's bridge emitted an action (`window.kioskd.emit(action, payload)`), as an `on_press` `emit` does.
+        case emit
     }
 
     /// The widget's id, when it has one.
@@ -28,6 +30,9 @@ public struct WebEventReport: Sendable, Equatable {
     public var kind: Kind
     public var url: String
     public var message: String?
+    /// For `emit`: the action's name, and its payload as JSON text.
+    public var action: String? = nil
+    public var payload: String? = nil
 }
 
 /// One web widget's page: made when the widget's page is first shown (WebKit is loaded only then), its frames shown
@@ -101,15 +106,17 @@ final class WebSlot {
         guard page == nil, let maker, let body = node.body else { return }
         let size = body.frame.size
         guard size.width > 0, size.height > 0 else { return }
-        let request = WebPageRequest(url: properties.url, size: size, zoom: properties.zoom, background: pageBackground,
+        let made = WebPageRequest(url: properties.url, size: size, zoom: properties.zoom, background: pageBackground,
                                      userAgent: properties.userAgent, allowedOrigins: properties.allowedOrigins,
                                      scrollbars: properties.scrollbars, pingInterval: Self.pingInterval,
                                      hangTimeout: Self.hangTimeout)
+        var request = made
+        request.bridge = properties.bridge
         do {
-            let made = try maker.makePage(request)
-            made.onFrame = { [weak self] frame in self?.show(frame) }
-            made.onEvent = { [weak self] event in self?.handle(event) }
-            page = made
+            let newPage = try maker.makePage(request)
+            newPage.onFrame = { [weak self] frame in self?.show(frame) }
+            newPage.onEvent = { [weak self] event in self?.handle(event) }
+            page = newPage
             requestedSize = size
             state = "loading"
             loads += 1
@@ -165,6 +172,7 @@ final class WebSlot {
             }
             setBadge(false)
             onReport?(WebEventReport(id: node.id, kind: .loaded, url: currentURL ?? properties.url, message: nil))
+            if properties.bridge, let data = dataSource?() { pushData(data) }
         case .loadFailed(let message):
             failed(kind: .failed, message: message)
         case .processGone(let message):
@@ -180,6 +188,18 @@ final class WebSlot {
         case .navigated(let url):
             currentURL = url
             onReport?(WebEventReport(id: node.id, kind: .navigated, url: url, message: nil))
+        case .bridgeMessage(let text):
+            guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+                  let action = object["action"] as? String, !action.isEmpty, action.utf8.count <= 256 else {
+                logger.warning("web \(node.id ?? properties.url): a bridge message that is not {action, payload} was ignored")
+                return
+            }
+            let payload = object["payload"].flatMap { value -> String? in
+                guard !(value is NSNull) else { return nil }
+                return (try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed])).map { String(decoding: $0, as: UTF8.self) }
+            }
+            onReport?(WebEventReport(id: node.id, kind: .emit, url: currentURL ?? properties.url, message: nil,
+                                     action: action, payload: payload))
         case .hung(let message):
             hangs += 1
             logger.error("web \(node.id ?? properties.url): \(message); ending its web process")
@@ -316,6 +336,16 @@ final class WebSlot {
         } else if let lastSurface, lastSurface.size == body.frame.size {
             engine.showExternalSurface(lastSurface, on: body)
         }
+    }
+
+    /// The scene's data, for the bridge (the stage's values).
+    var dataSource: (() -> [String: String])?
+
+    /// The bridge's data: `values` set in the page's `window.kioskd.data`, and its `on` handlers called.
+    func pushData(_ values: [String: String]) {
+        guard properties.bridge, state == "loaded", let page, !values.isEmpty,
+              let json = try? JSONSerialization.data(withJSONObject: values) else { return }
+        _ = page.evaluate(script: "window.kioskd && window.kioskd._set(\(String(decoding: json, as: UTF8.self)))")
     }
 
     /// A scene point (engine root coordinates) in the page's pixels, clamped to the page.
