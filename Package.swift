@@ -50,6 +50,8 @@ let package = Package(
         systemLibrary("CQREncode", pkgConfig: "libqrencode", apt: "libqrencode-dev"),
         systemLibrary("CJpeg", pkgConfig: "libjpeg", apt: "libjpeg62-turbo-dev"),
         systemLibrary("CPng", pkgConfig: "libpng", apt: "libpng-dev"),
+        // zlib: the ZRLE encoding of the VNC server (KioskRemote) compresses its rectangles with it.
+        systemLibrary("CZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
         // Headers only: libmosquitto, and OpenSSL with it, is loaded with dlopen by CKioskMosquitto when the first
         // MQTT client is made, so a kiosk without `mqtt:` never maps them.
         .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -122,7 +124,8 @@ let package = Package(
         // Not product code: what `kioskd bench` measures against (the naive renderer) and its scenarios.
         .target(
             name: "KioskBench",
-            dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "KioskRuntime", "CCairo"],
+            dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "KioskRuntime", "KioskRemote", "CCairo",
+                           .product(name: "Logging", package: "swift-log")],
             resources: [.copy("Scenes")]
         ),
         // A kiosk's assembly and product rules: its configuration resolved from the command line, the config file
@@ -131,7 +134,7 @@ let package = Package(
         .target(
             name: "KioskApp",
             dependencies: ["KioskCore", "KioskDisplay", "KioskRender", "KioskControl", "KioskScene", "KioskRuntime", "KioskService", "KioskFleet",
-                           "KioskInput", "KioskVideo", "KioskPlays", "KioskFetch", "KioskWeb",
+                           "KioskInput", "KioskVideo", "KioskPlays", "KioskFetch", "KioskWeb", "KioskRemote",
                            .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]
         ),
         .executableTarget(
@@ -146,6 +149,8 @@ let package = Package(
         ),
         // systemd: notify, the watchdog, socket activation, each spoken directly (SystemdProtocol), with no libsystemd.
         .target(name: "KioskService", dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log")]),
+        // The remote view: an RFB (VNC) server on the main loop serving each output's composed frame.
+        .target(name: "KioskRemote", dependencies: ["KioskCore", "CZlib", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "KioskControl",
             dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log")]
@@ -176,6 +181,7 @@ let package = Package(
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput", "KioskCore", "KioskTestSupport", "KioskDisplay", "KioskRender", "KioskRuntime", "KioskBench", "CDRM"]),
         .testTarget(name: "KioskSceneTests", dependencies: ["KioskScene", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskServiceTests", dependencies: ["KioskService", "KioskCore", "KioskTestSupport"]),
+        .testTarget(name: "KioskRemoteTests", dependencies: ["KioskRemote", "KioskCore", "CZlib", "KioskTestSupport"]),
         .testTarget(name: "KioskFleetTests", dependencies: ["KioskFleet", "KioskScene", "KioskControl", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskFetchTests", dependencies: ["KioskFetch", "KioskScene", "KioskCore", "KioskTestSupport"]),
         .testTarget(name: "KioskPlaysTests", dependencies: ["KioskPlays", "KioskCore", "KioskTestSupport"]),

@@ -59,6 +59,8 @@ public final class ControlWiring {
     var statusExtras: () -> [String: JSONValue] = { [:] }
     /// `stats`' `data_sources`: the scene's HTTP and RSS sources (DataSourceWiring).
     var dataSourceStats: (() -> JSONValue)?
+    /// `stats`' `vnc`: each output's remote view (VNCWiring), with `vnc:`.
+    var vncStats: (() -> JSONValue)?
     /// The asset cache's owner: `stats`' `cache`, `cache.clear` and `cache.refresh`.
     weak var remoteAssets: RemoteAssetWiring?
     /// Whether the wall clock is synchronized: `stats` gives `clock_synchronized`, read afresh.
@@ -152,6 +154,7 @@ public final class ControlWiring {
                 members["outputs"] = outputsListing()
                 members["by_output"] = try statsByOutput(first: stats)
                 if let dataSourceStats { members["data_sources"] = dataSourceStats() }
+                if let vncStats { members["vnc"] = vncStats() }
                 if let verifier = verifier(of: first) { members.merge(verifier.statsMembers) { _, verify in verify } }
                 if let remoteAssets { members["cache"] = remoteAssets.cacheStats }
                 members.merge(statusExtras()) { _, extra in extra }

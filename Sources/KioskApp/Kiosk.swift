@@ -40,6 +40,8 @@ public final class Kiosk {
     let playDelivery: PlayDelivery?
     /// `<prefix>/thumbnail`, with `mqtt.thumbnail_every`.
     let thumbnails: ThumbnailPublisher?
+    /// The remote view, with `vnc:`.
+    let vnc: VNCWiring?
     private let fatal: FatalFrameExit
     private let pageCaptures: [PageCaptures]
     /// Each output's scanout verification (`health.verify_every`, `output.verify`), in the outputs' order.
@@ -135,6 +137,13 @@ public final class Kiosk {
                                                 loop: loop, logger: logger)
         } else {
             thumbnails = nil
+        }
+        // A configuration problem is shown instead (an unreadable password file among them): no remote view then.
+        if let vncSettings = settings.vnc, problem == nil {
+            vnc = try VNCWiring(settings: vncSettings, password: resolved.vncPassword, outputs: driven, input: input, control: control,
+                                loop: loop, logger: logger)
+        } else {
+            vnc = nil
         }
         for (verifier, output) in zip(verifiers, outputs.outputs) {
             verifier.cursorOnPlane = { [weak input, unowned output] in input?.cursorShownOnPlane(of: output) ?? false }

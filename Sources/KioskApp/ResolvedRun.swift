@@ -8,6 +8,8 @@ public struct ResolvedRun {
     public var configuration = KioskConfiguration()
     public var warnings: [SceneDiagnostic] = []
     public var fleet: FleetWiring.Configuration?
+    /// The password of `vnc.password_file`, read before the loop starts.
+    public var vncPassword: [UInt8]?
     public var problem: ConfigurationProblem?
 
     public init() {}
@@ -32,5 +34,6 @@ extension DiagnosticPage.Subject {
     public static func configFile(_ path: String) -> Self { Self(label: "Config file", path: path, hint: reloadHint) }
     public static func boardFile(_ path: String) -> Self { Self(label: "Board file", path: path, hint: reloadHint) }
     public static func passwordFile(_ path: String) -> Self { Self(label: "MQTT password file", path: path, hint: reloadHint) }
+    public static func vncPasswordFile(_ path: String) -> Self { Self(label: "VNC password file", path: path, hint: reloadHint) }
 }
 

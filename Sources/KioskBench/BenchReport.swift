@@ -13,13 +13,14 @@ public struct BenchReport: Encodable {
     public var pages: PagesRun.Figures?
     public var plainFill: PlainFillRun.Figures?
     public var fingerprint: FingerprintRun.Figures?
+    public var vnc: VNCRun.Figures?
     public var video: VideoRun.Scenario?
     public var web: WebRun.Scenario?
 
     public init(frames: Int) { self.frames = frames }
 
     enum CodingKeys: String, CodingKey { case frames, scenarios }
-    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", pageFade = "page-fade", updateStorm = "update-storm", startup, images, pages, plainFill = "plain-fill", fingerprint, video, web }
+    enum ScenarioKeys: String, CodingKey { case dashboard, pageSlide = "page-slide", pageFade = "page-fade", updateStorm = "update-storm", startup, images, pages, plainFill = "plain-fill", fingerprint, vnc, video, web }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -34,6 +35,7 @@ public struct BenchReport: Encodable {
         try s.encode(pages, forKey: .pages)
         try s.encode(plainFill, forKey: .plainFill)
         try s.encode(fingerprint, forKey: .fingerprint)
+        try s.encode(vnc, forKey: .vnc)
         try s.encode(video, forKey: .video)
         try s.encode(web, forKey: .web)
     }
@@ -49,6 +51,7 @@ public struct BenchReport: Encodable {
         if let pages { sections.append(pages.table) }
         if let plainFill { sections.append(plainFill.table) }
         if let fingerprint { sections.append(fingerprint.table) }
+        if let vnc { sections.append(vnc.table) }
         if let video { sections.append(video.table) }
         if let web { sections.append(web.table) }
         return sections.joined(separator: "\n\n")

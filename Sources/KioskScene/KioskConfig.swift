@@ -196,6 +196,8 @@ public struct KioskConfig: Sendable, Equatable {
     public var memory = Memory()
     public var health = Health()
     public var video = Video()
+    /// The `vnc:` section: the remote view; nil when the file has none (VNC is off).
+    public var vnc: VNCSettings?
     public var web = Web()
     public var cache = Cache()
     /// The `outputs:` section's entries, in file order.
@@ -220,7 +222,7 @@ public struct KioskConfig: Sendable, Equatable {
 
     /// Every key the file may hold, section keys as `section.key`: the documentation lists each of these.
     public static var allKeys: [String] {
-        let sections = ["control", "input", "idle", "mqtt", "memory", "health", "video", "web", "cache", "outputs"]
+        let sections = ["control", "input", "idle", "mqtt", "memory", "health", "video", "web", "cache", "vnc", "outputs"]
         var keys: [String] = ConfigDecoder.topKeys.filter { !sections.contains($0) }
         keys += ConfigDecoder.controlKeys.map { "control." + $0 }
         keys += ConfigDecoder.inputKeys.map { "input." + $0 }
@@ -231,6 +233,7 @@ public struct KioskConfig: Sendable, Equatable {
         keys += ConfigDecoder.videoKeys.map { "video." + $0 }
         keys += ConfigDecoder.webKeys.map { "web." + $0 }
         keys += ConfigDecoder.cacheKeys.map { "cache." + $0 }
+        keys += VNCSettings.keys.map { "vnc." + $0 }
         keys += ConfigDecoder.outputKeys.map { "outputs." + $0 }
         return keys + ConfigDecoder.reservedSections
     }

@@ -24,14 +24,15 @@ import KioskVideo
 /// when named): a page from loopback with a CSS animation in a quarter of 1024x768, in a `web` widget beside a clock
 /// and a ticker, against `cog -P headless` showing the same page, each for --frames / 60 seconds: each process tree's
 /// resident memory and CPU, kioskd's page frames per second and its main thread's CPU per page frame, then the loop's
-/// wake-ups with the page static (for --frames / 30 seconds).
+/// wake-ups with the page static (for --frames / 30 seconds). `vnc`: the default scene at --mode viewed over VNC,
+/// bytes per second to a viewer asking for changes against one asking for whole frames, in the same run (`VNCRun`).
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure the engine on scenarios (headless): dashboard, page-slide, page-fade, update-storm, startup, images, pages, plain-fill, fingerprint, video, web.")
+        abstract: "Measure the engine on scenarios (headless): dashboard, page-slide, page-fade, update-storm, startup, images, pages, plain-fill, fingerprint, vnc, video, web.")
 
     /// The scenarios run when none is named.
-    static let scenarios = ["dashboard", "page-slide", "page-fade", "update-storm", "startup", "images", "pages", "plain-fill", "fingerprint"]
+    static let scenarios = ["dashboard", "page-slide", "page-fade", "update-storm", "startup", "images", "pages", "plain-fill", "fingerprint", "vnc"]
     /// Run only when named: `video` first encodes its clip (unless given one) and plays it in real time; `web` runs
     /// WebKit and cog for seconds each.
     static let namedOnly = ["video", "web"]
@@ -45,7 +46,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Frames measured per contestant (after the warm-up).")
     var frames = 300
 
-    @Option(help: "Output size and refresh of the dashboard scenario, WxH[@Hz] (page-slide, page-fade and update-storm run at 1920x1080).")
+    @Option(help: "Output size and refresh of the dashboard and vnc scenarios, WxH[@Hz] (page-slide, page-fade and update-storm run at 1920x1080).")
     var mode = ModeRequest(width: 1920, height: 1080, refreshHz: 60)
 
     @Option(help: ArgumentHelp("Render workers of the update-storm scenario, comma-separated; default: 1, 2 and one per online processor.", valueName: "N,N"))
@@ -78,6 +79,7 @@ struct BenchCommand: ParsableCommand {
             case "pages": report.pages = try PagesRun.measure()
             case "plain-fill": report.plainFill = try PlainFillRun.measure()
             case "fingerprint": report.fingerprint = try FingerprintRun.measure()
+            case "vnc": report.vnc = try vnc()
             case "video": report.video = try video()
             case "web": report.web = try WebRun.run(seconds: max(2, Double(frames) / 60), staticSeconds: max(2, Double(frames) / 30))
             default: report.startup = try startup()
@@ -116,6 +118,14 @@ struct BenchCommand: ParsableCommand {
         let m = OutputMode(width: 1920, height: 1080, refreshMilliHz: 60_000)
         let counts = try workers.map(UpdateStorm.workerCounts(parsing:)) ?? UpdateStorm.defaultWorkerCounts
         return try UpdateStorm.scenario(mode: m, seconds: max(3, Double(frames) / 60), workerCounts: counts)
+    }
+
+    /// The default scene at --mode, viewed over VNC for --frames refreshes (at least two seconds).
+    private func vnc() throws -> VNCRun.Figures {
+        guard let path = BundledScenes.defaultScene else {
+            throw OutputError("bench vnc: the default scene is missing: kioskd_KioskRuntime.resources must be installed next to the kioskd binary")
+        }
+        return try VNCRun.measure(scene: path, mode: displayMode, seconds: max(2, Double(frames) / 60))
     }
 
     private func video() throws -> VideoRun.Scenario {

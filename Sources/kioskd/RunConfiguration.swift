@@ -62,6 +62,14 @@ extension RunCommand {
                 run.problem = ConfigurationProblem(subject: .passwordFile(fleet.settings.passwordFile ?? ""), error: error)
             }
         }
+        if run.problem == nil, let vnc = configFile.vnc {
+            do {
+                run.vncPassword = try vnc.password()
+            } catch {
+                guard keepGoingAsked else { throw fail(error) }
+                run.problem = ConfigurationProblem(subject: .vncPasswordFile(vnc.passwordFile ?? ""), error: error)
+            }
+        }
         var configuration = KioskConfiguration.resolve(commandLine: commandLine, configFile: configFile, boardFile: boardFile)
         configuration.capturePages = capturePages
         configuration.clockSynchronizedFile = clockSynchronizedFile

@@ -268,6 +268,40 @@ final class ConfigFileTests: XCTestCase {
         XCTAssertEqual(errors("health: [frozen]\n"), ["\(file):1:9: health: expected a mapping (restart_on, frozen_after, black_after, verify_every)"])
     }
 
+    func testTheVNCSectionIsOffUnlessPresent() throws {
+        XCTAssertNil(try parse("scene: a.yaml\n").config.vnc, "no vnc: is no VNC")
+        XCTAssertEqual(try parse("vnc:\n").config.vnc, VNCSettings(), "an empty section is loopback port 5900, view only")
+        let config = try parse("vnc:\n  listen: \"0.0.0.0:5901\"\n  password_file: vnc.pass\n  input: true\n  max_clients: 2\n").config
+        let vnc = try XCTUnwrap(config.vnc)
+        XCTAssertEqual(vnc.host, "0.0.0.0")
+        XCTAssertEqual(vnc.port, 5901)
+        XCTAssertEqual(vnc.passwordFile?.hasSuffix("/vnc.pass"), true, "relative to the config file")
+        XCTAssertTrue(vnc.input)
+        XCTAssertEqual(vnc.maxClients, 2)
+        XCTAssertEqual(try parse("vnc: {listen: \"localhost:5999\"}\n").config.vnc?.port, 5999)
+        XCTAssertTrue(KioskConfig.allKeys.contains("vnc.password_file"))
+    }
+
+    func testBadVNCValuesAreNamedAtTheirLocation() {
+        XCTAssertEqual(errors("vnc:\n  listen: \"0.0.0.0:5900\"\n"), [
+            "\(file):2:11: vnc.listen: listening on 0.0.0.0, beyond loopback, needs a password: set vnc.password_file (or listen on 127.0.0.1)",
+        ])
+        XCTAssertEqual(errors("vnc:\n  listen: \"127.0.0.1:99999\"\n  max_clients: 0\n  input: maybe\n"), [
+            "\(file):2:11: vnc.listen: '99999' is not a port: expected HOST:PORT, such as 127.0.0.1:5900 (an IPv4 address or localhost, a port 1-65535)",
+            "\(file):3:16: vnc.max_clients: 0 is out of range 1...64",
+            "\(file):4:10: vnc.input: expected true or false",
+        ])
+        XCTAssertEqual(errors("vnc:\n  listen: \"kiosk.example:5900\"\n"), [
+            "\(file):2:11: vnc.listen: 'kiosk.example' is not an IPv4 address: expected HOST:PORT, such as 127.0.0.1:5900 (an IPv4 address or localhost, a port 1-65535)",
+        ])
+        XCTAssertEqual(errors("vnc:\n  tls: {cert: a.pem, key: a.key}\n"), [
+            "\(file):2:3: vnc.tls: TLS (VeNCrypt) is not supported: remote viewers authenticate with the password of password_file "
+                + "(VNC authentication); to encrypt the view, reach a loopback listener through an SSH tunnel",
+        ])
+        XCTAssertEqual(errors("vnc:\n  pasword_file: x\n"), ["\(file):2:3: vnc.pasword_file: unknown key 'pasword_file'; did you mean 'password_file'?"])
+        XCTAssertEqual(errors("vnc: 5900\n"), ["\(file):1:6: vnc: expected a mapping (listen, password_file, tls, input, max_clients)"])
+    }
+
     func testTheCacheSectionSetsLimitsProxyAndFolder() throws {
         let defaults = try parse("scene: a.yaml\n").config.cache
         XCTAssertEqual(defaults, KioskConfig.Cache())

@@ -11,8 +11,9 @@ final class BenchCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
         let scenarios = try XCTUnwrap(report["scenarios"] as? [String: Any])
-        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "page-fade", "update-storm", "startup", "images", "pages", "plain-fill", "fingerprint", "video"])
+        XCTAssertEqual(Set(scenarios.keys), ["dashboard", "page-slide", "page-fade", "update-storm", "startup", "images", "pages", "plain-fill", "fingerprint", "vnc", "video", "web"])
         XCTAssertTrue(scenarios["video"] is NSNull, "video runs only when named")
+        XCTAssertTrue(scenarios["web"] is NSNull, "web runs only when named")
 
         // Plain fills: both paths measured side by side for each fill and damage, the ratio from exactly those figures.
         let plain = try XCTUnwrap(scenarios["plain-fill"] as? [String: Any])
@@ -45,6 +46,23 @@ final class BenchCLITests: XCTestCase {
             XCTAssertEqual(try XCTUnwrap(c["fingerprint_vs_compose"] as? Double, "\(c)"), hash / compose, accuracy: 1e-9)
             XCTAssertGreaterThanOrEqual(c["hashed_pixels"] as? Int ?? 0, c["damage_pixels"] as? Int ?? .max, "whole tiles")
         }
+
+        // VNC: bytes to a viewer asking for changes against one asking for whole frames, side by side in one run.
+        let vnc = try XCTUnwrap(scenarios["vnc"] as? [String: Any])
+        XCTAssertEqual(vnc["mode"] as? String, "640x360@60")
+        let damageRate = try XCTUnwrap(vnc["damage_bytes_per_second"] as? Double, "\(vnc)")
+        let wholeRate = try XCTUnwrap(vnc["full_frame_bytes_per_second"] as? Double, "\(vnc)")
+        let everyFrame = try XCTUnwrap(vnc["every_frame_whole_bytes_per_second"] as? Double, "\(vnc)")
+        XCTAssertGreaterThan(damageRate, 0, "the dashboard's ticker and clock change: \(vnc)")
+        XCTAssertGreaterThan(vnc["full_frame_updates"] as? Int ?? 0, 0, "\(vnc)")
+        XCTAssertGreaterThan(vnc["frames_presented"] as? Int ?? 0, 0, "\(vnc)")
+        XCTAssertEqual(try XCTUnwrap(vnc["damage_vs_full_frame"] as? Double), damageRate / wholeRate, accuracy: 1e-9)
+        XCTAssertEqual(try XCTUnwrap(vnc["damage_vs_every_frame_whole"] as? Double), damageRate / everyFrame, accuracy: 1e-9)
+        XCTAssertLessThan(damageRate, wholeRate, "only the damage is sent: \(vnc)")
+        let zrleRate = try XCTUnwrap(vnc["damage_zrle_bytes_per_second"] as? Double, "\(vnc)")
+        XCTAssertGreaterThan(zrleRate, 0, "\(vnc)")
+        XCTAssertEqual(try XCTUnwrap(vnc["damage_zrle_vs_full_frame"] as? Double), zrleRate / wholeRate, accuracy: 1e-9)
+        XCTAssertEqual(try XCTUnwrap(vnc["damage_zrle_vs_damage"] as? Double), zrleRate / damageRate, accuracy: 1e-9)
 
         let dashboard = try XCTUnwrap(scenarios["dashboard"] as? [String: Any])
         XCTAssertEqual(dashboard["full_frame_bytes"] as? Int, 640 * 360 * 4)

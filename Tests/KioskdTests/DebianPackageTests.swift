@@ -25,7 +25,7 @@ final class DebianPackageTests: XCTestCase {
                      "./usr/share/kioskd/scenes/builtin/diagnostic.yaml", "./usr/share/kioskd/bench/Scenes/",
                      "./usr/share/kioskd/board-configs/raspberry-pi-4-hdmi.yaml",
                      "./lib/systemd/system/kioskd.service", "./lib/systemd/system/kioskd.socket",
-                     "./usr/lib/sysusers.d/kioskd.conf", "./usr/lib/tmpfiles.d/kioskd.conf", "./usr/share/kioskd/systemd/mqtt.conf", "./usr/share/kioskd/systemd/web.conf",
+                     "./usr/lib/sysusers.d/kioskd.conf", "./usr/lib/tmpfiles.d/kioskd.conf", "./usr/share/kioskd/systemd/mqtt.conf", "./usr/share/kioskd/systemd/web.conf", "./usr/share/kioskd/systemd/vnc.conf",
                      "./usr/share/bash-completion/completions/kioskctl",
                      "./usr/share/zsh/vendor-completions/_kioskctl", "./usr/share/fish/vendor_completions.d/kioskctl.fish",
                      "./usr/share/man/man1/kioskd.1.gz", "./usr/share/man/man1/kioskctl.1.gz",
