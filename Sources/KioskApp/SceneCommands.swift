@@ -154,7 +154,7 @@ extension ControlWiring {
     // MARK: Helpers
 
     /// Runs a runtime request; its `StageError` becomes the error reply with the same code.
-    private func stageCall(_ args: ControlArguments, _ body: () throws(StageError) -> Void) throws(ControlError) {
+    func stageCall(_ args: ControlArguments, _ body: () throws(StageError) -> Void) throws(ControlError) {
         do {
             try body()
         } catch {

@@ -12,13 +12,13 @@ extension ControlWiring {
         commands.register(.videoPlay, arguments: ["id"]) { [unowned self] args, _ in
             let videos = try videoRuntime(args)
             let id = try videoID(args)
-            try videoCall(args) { () throws(StageError) in try videos.playVideo(id: id) }
+            try stageCall(args) { () throws(StageError) in try videos.playVideo(id: id) }
             return try videoState(videos, id: id, args)
         }
         commands.register(.videoPause, arguments: ["id"]) { [unowned self] args, _ in
             let videos = try videoRuntime(args)
             let id = try videoID(args)
-            try videoCall(args) { () throws(StageError) in try videos.pauseVideo(id: id) }
+            try stageCall(args) { () throws(StageError) in try videos.pauseVideo(id: id) }
             return try videoState(videos, id: id, args)
         }
         commands.register(.videoSeek, arguments: ["id", "position"]) { [unowned self] args, _ in
@@ -26,7 +26,7 @@ extension ControlWiring {
             let id = try videoID(args)
             let seconds = try args.number("position")
             guard seconds.isFinite, seconds >= 0 else { throw args.invalid("position", "must be seconds from the start (0 or more), got \(seconds)") }
-            try videoCall(args) { () throws(StageError) in try videos.seekVideo(id: id, to: .milliseconds(Int64(seconds * 1000))) }
+            try stageCall(args) { () throws(StageError) in try videos.seekVideo(id: id, to: .milliseconds(Int64(seconds * 1000))) }
             return try videoState(videos, id: id, args)
         }
         commands.register(.videoState, arguments: ["id"]) { [unowned self] args, _ in
@@ -41,9 +41,9 @@ extension ControlWiring {
             let videos = try videoRuntime(args)
             let id = try videoID(args)
             let source = try args.string("source")
-            try videoCall(args) { () throws(StageError) in try videos.checkVideoSource(source) }
+            try stageCall(args) { () throws(StageError) in try videos.checkVideoSource(source) }
             guard let file = VideoSchemes.filePath(of: source) else {
-                try videoCall(args) { () throws(StageError) in try videos.loadVideo(id: id, source: source) }
+                try stageCall(args) { () throws(StageError) in try videos.loadVideo(id: id, source: source) }
                 return reply.succeed(try videoState(videos, id: id, args))
             }
             guard file.hasPrefix("/") else { throw args.invalid("source", "must be an absolute path or a URI, got '\(source)'") }
@@ -56,7 +56,7 @@ extension ControlWiring {
                     return reply.fail(args.invalid("source", "\(problem)"))
                 }
                 reply.complete(Result { () throws(ControlError) in
-                    try self.videoCall(args) { () throws(StageError) in try videos.loadVideo(id: id, source: source) }
+                    try self.stageCall(args) { () throws(StageError) in try videos.loadVideo(id: id, source: source) }
                     return try self.videoState(videos, id: id, args)
                 })
             })
@@ -90,15 +90,7 @@ extension ControlWiring {
 
     private func videoState(_ videos: any VideoControlling, id: String?, _ args: ControlArguments) throws(ControlError) -> JSONValue {
         var state: [String: PropertyValue] = [:]
-        try videoCall(args) { () throws(StageError) in state = try videos.videoState(id: id) }
+        try stageCall(args) { () throws(StageError) in state = try videos.videoState(id: id) }
         return .object(state.mapValues(Self.json))
-    }
-
-    private func videoCall(_ args: ControlArguments, _ body: () throws(StageError) -> Void) throws(ControlError) {
-        do {
-            try body()
-        } catch {
-            throw ControlError(code: error.code.rawValue, message: "\(args.command): \(error.message)")
-        }
     }
 }

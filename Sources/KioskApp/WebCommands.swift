@@ -15,7 +15,7 @@ extension ControlWiring {
         commands.register(.webReload, arguments: ["id"]) { [unowned self] args, _ in
             let webs = try webRuntime(args)
             let id = try webID(args)
-            try webCall(args) { () throws(StageError) in try webs.reloadWeb(id: id) }
+            try stageCall(args) { () throws(StageError) in try webs.reloadWeb(id: id) }
             return try webState(webs, id: id, args)
         }
         // Another address for the widget until the scene is loaded again: https, http or file, and within the
@@ -24,7 +24,7 @@ extension ControlWiring {
             let webs = try webRuntime(args)
             let id = try webID(args)
             let url = try args.string("url")
-            try webCall(args) { () throws(StageError) in try webs.navigateWeb(id: id, url: url) }
+            try stageCall(args) { () throws(StageError) in try webs.navigateWeb(id: id, url: url) }
             return try webState(webs, id: id, args)
         }
         // Off unless the config says `web: {allow_eval: true}`: a script runs with the page's rights.
@@ -38,7 +38,7 @@ extension ControlWiring {
             guard script.utf8.count <= Self.maximumScriptBytes else {
                 throw args.invalid("script", "is longer than \(Self.maximumScriptBytes) bytes")
             }
-            try webCall(args) { () throws(StageError) in
+            try stageCall(args) { () throws(StageError) in
                 try webs.evaluateWeb(id: id, script: script) { result in
                     switch result {
                     case .success(let value): reply.succeed(["value": .string(value)])
@@ -83,15 +83,7 @@ extension ControlWiring {
 
     private func webState(_ webs: any WebControlling, id: String?, _ args: ControlArguments) throws(ControlError) -> JSONValue {
         var state: [String: PropertyValue] = [:]
-        try webCall(args) { () throws(StageError) in state = try webs.webState(id: id) }
+        try stageCall(args) { () throws(StageError) in state = try webs.webState(id: id) }
         return .object(state.mapValues(Self.json))
-    }
-
-    private func webCall(_ args: ControlArguments, _ body: () throws(StageError) -> Void) throws(ControlError) {
-        do {
-            try body()
-        } catch {
-            throw ControlError(code: error.code.rawValue, message: "\(args.command): \(error.message)")
-        }
     }
 }

@@ -34,7 +34,7 @@ final class ControlStrictnessTests: XCTestCase {
         let power = try daemon.error("display.power", #"{"onn": false}"#)
         XCTAssertEqual(power.message, "display.power: unknown argument 'onn'; did you mean 'on'?")
         let load = try daemon.error("scene.load", #"{"path": "/tmp/x.yaml", "base_dir": "/tmp"}"#)
-        XCTAssertEqual(load.message, "scene.load: unknown argument 'base_dir'; known: 'base_directory', 'output', 'path', 'yaml'")
+        XCTAssertEqual(load.message, "scene.load: unknown argument 'base_dir'; known: 'base_directory', 'output', 'path', 'url', 'yaml'")
         let transition = try daemon.error("page.show", #"{"name": "main", "transition": {"kind": "fade", "easeing": "linear"}}"#)
         XCTAssertEqual(transition.code, "invalid_argument")
         XCTAssertEqual(transition.message, "page.show: unknown argument 'transition.easeing'; did you mean 'transition.easing'?")
