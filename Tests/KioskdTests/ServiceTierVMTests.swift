@@ -434,7 +434,9 @@ final class ServiceTierVMTests: XCTestCase {
             try T.shell("/usr/bin/python3 -c 'import urllib.request; urllib.request.urlopen(\"\(url)\")'").status == 0
         }
         try T.must("mkdir -p \(T.dropInDirectory) && ln -sf /usr/share/kioskd/systemd/mqtt.conf \(T.dropInDirectory)/network.conf && ln -sf /usr/share/kioskd/systemd/web.conf \(T.dropInDirectory)/web.conf && systemctl daemon-reload")
-        try T.writeAtomically("size: display\nbackground: black\nwidgets:\n  - {id: page, type: web, url: \"\(url)\", x: 0, y: 0, width: 100%, height: 100%}\n", to: T.scene)
+        // A label over the page's corner keeps the page in the composed frame, which screenshots show (alone it would
+        // go on an overlay plane of its own).
+        try T.writeAtomically("size: display\nbackground: black\nwidgets:\n  - {id: page, type: web, url: \"\(url)\", x: 0, y: 0, width: 100%, height: 100%}\n  - {id: corner, type: rect, background: \"#000000\", x: 0, y: 0, width: 8, height: 8}\n", to: T.scene)
         try T.must("systemctl restart kioskd.service", timeout: 120)
         let shot = "/var/lib/kioskd/screenshots/web.png"
         var centre: UInt32 = 0
