@@ -401,7 +401,6 @@ struct KioskWebView {
 
 static void free_view(KioskWebView *v);
 static char *copy(const char *text);
-#define free_view_later free_view
 
 // A task for the web thread with its arguments.
 typedef struct {
@@ -562,7 +561,7 @@ static void ping_answered(void *source, void *result, void *data) {
     if (error) wk.error_free(error);
     wk.object_unref(source);
     if (!v->closing) v->ping_sent_us = 0;
-    if (--v->scripts_pending == 0 && v->closing) free_view_later(v);
+    if (--v->scripts_pending == 0 && v->closing) free_view(v);
 }
 
 static int ping_tick(void *data) {

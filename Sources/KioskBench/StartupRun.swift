@@ -54,28 +54,12 @@ public enum StartupRun {
         defer { unlink(statsPath) }
         let arguments = ["kioskd", "run", "--backend", "headless", "--mode", mode, "--frames", "\(frames)",
                          "--stats-out", statsPath, "--no-watch", "--socket", "none", "--log-level", "warning"] + extra
-        var pid: pid_t = 0
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        // The child's own output is not the bench's: it would break --json.
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
         // A binary linked moments ago has dirty pages in the page cache, and smaps counts their mappings as private
         // dirty until they are written back (measured: 15 MB of the text of a fresh release build): write it first.
         let executable = open("/proc/self/exe", O_RDONLY | O_CLOEXEC)
         if executable >= 0 { fsync(executable); close(executable) }
-        let status = posix_spawn(&pid, "/proc/self/exe", &actions, nil, argv, environ)
-        guard status == 0 else { throw BenchError("\(label): cannot spawn /proc/self/exe: \(String(cString: strerror(status)))") }
-        var wstatus: Int32 = 0
-        while waitpid(pid, &wstatus, 0) < 0 {
-            guard errno == EINTR else { throw BenchError("\(label): waitpid for pid \(pid) failed: \(String(cString: strerror(errno)))") }
-        }
-        // WIFEXITED and WEXITSTATUS are macros Swift cannot import.
-        guard wstatus & 0x7f == 0, (wstatus >> 8) & 0xff == 0 else {
-            throw BenchError("\(label): kioskd run ended with wait status \(wstatus)")
-        }
+        // The child's own output is not the bench's: it would break --json. Its errors go on to the bench's.
+        try Spawned(label: label, executable: "/proc/self/exe", arguments: arguments, keepingStderr: true).wait()
         let data = try Data(contentsOf: URL(fileURLWithPath: statsPath))
         guard let stats = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw BenchError("\(label): stats file \(statsPath) is not a JSON object")

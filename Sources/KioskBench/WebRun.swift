@@ -145,7 +145,7 @@ public enum WebRun {
             \(others)
             """.write(to: scene, atomically: true, encoding: .utf8)
         let socket = dir.appendingPathComponent(widgets ? "a.sock" : "s.sock").path
-        let child = try Spawned(executable: "/proc/self/exe",
+        let child = try Spawned(label: "web", executable: "/proc/self/exe",
                                 arguments: ["kioskd", "run", "--backend", "headless", "--mode", mode, "--scene", scene.path,
                                             "--socket", socket, "--no-watch", "--log-level", "error"])
         defer { child.stop() }
@@ -182,7 +182,7 @@ public enum WebRun {
         guard let cog = candidates.first(where: { access($0, X_OK) == 0 }) else {
             throw BenchError("cog is not installed (apt install cog)")
         }
-        let child = try Spawned(executable: cog, arguments: ["cog", "-P", "headless", url])
+        let child = try Spawned(label: "web", executable: cog, arguments: ["cog", "-P", "headless", url])
         defer { child.stop() }
         // cog reports nothing: wait for its web process, then as long as kioskd's warm-up.
         try waitUntil("cog's web process", seconds: 30) {
@@ -287,36 +287,6 @@ struct ProcessTree {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
         return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-    }
-}
-
-/// A child process with its output discarded; stopped with SIGTERM (then SIGKILL) and reaped.
-final class Spawned {
-    let pid: pid_t
-
-    init(executable: String, arguments: [String]) throws {
-        var pid: pid_t = 0
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let status = posix_spawn(&pid, executable, &actions, nil, argv, environ)
-        guard status == 0 else { throw BenchError("web: cannot start \(executable): \(String(cString: strerror(status)))") }
-        self.pid = pid
-    }
-
-    func stop() {
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        for _ in 0..<100 {
-            if waitpid(pid, &status, WNOHANG) == pid { return }
-            usleep(50_000)
-        }
-        kill(pid, SIGKILL)
-        _ = waitpid(pid, &status, 0)
     }
 }
 

@@ -188,10 +188,7 @@ public final class WPEWebPage: WebPage {
         options.background_blue = request.background.blue
         options.background_alpha = request.background.alpha
         options.hide_scrollbars = request.scrollbars ? 0 : 1
-        func milliseconds(_ d: Duration?) -> Int32 {
-            guard let d else { return 0 }
-            return Int32(clamping: d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000)
-        }
+        func milliseconds(_ d: Duration?) -> Int32 { d.map { Int32(clamping: Int64($0.milliseconds.rounded())) } ?? 0 }
         options.ping_interval_ms = milliseconds(request.pingInterval)
         options.hang_timeout_ms = milliseconds(request.hangTimeout)
         options.bridge = request.bridge ? 1 : 0

@@ -35,10 +35,7 @@ extension SceneStage: WebControlling {
             "frames_received": .number(Double(slot.framesReceived)),
             "frames_shown": .number(Double(slot.framesShown)),
             "error": slot.problem.map(PropertyValue.string) ?? .null,
-            "retry_in": slot.retryDue.map { due in
-                let left = max(due - engine.loop.now, .zero)
-                return PropertyValue.number(Double(left.components.seconds) + Double(left.components.attoseconds) * 1e-18)
-            } ?? .null,
+            "retry_in": slot.retryDue.map { .number(max($0 - engine.loop.now, .zero).milliseconds / 1000) } ?? .null,
         ]
     }
 

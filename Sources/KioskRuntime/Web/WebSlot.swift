@@ -140,9 +140,15 @@ final class WebSlot {
             page?.frameShown()
             return
         }
+        present(frame, acknowledging: true)
+    }
+
+    /// Puts `frame` on the body. `acknowledging` tells WebKit it may render the next once the frame is shown (a held
+    /// frame was acknowledged when it was held).
+    private func present(_ frame: WebFrame, acknowledging: Bool) {
         guard let body = node.body, frame.surface.size == body.frame.size else {
             // A frame of the size before a resize: the next one comes at the new size.
-            page?.frameShown()
+            if acknowledging { page?.frameShown() }
             return
         }
         engine.showExternalSurface(frame.surface, on: body) { [weak self] wasShown in
@@ -151,7 +157,7 @@ final class WebSlot {
                 framesShown += 1
                 lastSurface = frame.surface
             }
-            page?.frameShown()
+            if acknowledging { page?.frameShown() }
         }
     }
 
@@ -166,8 +172,7 @@ final class WebSlot {
                 restarts += 1
                 if let held = heldFrame {
                     heldFrame = nil
-                    show(held)
-                    framesReceived -= 1
+                    present(held, acknowledging: false)
                 }
             }
             setBadge(false)
