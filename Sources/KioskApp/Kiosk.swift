@@ -80,10 +80,11 @@ public final class Kiosk {
         let substitute = Self.diagnosticPage(keepGoing: configuration.keepGoing, socket: socket)
         // A scene named by URL with no copy yet shows the diagnostic page until it arrives, keep-going or not.
         let remoteSubstitute = Self.diagnosticPage(keepGoing: true, socket: socket)
+        // Once for the process, before any output's scene can make a page (WebKit reads it at its first page).
+        WebWiring.configure(settings.web)
         outputs = try KioskOutputs(entries: entries, loop: loop, pool: pool, hotplug: kind == .drm || kind == .auto, source: { entry in
             try Self.source(kind, entry: entry, configuration: configuration)
         }, runner: { engine, path in
-            WebWiring.configure(settings.web)
             engine.repaintWindowMode = configuration.repaintWindow
             engine.screenHealth = settings.health.settings
             return try SceneRunner(engine: engine, path: path, watch: configuration.watch, fpsOverlay: configuration.fpsOverlay,

@@ -74,8 +74,6 @@ final class WebMailbox: Sendable {
     struct Contents {
         var frame: WebFrame?
         var events: [WebPageEvent] = []
-        var framesReceived = 0
-        var framesOvertaken = 0
         var isClosed = false
     }
 
@@ -99,10 +97,8 @@ final class WebMailbox: Sendable {
         }
         let delivered = contents.withLock { box -> Bool in
             guard !box.isClosed else { return false }
-            box.framesReceived += 1
             var joined = damage
             if let previous = box.frame {
-                box.framesOvertaken += 1
                 joined = previous.surface.size == surface.size ? previous.damage.joined(with: damage) : Rect(size: surface.size)
             }
             box.frame = WebFrame(surface: surface, damage: joined)

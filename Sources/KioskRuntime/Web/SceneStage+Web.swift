@@ -62,11 +62,6 @@ extension SceneStage: WebControlling {
 
     public var webRestarts: Int { webs.restarts }
 
-    /// The web widget's page, for tests: ends its web process as a crash would.
-    public func webPage(id: String?) throws(StageError) -> (any WebPage)? {
-        try webSlot(id).page
-    }
-
     /// The web widget whose page is the innermost widget at the scene point (`x`, `y`, in the engine root's
     /// coordinates), and the point in the page's pixels; nil elsewhere.
     func webTarget(atX x: Double, y: Double) -> (slot: WebSlot, x: Int, y: Int)? {
