@@ -97,12 +97,17 @@ public final class SceneStage: SceneControlling {
     /// The video widgets' playback (`SceneStage+Video.swift`).
     let videos: SceneVideos
     let webs: SceneWebs
+    /// This panel's place in a video wall, or nil for a scene shown whole. Fixed for the stage's life; its pixels
+    /// follow the panel's size (`WallSettings.placement(panel:)`) at every layout.
+    public let wall: WallSettings?
 
     /// Shows `scene` on `engine` (its first page), laid out on the calling thread. `clock` gives the wall-clock
     /// time clocks show (tests pass a fixed one, or one they step); `localZone` tells clocks in the local time zone
-    /// that it changed (tests pass a fake).
+    /// that it changed (tests pass a fake). With a `wall`, the scene is laid out on the wall's whole canvas and the
+    /// engine shows this panel's part of it.
     public init(engine: LayerEngine, scene: Scene, source: String, limits: SceneLimits = SceneLimits(),
-                clock: @escaping () -> WallTime = WallClock.now, localZone: LocalTimeZoneSource = .system) {
+                clock: @escaping () -> WallTime = WallClock.now, localZone: LocalTimeZoneSource = .system,
+                wall: WallSettings? = nil) {
         self.engine = engine
         self.limits = limits
         // The budget answers for the decoded images the scene's pages leave in the cache.
@@ -122,7 +127,9 @@ public final class SceneStage: SceneControlling {
         currentPage = scene.pages.first?.name ?? ""
         if let first = scene.pageSchedule().firstPage(at: Self.date(clock())) { currentPage = first }
         root = Layer(name: "scene")
-        let prepared = SceneBuilder.prepare(scene, source: source, screen: engine.rootLayer.frame.size,
+        self.wall = wall
+        let screen = engine.rootLayer.frame.size
+        let prepared = SceneBuilder.prepare(scene, source: source, screen: screen, wall: wall?.placement(panel: screen),
                                             values: builder.values, time: builder.now())
         let built = builder.build(prepared, currentPage: currentPage)
         adopt(built)
@@ -281,7 +288,7 @@ public final class SceneStage: SceneControlling {
             completion(.failure(StageError(.ioError, "scene \(source): no queue to load it on: \(error)")))
             return
         }
-        let screen = engine.rootLayer.frame.size, values = builder.values, time = builder.now()
+        let screen = engine.rootLayer.frame.size, wall = self.wall?.placement(panel: screen), values = builder.values, time = builder.now()
         let identity: @Sendable (Scene) -> Scene = { scene in scene }
         let adjust = adjusted ? adjustLoadedScene : identity
         queue.run({ () -> Result<(PreparedScene, [SceneDiagnostic]), StageError> in
@@ -289,7 +296,8 @@ public final class SceneStage: SceneControlling {
                 let scene = adjust(loaded.scene)
                 // The new scene's initial values fill only keys that have none (see `replace`).
                 let merged = values.merging(scene.data) { current, _ in current }
-                return (SceneBuilder.prepare(scene, source: source, screen: screen, values: merged, time: time), loaded.warnings)
+                return (SceneBuilder.prepare(scene, source: source, screen: screen, wall: wall, values: merged, time: time),
+                        loaded.warnings)
             }
         }, then: { [weak self] result in
             switch result {
