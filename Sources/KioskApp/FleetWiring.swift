@@ -29,11 +29,14 @@ public final class FleetWiring {
         public var settings: MQTTSettings
         public var file: String
         public var password: String?
+        /// The `sync:` section: the sync group this kiosk joins on the broker.
+        public var sync: SyncSettings?
 
-        public init(settings: MQTTSettings, file: String, password: String? = nil) {
+        public init(settings: MQTTSettings, file: String, password: String? = nil, sync: SyncSettings? = nil) {
             self.settings = settings
             self.file = file
             self.password = password
+            self.sync = sync
         }
     }
 
@@ -51,6 +54,11 @@ public final class FleetWiring {
         let fleet: FleetClient
         do { fleet = try FleetClient(settings: settings, password: configuration.password, registry: control.server.commands, loop: loop) } catch {
             throw KioskConfigurationError("\(configuration.file): \(error)")
+        }
+        if let sync = configuration.sync {
+            let group = fleet.joinSyncGroup(sync, clientID: settings.resolvedClientID())
+            control.syncStats = { [weak group] in group?.statistics(realNow: Self.realTimeNow()) ?? .null }
+            logger.info("sync group \(sync.group): joining as \(group.id) (\(sync.role.rawValue))")
         }
         let registry = control.server.commands
         let started = MonotonicInstant.now()
@@ -107,6 +115,13 @@ public final class FleetWiring {
 
     /// `<prefix>/state`: the figures `stats` and `scene.get` give, as those commands compute them: the first
     /// output's at the top level, and each output's own under `outputs`, named by its connector.
+    /// CLOCK_REALTIME in nanoseconds.
+    static func realTimeNow() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
     static func state(registry: CommandRegistry, uptime: Duration) -> JSONValue {
         let stats = localResult(registry, "stats")
         let scene = localResult(registry, "scene.get")
@@ -133,6 +148,7 @@ public final class FleetWiring {
             "version": .string(kioskdVersion),
             "scene": scene["source"] ?? .null,
             "page": scene["current_page"] ?? .null,
+            "sync": stats["sync"] ?? .null,
             "power": stats["power"] ?? .null,
             "mode": stats["mode"] ?? .null,
             "connector": stats["connector"] ?? .null,

@@ -205,6 +205,8 @@ public struct KioskConfig: Sendable, Equatable {
     /// The `wall:` section: the kiosk's output as one panel of a video wall; nil for a scene shown whole. An
     /// `outputs:` entry's own `wall:` wins for that output.
     public var wall: WallSettings?
+    /// The `sync:` section: the sync group this kiosk moves in step with; nil for none.
+    public var sync: SyncSettings?
     public var web = Web()
     public var cache = Cache()
     /// The `outputs:` section's entries, in file order.
@@ -229,7 +231,7 @@ public struct KioskConfig: Sendable, Equatable {
 
     /// Every key the file may hold, section keys as `section.key`: the documentation lists each of these.
     public static var allKeys: [String] {
-        let sections = ["control", "input", "idle", "mqtt", "memory", "health", "video", "web", "cache", "vnc", "wall", "outputs"]
+        let sections = ["control", "input", "idle", "mqtt", "memory", "health", "video", "web", "cache", "vnc", "wall", "sync", "outputs"]
         var keys: [String] = ConfigDecoder.topKeys.filter { !sections.contains($0) }
         keys += ConfigDecoder.controlKeys.map { "control." + $0 }
         keys += ConfigDecoder.inputKeys.map { "input." + $0 }
@@ -242,6 +244,7 @@ public struct KioskConfig: Sendable, Equatable {
         keys += ConfigDecoder.cacheKeys.map { "cache." + $0 }
         keys += VNCSettings.keys.map { "vnc." + $0 }
         keys += WallSettings.keys.map { "wall." + $0 }
+        keys += SyncSettings.keys.map { "sync." + $0 }
         keys += ConfigDecoder.outputKeys.map { "outputs." + $0 }
         return keys + ConfigDecoder.reservedSections
     }

@@ -34,7 +34,7 @@ extension RunCommand {
                 let loaded = try ConfigLoader.load(path: path)
                 configFile = loaded.config
                 run.warnings = loaded.warnings
-                run.fleet = loaded.config.mqtt.map { FleetWiring.Configuration(settings: $0, file: path) }
+                run.fleet = loaded.config.mqtt.map { FleetWiring.Configuration(settings: $0, file: path, sync: loaded.config.sync) }
             } catch {
                 guard keepGoing == true else {
                     for diagnostic in error.diagnostics { FileHandle.standardError.write(Data("kioskd: \(diagnostic)\n".utf8)) }
