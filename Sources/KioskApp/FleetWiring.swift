@@ -58,6 +58,8 @@ public final class FleetWiring {
         if let sync = configuration.sync {
             let group = fleet.joinSyncGroup(sync, clientID: settings.resolvedClientID())
             control.syncStats = { [weak group] in group?.statistics(realNow: Self.realTimeNow()) ?? .null }
+            // Every output's page loop and tickers run on the group's time.
+            for output in outputs.outputs { output.stage.timeline = group }
             logger.info("sync group \(sync.group): joining as \(group.id) (\(sync.role.rawValue))")
         }
         let registry = control.server.commands

@@ -60,6 +60,8 @@ public final class SceneStage: SceneControlling {
     private var pageLayers: [String: Layer] = [:]
     private(set) var nodes: [WidgetNode] = []
     private var byID: [String: WidgetNode] = [:]
+    /// The widget with the id, for tests.
+    func node(id: String) -> WidgetNode? { byID[id] }
     private var byKey: [String: [WidgetNode]] = [:]
     /// A loaded scene waiting for its first complete render before it replaces `root`.
     private(set) var incoming: BuiltScene?
@@ -81,6 +83,9 @@ public final class SceneStage: SceneControlling {
     }
     /// When `pageTimer` fires.
     private var pageTimerDue: MonotonicInstant?
+    /// Whether this stage has shown the group loop's page once: the first catch-up is a cut, later turns use the
+    /// page's transition, as every member does at the same moment.
+    private var joinedGroupLoop = false
     private var watcher: SceneFileWatcher?
     private var transition: PageTransition?
     /// Where scene files are parsed and laid out; made with the first load.
@@ -515,6 +520,10 @@ public final class SceneStage: SceneControlling {
         pageTimer?.cancel()
         pageTimer = nil
         pageTimerDue = nil
+        if let timeline, let loop = GroupPageLoop(scene: scene, schedule: pageSchedule) {
+            followGroupLoop(loop, timeline: timeline)
+            return
+        }
         guard let index = scene.pages.firstIndex(where: { $0.name == currentPage }),
               let seconds = scene.pages[index].duration, scene.pages.count > 1 else { return }
         pageTimerDue = engine.loop.now + .milliseconds(Int64(seconds * 1000))
@@ -530,6 +539,56 @@ public final class SceneStage: SceneControlling {
             }
         }
         // The next pages' ranges follow the new deadline.
+        updateRanges()
+    }
+
+    /// The group's time, in a sync group: the page loop and tickers run on it (`GroupPageLoop`,
+    /// `SceneMotion.timeline`). Setting it re-arms the page loop.
+    public var timeline: GroupTimeline? {
+        didSet {
+            motion.timeline = timeline
+            schedulePageAdvance()
+        }
+    }
+
+    /// Shows the page the group's loop is on now (at once, a cut, for a member that joins or was away), then arms
+    /// a timer for the next change early enough that its frame is presented at the vblank nearest the change's
+    /// group time. While the group's time is not known, looks again every 250 ms.
+    private func followGroupLoop(_ loop: GroupPageLoop, timeline: GroupTimeline) {
+        let now = engine.loop.now
+        guard let time = timeline.groupTime(at: now) else {
+            pageTimer = engine.loop.addTimer(after: .milliseconds(250)) { [weak self] in self?.schedulePageAdvance() }
+            return
+        }
+        let position = loop.position(at: time)
+        if position.page != currentPage, !isInTransition {
+            isChangingAtTurn = true
+            try? showPage(position.page, transition: joinedGroupLoop ? nil : .cut)
+            isChangingAtTurn = false
+            // showPage re-armed the loop.
+            return
+        }
+        joinedGroupLoop = true
+        // A change made now is presented at the next vblank, or, while something animates (a flip is always in
+        // flight), at the one after: that far early, and half a frame more, makes its vblank the nearest one.
+        let frame = engine.backend?.info.mode.frameDuration ?? .milliseconds(16)
+        let lead = frame / 2 + (engine.isAnimating ? frame : .zero)
+        let wait = max(.nanoseconds(position.untilNext) - lead, .milliseconds(1))
+        pageTimerDue = now + wait
+        pageTimer = engine.loop.addTimer(after: wait) { [weak self] in
+            guard let self else { return }
+            // The page due when this change's frame is presented, by the group's time then.
+            let due = self.engine.loop.now + lead
+            guard let time = self.timeline?.groupTime(at: due) else { return self.schedulePageAdvance() }
+            let next = loop.position(at: time).page
+            if next != self.currentPage {
+                self.isChangingAtTurn = true
+                defer { self.isChangingAtTurn = false }
+                try? self.showPage(next, transition: nil)
+            } else {
+                self.schedulePageAdvance()
+            }
+        }
         updateRanges()
     }
 

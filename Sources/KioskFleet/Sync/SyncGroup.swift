@@ -274,3 +274,8 @@ public final class SyncGroup {
         if chosen != nil && chosen != id { requestTime() }
     }
 }
+
+extension SyncGroup: GroupTimeline {
+    /// The group's time at an instant of CLOCK_MONOTONIC, the clock `localNow` reads in a running kiosk.
+    public func groupTime(at local: MonotonicInstant) -> Int64? { groupTime(atLocal: Int64(local.nanoseconds)) }
+}
