@@ -57,7 +57,11 @@ public final class FleetWiring {
         }
         if let sync = configuration.sync {
             let group = fleet.joinSyncGroup(sync, clientID: settings.resolvedClientID())
-            control.syncStats = { [weak group] in group?.statistics(realNow: Self.realTimeNow()) ?? .null }
+            control.syncStats = { [weak group, unowned first = outputs.first] in
+                guard let group, case .object(var members) = group.statistics(realNow: Self.realTimeNow()) else { return .null }
+                members["phase_error_ms"] = Self.phaseErrors(first.stage.turnPhaseErrors)
+                return .object(members)
+            }
             // Every output's page loop and tickers run on the group's time.
             for output in outputs.outputs { output.stage.timeline = group }
             logger.info("sync group \(sync.group): joining as \(group.id) (\(sync.role.rawValue))")
@@ -117,6 +121,14 @@ public final class FleetWiring {
 
     /// `<prefix>/state`: the figures `stats` and `scene.get` give, as those commands compute them: the first
     /// output's at the top level, and each output's own under `outputs`, named by its connector.
+    /// The phase errors of the last page turns on the group clock (`SceneStage.turnPhaseErrors`): p50 and p99 of
+    /// their sizes in milliseconds, and how many; null figures before a turn.
+    static func phaseErrors(_ errors: [Int64]) -> JSONValue {
+        let sorted = errors.map { abs(Double($0)) / 1e6 }.sorted()
+        func at(_ q: Double) -> JSONValue { sorted.isEmpty ? .null : .double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))]) }
+        return ["p50": at(0.5), "p99": at(0.99), "turns": .int(Int64(sorted.count))]
+    }
+
     /// CLOCK_REALTIME in nanoseconds.
     static func realTimeNow() -> Int64 {
         var now = timespec()

@@ -86,6 +86,12 @@ public final class SceneStage: SceneControlling {
     /// Whether this stage has shown the group loop's page once: the first catch-up is a cut, later turns use the
     /// page's transition, as every member does at the same moment.
     private var joinedGroupLoop = false
+    /// The group turn made last, until the flip that shows it: its group time, and whether its frame was presented.
+    private var groupTurn: (due: Int64, presented: Bool)?
+    /// The group time of the turn whose timer fired, until its page is shown.
+    private var pendingGroupTurn: Int64?
+    /// The last group turns' phase errors (ns): the group time of the flip that showed each, minus the turn's.
+    public private(set) var turnPhaseErrors: [Int64] = []
     private var watcher: SceneFileWatcher?
     private var transition: PageTransition?
     /// Where scene files are parsed and laid out; made with the first load.
@@ -155,6 +161,18 @@ public final class SceneStage: SceneControlling {
                 self?.eventListeners.emit(.error(code: "render_failed", message: "widget \(layer): \(message)"))
             },
             engine.addSceneSizeListener { [weak self] size in self?.relayout(for: size) },
+            // A group turn's phase error: the group time of the flip that shows it, against the turn's.
+            engine.addPresentListener { [weak self] _ in
+                guard let self, let turn = self.groupTurn, !turn.presented else { return }
+                self.groupTurn?.presented = true
+            },
+            engine.addFlipListener { [weak self] flip in
+                guard let self, let turn = self.groupTurn, turn.presented else { return }
+                self.groupTurn = nil
+                guard let shown = self.timeline?.groupTime(at: flip.timestamp) else { return }
+                self.turnPhaseErrors.append(shown - turn.due)
+                if self.turnPhaseErrors.count > 128 { self.turnPhaseErrors.removeFirst() }
+            },
         ]
         videos.onReport = { [weak self] report in self?.eventListeners.emit(.video(report)) }
         webs.onReport = { [weak self] report in self?.eventListeners.emit(.web(report)) }
@@ -556,38 +574,33 @@ public final class SceneStage: SceneControlling {
     /// group time. While the group's time is not known, looks again every 250 ms.
     private func followGroupLoop(_ loop: GroupPageLoop, timeline: GroupTimeline) {
         let now = engine.loop.now
-        guard let time = timeline.groupTime(at: now) else {
+        // A change made now is presented at the next vblank, or, while something animates (a flip is always in
+        // flight), at the one after: what is shown is the page due that far ahead, and half a frame more, so that
+        // each turn flips at the vblank nearest its group time.
+        let frame = engine.backend?.info.mode.frameDuration ?? .milliseconds(16)
+        let lead = frame / 2 + (engine.isAnimating ? frame : .zero)
+        guard let time = timeline.groupTime(at: now + lead) else {
             pageTimer = engine.loop.addTimer(after: .milliseconds(250)) { [weak self] in self?.schedulePageAdvance() }
             return
         }
         let position = loop.position(at: time)
         if position.page != currentPage, !isInTransition {
             isChangingAtTurn = true
+            // A turn's flip is measured against the turn's group time (`turnPhaseErrors`).
+            if let turn = pendingGroupTurn { groupTurn = (turn, false) }
+            pendingGroupTurn = nil
             try? showPage(position.page, transition: joinedGroupLoop ? nil : .cut)
             isChangingAtTurn = false
             // showPage re-armed the loop.
             return
         }
         joinedGroupLoop = true
-        // A change made now is presented at the next vblank, or, while something animates (a flip is always in
-        // flight), at the one after: that far early, and half a frame more, makes its vblank the nearest one.
-        let frame = engine.backend?.info.mode.frameDuration ?? .milliseconds(16)
-        let lead = frame / 2 + (engine.isAnimating ? frame : .zero)
-        let wait = max(.nanoseconds(position.untilNext) - lead, .milliseconds(1))
+        let wait = max(Duration.nanoseconds(position.untilNext), .milliseconds(1))
         pageTimerDue = now + wait
+        let turn = time + position.untilNext
         pageTimer = engine.loop.addTimer(after: wait) { [weak self] in
-            guard let self else { return }
-            // The page due when this change's frame is presented, by the group's time then.
-            let due = self.engine.loop.now + lead
-            guard let time = self.timeline?.groupTime(at: due) else { return self.schedulePageAdvance() }
-            let next = loop.position(at: time).page
-            if next != self.currentPage {
-                self.isChangingAtTurn = true
-                defer { self.isChangingAtTurn = false }
-                try? self.showPage(next, transition: nil)
-            } else {
-                self.schedulePageAdvance()
-            }
+            self?.pendingGroupTurn = turn
+            self?.schedulePageAdvance()
         }
         updateRanges()
     }

@@ -101,6 +101,13 @@ final class GroupTimelineTests: XCTestCase {
             let fromTurn = min(intoSecond, 1_000_000_000 - intoSecond)
             XCTAssertLessThanOrEqual(fromTurn, Self.frame / 2 + 1_000_000, "a change \(Double(fromTurn) / 1e6) ms from its turn: not at the nearest vblank")
         }
+        // The stage measures the same: each turn's flip against the turn's group time.
+        for member in [a, b] {
+            let errors = member.harness.stage.turnPhaseErrors
+            XCTAssertGreaterThanOrEqual(errors.count, 6)
+            XCTAssertLessThanOrEqual(errors.map { abs($0) }.max() ?? .max, Self.frame / 2 + 1_000_000, "phase errors \(errors)")
+        }
+        XCTAssertEqual(b.harness.stage.turnPhaseErrors.map { Double($0) / 1e6 }.max() ?? 0, -6.67, accuracy: 0.1, "b's vblanks are 6.7 ms before a's")
         // Tickers at the same group time (a's flip nearest b's) are within one frame's travel (120 px/s: 2 px).
         var tickerWorst = 0.0
         for sample in b.tickers.suffix(200) {
