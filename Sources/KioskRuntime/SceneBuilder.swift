@@ -74,8 +74,17 @@ final class SceneBuilder {
         wallClock = clock
     }
 
-    /// The wall-clock time clocks show, in whole seconds since the epoch.
-    func now() -> Int { wallClock().seconds }
+    /// The group's time in a sync group: clocks show it, so every member's clock turns its second at the same
+    /// vblank; the wall clock otherwise, and while the group's time is not known.
+    weak var timeline: GroupTimeline?
+
+    /// The time clocks show: the group's, else the wall clock's.
+    func clockTime() -> WallTime {
+        timeline?.groupTime(at: engine.loop.now).map { WallTime(nanoseconds: $0) } ?? wallClock()
+    }
+
+    /// The time clocks show, in whole seconds since the epoch.
+    func now() -> Int { clockTime().seconds }
 
     // MARK: Preparing (any thread)
 

@@ -39,8 +39,15 @@ final class SceneMotion {
     private var zoneWatch: AnyObject?
     private var zoneWatchStarted = false
 
-    /// The group's time in a sync group: tickers are placed by it (`startTicker`).
-    weak var timeline: GroupTimeline?
+    /// The group's time in a sync group: tickers are placed by it (`startTicker`), and clocks, which show it
+    /// (`SceneBuilder.clockTime`), turn to it at once and tick on its seconds.
+    weak var timeline: GroupTimeline? {
+        didSet {
+            guard clockTimer != nil else { return }
+            tickClocks()
+            armClockTick()
+        }
+    }
 
     init(engine: LayerEngine, builder: SceneBuilder, localZone: LocalTimeZoneSource) {
         self.engine = engine
@@ -72,10 +79,11 @@ final class SceneMotion {
         }
     }
 
-    /// Arms the next clock tick just after the wall clock's next second boundary, as the wall clock reads now.
+    /// Arms the next clock tick just after the next second boundary of the time clocks show (the wall clock's, or
+    /// a sync group's), as it reads now.
     private func armClockTick() {
         clockTimer?.cancel()
-        let untilNextSecond = Duration.nanoseconds(1_000_000_000 - builder.wallClock().nanosecondsIntoSecond) + Self.tickMargin
+        let untilNextSecond = Duration.nanoseconds(1_000_000_000 - builder.clockTime().nanosecondsIntoSecond) + Self.tickMargin
         clockTimer = engine.loop.addTimer(after: untilNextSecond) { [weak self] in
             guard let self else { return }
             self.tickClocks()

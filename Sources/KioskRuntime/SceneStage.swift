@@ -560,10 +560,11 @@ public final class SceneStage: SceneControlling {
         updateRanges()
     }
 
-    /// The group's time, in a sync group: the page loop and tickers run on it (`GroupPageLoop`,
-    /// `SceneMotion.timeline`). Setting it re-arms the page loop.
+    /// The group's time, in a sync group: the page loop, tickers and clocks run on it (`GroupPageLoop`,
+    /// `SceneMotion.timeline`, `SceneBuilder.clockTime`). Setting it re-arms the page loop and the clocks' tick.
     public var timeline: GroupTimeline? {
         didSet {
+            builder.timeline = timeline
             motion.timeline = timeline
             schedulePageAdvance()
         }

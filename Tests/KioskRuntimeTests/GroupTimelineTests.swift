@@ -134,6 +134,25 @@ final class GroupTimelineTests: XCTestCase {
         XCTAssertEqual(member.harness.stage.currentPage, expected, "caught up at once")
     }
 
+    /// Clocks show the group's time, not the kiosk's wall clock, and turn their second on the group's.
+    func testClocksShowTheGroupsTime() throws {
+        let h = try StageHarness(yaml: "widgets: [{id: c, type: clock, format: \"%H:%M:%S\", timezone: UTC, x: 0, y: 0, width: 100%, height: 100%}]\n",
+                                 size: Self.size)
+        h.settle()
+        // 2023-11-14 22:13:20 is the harness's wall clock; the group's is 08:02:03.5 on 2027-01-15.
+        XCTAssertEqual(h.stage.node(id: "c")?.clockText, "22:13:20")
+        let group: Int64 = 1_800_000_123_500_000_000
+        let timeline = OffsetTimeline(offset: group - Int64(h.loop.now.nanoseconds))
+        h.stage.timeline = timeline
+        h.settle()
+        XCTAssertEqual(h.stage.node(id: "c")?.clockText, "08:02:03", "the group's time, at once")
+        h.run(for: .milliseconds(600))
+        XCTAssertEqual(h.stage.node(id: "c")?.clockText, "08:02:04", "the group's second, turned on the group's boundary")
+        timeline.known = false
+        h.run(for: .seconds(1))
+        XCTAssertEqual(h.stage.node(id: "c")?.clockText, "22:13:20", "without the group's time, the wall clock again")
+    }
+
     private static func parse(_ yaml: String) throws -> Scene {
         try SceneLoader.parse(data: Data(yaml.utf8), file: "loop.yaml", baseDirectory: "/tmp").scene
     }
