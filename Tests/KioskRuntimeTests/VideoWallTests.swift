@@ -1,6 +1,7 @@
 import KioskCore
 import KioskRuntime
 import KioskScene
+import KioskTestSupport
 import XCTest
 
 /// A video wall: each panel lays the scene out on the wall's whole canvas and shows its part, so what crosses a
@@ -43,19 +44,19 @@ final class VideoWallTests: XCTestCase {
                 let shot = try XCTUnwrap(member.engine.screenshot(), "panel \(column),\(row)")
                 let viewport = settings.placement(panel: Self.panel).viewport(panel: Self.panel)
                 XCTAssertEqual(viewport, Rect(x: column * 170, y: row * 126, width: 160, height: 120))
-                let expected = Self.crop(reference, width: canvas.width, to: viewport)
-                XCTAssertEqual(Self.differing(shot, expected), 0, "panel \(column),\(row): pixels differing from the canvas's \(viewport)")
+                let expected = ScreenImages.crop(reference, width: canvas.width, to: viewport)
+                XCTAssertEqual(ScreenImages.differing(shot, expected), 0, "panel \(column),\(row): pixels differing from the canvas's \(viewport)")
                 XCTAssertEqual(member.stage.wall, settings)
             }
         }
         // What the bezels hide is on no panel: the canvas has content there (the gradient), so the stitched panels
         // are not the whole canvas squeezed together.
-        let squeezed = Self.crop(reference, width: canvas.width, to: Rect(x: 160, y: 0, width: 160, height: 120))
+        let squeezed = ScreenImages.crop(reference, width: canvas.width, to: Rect(x: 160, y: 0, width: 160, height: 120))
         settings.column = 1
         settings.row = 0
         let right = try StageHarness(yaml: Self.scene, size: Self.panel, wall: settings)
         right.settle()
-        XCTAssertGreaterThan(Self.differing(try XCTUnwrap(right.engine.screenshot()), squeezed), 0)
+        XCTAssertGreaterThan(ScreenImages.differing(try XCTUnwrap(right.engine.screenshot()), squeezed), 0)
     }
 
     /// A bezel in millimetres becomes pixels at the panel's own density; the canvas follows the panel's size.
@@ -73,25 +74,5 @@ final class VideoWallTests: XCTestCase {
         XCTAssertEqual(placement.bezelY, 24)
         XCTAssertEqual(placement.canvas(panel: Size(width: 1920, height: 1080)), Size(width: 3 * 1920 + 2 * 24, height: 1080))
         XCTAssertEqual(placement.viewport(panel: Size(width: 1920, height: 1080)), Rect(x: 2 * 1944, y: 0, width: 1920, height: 1080))
-    }
-
-    static func crop(_ image: [UInt8], width: Int, to rect: Rect) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(rect.width * rect.height * 4)
-        for y in rect.y..<(rect.y + rect.height) {
-            let start = (y * width + rect.x) * 4
-            out += image[start..<(start + rect.width * 4)]
-        }
-        return out
-    }
-
-    /// Pixels whose colour differs (alpha byte ignored: XRGB).
-    static func differing(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        guard a.count == b.count else { return max(a.count, b.count) / 4 }
-        var n = 0
-        for i in stride(from: 0, to: a.count, by: 4) where a[i] != b[i] || a[i + 1] != b[i + 1] || a[i + 2] != b[i + 2] {
-            n += 1
-        }
-        return n
     }
 }
