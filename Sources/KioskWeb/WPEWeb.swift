@@ -162,6 +162,7 @@ public final class WPEWebPage: WebPage {
             case Int(KIOSK_WEB_NAVIGATED): .navigated(url: text)
             case Int(KIOSK_WEB_HUNG): .hung(message: text)
             case Int(KIOSK_WEB_MESSAGE): .bridgeMessage(text: text)
+            case Int(KIOSK_WEB_FOCUS_LEFT): .focusLeft(backwards: text == "backward")
             default: nil
             }
             if let event { Unmanaged<WebMailbox>.fromOpaque(context).takeUnretainedValue().deliver(event) }
@@ -245,8 +246,22 @@ public final class WPEWebPage: WebPage {
         case .press: 1
         case .release: 2
         }
-        let now = UInt32(truncatingIfNeeded: DispatchTime.now().uptimeNanoseconds / 1_000_000)
-        kiosk_web_view_pointer(view, code, Int32(clamping: x), Int32(clamping: y), now)
+        kiosk_web_view_pointer(view, code, Int32(clamping: x), Int32(clamping: y), Self.milliseconds())
+    }
+
+    public func key(code: UInt32, pressed: Bool) {
+        guard let view, !isClosed else { return }
+        kiosk_web_view_key(view, code, pressed ? 1 : 0, Self.milliseconds())
+    }
+
+    public func focus(backwards: Bool) {
+        guard let view, !isClosed else { return }
+        kiosk_web_view_focus(view, backwards ? 1 : 0)
+    }
+
+    /// Event times for WebKit: milliseconds of the monotonic clock, wrapping.
+    private static func milliseconds() -> UInt32 {
+        UInt32(truncatingIfNeeded: DispatchTime.now().uptimeNanoseconds / 1_000_000)
     }
 
     private var nextScript: UInt64 = 0

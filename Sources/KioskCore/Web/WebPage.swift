@@ -62,6 +62,9 @@ public enum WebPageEvent: Sendable, Equatable {
     case bridgeMessage(text: String)
     /// The script `id` of `evaluate` ran: with its value as text, or failed with the engine's message.
     case scriptResult(id: UInt64, ok: Bool, text: String)
+    /// Tab went past the page's last tab stop (Shift-Tab, `backwards`, before its first; either on a page with none):
+    /// the keyboard focus leaves the page.
+    case focusLeft(backwards: Bool)
 }
 
 /// A pointer event on a page, in the page's pixels. An immutable value; any thread.
@@ -82,6 +85,11 @@ public protocol WebPage: AnyObject {
     func reload()
     func resize(to size: Size)
     func pointer(_ kind: WebPointer, x: Int, y: Int)
+    /// A keyboard's key, by the kernel's key code (`KEY_A` is 30), pressed or released: the engine maps it through
+    /// the system's keymap (with the modifiers held) and gives it to the page's focused element.
+    func key(code: UInt32, pressed: Bool)
+    /// The keyboard focus enters the page: its first tab stop takes it (its last when `backwards`).
+    func focus(backwards: Bool)
     /// Runs `script` in the page; its `scriptResult` event carries the returned id.
     func evaluate(script: String) -> UInt64
     /// Ends the page's web process (a hung page); `processGone` follows, and `reload` starts a new one.

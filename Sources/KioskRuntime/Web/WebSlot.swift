@@ -211,6 +211,8 @@ final class WebSlot {
             logger.error("web \(node.id ?? properties.url): \(message); ending its web process")
         case .scriptResult(let id, let ok, let text):
             scripts.removeValue(forKey: id)?(ok ? .success(text) : .failure(StageError(.failed, "the script failed: \(text)")))
+        case .focusLeft(let backwards):
+            onFocusLeft?(backwards)
         }
     }
 
@@ -380,6 +382,19 @@ final class WebSlot {
         let size = body.frame.size
         return (min(max(Int(local.x.rounded(.down)), 0), max(size.width - 1, 0)),
                 min(max(Int(local.y.rounded(.down)), 0), max(size.height - 1, 0)))
+    }
+
+    /// Tab went past the page's last tab stop (`backwards`: Shift-Tab before its first).
+    var onFocusLeft: ((_ backwards: Bool) -> Void)?
+
+    /// A keyboard's key (the kernel's code) for the page's focused element.
+    func key(code: UInt32, pressed: Bool) {
+        page?.key(code: code, pressed: pressed)
+    }
+
+    /// The focus ring entered the widget: the page's first tab stop (last when `backwards`) takes the keys.
+    func focus(backwards: Bool) {
+        page?.focus(backwards: backwards)
     }
 
     /// A pointer event at (x, y) in the widget's body, in the page's pixels.
