@@ -65,6 +65,8 @@ public enum WebPageEvent: Sendable, Equatable {
     /// Tab went past the page's last tab stop (Shift-Tab, `backwards`, before its first; either on a page with none):
     /// the keyboard focus leaves the page.
     case focusLeft(backwards: Bool)
+    /// The web engine could not be loaded (its libraries are missing): the page shows nothing, ever.
+    case engineUnavailable(message: String)
 }
 
 /// A pointer event on a page, in the page's pixels. An immutable value; any thread.
@@ -100,7 +102,8 @@ public protocol WebPage: AnyObject {
 
 /// Makes pages for the main loop it belongs to. Main thread.
 public protocol WebPageMaking: AnyObject {
-    /// A page for `request`, already loading. Problems loading it come later, as events; this throws only when no
-    /// page can be made at all (the web engine is missing).
+    /// A page for `request`, already loading (or waiting for the engine's libraries to load, off the loop). Problems
+    /// loading it come later, as events; this throws only when no page can be made at all (the web engine is known
+    /// to be missing; found missing by the load, it is the page's `engineUnavailable` event).
     func makePage(_ request: WebPageRequest) throws -> any WebPage
 }

@@ -122,11 +122,20 @@ final class WebSlot {
             loads += 1
             armReload()
         } catch {
-            lastError = "\(error)"
-            state = "failed"
-            logger.error("web \(node.id ?? properties.url): \(error)")
-            onReport?(WebEventReport(id: node.id, kind: .failed, url: properties.url, message: "\(error)"))
+            unavailable("\(error)")
         }
+    }
+
+    /// No page can be made (the web engine is missing): the placeholder stays, and `web.reload` tries again.
+    private func unavailable(_ message: String) {
+        page?.close()
+        page = nil
+        reloadTimer?.cancel()
+        reloadTimer = nil
+        lastError = message
+        state = "failed"
+        logger.error("web \(node.id ?? properties.url): \(message)")
+        onReport?(WebEventReport(id: node.id, kind: .failed, url: properties.url, message: message))
     }
 
     /// The newest frame a new web process made before its page finished loading: shown at the load's end, so
@@ -213,6 +222,8 @@ final class WebSlot {
             scripts.removeValue(forKey: id)?(ok ? .success(text) : .failure(StageError(.failed, "the script failed: \(text)")))
         case .focusLeft(let backwards):
             onFocusLeft?(backwards)
+        case .engineUnavailable(let message):
+            unavailable(message)
         }
     }
 
