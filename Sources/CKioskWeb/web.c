@@ -577,15 +577,22 @@ static int on_decide_policy(void *web_view, void *decision, int type, void *data
     return 0;
 }
 
-static void ping_answered(void *source, void *result, void *data) {
+// A script of kioskd's own finished (its value is not needed): the reference taken for the call goes, and a view
+// closed meanwhile is freed after its last script.
+static void script_discarded(void *source, void *result, void *data) {
     KioskWebView *v = data;
     GErrorABI *error = NULL;
     void *value = wk.web_view_run_javascript_finish(source, result, &error);
     if (value) wk.javascript_result_unref(value);
     if (error) wk.error_free(error);
     wk.object_unref(source);
-    if (!v->closing) v->ping_sent_us = 0;
     if (--v->scripts_pending == 0 && v->closing) free_view(v);
+}
+
+static void ping_answered(void *source, void *result, void *data) {
+    KioskWebView *v = data;
+    if (!v->closing) v->ping_sent_us = 0;
+    script_discarded(source, result, data);
 }
 
 static int ping_tick(void *data) {
@@ -872,16 +879,6 @@ void kiosk_web_view_key(KioskWebView *view, uint32_t code, int pressed, uint32_t
     t->kind = pressed ? 1 : 0;
     t->time = time_ms;
     queue(key_on_web_thread, t);
-}
-
-static void script_discarded(void *source, void *result, void *data) {
-    KioskWebView *v = data;
-    GErrorABI *error = NULL;
-    void *value = wk.web_view_run_javascript_finish(source, result, &error);
-    if (value) wk.javascript_result_unref(value);
-    if (error) wk.error_free(error);
-    wk.object_unref(source);
-    if (--v->scripts_pending == 0 && v->closing) free_view(v);
 }
 
 static int focus_on_web_thread(void *data) {

@@ -138,10 +138,15 @@ final class WebMailbox: Sendable {
         var frame: WebFrame?
         var events: [WebPageEvent] = []
         var isClosed = false
+        /// Surfaces the main thread no longer uses, for the next frames: a frame of a page is hundreds of KiB in a
+        /// mapping of its own, which the kernel would otherwise map and zero anew for every frame.
+        var spare: [LayerSurface] = []
     }
 
     /// Events beyond this many untaken are dropped (a page that fails in a loop cannot grow the mailbox).
     static let eventCapacity = 64
+    /// Spare surfaces kept at most (one being shown, one in the mailbox, one being written is the steady state).
+    static let spareCapacity = 2
 
     let contents = Lock(Contents())
     private let waker: Waker
@@ -152,9 +157,14 @@ final class WebMailbox: Sendable {
         self.opaque = opaque
     }
 
-    /// On the web thread: a frame, copied out of WebKit's buffer.
+    /// On the web thread: a frame, copied out of WebKit's buffer (into a spare surface of its size if there is one).
     func deliver(pixels: UnsafePointer<UInt8>, width: Int, height: Int, stride: Int, damage: Rect) {
-        let surface = LayerSurface(size: Size(width: width, height: height), isOpaque: opaque)
+        let size = Size(width: width, height: height)
+        let spare = contents.withLock { box -> LayerSurface? in
+            guard let index = box.spare.firstIndex(where: { $0.size == size }) else { return nil }
+            return box.spare.remove(at: index)
+        }
+        let surface = spare ?? LayerSurface(size: size, isOpaque: opaque)
         for row in 0..<height {
             (surface.bytes + row * surface.stride).copyMemory(from: pixels + row * stride, byteCount: width * 4)
         }
@@ -180,6 +190,15 @@ final class WebMailbox: Sendable {
         if delivered { waker.wake() }
     }
 
+    /// On the main thread: a frame's surface nothing else holds (the lock orders the main thread's last reads of it
+    /// before the web thread's writes).
+    func recycle(_ surface: LayerSurface) {
+        contents.withLock { box in
+            guard !box.isClosed, box.spare.count < Self.spareCapacity else { return }
+            box.spare.append(surface)
+        }
+    }
+
     func take() -> (frame: WebFrame?, events: [WebPageEvent]) {
         contents.withLock { box in
             defer { box.frame = nil; box.events.removeAll() }
@@ -192,6 +211,7 @@ final class WebMailbox: Sendable {
             box.isClosed = true
             box.frame = nil
             box.events.removeAll()
+            box.spare.removeAll()
         }
     }
 }
@@ -331,6 +351,11 @@ public final class WPEWebPage: WebPage {
     public func key(code: UInt32, pressed: Bool) {
         guard let view, !isClosed else { return }
         kiosk_web_view_key(view, code, pressed ? 1 : 0, Self.milliseconds())
+    }
+
+    public func recycle(_ surface: LayerSurface) {
+        guard !isClosed else { return }
+        mailbox.recycle(surface)
     }
 
     public func focus(backwards: Bool) {

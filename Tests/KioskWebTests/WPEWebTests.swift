@@ -117,6 +117,23 @@ final class WPEWebTests: XCTestCase {
         }
     }
 
+    /// A surface given back once nothing shows it is where a later frame of the page is written, rather than new
+    /// memory for every frame.
+    func testARecycledSurfaceTakesALaterFrame() throws {
+        let (page, frames, _) = try page("""
+            <html><body style="margin:0;background:#203040">
+            <div id="box" style="position:absolute;left:0;top:10px;width:20px;height:20px;background:#ffffff"></div>
+            <script>let x = 0; setInterval(() => { x = (x + 7) % 180; document.getElementById('box').style.left = x + 'px' }, 16)</script>
+            </body></html>
+            """)
+        try Poll.until("the page's first frame", timeout: 30, turning: loop) { !frames.value.isEmpty }
+        let recycled = frames.value[0].surface
+        page.recycle(recycled)
+        try Poll.until("a later frame in the recycled surface", timeout: 30, turning: loop) {
+            frames.value.dropFirst().contains { $0.surface === recycled }
+        }
+    }
+
     /// The libraries load off the loop: a page made while they load is returned at once and keeps what it was asked
     /// meanwhile (here a new size), and opens when the load is done.
     func testAPageMadeWhileTheEngineLoadsOpensWhenItHasLoaded() throws {

@@ -23,26 +23,8 @@ final class WebInputTests: XCTestCase {
             <script>document.body.addEventListener('click', e => { document.title = 'missed ' + e.clientX + ',' + e.clientY })</script>
             </body></html>
             """.write(to: page, atomically: true, encoding: .utf8)
-        let scenePath = dir.appendingPathComponent("scene.yaml")
-        try """
-            widgets:
-              - {id: page, type: web, url: "\(page.absoluteString)", x: 40, y: 20, width: 200, height: 100}
-              - {id: native, type: button, label: "ok", x: 260, y: 20, width: 40, height: 40, on_press: {emit: tapped}}
-            """.write(to: scenePath, atomically: true, encoding: .utf8)
-        let loop = try MainLoop.epoll()
-        let size = Size(width: 320, height: 240)
-        let backend = try HeadlessBackend(mode: OutputMode(width: size.width, height: size.height, refreshMilliHz: 60_000), bufferCount: 2)
-        let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: size),
-                                     pool: RenderQueuePool(workerCount: 1))
-        let loaded = try SceneLoader.load(path: scenePath.path)
-        let stage = SceneStage(engine: engine, scene: loaded.scene, source: scenePath.path)
-        try engine.start()
-        stage.webPages = try WPEWeb(loop: loop)
-        defer {
-            stage.webPages = nil
-            engine.stop()
-        }
-        let router = InputRouter(stage: stage, mapping: InputMapping(panel: size, rotation: .degrees0, output: "Headless-1"))
+        let (loop, stage, router) = try show(page, in: dir)
+        defer { stop(stage) }
         var reports: [InputReport] = []
         router.onReport = { reports.append($0) }
         func title() throws -> String {
@@ -87,26 +69,8 @@ final class WebInputTests: XCTestCase {
             <input id="second" style="position:absolute;left:10px;top:50px;width:150px">
             </body></html>
             """.write(to: page, atomically: true, encoding: .utf8)
-        let scenePath = dir.appendingPathComponent("scene.yaml")
-        try """
-            widgets:
-              - {id: page, type: web, url: "\(page.absoluteString)", x: 40, y: 20, width: 200, height: 100}
-              - {id: native, type: button, label: "ok", x: 260, y: 20, width: 40, height: 40, on_press: {emit: tapped}}
-            """.write(to: scenePath, atomically: true, encoding: .utf8)
-        let loop = try MainLoop.epoll()
-        let size = Size(width: 320, height: 240)
-        let backend = try HeadlessBackend(mode: OutputMode(width: size.width, height: size.height, refreshMilliHz: 60_000), bufferCount: 2)
-        let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: size),
-                                     pool: RenderQueuePool(workerCount: 1))
-        let loaded = try SceneLoader.load(path: scenePath.path)
-        let stage = SceneStage(engine: engine, scene: loaded.scene, source: scenePath.path)
-        try engine.start()
-        stage.webPages = try WPEWeb(loop: loop)
-        defer {
-            stage.webPages = nil
-            engine.stop()
-        }
-        let router = InputRouter(stage: stage, mapping: InputMapping(panel: size, rotation: .degrees0, output: "Headless-1"))
+        let (loop, stage, router) = try show(page, in: dir)
+        defer { stop(stage) }
         var reports: [InputReport] = []
         router.onReport = { reports.append($0) }
         func evaluate(_ script: String) throws -> String {
@@ -165,5 +129,32 @@ final class WebInputTests: XCTestCase {
         XCTAssertEqual(router.focusedID, "native")
         tap("x", 45)
         XCTAssertEqual(try evaluate("document.getElementById('second').value"), "2", "a key after F6 is not the page's")
+    }
+
+    /// The page in a web widget (id `page`, at the scene's (40, 20), 200x100) beside a native button (id `native`,
+    /// `on_press: {emit: tapped}`) on a 320x240 headless output, with WPE WebKit and an input router.
+    private func show(_ page: URL, in dir: URL) throws -> (MainLoop, SceneStage, InputRouter) {
+        let scenePath = dir.appendingPathComponent("scene.yaml")
+        try """
+            widgets:
+              - {id: page, type: web, url: "\(page.absoluteString)", x: 40, y: 20, width: 200, height: 100}
+              - {id: native, type: button, label: "ok", x: 260, y: 20, width: 40, height: 40, on_press: {emit: tapped}}
+            """.write(to: scenePath, atomically: true, encoding: .utf8)
+        let loop = try MainLoop.epoll()
+        let size = Size(width: 320, height: 240)
+        let backend = try HeadlessBackend(mode: OutputMode(width: size.width, height: size.height, refreshMilliHz: 60_000), bufferCount: 2)
+        let engine = try LayerEngine(loop: loop, backend: backend, compositor: try ShadowCompositor(size: size),
+                                     pool: RenderQueuePool(workerCount: 1))
+        let loaded = try SceneLoader.load(path: scenePath.path)
+        let stage = SceneStage(engine: engine, scene: loaded.scene, source: scenePath.path)
+        try engine.start()
+        stage.webPages = try WPEWeb(loop: loop)
+        let router = InputRouter(stage: stage, mapping: InputMapping(panel: size, rotation: .degrees0, output: "Headless-1"))
+        return (loop, stage, router)
+    }
+
+    private func stop(_ stage: SceneStage) {
+        stage.webPages = nil
+        stage.engine.stop()
     }
 }

@@ -92,6 +92,9 @@ public protocol WebPage: AnyObject {
     func key(code: UInt32, pressed: Bool)
     /// The keyboard focus enters the page: its first tab stop takes it (its last when `backwards`).
     func focus(backwards: Bool)
+    /// A surface of one of the page's frames that nothing shows or holds any more (the caller held its only
+    /// reference): the engine may write a later frame into it rather than into new memory.
+    func recycle(_ surface: LayerSurface)
     /// Runs `script` in the page; its `scriptResult` event carries the returned id.
     func evaluate(script: String) -> UInt64
     /// Ends the page's web process (a hung page); `processGone` follows, and `reload` starts a new one.

@@ -164,10 +164,21 @@ final class WebSlot {
             guard let self else { return }
             if wasShown {
                 framesShown += 1
-                lastSurface = frame.surface
+                replaceLastSurface(with: frame.surface)
             }
             if acknowledging { page?.frameShown() }
         }
+    }
+
+    /// The frame shown now replaces the one before, whose surface goes back to the page to be written again when
+    /// nothing else holds it (the engine let go of it once the new frame was shown).
+    private func replaceLastSurface(with surface: LayerSurface) {
+        guard var previous = lastSurface, previous !== surface else {
+            lastSurface = surface
+            return
+        }
+        lastSurface = surface
+        if isKnownUniquelyReferenced(&previous) { page?.recycle(previous) }
     }
 
     private func handle(_ event: WebPageEvent) {
