@@ -20,6 +20,14 @@ struct PNGFile {
         return UInt32(pixels[o + 2]) << 16 | UInt32(pixels[o + 1]) << 8 | UInt32(pixels[o])
     }
 
+    /// Pixels whose colour differs from `other`'s at the same place (all of them when the sizes differ).
+    func differingPixels(from other: PNGFile) -> Int {
+        guard width == other.width, height == other.height else { return max(width * height, other.width * other.height) }
+        var n = 0
+        for y in 0..<height { for x in 0..<width where rgb(x: x, y: y) != other.rgb(x: x, y: y) { n += 1 } }
+        return n
+    }
+
     /// Pixels in the rectangle (x0, y0, x1, y1), end exclusive, that satisfy `test`.
     func countPixels(in box: (Int, Int, Int, Int), where test: (UInt32) -> Bool) -> Int {
         var n = 0

@@ -41,7 +41,8 @@ final class VNCRemoteViewTests: XCTestCase {
         return result
     }
 
-    private func staticScene(in dir: URL) throws -> String {
+    /// A scene that never changes: a capture and a screenshot taken at different times are of the same picture.
+    static func staticScene(in dir: URL) throws -> String {
         let scene = dir.appendingPathComponent("scene.yaml")
         try """
             size: display
@@ -57,7 +58,7 @@ final class VNCRemoteViewTests: XCTestCase {
 
     func testAClientLogsInAndSeesTheScreenshotPixelForPixelAndAWrongPasswordIsRefused() throws {
         let dir = try KioskdProcess.scratchDirectory("vnc-capture-scene")
-        let (daemon, port, scratch) = try start("vnc-capture", scene: try staticScene(in: dir), vnc: "")
+        let (daemon, port, scratch) = try start("vnc-capture", scene: try Self.staticScene(in: dir), vnc: "")
         let shotPath = scratch.appendingPathComponent("screenshot.png")
         let shot = try daemon.result("screenshot")
         try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(shot["png_base64"] as? String))).write(to: shotPath)
@@ -67,9 +68,7 @@ final class VNCRemoteViewTests: XCTestCase {
         let expected = try PNGFile(contentsOf: shotPath), seen = try PNGFile(contentsOf: capturePath)
         XCTAssertEqual(seen.width, 320)
         XCTAssertEqual(seen.height, 240)
-        var differing = 0
-        for y in 0..<expected.height { for x in 0..<expected.width where expected.rgb(x: x, y: y) != seen.rgb(x: x, y: y) { differing += 1 } }
-        XCTAssertEqual(differing, 0, "pixels that differ between the VNC capture and the screenshot")
+        XCTAssertEqual(seen.differingPixels(from: expected), 0, "pixels that differ between the VNC capture and the screenshot")
         XCTAssertEqual(seen.rgb(x: 60, y: 40), 0xE08020, "the card is there, so the picture is not trivially equal")
 
         // The same with ZRLE, the compressed encoding: tiles solid, in runs or raw, through zlib.
@@ -79,9 +78,7 @@ final class VNCRemoteViewTests: XCTestCase {
         let zrle = try vncClient(["capture-zrle", "127.0.0.1", "\(port)", password, zrlePath.path])
         XCTAssertEqual(zrle.status, 0, zrle.text)
         let seenZRLE = try PNGFile(contentsOf: zrlePath)
-        var differingZRLE = 0
-        for y in 0..<expected.height { for x in 0..<expected.width where expected.rgb(x: x, y: y) != seenZRLE.rgb(x: x, y: y) { differingZRLE += 1 } }
-        XCTAssertEqual(differingZRLE, 0, "pixels that differ between the ZRLE capture and the screenshot")
+        XCTAssertEqual(seenZRLE.differingPixels(from: expected), 0, "pixels that differ between the ZRLE capture and the screenshot")
         let sentZRLE = try XCTUnwrap(vnc(try XCTUnwrap((try daemon.result("stats")["vnc"] as? [[String: Any]])?.first), "bytes_sent")) - sentRaw
         XCTAssertLessThan(sentZRLE, 320 * 240 * 4 / 10, "the same frame in ZRLE, a tenth of Raw at most")
 
