@@ -72,6 +72,8 @@ public final class VNCServer {
     private var captureTimer: TimerHandle?
     private var presentToken: ListenerToken?
     private var recentFailures: [MonotonicInstant] = []
+    /// What one read takes from a client's socket; reused, as reads come every few milliseconds from each viewer.
+    private var readBuffer = [UInt8](repeating: 0, count: VNCServer.readChunk)
     private var lockedUntil: MonotonicInstant?
 
     /// Pointer events of clients, in panel pixels, when `options.input` is on.
@@ -179,7 +181,7 @@ public final class VNCServer {
         guard fd >= 0 else { throw VNCError("vnc \(named): socket: \(errnoDescription(errno))") }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        let bound: Int32
+        let isBound: Bool
         if family == AF_INET6 {
             // `[::]` is every address, IPv4 ones too, whatever net.ipv6.bindv6only says.
             var zero: Int32 = 0
@@ -191,9 +193,7 @@ public final class VNCServer {
                 close(fd)
                 throw VNCError("vnc \(named): not an IPv6 address")
             }
-            bound = withUnsafePointer(to: &sin6) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-            }
+            isBound = bind(fd, to: &sin6)
         } else {
             var sin = sockaddr_in()
             sin.sin_family = sa_family_t(AF_INET)
@@ -202,16 +202,21 @@ public final class VNCServer {
                 close(fd)
                 throw VNCError("vnc \(named): not an IPv4 address")
             }
-            bound = withUnsafePointer(to: &sin) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
+            isBound = bind(fd, to: &sin)
         }
-        guard bound == 0, Glibc.listen(fd, 16) == 0 else {
+        guard isBound, Glibc.listen(fd, 16) == 0 else {
             let code = errno
             close(fd)
             throw VNCError("vnc \(named): cannot listen: \(errnoDescription(code))")
         }
         return fd
+    }
+
+    /// bind(2) to `address`, a sockaddr_in or sockaddr_in6.
+    private static func bind<Address>(_ fd: Int32, to address: inout Address) -> Bool {
+        withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<Address>.size)) }
+        } == 0
     }
 
     private func acceptClients() {
@@ -279,8 +284,7 @@ public final class VNCServer {
 
     private func read(_ client: Client) {
         guard !client.isClosed else { return }
-        var buffer = [UInt8](repeating: 0, count: Self.readChunk)
-        let n = buffer.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
+        let n = readBuffer.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
         if n < 0 {
             if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
             drop(client, "read: \(errnoDescription(errno))")
@@ -291,10 +295,10 @@ public final class VNCServer {
             return
         }
         guard let tls = client.tls else {
-            handle(client.session.receive(buffer[0..<n]), from: client)
+            handle(client.session.receive(readBuffer[0..<n]), from: client)
             return
         }
-        receiveTLS(buffer[0..<n], over: tls, from: client)
+        receiveTLS(readBuffer[0..<n], over: tls, from: client)
     }
 
     /// Bytes of a TLS client from its socket: the handshake advanced (its messages queued for the socket), then

@@ -1,5 +1,7 @@
 import Foundation
+import KioskCore
 import KioskRender
+import KioskRenderTestSupport
 
 /// A PNG read back for checks: XRGB8888 pixels.
 struct PNGFile {
@@ -23,9 +25,11 @@ struct PNGFile {
     /// Pixels whose colour differs from `other`'s at the same place (all of them when the sizes differ).
     func differingPixels(from other: PNGFile) -> Int {
         guard width == other.width, height == other.height else { return max(width * height, other.width * other.height) }
-        var n = 0
-        for y in 0..<height { for x in 0..<width where rgb(x: x, y: y) != other.rgb(x: x, y: y) { n += 1 } }
-        return n
+        return pixels.withUnsafeBytes { a in
+            other.pixels.withUnsafeBytes { b in
+                compareImages(a, b, size: Size(width: width, height: height), strideA: width * 4, strideB: width * 4, tolerance: 0).differingPixels
+            }
+        }
     }
 
     /// Pixels in the rectangle (x0, y0, x1, y1), end exclusive, that satisfy `test`.
