@@ -149,8 +149,10 @@ let package = Package(
         ),
         // systemd: notify, the watchdog, socket activation, each spoken directly (SystemdProtocol), with no libsystemd.
         .target(name: "KioskService", dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log")]),
+        // GnuTLS, loaded with dlopen only when `vnc.tls` is configured: VeNCrypt's TLS over memory buffers.
+        .target(name: "CKioskTLS"),
         // The remote view: an RFB (VNC) server on the main loop serving each output's composed frame.
-        .target(name: "KioskRemote", dependencies: ["KioskCore", "CZlib", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "KioskRemote", dependencies: ["KioskCore", "CZlib", "CKioskTLS", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "KioskControl",
             dependencies: ["KioskCore", .product(name: "Logging", package: "swift-log")]

@@ -142,7 +142,7 @@ public final class Kiosk {
         }
         // A configuration problem is shown instead (an unreadable password file among them): no remote view then.
         if let vncSettings = settings.vnc, problem == nil {
-            vnc = try VNCWiring(settings: vncSettings, password: resolved.vncPassword, outputs: driven, input: input, control: control,
+            vnc = try VNCWiring(settings: vncSettings, password: resolved.vncPassword, tls: resolved.vncTLS, outputs: driven, input: input, control: control,
                                 loop: loop, logger: logger)
         } else {
             vnc = nil

@@ -17,22 +17,29 @@ final class VNCWiring {
     /// The first device slot of VNC clients' touches, far above a touchscreen's.
     static let firstSlot = 1000
 
-    /// `password` is `vnc.password_file`'s, read before the loop started (`VNCSettings.password()`).
+    /// `password` is `vnc.password_file`'s, read before the loop started (`VNCSettings.password()`); `tls` is
+    /// `vnc.tls`'s credentials, made then too (`ResolvedRun.vncCredentials`).
     /// - Throws: a port that cannot be listened on, naming the address and the errno.
-    init(settings: VNCSettings, password: [UInt8]?, outputs: [DrivenOutput], input: InputWiring, control: ControlWiring?, loop: MainLoop,
+    init(settings: VNCSettings, password: [UInt8]?, tls: TLSCredentials?, outputs: [DrivenOutput], input: InputWiring, control: ControlWiring?, loop: MainLoop,
          logger: Logger) throws {
         self.logger = logger
         if let password, password.count > 8 {
             logger.warning("vnc.password_file \(settings.passwordFile ?? ""): only the first 8 bytes of the password count (VNC authentication)")
         }
         // The config decoder refuses these already; a password never goes missing on the way.
-        guard password != nil || (settings.passwordFile == nil && settings.isLoopback) else {
-            throw VNCError("vnc: \(settings.host):\(settings.port) needs the password of vnc.password_file, which was not read")
+        guard password != nil || settings.passwordFile == nil else {
+            throw VNCError("vnc: \(settings.listenAddress) needs the password of vnc.password_file, which was not read")
+        }
+        guard tls != nil || settings.tls == nil else {
+            throw VNCError("vnc: \(settings.listenAddress) needs the certificate of vnc.tls, which was not read")
+        }
+        guard password != nil || tls != nil || settings.isLoopback else {
+            throw VNCError("vnc: \(settings.listenAddress) is beyond loopback and has neither TLS nor a password")
         }
         let security: RFBSession.Security = password.map(RFBSession.Security.password) ?? .none
         var servers: [VNCServer] = []
         for (index, output) in outputs.enumerated() {
-            let options = VNCServer.Options(host: settings.host, port: settings.port + index, security: security,
+            let options = VNCServer.Options(host: settings.host, port: settings.port + index, security: security, tls: tls,
                                             maxClients: settings.maxClients, input: settings.input, name: output.name)
             servers.append(try VNCServer(options: options, engine: output.engine, loop: loop, logger: logger))
         }
@@ -65,7 +72,8 @@ final class VNCWiring {
     private static func stats(_ server: VNCServer) -> JSONValue {
         [
             "output": .string(server.outputName),
-            "listen": .string("\(server.options.host):\(server.options.port)"),
+            "listen": .string(VNCServer.address(host: server.options.host, port: server.options.port)),
+            "tls": .bool(server.options.tls != nil),
             "input": .bool(server.options.input),
             "clients": .int(Int64(server.clientCount)),
             "clients_accepted": .int(Int64(server.clientsAccepted)),
@@ -74,6 +82,8 @@ final class VNCWiring {
             "updates_sent": .int(Int64(server.updatesSent)),
             "bytes_sent": .int(Int64(server.bytesSent)),
             "queued_bytes": .int(Int64(server.queuedBytes)),
+            "loop_cpu_us": .int(server.loopTime.nanosecondsClamped / 1000),
+            "loop_cpu_longest_us": .int(server.longestLoopTime.nanosecondsClamped / 1000),
         ]
     }
 }

@@ -2,7 +2,8 @@ import KioskCore
 
 /// One client's side of the RFB protocol (RFC 6143), as a state machine without I/O: bytes in, what to send, what
 /// the client asked for, and when to close and why. The handshake (version 3.3, 3.7 or 3.8; security None or VNC
-/// authentication), then the client's messages: SetPixelFormat, SetEncodings, FramebufferUpdateRequest, KeyEvent
+/// authentication; or, with `tls`, only VeNCrypt (type 19) with the X509None or X509Vnc subtype, version 3.7 or 3.8),
+/// then the client's messages: SetPixelFormat, SetEncodings, FramebufferUpdateRequest, KeyEvent
 /// and PointerEvent, ClientCutText (skipped, bounded). Every malformed or oversized message closes with a reason.
 /// What is buffered is bounded by the largest message kept (`maxEncodings`), whatever the peer sends.
 ///
@@ -30,7 +31,18 @@ public final class RFBSession {
         public var requests: [Request] = []
         /// Set when the session is over: why (for the log); what the client was told, if anything, is in `send`.
         public var close: String?
+        /// Set when VeNCrypt's TLS handshake starts: once `send` is on its way, everything on the connection is TLS.
+        /// Holds the bytes that came after the client's choice of subtype (the start of its handshake, if it did not
+        /// wait), which are TLS's too. `tlsEstablished()` continues the session once the handshake is done.
+        public var startTLS: [UInt8]?
     }
+
+    /// VeNCrypt's subtypes (security type 19) that this server offers: X.509 certificate TLS, then no authentication
+    /// or VNC authentication inside it. The anonymous ones (TLSNone 257, TLSVnc 258) are not offered: a server that
+    /// has a certificate would only let a man in the middle choose them.
+    public static let vencryptType = 19
+    public static let x509None = 260
+    public static let x509Vnc = 261
 
     public static let maxEncodings = 64
     /// ClientCutText bodies are skipped up to this size; a longer one closes the session.
@@ -38,10 +50,11 @@ public final class RFBSession {
     static let version38 = Array("RFB 003.008\n".utf8)
 
     private enum State {
-        case version, securityType, authResponse, clientInit, ready, closed
+        case version, securityType, vencryptVersion, vencryptSubtype, tlsHandshake, authResponse, clientInit, ready, closed
     }
 
     private let security: Security
+    private let tls: Bool
     private let challenge: [UInt8]
     private let width: Int, height: Int
     private let name: String
@@ -53,11 +66,13 @@ public final class RFBSession {
     private var cutTextToSkip = 0
     public private(set) var isReady = false
 
-    /// `challenge` is the 16 random bytes of VNC authentication (a test passes its own).
-    public init(security: Security, challenge: [UInt8], width: Int, height: Int, name: String, refusal: String? = nil) {
+    /// `challenge` is the 16 random bytes of VNC authentication (a test passes its own). With `tls`, only VeNCrypt
+    /// is offered, and `security` is asked for inside TLS.
+    public init(security: Security, tls: Bool = false, challenge: [UInt8], width: Int, height: Int, name: String, refusal: String? = nil) {
         precondition(challenge.count == 16, "a VNC challenge is 16 bytes")
         self.refusal = refusal
         self.security = security
+        self.tls = tls
         self.challenge = challenge
         self.width = width
         self.height = height
@@ -81,6 +96,12 @@ public final class RFBSession {
         var offset = 0
         while state != .closed {
             let used = step(pending[offset...], &reply)
+            if state == .tlsHandshake {
+                // From here on the connection is TLS: what is left is the start of the client's handshake.
+                reply.startTLS = Array(pending[(offset + used)...])
+                pending = []
+                return reply
+            }
             if used == 0 { break }
             offset += used
             if cutTextToSkip > 0 {
@@ -122,6 +143,10 @@ public final class RFBSession {
             }
             // RFC 6143 §7.1.1: 3.4 to 3.6 are 3.3; anything past 3.8 speaks 3.8.
             self.minor = minor >= 8 ? 8 : (minor == 7 ? 7 : 3)
+            var refusal = refusal
+            if refusal == nil, tls, self.minor == 3 {
+                refusal = "this server speaks VeNCrypt (TLS) only, which needs RFB 3.7 or later (the client speaks 3.\(minor))"
+            }
             if let refusal {
                 // No security types (or type 0 in 3.3), then the reason (RFC 6143 §7.1.2).
                 reply.send += (self.minor == 3 ? Self.u32(0) : [0]) + Self.string(refusal)
@@ -144,6 +169,11 @@ public final class RFBSession {
                 close(&reply, "security type \(chosen) was not offered (offered \(securityType))", tell: true)
                 return 0
             }
+            if tls {
+                reply.send += [0, 2]
+                state = .vencryptVersion
+                return 1
+            }
             if case .password = security {
                 reply.send += challenge
                 state = .authResponse
@@ -152,6 +182,28 @@ public final class RFBSession {
                 state = .clientInit
             }
             return 1
+        case .vencryptVersion:
+            guard b.count >= 2 else { return 0 }
+            guard b[i] == 0, b[i + 1] == 2 else {
+                reply.send += [1]
+                close(&reply, "VeNCrypt version \(b[i]).\(b[i + 1]) asked for (only 0.2 is spoken)", tell: false)
+                return 0
+            }
+            reply.send += [0, 1] + Self.u32(vencryptSubtype)
+            state = .vencryptSubtype
+            return 2
+        case .vencryptSubtype:
+            guard b.count >= 4 else { return 0 }
+            guard u32(0) == vencryptSubtype else {
+                reply.send += [0]
+                close(&reply, "VeNCrypt subtype \(u32(0)) was not offered (offered \(vencryptSubtype))", tell: false)
+                return 0
+            }
+            reply.send += [1]
+            state = .tlsHandshake
+            return 4
+        case .tlsHandshake:
+            return 0
         case .authResponse:
             guard b.count >= 16, case .password(let password) = security else { return 0 }
             let expected = DES.vncResponse(challenge: challenge, password: password)
@@ -223,7 +275,27 @@ public final class RFBSession {
     }
 
     private var securityType: Int {
-        if case .password = security { 2 } else { 1 }
+        if tls { return Self.vencryptType }
+        if case .password = security { return 2 } else { return 1 }
+    }
+
+    private var vencryptSubtype: Int {
+        if case .password = security { Self.x509Vnc } else { Self.x509None }
+    }
+
+    /// VeNCrypt's TLS handshake is done: what the server says first inside it (VNC authentication's challenge, or
+    /// the security result of X509None). Every later byte in either direction goes through TLS.
+    public func tlsEstablished() -> Reply {
+        var reply = Reply()
+        guard state == .tlsHandshake else { return reply }
+        if case .password = security {
+            reply.send += challenge
+            state = .authResponse
+        } else {
+            reply.send += Self.u32(0)
+            state = .clientInit
+        }
+        return reply
     }
 
     static func u16(_ v: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v)] }

@@ -13,22 +13,31 @@ import Logging
 /// client gets fewer frames, its damage merged meanwhile (`RFBDamage`), and holds at most one update's bytes. The
 /// loop never blocks on a socket (non-blocking reads and writes, a writable watch while bytes wait) and never
 /// encodes: one capture is shared by every client that is due, and the updates are made on a worker
-/// (`BackgroundJobs`). Presents never wait for a client. Main thread.
+/// (`BackgroundJobs`). Presents never wait for a client. With `tls`, every client speaks VeNCrypt: its bytes go
+/// through a `TLSConnection` on memory buffers, the handshake advanced as its bytes come, and an update encrypted a
+/// chunk at a time only when the socket has taken the last one, so a client that stops reading costs no encryption
+/// and holds at most one update. The time the loop spends here, on its own CPU clock, is counted (`loopTime`).
+/// Main thread.
 public final class VNCServer {
     public struct Options: Sendable {
         public var host: String
         public var port: Int
         public var security: RFBSession.Security
+        /// VeNCrypt's X.509 TLS with these credentials, for every client; nil for plain RFB.
+        public var tls: TLSCredentials?
         public var maxClients: Int
         /// Whether pointer events reach `onPointer`.
         public var input: Bool
         /// The desktop name clients show (the connector).
         public var name: String
 
-        public init(host: String, port: Int, security: RFBSession.Security, maxClients: Int, input: Bool, name: String) {
+        /// `host` is an IPv4 or IPv6 address (without brackets) or `localhost`.
+        public init(host: String, port: Int, security: RFBSession.Security, tls: TLSCredentials? = nil, maxClients: Int, input: Bool,
+                    name: String) {
             self.host = host
             self.port = port
             self.security = security
+            self.tls = tls
             self.maxClients = maxClients
             self.input = input
             self.name = name
@@ -63,6 +72,8 @@ public final class VNCServer {
     private var captureTimer: TimerHandle?
     private var presentToken: ListenerToken?
     private var recentFailures: [MonotonicInstant] = []
+    /// What one read takes from a client's socket; reused, as reads come every few milliseconds from each viewer.
+    private var readBuffer = [UInt8](repeating: 0, count: VNCServer.readChunk)
     private var lockedUntil: MonotonicInstant?
 
     /// Pointer events of clients, in panel pixels, when `options.input` is on.
@@ -74,20 +85,38 @@ public final class VNCServer {
     public private(set) var clientsAccepted = 0
     public private(set) var clientsRefused = 0
     public private(set) var authenticationFailures = 0
+    /// The loop's time in this server (its handlers, captures' hand-over, TLS), on the main thread's CPU clock, so a
+    /// busy host's preemption does not count: the whole, and the longest single handler.
+    public private(set) var loopTime = Duration.zero
+    public private(set) var longestLoopTime = Duration.zero
+    private var onLoopDepth = 0
     public var clientCount: Int { clients.count }
     /// The output's connector once a display is adopted, else the configured output's name.
     public var outputName: String { engine.backend?.info.connector ?? options.name }
     /// The port listened on (the one asked for, or the kernel's choice for port 0).
     public var boundPort: Int {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let named = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listenFD, $0, &length) == 0 }
         }
-        return named ? Int(UInt16(bigEndian: address.sin_port)) : options.port
+        guard named else { return options.port }
+        let family = Int32(address.ss_family)
+        return withUnsafePointer(to: &address) { pointer in
+            if family == AF_INET6 {
+                pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+            } else {
+                pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+            }
+        }
     }
-    /// Bytes made for clients and not yet taken by their sockets: at most one update per client.
-    public var queuedBytes: Int { clients.values.reduce(0) { $0 + $1.queued.count - $1.sent } }
+    /// `HOST:PORT`, an IPv6 host in brackets.
+    public static func address(host: String, port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+    /// Bytes made for clients and not yet taken by their sockets (before TLS, and after): at most one update per
+    /// client, and the records of one encrypted chunk.
+    public var queuedBytes: Int { clients.values.reduce(0) { $0 + $1.pendingBytes } }
     /// Each client socket's kernel send buffer: with the one update kioskd holds, what a client that stops reading
     /// can cost.
     static let sendBufferBytes: Int32 = 512 * 1024
@@ -102,13 +131,13 @@ public final class VNCServer {
         jobs = try BackgroundJobs(loop: loop, label: "kioskd.vnc.\(options.name)")
         listenFD = try Self.listen(host: options.host, port: options.port)
         do {
-            listenSource = try loop.addSource(fd: listenFD, events: .readable) { [unowned self] _ in acceptClients() }
+            listenSource = try loop.addSource(fd: listenFD, events: .readable) { [unowned self] _ in onLoop { acceptClients() } }
         } catch {
             close(listenFD)
             throw error
         }
-        presentToken = engine.addPresentListener { [unowned self] damage in framePresented(damage) }
-        logger.info("vnc \(outputName): listening on \(options.host):\(options.port) (\(Self.describe(options.security)), \(options.input ? "input on" : "view only"), at most \(options.maxClients) clients)")
+        presentToken = engine.addPresentListener { [unowned self] damage in onLoop { framePresented(damage) } }
+        logger.info("vnc \(outputName): listening on \(Self.address(host: options.host, port: options.port)) (\(Self.describe(options.security, tls: options.tls != nil)), \(options.input ? "input on" : "view only"), at most \(options.maxClients) clients)")
     }
 
     deinit {
@@ -118,32 +147,76 @@ public final class VNCServer {
         close(listenFD)
     }
 
-    private static func describe(_ security: RFBSession.Security) -> String {
-        if case .password = security { "VNC authentication" } else { "no authentication" }
+    private static func describe(_ security: RFBSession.Security, tls: Bool) -> String {
+        let login = if case .password = security { "VNC authentication" } else { "no authentication" }
+        return tls ? "VeNCrypt X.509 TLS, \(login) inside it" : login
+    }
+
+    /// Runs a handler of the loop, adding its time on the main thread's CPU clock to `loopTime`; a handler called
+    /// from another counts once.
+    private func onLoop<T>(_ body: () -> T) -> T {
+        guard onLoopDepth == 0 else { return body() }
+        onLoopDepth += 1
+        let start = Self.threadCPUTime()
+        defer {
+            onLoopDepth -= 1
+            let spent = Self.threadCPUTime() - start
+            loopTime += spent
+            longestLoopTime = max(longestLoopTime, spent)
+        }
+        return body()
+    }
+
+    private static func threadCPUTime() -> Duration {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
     }
 
     private static func listen(host: String, port: Int) throws -> Int32 {
+        let named = address(host: host, port: port)
         let address = host == "localhost" ? "127.0.0.1" : host
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw VNCError("vnc \(host):\(port): socket: \(errnoDescription(errno))") }
+        let family = address.contains(":") ? AF_INET6 : AF_INET
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw VNCError("vnc \(named): socket: \(errnoDescription(errno))") }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var sin = sockaddr_in()
-        sin.sin_family = sa_family_t(AF_INET)
-        sin.sin_port = in_port_t(UInt16(port).bigEndian)
-        guard inet_pton(AF_INET, address, &sin.sin_addr) == 1 else {
-            close(fd)
-            throw VNCError("vnc \(host):\(port): not an IPv4 address")
+        let isBound: Bool
+        if family == AF_INET6 {
+            // `[::]` is every address, IPv4 ones too, whatever net.ipv6.bindv6only says.
+            var zero: Int32 = 0
+            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &zero, socklen_t(MemoryLayout<Int32>.size))
+            var sin6 = sockaddr_in6()
+            sin6.sin6_family = sa_family_t(AF_INET6)
+            sin6.sin6_port = in_port_t(UInt16(port).bigEndian)
+            guard inet_pton(AF_INET6, address, &sin6.sin6_addr) == 1 else {
+                close(fd)
+                throw VNCError("vnc \(named): not an IPv6 address")
+            }
+            isBound = bind(fd, to: &sin6)
+        } else {
+            var sin = sockaddr_in()
+            sin.sin_family = sa_family_t(AF_INET)
+            sin.sin_port = in_port_t(UInt16(port).bigEndian)
+            guard inet_pton(AF_INET, address, &sin.sin_addr) == 1 else {
+                close(fd)
+                throw VNCError("vnc \(named): not an IPv4 address")
+            }
+            isBound = bind(fd, to: &sin)
         }
-        let bound = withUnsafePointer(to: &sin) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, Glibc.listen(fd, 16) == 0 else {
+        guard isBound, Glibc.listen(fd, 16) == 0 else {
             let code = errno
             close(fd)
-            throw VNCError("vnc \(host):\(port): cannot listen: \(errnoDescription(code))")
+            throw VNCError("vnc \(named): cannot listen: \(errnoDescription(code))")
         }
         return fd
+    }
+
+    /// bind(2) to `address`, a sockaddr_in or sockaddr_in6.
+    private static func bind<Address>(_ fd: Int32, to address: inout Address) -> Bool {
+        withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<Address>.size)) }
+        } == 0
     }
 
     private func acceptClients() {
@@ -176,16 +249,18 @@ public final class VNCServer {
                 let seconds = Int(((lockedUntil - loop.now).milliseconds / 1000).rounded(.up))
                 refusal = "too many failed logins: VNC logins are refused for \(seconds) s"
             }
-            let session = RFBSession(security: options.security, challenge: Self.challenge(), width: size.width, height: size.height,
-                                     name: outputName, refusal: refusal)
+            let session = RFBSession(security: options.security, tls: options.tls != nil, challenge: Self.challenge(), width: size.width,
+                                     height: size.height, name: outputName, refusal: refusal)
             let client = Client(number: number, fd: fd, session: session, size: size)
             if refusal != nil { clientsRefused += 1 } else { clientsAccepted += 1 }
             do {
                 // Weak: a handler may drop its client, which must live until the handler returns.
                 client.source = try loop.addSource(fd: fd, events: .readable) { [unowned self, weak client] events in
                     guard let client else { return }
-                    if events.contains(.writable) { flush(client) }
-                    if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) { read(client) }
+                    onLoop {
+                        if events.contains(.writable) { flush(client) }
+                        if events.contains(.readable) || events.contains(.hangup) || events.contains(.error) { read(client) }
+                    }
                 }
             } catch {
                 logger.error("vnc \(outputName): client \(number): \(error)")
@@ -195,7 +270,7 @@ public final class VNCServer {
             clients[number] = client
             client.handshakeTimer = loop.addTimer(after: Self.handshakeTimeout) { [unowned self, weak client] in
                 guard let client else { return }
-                drop(client, "the handshake did not finish within \(Self.handshakeTimeout)")
+                onLoop { drop(client, "the handshake did not finish within \(Self.handshakeTimeout)") }
             }
             logger.debug("vnc \(outputName): client \(number) connected")
             queue(session.greeting, to: client)
@@ -209,8 +284,7 @@ public final class VNCServer {
 
     private func read(_ client: Client) {
         guard !client.isClosed else { return }
-        var buffer = [UInt8](repeating: 0, count: Self.readChunk)
-        let n = buffer.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
+        let n = readBuffer.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
         if n < 0 {
             if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
             drop(client, "read: \(errnoDescription(errno))")
@@ -220,8 +294,44 @@ public final class VNCServer {
             drop(client, "the client closed the connection")
             return
         }
-        let wasReady = client.session.isReady
-        let reply = client.session.receive(buffer[0..<n])
+        guard let tls = client.tls else {
+            handle(client.session.receive(readBuffer[0..<n]), from: client)
+            return
+        }
+        receiveTLS(readBuffer[0..<n], over: tls, from: client)
+    }
+
+    /// Bytes of a TLS client from its socket: the handshake advanced (its messages queued for the socket), then
+    /// the session's bytes, decrypted, to the RFB session.
+    private func receiveTLS(_ bytes: ArraySlice<UInt8>, over tls: TLSConnection, from client: Client) {
+        let received: (plain: [UInt8], established: Bool)
+        do {
+            received = try tls.receive(bytes)
+        } catch {
+            flushTLSOutput(client)
+            drop(client, error.description)
+            return
+        }
+        flushTLSOutput(client)
+        if received.established {
+            logger.debug("vnc \(outputName): client \(client.number): TLS established")
+            handle(client.session.tlsEstablished(), from: client)
+        }
+        if !received.plain.isEmpty, !client.isClosed { handle(client.session.receive(received.plain), from: client) }
+    }
+
+    /// Moves what TLS made (handshake messages, records) to the bytes for the socket, and writes what it takes.
+    private func flushTLSOutput(_ client: Client) {
+        guard let tls = client.tls else { return }
+        let output = tls.takeOutput()
+        guard !output.isEmpty else { return }
+        client.queued += output
+        flush(client)
+    }
+
+    /// What the RFB session made of a client's bytes: what to send, the close, TLS's start, the requests.
+    private func handle(_ reply: RFBSession.Reply, from client: Client) {
+        guard !client.isClosed else { return }
         if !reply.send.isEmpty { queue(reply.send, to: client) }
         if let reason = reply.close {
             if reason.hasPrefix("authentication failed") { loginFailed() }
@@ -230,7 +340,8 @@ public final class VNCServer {
             drop(client, reason)
             return
         }
-        if !wasReady, client.session.isReady {
+        if !client.loggedIn, client.session.isReady {
+            client.loggedIn = true
             client.handshakeTimer?.cancel()
             client.handshakeTimer = nil
             // Whatever it asks for first, its first update is the whole screen.
@@ -238,6 +349,16 @@ public final class VNCServer {
             logger.info("vnc \(outputName): client \(client.number) logged in")
         }
         for request in reply.requests { handle(request, from: client) }
+        if let early = reply.startTLS, let credentials = options.tls {
+            do {
+                let tls = try TLSConnection(credentials: credentials)
+                client.tls = tls
+                if !early.isEmpty { receiveTLS(early[...], over: tls, from: client) }
+            } catch {
+                drop(client, error.description)
+                return
+            }
+        }
         serviceClients()
     }
 
@@ -292,15 +413,17 @@ public final class VNCServer {
     private func serviceClients() {
         guard !captureInFlight, captureTimer == nil else { return }
         let due = clients.values.filter { client in
-            guard client.session.isReady, !client.isClosed, !client.encoding, client.queued.isEmpty, let wanted = client.wanted else { return false }
+            guard client.session.isReady, !client.isClosed, !client.encoding, client.pendingBytes == 0, let wanted = client.wanted else { return false }
             return client.damage.rects.contains { !$0.intersection(wanted).isEmpty }
         }
         guard !due.isEmpty else { return }
         let now = loop.now
         if let lastCapture, now - lastCapture < Self.captureSpacing {
             captureTimer = loop.addTimer(at: lastCapture + Self.captureSpacing) { [unowned self] in
-                captureTimer = nil
-                serviceClients()
+                onLoop {
+                    captureTimer = nil
+                    serviceClients()
+                }
             }
             return
         }
@@ -316,41 +439,65 @@ public final class VNCServer {
         let size = engine.backend?.info.mode.size
         engine.captureScreen { [weak self] pixels in
             guard let self else { return }
-            captureInFlight = false
-            guard let pixels, let size else {
-                for (client, rects) in work {
-                    client.encoding = false
-                    for rect in rects { client.damage.add(rect) }
-                }
-                return
+            onLoop { captured(pixels, size: size, for: work) }
+        }
+    }
+
+    private func captured(_ pixels: [UInt8]?, size: Size?, for work: [(Client, [Rect])]) {
+        captureInFlight = false
+        guard let pixels, let size else {
+            for (client, rects) in work {
+                client.encoding = false
+                for rect in rects { client.damage.add(rect) }
             }
-            for (client, rects) in work where !client.isClosed {
-                guard client.size == size else {
-                    drop(client, "the output's mode changed to \(size.width)x\(size.height); reconnect")
-                    continue
-                }
-                let format = client.format
-                let encoding: RFBEncoding = client.useZRLE ? client.zrle.map(RFBEncoding.zrle) ?? .raw : .raw
-                jobs.run({ RFBEncoder.update(frame: pixels, size: size, rects: rects, format: format, encoding: encoding) }, then: { [weak self, weak client] update in
-                    guard let self, let client, !client.isClosed else { return }
+            return
+        }
+        for (client, rects) in work where !client.isClosed {
+            guard client.size == size else {
+                drop(client, "the output's mode changed to \(size.width)x\(size.height); reconnect")
+                continue
+            }
+            let format = client.format
+            let encoding: RFBEncoding = client.useZRLE ? client.zrle.map(RFBEncoding.zrle) ?? .raw : .raw
+            jobs.run({ RFBEncoder.update(frame: pixels, size: size, rects: rects, format: format, encoding: encoding) }, then: { [weak self, weak client] update in
+                guard let self, let client, !client.isClosed else { return }
+                onLoop {
                     client.encoding = false
                     updatesSent += 1
                     queue(update, to: client)
                     serviceClients()
-                })
-            }
+                }
+            })
         }
     }
 
     private func queue(_ bytes: [UInt8], to client: Client) {
         guard !client.isClosed else { return }
-        client.queued += bytes
+        if client.tls != nil { client.plain += bytes } else { client.queued += bytes }
         flush(client)
     }
 
-    /// Writes what the socket takes now; watches for writability while bytes wait.
+    /// Writes what the socket takes now, encrypting the next chunk of a TLS client's bytes only once the socket
+    /// took the last one; watches for writability while bytes wait.
     private func flush(_ client: Client) {
-        while !client.isClosed, client.sent < client.queued.count {
+        while !client.isClosed {
+            if client.sent == client.queued.count {
+                client.queued = []
+                client.sent = 0
+                guard let tls = client.tls, tls.isEstablished, client.plainSent < client.plain.count else { break }
+                do {
+                    client.plainSent += try tls.encrypt(client.plain[client.plainSent...])
+                } catch {
+                    drop(client, error.description)
+                    return
+                }
+                if client.plainSent == client.plain.count {
+                    client.plain = []
+                    client.plainSent = 0
+                }
+                client.queued = tls.takeOutput()
+                continue
+            }
             let n = client.queued.withUnsafeBytes { all in
                 send(client.fd, all.baseAddress! + client.sent, all.count - client.sent, Int32(MSG_NOSIGNAL))
             }
@@ -364,15 +511,11 @@ public final class VNCServer {
             bytesSent += n
         }
         guard !client.isClosed else { return }
-        if client.sent == client.queued.count {
-            client.queued = []
-            client.sent = 0
-        }
         let wanted: IOEvents = client.queued.isEmpty ? .readable : [.readable, .writable]
         if let source = client.source, source.events != wanted {
             do { try source.updateEvents(wanted) } catch { drop(client, "\(error)") }
         }
-        if client.queued.isEmpty { serviceClients() }
+        if client.pendingBytes == 0 { serviceClients() }
     }
 
     private func drop(_ client: Client, _ reason: String) {
@@ -406,8 +549,16 @@ public final class VNCServer {
         var wanted: Rect?
         /// An update is being captured or encoded.
         var encoding = false
+        /// Past the handshake (its first whole-screen update is owed).
+        var loggedIn = false
+        /// Bytes for the socket: `sent` of them are written.
         var queued: [UInt8] = []
         var sent = 0
+        /// With VeNCrypt, once TLS started: the session, and the bytes not yet encrypted (`plainSent` of them are).
+        var tls: TLSConnection?
+        var plain: [UInt8] = []
+        var plainSent = 0
+        var pendingBytes: Int { queued.count - sent + plain.count - plainSent }
         private(set) var isClosed = false
 
         init(number: Int, fd: Int32, session: RFBSession, size: Size) {
@@ -424,6 +575,8 @@ public final class VNCServer {
             source?.cancel()
             close(fd)
             queued = []
+            plain = []
+            tls = nil
         }
     }
 }

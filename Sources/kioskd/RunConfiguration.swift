@@ -70,6 +70,15 @@ extension RunCommand {
                 run.problem = ConfigurationProblem(subject: .vncPasswordFile(vnc.passwordFile ?? ""), error: error)
             }
         }
+        if run.problem == nil, let vnc = configFile.vnc, let tls = vnc.tls {
+            do {
+                run.vncTLS = try ResolvedRun.vncCredentials(vnc)
+            } catch {
+                guard keepGoingAsked else { throw fail(error) }
+                let file = error.diagnostics.first?.path == "vnc.tls.key" ? tls.keyFile : tls.certificateFile
+                run.problem = ConfigurationProblem(subject: .vncTLSFile(file), error: error)
+            }
+        }
         var configuration = KioskConfiguration.resolve(commandLine: commandLine, configFile: configFile, boardFile: boardFile)
         configuration.capturePages = capturePages
         configuration.clockSynchronizedFile = clockSynchronizedFile

@@ -113,6 +113,53 @@ final class RFBSessionTests: XCTestCase {
         for _ in 0..<16 { XCTAssertNil(s.receive([UInt8](repeating: 0x41, count: 65536)).close) }
         XCTAssertEqual(s.receive([5, 1, 0, 3, 0, 4]).requests, [.pointer(buttons: 1, x: 3, y: 4)])
     }
+
+    /// VeNCrypt: type 19 only, version 0.2, the one X.509 subtype, the ack, then TLS: the bytes the client sent
+    /// after its choice are handed to TLS, and once the handshake is done the session goes on inside it.
+    func testVeNCryptNegotiatesTheX509SubtypeAndHandsTheRestToTLS() {
+        let s = RFBSession(security: .password(password), tls: true, challenge: challenge, width: 800, height: 480, name: "HDMI-A-1")
+        XCTAssertEqual(s.receive(Array("RFB 003.008\n".utf8)).send, [1, 19])
+        XCTAssertEqual(s.receive([19]).send, [0, 2], "VeNCrypt 0.2")
+        XCTAssertEqual(s.receive([0, 2]).send, [0, 1, 0, 0, 1, 5], "accepted; one subtype, X509Vnc")
+        let started = s.receive([0, 0, 1, 5, 0x16, 0x03, 0x01])
+        XCTAssertEqual(started.send, [1], "the ack")
+        XCTAssertEqual(started.startTLS, [0x16, 0x03, 0x01], "the start of the ClientHello is TLS's")
+        XCTAssertNil(started.close)
+        XCTAssertEqual(s.tlsEstablished().send, challenge, "VNC authentication inside TLS")
+        XCTAssertEqual(s.receive(DES.vncResponse(challenge: challenge, password: password)).send, [0, 0, 0, 0])
+        XCTAssertEqual(Array(s.receive([1]).send.prefix(4)), [0x03, 0x20, 0x01, 0xE0])
+        XCTAssertTrue(s.isReady)
+
+        // Without a password, X509None: the security result comes first inside TLS.
+        let none = RFBSession(security: .none, tls: true, challenge: challenge, width: 800, height: 480, name: "HDMI-A-1")
+        _ = none.receive(Array("RFB 003.008\n".utf8) + [19, 0, 2])
+        XCTAssertEqual(none.receive([0, 0, 1, 4]).startTLS, [])
+        XCTAssertEqual(none.tlsEstablished().send, [0, 0, 0, 0])
+    }
+
+    func testVeNCryptRefusesWhatItDidNotOffer() {
+        func tlsSession() -> RFBSession {
+            RFBSession(security: .none, tls: true, challenge: challenge, width: 800, height: 480, name: "HDMI-A-1")
+        }
+        var s = tlsSession()
+        _ = s.receive(Array("RFB 003.008\n".utf8))
+        XCTAssertEqual(s.receive([2]).close, "security type 2 was not offered (offered 19)", "plain VNC authentication")
+        s = tlsSession()
+        _ = s.receive(Array("RFB 003.008\n".utf8) + [19])
+        let version = s.receive([0, 1])
+        XCTAssertEqual(version.send, [1])
+        XCTAssertEqual(version.close, "VeNCrypt version 0.1 asked for (only 0.2 is spoken)")
+        s = tlsSession()
+        _ = s.receive(Array("RFB 003.008\n".utf8) + [19, 0, 2])
+        let subtype = s.receive([0, 0, 1, 1])
+        XCTAssertEqual(subtype.send, [0])
+        XCTAssertEqual(subtype.close, "VeNCrypt subtype 257 was not offered (offered 260)", "anonymous TLS is not offered")
+        XCTAssertNil(subtype.startTLS)
+        s = tlsSession()
+        let old = s.receive(Array("RFB 003.003\n".utf8))
+        XCTAssertEqual(Array(old.send.prefix(4)), [0, 0, 0, 0])
+        XCTAssertEqual(old.close?.hasPrefix("this server speaks VeNCrypt (TLS) only, which needs RFB 3.7 or later"), true, old.close ?? "")
+    }
 }
 
 /// A seeded generator, so a failure repeats.

@@ -280,23 +280,52 @@ final class ConfigFileTests: XCTestCase {
         XCTAssertEqual(vnc.maxClients, 2)
         XCTAssertEqual(try parse("vnc: {listen: \"localhost:5999\"}\n").config.vnc?.port, 5999)
         XCTAssertTrue(KioskConfig.allKeys.contains("vnc.password_file"))
+        // IPv6 in brackets; [::1] is loopback, [::] is every address and needs TLS or a password.
+        let ipv6 = try XCTUnwrap(try parse("vnc: {listen: \"[::1]:5902\"}\n").config.vnc)
+        XCTAssertEqual(ipv6.host, "::1")
+        XCTAssertEqual(ipv6.port, 5902)
+        XCTAssertTrue(ipv6.isLoopback)
+        XCTAssertEqual(ipv6.listenAddress, "[::1]:5902")
+        // TLS alone allows listening beyond loopback; the files are relative to the config file.
+        let tls = try XCTUnwrap(try parse("vnc:\n  listen: \"[::]:5900\"\n  tls: {cert: vnc.pem, key: vnc.key}\n").config.vnc)
+        XCTAssertEqual(tls.host, "::")
+        XCTAssertFalse(tls.isLoopback)
+        XCTAssertNil(tls.passwordFile)
+        XCTAssertEqual(tls.tls?.certificateFile.hasSuffix("/vnc.pem"), true)
+        XCTAssertEqual(tls.tls?.keyFile.hasSuffix("/vnc.key"), true)
+        XCTAssertEqual(tls.tls?.keyLocation?.line, 3)
     }
 
     func testBadVNCValuesAreNamedAtTheirLocation() {
         XCTAssertEqual(errors("vnc:\n  listen: \"0.0.0.0:5900\"\n"), [
-            "\(file):2:11: vnc.listen: listening on 0.0.0.0, beyond loopback, needs a password: set vnc.password_file (or listen on 127.0.0.1)",
+            "\(file):2:11: vnc.listen: listening on 0.0.0.0, beyond loopback, needs TLS or a password: set vnc.tls (cert, key) or "
+                + "vnc.password_file (or listen on 127.0.0.1)",
         ])
+        XCTAssertEqual(errors("vnc:\n  listen: \"[::]:5900\"\n"), [
+            "\(file):2:11: vnc.listen: listening on ::, beyond loopback, needs TLS or a password: set vnc.tls (cert, key) or "
+                + "vnc.password_file (or listen on 127.0.0.1)",
+        ])
+        let expected = "expected HOST:PORT, such as 127.0.0.1:5900 or [::1]:5900 (an IPv4 address, localhost, or an IPv6 address in brackets; "
+            + "a port 1-65535)"
+        XCTAssertEqual(errors("vnc:\n  listen: \"[::1:5900\"\n"), ["\(file):2:11: vnc.listen: '[::1:5900': the IPv6 address has no closing ']': \(expected)"])
+        XCTAssertEqual(errors("vnc:\n  listen: \"[::1]\"\n"), ["\(file):2:11: vnc.listen: '[::1]': a port must follow the IPv6 address, as [::1]:5900: \(expected)"])
+        XCTAssertEqual(errors("vnc:\n  listen: \"::1:5900\"\n"), ["\(file):2:11: vnc.listen: '::1:5900': an IPv6 address goes in brackets, as [::1]:5900: \(expected)"])
+        XCTAssertEqual(errors("vnc:\n  listen: \"[fe80::zz]:5900\"\n"), ["\(file):2:11: vnc.listen: 'fe80::zz' is not an IPv6 address: \(expected)"])
+        XCTAssertEqual(errors("vnc:\n  listen: \"[127.0.0.1]:5900\"\n"), ["\(file):2:11: vnc.listen: '127.0.0.1' is not an IPv6 address: \(expected)"])
         XCTAssertEqual(errors("vnc:\n  listen: \"127.0.0.1:99999\"\n  max_clients: 0\n  input: maybe\n"), [
-            "\(file):2:11: vnc.listen: '99999' is not a port: expected HOST:PORT, such as 127.0.0.1:5900 (an IPv4 address or localhost, a port 1-65535)",
+            "\(file):2:11: vnc.listen: '99999' is not a port: \(expected)",
             "\(file):3:16: vnc.max_clients: 0 is out of range 1...64",
             "\(file):4:10: vnc.input: expected true or false",
         ])
         XCTAssertEqual(errors("vnc:\n  listen: \"kiosk.example:5900\"\n"), [
-            "\(file):2:11: vnc.listen: 'kiosk.example' is not an IPv4 address: expected HOST:PORT, such as 127.0.0.1:5900 (an IPv4 address or localhost, a port 1-65535)",
+            "\(file):2:11: vnc.listen: 'kiosk.example' is not an IPv4 address: \(expected)",
         ])
-        XCTAssertEqual(errors("vnc:\n  tls: {cert: a.pem, key: a.key}\n"), [
-            "\(file):2:3: vnc.tls: TLS (VeNCrypt) is not supported: remote viewers authenticate with the password of password_file "
-                + "(VNC authentication); to encrypt the view, reach a loopback listener through an SSH tunnel",
+        XCTAssertEqual(errors("vnc:\n  tls: {cert: a.pem}\n"), [
+            "\(file):2:8: vnc.tls: key is missing: TLS needs both the certificate (cert) and its private key (key), as PEM files",
+        ])
+        XCTAssertEqual(errors("vnc:\n  tls: {cert: a.pem, key: a.key, ca: c.pem}\n"), ["\(file):2:34: vnc.tls.ca: unknown key 'ca'; known keys: cert, key"])
+        XCTAssertEqual(errors("vnc:\n  tls: a.pem\n"), [
+            "\(file):2:8: vnc.tls: expected a mapping (cert: the certificate's PEM file, key: its private key's)",
         ])
         XCTAssertEqual(errors("vnc:\n  pasword_file: x\n"), ["\(file):2:3: vnc.pasword_file: unknown key 'pasword_file'; did you mean 'password_file'?"])
         XCTAssertEqual(errors("vnc: 5900\n"), ["\(file):1:6: vnc: expected a mapping (listen, password_file, tls, input, max_clients)"])

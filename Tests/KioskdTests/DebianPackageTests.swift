@@ -45,8 +45,11 @@ final class DebianPackageTests: XCTestCase {
         XCTAssertFalse(needed.text.contains("libgst"), "kioskd links GStreamer: \(needed.text)")
         // libcurl too, when a scene first fetches.
         XCTAssertFalse(needed.text.contains("libcurl"), "kioskd links libcurl: \(needed.text)")
+        // GnuTLS too, when the config has vnc.tls.
+        XCTAssertFalse(needed.text.contains("libgnutls"), "kioskd links GnuTLS: \(needed.text)")
         for library in ["libdrm2", "libcairo2", "libpango-1.0-0", "systemd", "libgstreamer1.0-0",
-                        "libgstreamer-plugins-base1.0-0", "gstreamer1.0-plugins-base", "gstreamer1.0-plugins-good", "libsqlite3-0", "libcurl4"] {
+                        "libgstreamer-plugins-base1.0-0", "gstreamer1.0-plugins-base", "gstreamer1.0-plugins-good", "libsqlite3-0", "libcurl4",
+                        "libgnutls30"] {
             XCTAssertTrue(depends.contains(library), "\(depends) names \(library)")
         }
         // systemd's protocol is spoken directly: nothing links libsystemd.

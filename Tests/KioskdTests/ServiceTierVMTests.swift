@@ -16,7 +16,7 @@ import XCTest
 /// a backlight-like write under the unit's sandbox, READY=1 and active (running), the user it runs as, kioskctl as
 /// a member of group kioskd (and refused to others), the kernel's NTP state read under the unit while nothing in it
 /// can set the clock, proof of play recorded in the state directory and kept across a restart, reload, stop, socket activation of a stopped kioskd, the
-/// watchdog, the diagnostic page and its fix, a broken config file and its fix with a reload, a clock after a change of
+/// watchdog, the remote view over VNC and `kioskctl verify` under the unit, the diagnostic page and its fix, a broken config file and its fix with a reload, a clock after a change of
 /// the time zone and after a step of the wall clock, and the journal.
 final class ServiceTierVMTests: XCTestCase {
     private typealias T = ServiceTier
@@ -47,7 +47,10 @@ final class ServiceTierVMTests: XCTestCase {
 
     func testKioskdUnderSystemd() throws {
         var tier = T()
-        defer { print("service-checks: \(tier.passed) passed, \(tier.failed) failed"); fflush(nil) }
+        defer {
+            print("service-checks: \(tier.passed) passed, \(tier.failed) failed" + (tier.skipped > 0 ? ", \(tier.skipped) skipped (KIOSKD_SERVICE_CHECKS)" : ""))
+            fflush(nil)
+        }
         tier.check("vm") { try Self.requireServiceVM() }
         guard tier.failed == 0 else { return }
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
@@ -69,6 +72,7 @@ final class ServiceTierVMTests: XCTestCase {
         tier.check("plays") { try playsRecordedAndKeptAcrossARestart() }
         tier.check("remote-image") { try remoteImageUnderTheUnit() }
         tier.check("web") { try webPageUnderTheUnit() }
+        tier.check("vnc") { try remoteViewUnderTheUnit() }
         tier.check("reload") { try reload() }
         tier.check("stop") { try stop(consoleBuffer: consoleBuffer) }
         tier.check("socket-activation") { try pingWhileStopped() }
@@ -463,6 +467,48 @@ final class ServiceTierVMTests: XCTestCase {
         }
         let data = try T.must("stat -c '%U:%G' /var/lib/kioskd/web")
         return "\(url) shown (centre #\(String(centre, radix: 16))) \(String(format: "%.1f", took)) s after the restart with the web and network drop-ins; \(state); kioskd's children: \(processes); /var/lib/kioskd/web \(data)"
+    }
+
+    /// The remote view under the installed unit: with the package's VNC drop-in linked (as an administrator would)
+    /// and a `vnc:` section (loopback, a password file readable by group kioskd), a VNC client nobody here wrote
+    /// (vncdotool, through scripts/vnc-client) logs in and captures what kioskd running as the unit shows, equal to
+    /// its screenshot pixel for pixel; and on the same running service `kioskctl verify` (`output.verify`) reads a frame back
+    /// through vkms' writeback connector and it matches the composed frame. Afterwards the drop-in, the section and
+    /// the password go, and kioskd is restarted without them.
+    private func remoteViewUnderTheUnit() throws -> String {
+        let original = try String(contentsOfFile: T.config, encoding: .utf8)
+        let password = "/etc/kioskd/vnc.password", port = 5900
+        defer {
+            _ = try? T.shell("rm -f \(T.dropInDirectory)/vnc.conf \(password) && systemctl daemon-reload")
+            _ = try? T.writeAtomically(original, to: T.config)
+            _ = try? T.shell("systemctl restart kioskd.service", timeout: 120)
+        }
+        try T.must("printf 'tier-vnc\\n' > \(password) && chown root:kioskd \(password) && chmod 0640 \(password)")
+        try T.writeAtomically(original + "\nvnc:\n  listen: \"127.0.0.1:\(port)\"\n  password_file: \(password)\n", to: T.config)
+        try T.must("mkdir -p \(T.dropInDirectory) && ln -sf /usr/share/kioskd/systemd/vnc.conf \(T.dropInDirectory)/vnc.conf && systemctl daemon-reload")
+        try T.must("systemctl restart kioskd.service", timeout: 120)
+        let client = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("scripts/vnc-client").path
+        let capture = "\(work)/vnc.png", shot = "/var/lib/kioskd/screenshots/vnc.png"
+        var last = ""
+        let took: Double
+        do {
+            took = try T.waitFor("a capture over VNC", timeout: 60) {
+                let result = try T.shell("/usr/bin/python3 \(client) capture 127.0.0.1 \(port) tier-vnc \(capture)", timeout: 60)
+                last = result.text
+                return result.status == 0
+            }
+        } catch {
+            let journal = (try? T.shell("journalctl -u kioskd.service -n 15 --no-pager -o cat | tr '\\n' '|'").text) ?? "?"
+            throw ServiceCheckFailure("\(error); the client: \(last); journal: \(journal)")
+        }
+        try T.must("/usr/bin/kioskctl screenshot --server-path \(shot)", timeout: 60)
+        let same = try T.samePicture(capture, shot)
+        let verified = try T.must("/usr/bin/kioskctl verify", timeout: 60)
+        guard verified.hasPrefix("matched") else { throw ServiceCheckFailure("kioskctl verify: \(verified)") }
+        let logged = try T.must("journalctl -u kioskd.service -n 50 --no-pager -o cat | grep -c 'logged in' || true")
+        return "capture over VNC \(String(format: "%.1f", took)) s after the restart with the vnc drop-in, equal to the screenshot (\(same)); "
+            + "\(logged) login(s) in the journal; kioskctl verify: \(verified)"
     }
 
     /// The headless render of the scene file, in the display's mode.

@@ -8,7 +8,7 @@ import XCTest
 /// The remote view with a VNC client nobody here wrote (vncdotool 1.4.2 from PyPI, through scripts/vnc-client): it
 /// logs in with the password and sees what `screenshot` sees, pixel for pixel; a wrong password is refused; with
 /// `input: true` its click presses the HMI scene's button, with `input: false` it does not; 20 clients that never
-/// read miss no more vblanks than the same run misses without them, and the loop keeps answering.
+/// read cost the loop a small, bounded share of each frame, and the loop keeps answering.
 final class VNCRemoteViewTests: XCTestCase {
     private static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
@@ -41,7 +41,8 @@ final class VNCRemoteViewTests: XCTestCase {
         return result
     }
 
-    private func staticScene(in dir: URL) throws -> String {
+    /// A scene that never changes: a capture and a screenshot taken at different times are of the same picture.
+    static func staticScene(in dir: URL) throws -> String {
         let scene = dir.appendingPathComponent("scene.yaml")
         try """
             size: display
@@ -57,7 +58,7 @@ final class VNCRemoteViewTests: XCTestCase {
 
     func testAClientLogsInAndSeesTheScreenshotPixelForPixelAndAWrongPasswordIsRefused() throws {
         let dir = try KioskdProcess.scratchDirectory("vnc-capture-scene")
-        let (daemon, port, scratch) = try start("vnc-capture", scene: try staticScene(in: dir), vnc: "")
+        let (daemon, port, scratch) = try start("vnc-capture", scene: try Self.staticScene(in: dir), vnc: "")
         let shotPath = scratch.appendingPathComponent("screenshot.png")
         let shot = try daemon.result("screenshot")
         try XCTUnwrap(Data(base64Encoded: try XCTUnwrap(shot["png_base64"] as? String))).write(to: shotPath)
@@ -67,9 +68,7 @@ final class VNCRemoteViewTests: XCTestCase {
         let expected = try PNGFile(contentsOf: shotPath), seen = try PNGFile(contentsOf: capturePath)
         XCTAssertEqual(seen.width, 320)
         XCTAssertEqual(seen.height, 240)
-        var differing = 0
-        for y in 0..<expected.height { for x in 0..<expected.width where expected.rgb(x: x, y: y) != seen.rgb(x: x, y: y) { differing += 1 } }
-        XCTAssertEqual(differing, 0, "pixels that differ between the VNC capture and the screenshot")
+        XCTAssertEqual(seen.differingPixels(from: expected), 0, "pixels that differ between the VNC capture and the screenshot")
         XCTAssertEqual(seen.rgb(x: 60, y: 40), 0xE08020, "the card is there, so the picture is not trivially equal")
 
         // The same with ZRLE, the compressed encoding: tiles solid, in runs or raw, through zlib.
@@ -79,9 +78,7 @@ final class VNCRemoteViewTests: XCTestCase {
         let zrle = try vncClient(["capture-zrle", "127.0.0.1", "\(port)", password, zrlePath.path])
         XCTAssertEqual(zrle.status, 0, zrle.text)
         let seenZRLE = try PNGFile(contentsOf: zrlePath)
-        var differingZRLE = 0
-        for y in 0..<expected.height { for x in 0..<expected.width where expected.rgb(x: x, y: y) != seenZRLE.rgb(x: x, y: y) { differingZRLE += 1 } }
-        XCTAssertEqual(differingZRLE, 0, "pixels that differ between the ZRLE capture and the screenshot")
+        XCTAssertEqual(seenZRLE.differingPixels(from: expected), 0, "pixels that differ between the ZRLE capture and the screenshot")
         let sentZRLE = try XCTUnwrap(vnc(try XCTUnwrap((try daemon.result("stats")["vnc"] as? [[String: Any]])?.first), "bytes_sent")) - sentRaw
         XCTAssertLessThan(sentZRLE, 320 * 240 * 4 / 10, "the same frame in ZRLE, a tenth of Raw at most")
 
@@ -203,11 +200,19 @@ final class VNCRemoteViewTests: XCTestCase {
         return end.missed - start.missed
     }
 
-    func testTwentyClientsThatNeverReadMissNoMoreVblanksThanNone() throws {
+    /// The flip path never waits on a viewer: 20 clients that never read (their receive buffers full at once) ask for
+    /// updates every 10 ms over 240 flips of the animated dashboard, and what the loop spends in the VNC server,
+    /// counted on the main thread's own CPU clock (so a loaded host's preemption does not count, and the figure does
+    /// not depend on the host's other load as missed vblanks do), stays a small share of each frame: on average at
+    /// most `perFlipBound` a flip, and no single handler longer than `longestBound`. A server that waited on a socket,
+    /// spun on EAGAIN, encoded or encrypted on the loop, or copied a frame per client would blow through both; one that
+    /// blocked on a socket would stop the flips, and the 240 would not come within the deadline. The missed vblanks of
+    /// the same windows, alone and crowded, are reported beside them, not asserted: they follow the host's load.
+    func testTwentyClientsThatNeverReadCostTheLoopLittleAndWaitForNothing() throws {
         // The default dashboard animates, so frames flip continuously while clients are connected.
         let (daemon, port, _) = try start("vnc-slow", scene: "default", vnc: "", maxClients: 32, withPassword: false)
         XCTAssertGreaterThanOrEqual(try missedAndFlipped(daemon).missed, 0, "stats has missed_vblanks")
-        let aloneBefore = try missedOver(240, daemon)
+        let aloneMissed = try missedOver(240, daemon)
         var clients: [Int32] = []
         for _ in 0..<20 { clients.append(try slowClient(port: port)) }
         try Poll.until("20 VNC clients logged in and sent a frame", timeout: 20) {
@@ -215,26 +220,34 @@ final class VNCRemoteViewTests: XCTestCase {
             return vnc?["clients"] as? Int == 20 && vnc?["updates_sent"] as? Int ?? 0 >= 20
         }
         let requester = Requester(clients)
-        let crowded = try missedOver(240, daemon)
+        let before = try XCTUnwrap((try daemon.result("stats")["vnc"] as? [[String: Any]])?.first)
+        let flipsBefore = try missedAndFlipped(daemon).flipped
+        let crowdedMissed = try missedOver(240, daemon)
         let vnc = try XCTUnwrap((try daemon.result("stats")["vnc"] as? [[String: Any]])?.first)
+        let flips = try missedAndFlipped(daemon).flipped - flipsBefore
         _ = try daemon.result("ping")
         requester.stop()
         for fd in clients { close(fd) }
-        try Poll.until("the clients gone", timeout: 10) {
-            (try daemon.result("stats")["vnc"] as? [[String: Any]])?.first?["clients"] as? Int == 0
-        }
-        let aloneAfter = try missedOver(240, daemon)
-        // The same run without clients, before and after, is the host's own share: on a loaded 2-core host it varied
-        // from 5 to 19 missed vblanks per 240 flips between two such windows, so the bound allows half again of the
-        // worse of them, plus 3.
-        let alone = max(aloneBefore, aloneAfter)
-        XCTAssertLessThanOrEqual(crowded, alone + alone / 2 + 3,
-                                 "vblanks missed over 240 flips: \(aloneBefore) and \(aloneAfter) alone, \(crowded) with 20 slow clients")
+        let spent = (vnc["loop_cpu_us"] as? Int ?? .max) - (before["loop_cpu_us"] as? Int ?? 0)
+        let longest = vnc["loop_cpu_longest_us"] as? Int ?? .max
+        let figures = "VNC on the loop: \(spent) µs CPU over \(flips) flips (\(spent / max(flips, 1)) µs a flip), longest handler \(longest) µs; "
+            + "vblanks missed over 240 flips: \(aloneMissed) alone, \(crowdedMissed) with 20 slow clients; \(vnc)"
+        print("vnc-slow-clients: \(figures)")
+        XCTAssertGreaterThan(spent, 0, "the server's time is counted: \(figures)")
+        XCTAssertLessThanOrEqual(spent / max(flips, 1), Self.perFlipBound, figures)
+        XCTAssertLessThanOrEqual(longest, Self.longestBound, figures)
         XCTAssertEqual(vnc["clients"] as? Int, 20, "none was dropped: \(vnc)")
+        XCTAssertGreaterThan((vnc["updates_sent"] as? Int ?? 0), before["updates_sent"] as? Int ?? 0, "served while measured: \(figures)")
         // What waits for them is at most one update each (a whole frame at most), however long they do not read.
         XCTAssertLessThanOrEqual(vnc["queued_bytes"] as? Int ?? .max, 20 * (320 * 240 * 4 + 16), "\(vnc)")
         XCTAssertEqual(daemon.stop().status, 0)
     }
+
+    /// The VNC server's share of the loop a flip, on average, with 20 slow viewers, in µs: 9% of a 60 Hz frame
+    /// (measured: 447 µs in a debug build on a 2-core host at load 13; docs/bench-log.md).
+    static let perFlipBound = 1500
+    /// The longest any one of its handlers may hold the loop, in µs: a quarter of a 60 Hz frame (measured: 659 µs).
+    static let longestBound = 4000
 
     /// Connects to `port`, sends `bytes`, and returns everything kioskd sends until it closes the connection.
     private func exchange(_ bytes: [UInt8], port: Int) throws -> [UInt8] {

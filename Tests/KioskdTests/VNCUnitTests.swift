@@ -14,7 +14,7 @@ final class VNCUnitTests: XCTestCase {
         XCTAssertFalse(service.contains("SocketBindAllow"), "the unit itself binds no TCP port")
         let dropIn = try String(contentsOf: units.appendingPathComponent("kioskd-vnc.conf"), encoding: .utf8)
         let settings = dropIn.split(separator: "\n").filter { !$0.hasPrefix("#") && $0.contains("=") }.map(String.init)
-        XCTAssertEqual(settings, ["RestrictAddressFamilies=AF_INET AF_INET6", "SocketBindAllow=ipv4:tcp:5900-5903", "SocketBindDeny=any",
+        XCTAssertEqual(settings, ["RestrictAddressFamilies=AF_INET AF_INET6", "SocketBindAllow=tcp:5900-5903", "SocketBindDeny=any",
                                   "IPAddressAllow=localhost"])
 
         let dir = try KioskdProcess.scratchDirectory("systemd-vnc-units")
@@ -30,7 +30,7 @@ final class VNCUnitTests: XCTestCase {
         let result = try verify()
         XCTAssertEqual(result.status, 0, result.text)
         XCTAssertEqual(result.text, "", "no warnings")
-        try built(dropIn).replacingOccurrences(of: "SocketBindAllow=ipv4:tcp:5900-5903", with: "SocketBindAllow=ipv4:udp:nowhere")
+        try built(dropIn).replacingOccurrences(of: "SocketBindAllow=tcp:5900-5903", with: "SocketBindAllow=ipv4:udp:nowhere")
             .write(to: dropInPath, atomically: true, encoding: .utf8)
         let line = try XCTUnwrap(dropIn.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.hasPrefix("SocketBindAllow=") }) + 1
         let refused = try verify().text
