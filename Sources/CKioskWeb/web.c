@@ -3,18 +3,21 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 // The parts of the ABI of GLib/GObject, libwpe 1.14, WPEBackend-fdo 1.14 (its shm export), libwayland-server and
 // WPE WebKit 2.38 that kioskd uses, declared here so that nothing links them (their headers: glib.h, wpe/wpe.h,
-// wpe/fdo.h, wpe/unstable/fdo-shm.h, wayland-server.h, wpe/webkit.h).
+// wpe/fdo.h, wpe/unstable/fdo-shm.h, wayland-server.h, wpe/webkit.h), and the three calls of libxkbcommon
+// (xkbcommon/xkbcommon.h; libwpe depends on it) that keep the keyboard's modifiers.
 typedef struct { uint32_t domain; int code; char *message; } GErrorABI;
 typedef struct { double red, green, blue, alpha; } WebKitColorABI;
 typedef int (*GSourceFuncABI)(void *data);
 typedef void (*GDestroyNotifyABI)(void *data);
 struct wpe_input_pointer_event_abi { int type; uint32_t time; int x, y; uint32_t button, state, modifiers; };
+struct wpe_input_keyboard_event_abi { uint32_t time; uint32_t key_code; uint32_t hardware_key_code; bool pressed; uint32_t modifiers; };
 struct exportable_client_abi {
     void (*export_buffer_resource)(void *data, void *buffer_resource);
     void (*export_dmabuf_resource)(void *data, void *dmabuf_resource);
@@ -26,6 +29,9 @@ struct exportable_client_abi {
 enum { LOAD_STARTED = 0, LOAD_COMMITTED = 2, LOAD_FINISHED = 3, NETWORK_ERROR_CANCELLED = 302, POLICY_NAVIGATION = 0, POLICY_NEW_WINDOW = 1 };
 enum { ACTIVITY_VISIBLE = 1 << 0, ACTIVITY_FOCUSED = 1 << 1, ACTIVITY_IN_WINDOW = 1 << 2 };
 enum { POINTER_MOTION = 1, POINTER_BUTTON = 2, POINTER_BUTTON1_MODIFIER = 1 << 20 };
+// xkb_key_direction, xkb_state_component; an xkb keycode is the kernel's (evdev) key code plus 8.
+enum { XKB_KEY_UP = 0, XKB_KEY_DOWN = 1, XKB_STATE_MODS_DEPRESSED = 1 << 0, XKB_STATE_MODS_LATCHED = 1 << 1,
+       XKB_STATE_MODS_LOCKED = 1 << 2, XKB_STATE_LAYOUT_EFFECTIVE = 1 << 7, XKB_EVDEV_OFFSET = 8 };
 
 static struct {
     // GLib / GObject (found through WebKit's handle, which depends on them).
@@ -63,6 +69,16 @@ static struct {
     void (*view_backend_add_activity_state)(void *backend, uint32_t state);
     void (*view_backend_dispatch_set_size)(void *backend, uint32_t width, uint32_t height);
     void (*view_backend_dispatch_pointer_event)(void *backend, struct wpe_input_pointer_event_abi *event);
+    void (*view_backend_dispatch_keyboard_event)(void *backend, struct wpe_input_keyboard_event_abi *event);
+    void *(*xkb_context_get_default)(void);
+    void *(*xkb_context_get_state)(void *context);
+    uint32_t (*xkb_context_get_key_code)(void *context, uint32_t hardware_key_code, bool pressed);
+    uint32_t (*xkb_context_get_modifiers)(void *context, uint32_t depressed, uint32_t latched, uint32_t locked,
+                                          uint32_t group);
+    // libxkbcommon (found through libwpe's handle).
+    int (*xkb_state_update_key)(void *state, uint32_t keycode, int direction);
+    uint32_t (*xkb_state_serialize_mods)(void *state, int components);
+    uint32_t (*xkb_state_serialize_layout)(void *state, int components);
     // libwayland-server: the exported shm buffer.
     void (*shm_begin_access)(void *buffer);
     void (*shm_end_access)(void *buffer);
@@ -158,6 +174,14 @@ static void load_webkit(void) {
         {wpe, "wpe_view_backend_add_activity_state", (void **)&wk.view_backend_add_activity_state},
         {wpe, "wpe_view_backend_dispatch_set_size", (void **)&wk.view_backend_dispatch_set_size},
         {wpe, "wpe_view_backend_dispatch_pointer_event", (void **)&wk.view_backend_dispatch_pointer_event},
+        {wpe, "wpe_view_backend_dispatch_keyboard_event", (void **)&wk.view_backend_dispatch_keyboard_event},
+        {wpe, "wpe_input_xkb_context_get_default", (void **)&wk.xkb_context_get_default},
+        {wpe, "wpe_input_xkb_context_get_state", (void **)&wk.xkb_context_get_state},
+        {wpe, "wpe_input_xkb_context_get_key_code", (void **)&wk.xkb_context_get_key_code},
+        {wpe, "wpe_input_xkb_context_get_modifiers", (void **)&wk.xkb_context_get_modifiers},
+        {wpe, "xkb_state_update_key", (void **)&wk.xkb_state_update_key},
+        {wpe, "xkb_state_serialize_mods", (void **)&wk.xkb_state_serialize_mods},
+        {wpe, "xkb_state_serialize_layout", (void **)&wk.xkb_state_serialize_layout},
         {fdo, "wpe_fdo_initialize_shm", (void **)&wk.fdo_initialize_shm},
         {fdo, "wpe_view_backend_exportable_fdo_create", (void **)&wk.exportable_create},
         {fdo, "wpe_view_backend_exportable_fdo_destroy", (void **)&wk.exportable_destroy},
@@ -553,15 +577,22 @@ static int on_decide_policy(void *web_view, void *decision, int type, void *data
     return 0;
 }
 
-static void ping_answered(void *source, void *result, void *data) {
+// A script of kioskd's own finished (its value is not needed): the reference taken for the call goes, and a view
+// closed meanwhile is freed after its last script.
+static void script_discarded(void *source, void *result, void *data) {
     KioskWebView *v = data;
     GErrorABI *error = NULL;
     void *value = wk.web_view_run_javascript_finish(source, result, &error);
     if (value) wk.javascript_result_unref(value);
     if (error) wk.error_free(error);
     wk.object_unref(source);
-    if (!v->closing) v->ping_sent_us = 0;
     if (--v->scripts_pending == 0 && v->closing) free_view(v);
+}
+
+static void ping_answered(void *source, void *result, void *data) {
+    KioskWebView *v = data;
+    if (!v->closing) v->ping_sent_us = 0;
+    script_discarded(source, result, data);
 }
 
 static int ping_tick(void *data) {
@@ -619,6 +650,51 @@ static void on_bridge_message(void *manager, void *result, void *data) {
     if (text) wk.free(text);
 }
 
+// The page's tab stops in the order Tab visits them (positive tabindex first, then document order): a JavaScript
+// function expression shared by the two scripts below.
+#define TAB_STOPS_SCRIPT \
+    "function () {" \
+    "  var all = Array.prototype.filter.call(document.querySelectorAll('a[href], area[href], button, input, select, " \
+    "textarea, iframe, summary, [tabindex], [contenteditable]'), function (e) {" \
+    "    return e.tabIndex >= 0 && !e.disabled && !(e.tagName === 'INPUT' && e.type === 'hidden') && " \
+    "e.getClientRects().length > 0; });" \
+    "  return all.filter(function (e) { return e.tabIndex > 0; }).sort(function (a, b) { return a.tabIndex - b.tabIndex; })" \
+    "    .concat(all.filter(function (e) { return e.tabIndex === 0; }));" \
+    "}"
+
+// In the top frame of every document: Tab on the page's last tab stop (Shift-Tab on its first, or either on a page
+// with none) does not wrap inside the page but tells kioskd, whose focus ring moves on to the next widget.
+static const char focus_script[] =
+    "(function () {"
+    "  if (!window.webkit || !window.webkit.messageHandlers || !window.webkit.messageHandlers.kioskdFocus) return;"
+    "  var stops = " TAB_STOPS_SCRIPT ";"
+    "  document.addEventListener('keydown', function (event) {"
+    "    if (event.key !== 'Tab' || event.ctrlKey || event.altKey || event.metaKey) return;"
+    "    var list = stops(), at = list.indexOf(document.activeElement);"
+    "    if (list.length && (event.shiftKey ? at !== 0 : at !== list.length - 1)) return;"
+    "    event.preventDefault();"
+    "    window.webkit.messageHandlers.kioskdFocus.postMessage(event.shiftKey ? 'backward' : 'forward');"
+    "  }, true);"
+    "})();";
+
+// The focus ring entered the page: its first tab stop (its last, going backwards) takes the focus.
+static const char focus_enter_script[] =
+    "(function (backwards) {"
+    "  var list = (" TAB_STOPS_SCRIPT ")();"
+    "  var e = list.length ? list[backwards ? list.length - 1 : 0] : null;"
+    "  if (e) e.focus(); else if (document.activeElement && document.activeElement.blur) document.activeElement.blur();"
+    "})(%s)";
+
+static void on_focus_message(void *manager, void *result, void *data) {
+    (void)manager;
+    KioskWebView *v = data;
+    if (v->closing) return;
+    char *text = wk.js_value_to_string(wk.javascript_result_get_js_value(result));
+    int backwards = text && strcmp(text, "backward") == 0;
+    if (text) wk.free(text);
+    v->callbacks.event(v->context, KIOSK_WEB_FOCUS_LEFT, backwards ? "backward" : "forward");
+}
+
 static void destroy_exportable(void *exportable) {
     wk.exportable_destroy(exportable);
 }
@@ -645,8 +721,15 @@ static int create_on_web_thread(void *data) {
     wk.signal_connect_data(v->view, "load-failed", (void *)on_load_failed, v, NULL, 0);
     wk.signal_connect_data(v->view, "web-process-terminated", (void *)on_web_process_terminated, v, NULL, 0);
     wk.signal_connect_data(v->view, "decide-policy", (void *)on_decide_policy, v, NULL, 0);
+    v->content_manager = wk.web_view_get_user_content_manager(v->view);
+    wk.user_content_manager_register_script_message_handler(v->content_manager, "kioskdFocus");
+    wk.signal_connect_data(v->content_manager, "script-message-received::kioskdFocus", (void *)on_focus_message, v,
+                           NULL, 0);
+    // WEBKIT_USER_CONTENT_INJECT_TOP_FRAME, WEBKIT_USER_SCRIPT_INJECT_AT_DOCUMENT_START
+    void *focus = wk.user_script_new(focus_script, 1, 0, NULL, NULL);
+    wk.user_content_manager_add_script(v->content_manager, focus);
+    wk.user_script_unref(focus);
     if (v->options.bridge) {
-        v->content_manager = wk.web_view_get_user_content_manager(v->view);
         wk.user_content_manager_register_script_message_handler(v->content_manager, "kioskd");
         wk.signal_connect_data(v->content_manager, "script-message-received::kioskd", (void *)on_bridge_message, v, NULL, 0);
         // WEBKIT_USER_CONTENT_INJECT_TOP_FRAME, WEBKIT_USER_SCRIPT_INJECT_AT_DOCUMENT_START
@@ -760,6 +843,59 @@ void kiosk_web_view_pointer(KioskWebView *view, int kind, int x, int y, uint32_t
     t->y = y;
     t->time = time_ms;
     queue(pointer_on_web_thread, t);
+}
+
+static int key_on_web_thread(void *data) {
+    Task *t = data;
+    // The system's default keymap (XKB_DEFAULT_LAYOUT and friends, else us), kept by libwpe for the process; its
+    // state follows every key given to any page, so a Shift held makes capitals.
+    void *xkb = wk.xkb_context_get_default();
+    uint32_t keycode = (uint32_t)t->x + XKB_EVDEV_OFFSET;
+    int pressed = t->kind;
+    // The key's symbol under the modifiers held before it (libwpe makes the keymap at its first use).
+    uint32_t symbol = wk.xkb_context_get_key_code(xkb, keycode, pressed);
+    void *state = wk.xkb_context_get_state(xkb);
+    uint32_t modifiers = 0;
+    if (state) {
+        wk.xkb_state_update_key(state, keycode, pressed ? XKB_KEY_DOWN : XKB_KEY_UP);
+        modifiers = wk.xkb_context_get_modifiers(xkb, wk.xkb_state_serialize_mods(state, XKB_STATE_MODS_DEPRESSED),
+                                                 wk.xkb_state_serialize_mods(state, XKB_STATE_MODS_LATCHED),
+                                                 wk.xkb_state_serialize_mods(state, XKB_STATE_MODS_LOCKED),
+                                                 wk.xkb_state_serialize_layout(state, XKB_STATE_LAYOUT_EFFECTIVE));
+    }
+    struct wpe_input_keyboard_event_abi event = {
+        .time = t->time, .key_code = symbol, .hardware_key_code = keycode, .pressed = pressed != 0,
+        .modifiers = modifiers,
+    };
+    wk.view_backend_dispatch_keyboard_event(t->view->backend, &event);
+    free(t);
+    return 0;
+}
+
+void kiosk_web_view_key(KioskWebView *view, uint32_t code, int pressed, uint32_t time_ms) {
+    Task *t = task(view);
+    if (!t) return;
+    t->x = (int)code;
+    t->kind = pressed ? 1 : 0;
+    t->time = time_ms;
+    queue(key_on_web_thread, t);
+}
+
+static int focus_on_web_thread(void *data) {
+    Task *t = data;
+    char script[sizeof focus_enter_script + 8];
+    snprintf(script, sizeof script, focus_enter_script, t->kind ? "true" : "false");
+    t->view->scripts_pending++;
+    wk.web_view_run_javascript(wk.object_ref(t->view->view), script, NULL, (void *)script_discarded, t->view);
+    free(t);
+    return 0;
+}
+
+void kiosk_web_view_focus(KioskWebView *view, int backwards) {
+    Task *t = task(view);
+    if (!t) return;
+    t->kind = backwards ? 1 : 0;
+    queue(focus_on_web_thread, t);
 }
 
 static int terminate_on_web_thread(void *data) {

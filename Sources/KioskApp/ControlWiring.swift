@@ -61,6 +61,8 @@ public final class ControlWiring {
     var dataSourceStats: (() -> JSONValue)?
     /// `stats`' `vnc`: each output's remote view (VNCWiring), with `vnc:`.
     var vncStats: (() -> JSONValue)?
+    /// `stats`' `sync`: the sync group's role, leader, members and clock (FleetWiring), with `sync:`.
+    var syncStats: (() -> JSONValue)?
     /// The asset cache's owner: `stats`' `cache`, `cache.clear` and `cache.refresh`.
     weak var remoteAssets: RemoteAssetWiring?
     /// Whether the wall clock is synchronized: `stats` gives `clock_synchronized`, read afresh.
@@ -159,6 +161,7 @@ public final class ControlWiring {
                 members["by_output"] = try statsByOutput(first: stats)
                 if let dataSourceStats { members["data_sources"] = dataSourceStats() }
                 if let vncStats { members["vnc"] = vncStats() }
+                if let syncStats { members["sync"] = syncStats() }
                 if let verifier = verifier(of: first) { members.merge(verifier.statsMembers) { _, verify in verify } }
                 if let remoteAssets { members["cache"] = remoteAssets.cacheStats }
                 members.merge(statusExtras()) { _, extra in extra }

@@ -29,11 +29,14 @@ public final class FleetWiring {
         public var settings: MQTTSettings
         public var file: String
         public var password: String?
+        /// The `sync:` section: the sync group this kiosk joins on the broker.
+        public var sync: SyncSettings?
 
-        public init(settings: MQTTSettings, file: String, password: String? = nil) {
+        public init(settings: MQTTSettings, file: String, password: String? = nil, sync: SyncSettings? = nil) {
             self.settings = settings
             self.file = file
             self.password = password
+            self.sync = sync
         }
     }
 
@@ -51,6 +54,17 @@ public final class FleetWiring {
         let fleet: FleetClient
         do { fleet = try FleetClient(settings: settings, password: configuration.password, registry: control.server.commands, loop: loop) } catch {
             throw KioskConfigurationError("\(configuration.file): \(error)")
+        }
+        if let sync = configuration.sync {
+            let group = fleet.joinSyncGroup(sync, clientID: settings.resolvedClientID())
+            control.syncStats = { [weak group, unowned first = outputs.first] in
+                guard let group, case .object(var members) = group.statistics(realNow: Self.realTimeNow()) else { return .null }
+                members["phase_error_ms"] = Self.phaseErrors(first.stage.turnPhaseErrors)
+                return .object(members)
+            }
+            // Every output's page loop and tickers run on the group's time.
+            for output in outputs.outputs { output.stage.timeline = group }
+            logger.info("sync group \(sync.group): joining as \(group.id) (\(sync.role.rawValue))")
         }
         let registry = control.server.commands
         let started = MonotonicInstant.now()
@@ -107,6 +121,21 @@ public final class FleetWiring {
 
     /// `<prefix>/state`: the figures `stats` and `scene.get` give, as those commands compute them: the first
     /// output's at the top level, and each output's own under `outputs`, named by its connector.
+    /// The phase errors of the last page turns on the group clock (`SceneStage.turnPhaseErrors`): p50 and p99 of
+    /// their sizes in milliseconds, and how many; null figures before a turn.
+    static func phaseErrors(_ errors: [Int64]) -> JSONValue {
+        let sorted = errors.map { abs(Double($0)) / 1e6 }.sorted()
+        func at(_ q: Double) -> JSONValue { sorted.isEmpty ? .null : .double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))]) }
+        return ["p50": at(0.5), "p99": at(0.99), "turns": .int(Int64(sorted.count))]
+    }
+
+    /// CLOCK_REALTIME in nanoseconds.
+    static func realTimeNow() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
     static func state(registry: CommandRegistry, uptime: Duration) -> JSONValue {
         let stats = localResult(registry, "stats")
         let scene = localResult(registry, "scene.get")
@@ -133,6 +162,7 @@ public final class FleetWiring {
             "version": .string(kioskdVersion),
             "scene": scene["source"] ?? .null,
             "page": scene["current_page"] ?? .null,
+            "sync": stats["sync"] ?? .null,
             "power": stats["power"] ?? .null,
             "mode": stats["mode"] ?? .null,
             "connector": stats["connector"] ?? .null,

@@ -77,7 +77,7 @@ public final class Kiosk {
             logger.warning("connector \(connector): ignored, the outputs: section names the connectors")
         }
         let entries = KioskOutputs.entries(configured, connector: settings.connector, mode: settings.mode, rotation: configuration.rotation,
-                                           scenePath: try Self.scenePath(settings.scene))
+                                           scenePath: try Self.scenePath(settings.scene), wall: settings.wall)
         guard entries.count == 1 || kind != .fbdev else {
             throw OutputError("outputs: several outputs need --backend drm or headless; fbdev drives one framebuffer")
         }
@@ -90,10 +90,11 @@ public final class Kiosk {
         WebWiring.configure(settings.web)
         outputs = try KioskOutputs(entries: entries, loop: loop, pool: self.pool, hotplug: kind == .drm || kind == .auto, source: { entry in
             try Self.source(kind, entry: entry, configuration: configuration)
-        }, runner: { engine, path in
+        }, runner: { engine, entry in
+            let path = entry.scenePath
             engine.repaintWindowMode = configuration.repaintWindow
             engine.screenHealth = settings.health.settings
-            return try SceneRunner(engine: engine, path: path, watch: configuration.watch, fpsOverlay: configuration.fpsOverlay,
+            return try SceneRunner(engine: engine, path: path, wall: entry.wall, watch: configuration.watch, fpsOverlay: configuration.fpsOverlay,
                                    memory: settings.memory, video: settings.video, cacheDirectory: settings.cache.directory,
                                    substitute: substitute ?? (RemoteAsset.isFetched(path) ? remoteSubstitute : nil), problem: problem, logger: logger)
         }, logger: logger)

@@ -97,6 +97,7 @@ public struct KioskConfiguration: Sendable, Equatable {
         s.idle.schedule = firstNonEmpty(\.idle.schedule)
         s.mqtt = first(\.mqtt)
         s.vnc = first(\.vnc)
+        s.wall = first(\.wall)
         s.memory.maxImagePixels = first(\.memory.maxImagePixels)
         s.memory.preloadPages = first(\.memory.preloadPages)
         s.memory.surfaceBudgetMB = first(\.memory.surfaceBudgetMB)

@@ -42,6 +42,8 @@ final class KioskOutputs {
         var mode: ModeRequest?
         var rotation: OutputRotation
         var scenePath: String
+        /// This output's place in a video wall; nil shows the scene whole.
+        var wall: WallSettings? = nil
     }
 
     let slots: OutputSlots
@@ -59,13 +61,13 @@ final class KioskOutputs {
 
     /// The outputs a run drives: the `outputs:` section with the run's defaults (a mode or rotation an entry leaves
     /// out is the run's, a scene it leaves out, or `default`, the run's scene, mirrored), or without one the run's
-    /// own connector, mode, rotation and scene as the only entry.
+    /// own connector, mode, rotation and scene as the only entry. An entry's `wall:` is its own, else the run's.
     static func entries(_ config: [KioskConfig.Output], connector: String?, mode: ModeRequest?, rotation: OutputRotation,
-                        scenePath: String) -> [Entry] {
-        guard !config.isEmpty else { return [Entry(connector: connector, mode: mode, rotation: rotation, scenePath: scenePath)] }
+                        scenePath: String, wall: WallSettings? = nil) -> [Entry] {
+        guard !config.isEmpty else { return [Entry(connector: connector, mode: mode, rotation: rotation, scenePath: scenePath, wall: wall)] }
         return config.map { output in
             Entry(connector: output.connector, mode: output.mode ?? mode, rotation: output.rotation ?? rotation,
-                  scenePath: output.scene.flatMap { $0 == "default" ? nil : $0 } ?? scenePath)
+                  scenePath: output.scene.flatMap { $0 == "default" ? nil : $0 } ?? scenePath, wall: output.wall ?? wall)
         }
     }
 
@@ -74,10 +76,10 @@ final class KioskOutputs {
     /// - Parameters:
     ///   - source: the source that probes and opens one entry's connector alone, and what it found at start (the
     ///     tree is laid out for the mode it chose, else for the mode asked for, else 1024x768).
-    ///   - runner: the scene runner of one slot's engine, for the scene file given.
+    ///   - runner: the scene runner of one slot's engine, for the entry's scene file and wall.
     init(entries: [Entry], loop: MainLoop, pool: RenderQueuePool, hotplug: Bool,
          source: (Entry) throws -> (any OutputSource, OutputProbe),
-         runner: (LayerEngine, String) throws -> SceneRunner, logger: Logger) throws {
+         runner: (LayerEngine, Entry) throws -> SceneRunner, logger: Logger) throws {
         slots = try OutputSlots(loop: loop, pool: pool, entries: entries.map { entry in
             let (source, probe) = try source(entry)
             let panel = probe.choice?.mode.size ?? entry.mode.map { Size(width: $0.width, height: $0.height) } ?? Size(width: 1024, height: 768)
@@ -86,7 +88,7 @@ final class KioskOutputs {
             try ShadowCompositor(size: mode.size, rotation: entries[index].rotation)
         }
         outputs = try zip(slots.slots, entries).map { slot, entry in
-            DrivenOutput(slot: slot, runner: try runner(slot.engine, entry.scenePath), rotation: entry.rotation)
+            DrivenOutput(slot: slot, runner: try runner(slot.engine, entry), rotation: entry.rotation)
         }
         stages = OutputStages(slots: slots) { [outputs] slot in outputs.first { $0.slot === slot }!.stage }
         if hotplug {

@@ -32,7 +32,7 @@ extension ResolvedRun {
                 let loaded = try ConfigLoader.load(path: path)
                 configFile = loaded.config
                 run.warnings = loaded.warnings
-                run.fleet = loaded.config.mqtt.map { FleetWiring.Configuration(settings: $0, file: path) }
+                run.fleet = loaded.config.mqtt.map { FleetWiring.Configuration(settings: $0, file: path, sync: loaded.config.sync) }
             } catch {
                 guard commandLine.keepGoing == true else {
                     throw RunFileError(lines: error.diagnostics.map { "\($0)" }, isConfigFile: true)

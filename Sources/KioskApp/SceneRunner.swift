@@ -44,12 +44,14 @@ final class SceneRunner {
 
     /// - Parameters:
     ///   - engine: the output's engine (`OutputSlots`), its tree laid out for the display it has or waits for.
+    ///   - wall: the output's place in a video wall: the scene is laid out on the wall's canvas, and this output
+    ///     shows its part.
     ///   - substitute: with it, a missing or invalid scene shows the scene it returns (the diagnostic page) and
     ///     the file stays watched; without it, the scene's error is thrown.
     ///   - problem: a configuration kioskd could not use (needs `substitute`): its diagnostic page is shown from
     ///     the start, and the scene file is neither read nor watched; a reload starts kioskd over.
     /// - Throws: the scene's validation errors (`SceneValidationError`).
-    init(engine: LayerEngine, path: String, watch: Bool, fpsOverlay: Bool, memory: KioskConfig.Memory = KioskConfig.Memory(),
+    init(engine: LayerEngine, path: String, wall: WallSettings? = nil, watch: Bool, fpsOverlay: Bool, memory: KioskConfig.Memory = KioskConfig.Memory(),
          video: KioskConfig.Video = KioskConfig.Video(), cacheDirectory: String? = nil,
          substitute: Substitute? = nil, problem: ConfigurationProblem? = nil, logger: Logger) throws {
         // The asset cache's folder (`cache.dir`, else the default): where copies of a scene and fonts by URL are.
@@ -103,7 +105,7 @@ final class SceneRunner {
         if !cachedFonts.isEmpty {
             do { try PangoFontMaps.addFontFiles(cachedFonts) } catch { logger.error("scene \(path): cached fonts: \(error)") }
         }
-        stage = SceneStage(engine: engine, scene: shown, source: path, limits: limits)
+        stage = SceneStage(engine: engine, scene: shown, source: path, limits: limits, wall: wall)
         stage.adjustLoadedScene = adjust
         stage.preloadPages = memory.preloadPages ?? KioskConfig.Memory.defaultPreloadPages
         engine.surfaceBudgetBytes = (memory.surfaceBudgetMB ?? KioskConfig.Memory.defaultSurfaceBudgetMB) << 20

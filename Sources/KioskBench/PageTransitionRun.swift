@@ -22,7 +22,7 @@ public enum PageTransitionRun {
         /// Layer frames copied into plane buffers during the planes row's measured frames (a move copies none).
         public var planeFramesCopied: Int?
         /// Frames of the composed row written straight into the scanout buffer (opaque pages at whole pixels that
-        /// tile the screen), with no composition into the shadow buffer.
+        /// tile the screen, or a page fading in composed band by band), with no composition into the shadow buffer.
         public var directFrames: Int?
         public var memcpyMsPerFrame: Double
         /// One memcpy of the frame from memory the cache no longer holds (`Contestants.coldMemcpyMsPerFrame`): the

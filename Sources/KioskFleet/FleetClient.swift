@@ -145,6 +145,7 @@ public final class FleetClient {
     /// Publishes `offline` and disconnects cleanly.
     public func stop() {
         stateTimer?.cancel()
+        syncGroup?.stop()
         connection.stop(finalMessages: [(statusTopic, "offline")])
     }
 
@@ -199,9 +200,27 @@ public final class FleetClient {
             }
         }
         connection.publish(statusTopic, "online", retain: true)
+        syncGroup?.start()
         publishState(force: true)
         publishDiscovery()
         connectedListeners.emit(())
+    }
+
+    /// The sync group this kiosk is a member of (`joinSyncGroup`), nil for none.
+    public private(set) var syncGroup: SyncGroup?
+
+    /// Makes this kiosk a member of the sync group `settings` names, under its MQTT client id, with its status
+    /// topic's last will telling the others when it is gone. Before `start`.
+    @discardableResult
+    public func joinSyncGroup(_ settings: SyncSettings, clientID: String) -> SyncGroup {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let group = SyncGroup(group: settings.group, id: clientID, role: SyncGroup.Role(rawValue: settings.role.rawValue) ?? .auto,
+                              statusTopic: statusTopic, transport: MQTTSyncTransport(connection), loop: loop,
+                              localNow: { Int64(MonotonicInstant.now().nanoseconds) },
+                              realNow: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
+        syncGroup = group
+        return group
     }
 
     /// `listener` hears each (re)connection, after the client's own subscriptions and state; main thread.
@@ -313,6 +332,10 @@ public final class FleetClient {
     }
 
     private func received(_ message: MQTTMessage) {
+        if let syncGroup, syncGroup.handles(message.topic) {
+            syncGroup.receive(topic: message.topic, payload: message.payload)
+            return
+        }
         if message.topic == screenshotRequestTopic {
             if !message.retained { screenshotRequested() }
             return
@@ -453,4 +476,12 @@ public final class FleetClient {
         if line.last == UInt8(ascii: "\n") { line.removeLast() }
         return line
     }
+}
+
+/// A sync group's messages over the fleet's connection: QoS 0 (a lost hello or exchange is replaced by the next).
+private final class MQTTSyncTransport: SyncTransport {
+    private unowned let connection: MQTTConnection
+    init(_ connection: MQTTConnection) { self.connection = connection }
+    func publish(_ topic: String, _ payload: [UInt8], retain: Bool) { _ = connection.publish(topic, payload, qos: 0, retain: retain) }
+    func subscribe(_ pattern: String) { connection.subscribe(pattern, qos: 0) }
 }

@@ -16,6 +16,10 @@ import KioskScene
 ///   the two pages abut exactly;
 /// - during a slide the flattened pages prefer overlay planes (`Layer.prefersOverlayPlane`): where the output has
 ///   two free, the slide only moves planes and composes nothing.
+/// A fade is a cross-fade of the two pages as they look: the incoming page fades in as one image over the outgoing
+/// one (`Layer.allowsGroupOpacity`), per pixel A·(1−t) + B·t where the incoming page is opaque, rather than each
+/// of its widgets fading on its own (where they overlap, the lower ones would show through). It flattens nothing:
+/// the compositor composes the group a band of rows at a time.
 /// At the end the pages composite their widgets one by one again.
 /// Main thread.
 final class PageTransition {
@@ -45,6 +49,8 @@ final class PageTransition {
     private let flattening: [Layer]
     /// The pages flattened, each with what it had before.
     private var flattened: [(layer: Layer, rasterized: Bool, plane: Bool)] = []
+    /// What the incoming page's `allowsGroupOpacity` was before a fade set it.
+    private var incomingGroupOpacity: Bool?
 
     /// - Parameter flattening: the pages (of `incoming` and `outgoing`) to flatten while a slide runs: those
     ///   with nothing moving on them (a ticker or a video would have the whole page render again every frame).
@@ -56,8 +62,8 @@ final class PageTransition {
         self.engine = engine
         self.width = width
         self.onEnd = onEnd
-        // A fade is not flattened: each widget fades on its own, as always (a flattened page would fade as a whole,
-        // which shows differently where widgets overlap), and it would hold two more full-screen surfaces.
+        // A fade is not flattened: its incoming page fades in as one image (an opacity group, composed a band of rows
+        // at a time), which looks as a flattened page would without holding two more full-screen surfaces.
         let slides = spec.kind == .slideLeft || spec.kind == .slideRight
         self.flattening = slides && spec.duration > 0 ? flattening.filter { $0 === incoming || $0 === outgoing } : []
     }
@@ -76,6 +82,10 @@ final class PageTransition {
         incoming.isHidden = false
         incoming.zPosition = 1
         outgoing.zPosition = 0
+        if spec.kind == .fade {
+            incomingGroupOpacity = incoming.allowsGroupOpacity
+            incoming.allowsGroupOpacity = true
+        }
         apply(progress: 0)
         engine.addAnimation(target: self) { transition, tick in transition.step(tick) }
     }
@@ -145,6 +155,10 @@ final class PageTransition {
 
     /// The pages composite their widgets one by one again (those still current show their own renders at once).
     private func unflatten() {
+        if let incomingGroupOpacity {
+            incoming.allowsGroupOpacity = incomingGroupOpacity
+            self.incomingGroupOpacity = nil
+        }
         for (page, rasterized, plane) in flattened {
             page.prefersOverlayPlane = plane
             page.rasterizesSubtree = rasterized

@@ -11,9 +11,12 @@ struct PreparedScene: Sendable {
     var scene: Scene
     /// The scene file, or `"inline"`.
     var source: String
-    /// The size the scene is laid out at, and the screen it is shown on (the engine root's size).
+    /// The size the scene is laid out at, and the screen it is shown on: the engine root's size, or a video wall's
+    /// whole canvas (`WallPlacement`).
     var size: Size
     var screen: Size
+    /// The part of `screen` the engine root shows: all of it, or this panel's part of a wall's canvas.
+    var viewport: Rect
     /// Each page's name and its widgets as laid out, in scene order.
     var pages: [(name: String, widgets: [LaidOutWidget])]
 }
@@ -71,13 +74,26 @@ final class SceneBuilder {
         wallClock = clock
     }
 
-    /// The wall-clock time clocks show, in whole seconds since the epoch.
-    func now() -> Int { wallClock().seconds }
+    /// The group's time in a sync group: clocks show it, so every member's clock turns its second at the same
+    /// vblank; the wall clock otherwise, and while the group's time is not known.
+    weak var timeline: GroupTimeline?
+
+    /// The time clocks show: the group's, else the wall clock's.
+    func clockTime() -> WallTime {
+        timeline?.groupTime(at: engine.loop.now).map { WallTime(nanoseconds: $0) } ?? wallClock()
+    }
+
+    /// The time clocks show, in whole seconds since the epoch.
+    func now() -> Int { clockTime().seconds }
 
     // MARK: Preparing (any thread)
 
-    /// Lays every page of `scene` out for a `screen`-sized root. Pure: safe on any thread.
-    static func prepare(_ scene: Scene, source: String, screen: Size, values: [String: String], time: Int) -> PreparedScene {
+    /// Lays every page of `scene` out for a `screen`-sized root, or for the canvas of the `wall` whose panels are
+    /// each `screen`. Pure: safe on any thread.
+    static func prepare(_ scene: Scene, source: String, screen panel: Size, wall: WallPlacement? = nil,
+                        values: [String: String], time: Int) -> PreparedScene {
+        let screen = wall?.canvas(panel: panel) ?? panel
+        let viewport = wall?.viewport(panel: panel) ?? Rect(size: panel)
         // The scene's font files on the board, before any text is measured; those by URL come with their copies
         // (`SceneStage.remoteAssetChanged`).
         let local = scene.fonts.filter { !RemoteAsset.looksRemote($0) }
@@ -90,7 +106,7 @@ final class SceneBuilder {
                 naturalSize(of: widget, maxWidth: maxWidth, scene: scene, values: values, time: time)
             })
         }
-        return PreparedScene(scene: scene, source: source, size: size, screen: screen, pages: pages)
+        return PreparedScene(scene: scene, source: source, size: size, screen: screen, viewport: viewport, pages: pages)
     }
 
     /// The size a scene is laid out at.
@@ -127,8 +143,8 @@ final class SceneBuilder {
 
     /// Makes the layers of a prepared scene, showing `currentPage` (hidden pages still render).
     func build(_ prepared: PreparedScene, currentPage: String) -> BuiltScene {
-        let scene = prepared.scene, size = prepared.size, screen = prepared.screen
-        let root = Layer(frame: Rect(x: (screen.width - size.width) / 2, y: (screen.height - size.height) / 2,
+        let scene = prepared.scene, size = prepared.size, screen = prepared.screen, shown = prepared.viewport
+        let root = Layer(frame: Rect(x: (screen.width - size.width) / 2 - shown.x, y: (screen.height - size.height) / 2 - shown.y,
                                      width: size.width, height: size.height), name: "scene")
         if case .fixed = scene.size {
             let scale = min(Double(screen.width) / Double(size.width), Double(screen.height) / Double(size.height))

@@ -39,6 +39,16 @@ final class SceneMotion {
     private var zoneWatch: AnyObject?
     private var zoneWatchStarted = false
 
+    /// The group's time in a sync group: tickers are placed by it (`startTicker`), and clocks, which show it
+    /// (`SceneBuilder.clockTime`), turn to it at once and tick on its seconds.
+    weak var timeline: GroupTimeline? {
+        didSet {
+            guard clockTimer != nil else { return }
+            tickClocks()
+            armClockTick()
+        }
+    }
+
     init(engine: LayerEngine, builder: SceneBuilder, localZone: LocalTimeZoneSource) {
         self.engine = engine
         self.builder = builder
@@ -69,10 +79,11 @@ final class SceneMotion {
         }
     }
 
-    /// Arms the next clock tick just after the wall clock's next second boundary, as the wall clock reads now.
+    /// Arms the next clock tick just after the next second boundary of the time clocks show (the wall clock's, or
+    /// a sync group's), as it reads now.
     private func armClockTick() {
         clockTimer?.cancel()
-        let untilNextSecond = Duration.nanoseconds(1_000_000_000 - builder.wallClock().nanosecondsIntoSecond) + Self.tickMargin
+        let untilNextSecond = Duration.nanoseconds(1_000_000_000 - builder.clockTime().nanosecondsIntoSecond) + Self.tickMargin
         clockTimer = engine.loop.addTimer(after: untilNextSecond) { [weak self] in
             guard let self else { return }
             self.tickClocks()
@@ -132,11 +143,13 @@ final class SceneMotion {
         guard case .ticker = node.widget.content, node.body != nil else { return }
         node.tickerStart = nil
         if let token = node.tickerToken { engine.removeAnimation(token) }
-        node.tickerToken = engine.addAnimation(target: node) { [weak engine] node, tick in
+        node.tickerToken = engine.addAnimation(target: node) { [weak engine, weak self] node, tick in
             guard node.body != nil else { return false }
             let start = node.tickerStart ?? tick.nextVblank
             node.tickerStart = start
-            if SceneMotion.placeTicker(node, at: (tick.nextVblank - start).milliseconds / 1000), let strip = node.body {
+            // In a sync group the strip is where the group's time puts it, the same on every member.
+            let seconds = self?.timeline?.groupTime(at: tick.nextVblank).map { Double($0) / 1e9 } ?? (tick.nextVblank - start).milliseconds / 1000
+            if SceneMotion.placeTicker(node, at: seconds), let strip = node.body {
                 // A strip moved by whole pixels inside the widget changes the screen: the frozen-screen watch counts it.
                 engine?.expectChange(in: strip)
             }

@@ -60,6 +60,8 @@ public final class SceneStage: SceneControlling {
     private var pageLayers: [String: Layer] = [:]
     private(set) var nodes: [WidgetNode] = []
     private var byID: [String: WidgetNode] = [:]
+    /// The widget with the id, for tests.
+    func node(id: String) -> WidgetNode? { byID[id] }
     private var byKey: [String: [WidgetNode]] = [:]
     /// A loaded scene waiting for its first complete render before it replaces `root`.
     private(set) var incoming: BuiltScene?
@@ -81,6 +83,15 @@ public final class SceneStage: SceneControlling {
     }
     /// When `pageTimer` fires.
     private var pageTimerDue: MonotonicInstant?
+    /// Whether this stage has shown the group loop's page once: the first catch-up is a cut, later turns use the
+    /// page's transition, as every member does at the same moment.
+    private var joinedGroupLoop = false
+    /// The group turn made last, until the flip that shows it: its group time, and whether its frame was presented.
+    private var groupTurn: (due: Int64, presented: Bool)?
+    /// The group time of the turn whose timer fired, until its page is shown.
+    private var pendingGroupTurn: Int64?
+    /// The last group turns' phase errors (ns): the group time of the flip that showed each, minus the turn's.
+    public private(set) var turnPhaseErrors: [Int64] = []
     private var watcher: SceneFileWatcher?
     private var transition: PageTransition?
     /// Where scene files are parsed and laid out; made with the first load.
@@ -97,12 +108,17 @@ public final class SceneStage: SceneControlling {
     /// The video widgets' playback (`SceneStage+Video.swift`).
     let videos: SceneVideos
     let webs: SceneWebs
+    /// This panel's place in a video wall, or nil for a scene shown whole. Fixed for the stage's life; its pixels
+    /// follow the panel's size (`WallSettings.placement(panel:)`) at every layout.
+    public let wall: WallSettings?
 
     /// Shows `scene` on `engine` (its first page), laid out on the calling thread. `clock` gives the wall-clock
     /// time clocks show (tests pass a fixed one, or one they step); `localZone` tells clocks in the local time zone
-    /// that it changed (tests pass a fake).
+    /// that it changed (tests pass a fake). With a `wall`, the scene is laid out on the wall's whole canvas and the
+    /// engine shows this panel's part of it.
     public init(engine: LayerEngine, scene: Scene, source: String, limits: SceneLimits = SceneLimits(),
-                clock: @escaping () -> WallTime = WallClock.now, localZone: LocalTimeZoneSource = .system) {
+                clock: @escaping () -> WallTime = WallClock.now, localZone: LocalTimeZoneSource = .system,
+                wall: WallSettings? = nil) {
         self.engine = engine
         self.limits = limits
         // The budget answers for the decoded images the scene's pages leave in the cache.
@@ -122,7 +138,9 @@ public final class SceneStage: SceneControlling {
         currentPage = scene.pages.first?.name ?? ""
         if let first = scene.pageSchedule().firstPage(at: Self.date(clock())) { currentPage = first }
         root = Layer(name: "scene")
-        let prepared = SceneBuilder.prepare(scene, source: source, screen: engine.rootLayer.frame.size,
+        self.wall = wall
+        let screen = engine.rootLayer.frame.size
+        let prepared = SceneBuilder.prepare(scene, source: source, screen: screen, wall: wall?.placement(panel: screen),
                                             values: builder.values, time: builder.now())
         let built = builder.build(prepared, currentPage: currentPage)
         adopt(built)
@@ -143,6 +161,18 @@ public final class SceneStage: SceneControlling {
                 self?.eventListeners.emit(.error(code: "render_failed", message: "widget \(layer): \(message)"))
             },
             engine.addSceneSizeListener { [weak self] size in self?.relayout(for: size) },
+            // A group turn's phase error: the group time of the flip that shows it, against the turn's.
+            engine.addPresentListener { [weak self] _ in
+                guard let self, let turn = self.groupTurn, !turn.presented else { return }
+                self.groupTurn?.presented = true
+            },
+            engine.addFlipListener { [weak self] flip in
+                guard let self, let turn = self.groupTurn, turn.presented else { return }
+                self.groupTurn = nil
+                guard let shown = self.timeline?.groupTime(at: flip.timestamp) else { return }
+                self.turnPhaseErrors.append(shown - turn.due)
+                if self.turnPhaseErrors.count > 128 { self.turnPhaseErrors.removeFirst() }
+            },
         ]
         videos.onReport = { [weak self] report in self?.eventListeners.emit(.video(report)) }
         webs.onReport = { [weak self] report in self?.eventListeners.emit(.web(report)) }
@@ -281,7 +311,7 @@ public final class SceneStage: SceneControlling {
             completion(.failure(StageError(.ioError, "scene \(source): no queue to load it on: \(error)")))
             return
         }
-        let screen = engine.rootLayer.frame.size, values = builder.values, time = builder.now()
+        let screen = engine.rootLayer.frame.size, wall = self.wall?.placement(panel: screen), values = builder.values, time = builder.now()
         let identity: @Sendable (Scene) -> Scene = { scene in scene }
         let adjust = adjusted ? adjustLoadedScene : identity
         queue.run({ () -> Result<(PreparedScene, [SceneDiagnostic]), StageError> in
@@ -289,7 +319,8 @@ public final class SceneStage: SceneControlling {
                 let scene = adjust(loaded.scene)
                 // The new scene's initial values fill only keys that have none (see `replace`).
                 let merged = values.merging(scene.data) { current, _ in current }
-                return (SceneBuilder.prepare(scene, source: source, screen: screen, values: merged, time: time), loaded.warnings)
+                return (SceneBuilder.prepare(scene, source: source, screen: screen, wall: wall, values: merged, time: time),
+                        loaded.warnings)
             }
         }, then: { [weak self] result in
             switch result {
@@ -507,6 +538,10 @@ public final class SceneStage: SceneControlling {
         pageTimer?.cancel()
         pageTimer = nil
         pageTimerDue = nil
+        if let timeline, let loop = GroupPageLoop(scene: scene, schedule: pageSchedule) {
+            followGroupLoop(loop, timeline: timeline)
+            return
+        }
         guard let index = scene.pages.firstIndex(where: { $0.name == currentPage }),
               let seconds = scene.pages[index].duration, scene.pages.count > 1 else { return }
         pageTimerDue = engine.loop.now + .milliseconds(Int64(seconds * 1000))
@@ -522,6 +557,52 @@ public final class SceneStage: SceneControlling {
             }
         }
         // The next pages' ranges follow the new deadline.
+        updateRanges()
+    }
+
+    /// The group's time, in a sync group: the page loop, tickers and clocks run on it (`GroupPageLoop`,
+    /// `SceneMotion.timeline`, `SceneBuilder.clockTime`). Setting it re-arms the page loop and the clocks' tick.
+    public var timeline: GroupTimeline? {
+        didSet {
+            builder.timeline = timeline
+            motion.timeline = timeline
+            schedulePageAdvance()
+        }
+    }
+
+    /// Shows the page the group's loop is on now (at once, a cut, for a member that joins or was away), then arms
+    /// a timer for the next change early enough that its frame is presented at the vblank nearest the change's
+    /// group time. While the group's time is not known, looks again every 250 ms.
+    private func followGroupLoop(_ loop: GroupPageLoop, timeline: GroupTimeline) {
+        let now = engine.loop.now
+        // A change made now is presented at the next vblank, or, while something animates (a flip is always in
+        // flight), at the one after: what is shown is the page due that far ahead, and half a frame more, so that
+        // each turn flips at the vblank nearest its group time.
+        let frame = engine.backend?.info.mode.frameDuration ?? .milliseconds(16)
+        let lead = frame / 2 + (engine.isAnimating ? frame : .zero)
+        guard let time = timeline.groupTime(at: now + lead) else {
+            pageTimer = engine.loop.addTimer(after: .milliseconds(250)) { [weak self] in self?.schedulePageAdvance() }
+            return
+        }
+        let position = loop.position(at: time)
+        if position.page != currentPage, !isInTransition {
+            isChangingAtTurn = true
+            // A turn's flip is measured against the turn's group time (`turnPhaseErrors`).
+            if let turn = pendingGroupTurn { groupTurn = (turn, false) }
+            pendingGroupTurn = nil
+            try? showPage(position.page, transition: joinedGroupLoop ? nil : .cut)
+            isChangingAtTurn = false
+            // showPage re-armed the loop.
+            return
+        }
+        joinedGroupLoop = true
+        let wait = max(Duration.nanoseconds(position.untilNext), .milliseconds(1))
+        pageTimerDue = now + wait
+        let turn = time + position.untilNext
+        pageTimer = engine.loop.addTimer(after: wait) { [weak self] in
+            self?.pendingGroupTurn = turn
+            self?.schedulePageAdvance()
+        }
         updateRanges()
     }
 

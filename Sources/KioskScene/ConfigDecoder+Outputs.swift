@@ -4,7 +4,7 @@ import Yams
 /// The `outputs:` section: one entry per connector, each with the mode, rotation and scene it asks for. Checked
 /// here with located errors (`kioskd check-config`); used once, by one thread, inside `ConfigLoader`.
 extension ConfigDecoder {
-    static let outputKeys = ["connector", "mode", "rotation", "scene"]
+    static let outputKeys = ["connector", "mode", "rotation", "scene", "wall"]
 
     /// A list of `{connector, mode, rotation, scene}`; connectors named once each. An empty list (or `outputs:`
     /// with nothing) is no entries.
@@ -37,6 +37,7 @@ extension ConfigDecoder {
             if let node = f["scene"]?.value, let text = nonEmpty(node, at + ".scene") {
                 output.scene = text == "default" ? text : path(text)
             }
+            if let node = f["wall"]?.value { output.wall = wall(node, at + ".wall") }
             outputs.append(output)
         }
         return outputs

@@ -8,7 +8,7 @@ import Yams
 struct ConfigDecoder {
     static let topKeys = ["scene", "board", "backend", "fbdev", "device", "driver", "connector", "mode", "commit", "buffers",
                           "rotation", "frames", "stats_out", "screenshot", "capture", "watch", "keep_going",
-                          "render_strategy", "fps_overlay", "repaint_window", "log_level", "control", "input", "idle", "mqtt", "memory", "health", "video", "web", "cache", "vnc", "outputs"] + reservedSections
+                          "render_strategy", "fps_overlay", "repaint_window", "log_level", "control", "input", "idle", "mqtt", "memory", "health", "video", "web", "cache", "vnc", "wall", "sync", "outputs"] + reservedSections
     static let controlKeys = ["socket", "socket_group", "allow_uid", "allow_gid", "screenshot_dir"]
     static let memoryKeys = ["max_image_pixels", "preload_pages", "surface_budget_mb"]
     static let videoKeys = ["allowed_schemes"]
@@ -60,6 +60,13 @@ struct ConfigDecoder {
         if let node = value("health") { config.health = health(node) }
         if let node = value("video") { config.video = video(node) }
         if let node = value("vnc") { config.vnc = vnc(node) }
+        if let node = value("wall") { config.wall = wall(node, "wall") }
+        if let entry = f["sync"] {
+            config.sync = sync(entry.value)
+            if config.sync != nil, f["mqtt"] == nil {
+                scene.error(entry.key, "sync", "a sync group meets on the fleet's MQTT broker: add an mqtt: section")
+            }
+        }
         if let node = value("web") { config.web = web(node) }
         if let node = value("cache") { config.cache = cache(node) }
         if let node = value("outputs") { config.outputs = outputs(node) }

@@ -156,7 +156,11 @@ public struct KioskConfig: Sendable, Equatable {
         public var rotation: OutputRotation?
         /// The scene file (resolved), `default` for the kiosk's scene mirrored, nil for the same.
         public var scene: String?
-        public init(connector: String, mode: ModeRequest? = nil, rotation: OutputRotation? = nil, scene: String? = nil) {
+        /// This output's place in a video wall (`wall:`), nil for the kiosk's.
+        public var wall: WallSettings?
+        public init(connector: String, mode: ModeRequest? = nil, rotation: OutputRotation? = nil, scene: String? = nil,
+                    wall: WallSettings? = nil) {
+            self.wall = wall
             self.connector = connector
             self.mode = mode
             self.rotation = rotation
@@ -198,6 +202,11 @@ public struct KioskConfig: Sendable, Equatable {
     public var video = Video()
     /// The `vnc:` section: the remote view; nil when the file has none (VNC is off).
     public var vnc: VNCSettings?
+    /// The `wall:` section: the kiosk's output as one panel of a video wall; nil for a scene shown whole. An
+    /// `outputs:` entry's own `wall:` wins for that output.
+    public var wall: WallSettings?
+    /// The `sync:` section: the sync group this kiosk moves in step with; nil for none.
+    public var sync: SyncSettings?
     public var web = Web()
     public var cache = Cache()
     /// The `outputs:` section's entries, in file order.
@@ -222,7 +231,7 @@ public struct KioskConfig: Sendable, Equatable {
 
     /// Every key the file may hold, section keys as `section.key`: the documentation lists each of these.
     public static var allKeys: [String] {
-        let sections = ["control", "input", "idle", "mqtt", "memory", "health", "video", "web", "cache", "vnc", "outputs"]
+        let sections = ["control", "input", "idle", "mqtt", "memory", "health", "video", "web", "cache", "vnc", "wall", "sync", "outputs"]
         var keys: [String] = ConfigDecoder.topKeys.filter { !sections.contains($0) }
         keys += ConfigDecoder.controlKeys.map { "control." + $0 }
         keys += ConfigDecoder.inputKeys.map { "input." + $0 }
@@ -234,6 +243,8 @@ public struct KioskConfig: Sendable, Equatable {
         keys += ConfigDecoder.webKeys.map { "web." + $0 }
         keys += ConfigDecoder.cacheKeys.map { "cache." + $0 }
         keys += VNCSettings.keys.map { "vnc." + $0 }
+        keys += WallSettings.keys.map { "wall." + $0 }
+        keys += SyncSettings.keys.map { "sync." + $0 }
         keys += ConfigDecoder.outputKeys.map { "outputs." + $0 }
         return keys + ConfigDecoder.reservedSections
     }

@@ -13,12 +13,22 @@ public struct WebError: Error, CustomStringConvertible, Sendable {
 /// the loop's waker fires. WebKit itself runs on a thread of its own (CKioskWeb), with its web and network processes
 /// beside kioskd; frames arrive as shared-memory buffers, copied once into a `LayerSurface`.
 ///
+/// The libraries are loaded on a thread of their own (`WebLibraryLoad`): mapping WebKit and what it brings takes
+/// tens of milliseconds (docs/bench-log.md), which the loop does not wait for. Pages made meanwhile are returned at
+/// once and open their views when the load is done (their widgets show the placeholder until the first frame, as
+/// always); when it fails they report `engineUnavailable`, and later pages are refused with the same error.
+///
 /// Lives on the main thread.
 public final class WPEWeb: WebPageMaking {
     private var waker: Waker?
     private var pages: [ObjectIdentifier: WeakPage] = [:]
+    private let library: WebLibraryLoad
+    /// Pages made while the libraries load, opened (or failed) when they are.
+    private var waiting: [WeakPage] = []
 
-    public init(loop: MainLoop) throws {
+    /// `load` loads the web engine's libraries, on a thread of its own (tests hold it back to see the pages wait).
+    public init(loop: MainLoop, load: @escaping @Sendable () -> Result<Void, WebError> = WPEWeb.availability) throws {
+        library = WebLibraryLoad(load: load)
         waker = try loop.makeWaker { [weak self] in self?.drain() }
     }
 
@@ -28,9 +38,10 @@ public final class WPEWeb: WebPageMaking {
         kiosk_web_configure(dataDirectory, UInt32(clamping: max(memoryLimitMB, 0)))
     }
 
-    /// Removes every page's cookies, storage and caches.
+    /// Removes every page's cookies, storage and caches. Loading WebKit for it (when no page did yet) happens on a
+    /// thread of its own, not the caller's.
     public static func clearData() {
-        kiosk_web_clear_data()
+        Thread.detachNewThread { kiosk_web_clear_data() }
     }
 
     /// Whether WPE WebKit can be loaded in this process, or why not.
@@ -42,17 +53,39 @@ public final class WPEWeb: WebPageMaking {
         return .success(())
     }
 
-    /// - Throws: `WebError` when WPE WebKit is missing.
+    /// - Throws: `WebError` when WPE WebKit is missing (known once it was loaded).
     public func makePage(_ request: WebPageRequest) throws -> any WebPage {
         guard let waker else { throw WebError("web: no main loop") }
-        try Self.availability().get()
+        let loaded = library.result
+        if case .failure(let error)? = loaded { throw error }
         let mailbox = WebMailbox(waker: waker, opaque: request.background.alpha >= 1)
-        let page = try WPEWebPage(request: request, mailbox: mailbox)
+        let page = WPEWebPage(request: request, mailbox: mailbox)
         pages[ObjectIdentifier(mailbox)] = WeakPage(page: page)
+        if loaded == nil {
+            waiting.append(WeakPage(page: page))
+            library.start(waking: waker)
+        } else {
+            try page.open()
+        }
         return page
     }
 
+    /// Whether the libraries are loaded, or why they cannot be; nil while they load (or before the first page).
+    public var engineState: Result<Void, WebError>? { library.result }
+
     private func drain() {
+        if !waiting.isEmpty, let loaded = library.result {
+            let pending = waiting.compactMap(\.page)
+            waiting = []
+            for page in pending where !page.isClosed {
+                do {
+                    try loaded.get()
+                    try page.open()
+                } catch {
+                    page.fail("\(error)")
+                }
+            }
+        }
         for (id, entry) in pages {
             guard let page = entry.page, !page.isClosed else {
                 pages[id] = nil
@@ -67,6 +100,36 @@ public final class WPEWeb: WebPageMaking {
     }
 }
 
+/// The one load of the web engine's libraries of a `WPEWeb`, on a thread of its own, started by the first page; the
+/// loop's waker fires when it is done. Its result is read under a lock by the main thread, written once by the
+/// loading thread, hence `Sendable`.
+final class WebLibraryLoad: Sendable {
+    private let state = Lock<(started: Bool, result: Result<Void, WebError>?)>((false, nil))
+    private let load: @Sendable () -> Result<Void, WebError>
+
+    init(load: @escaping @Sendable () -> Result<Void, WebError>) {
+        self.load = load
+    }
+
+    var result: Result<Void, WebError>? { state.withLock { $0.result } }
+
+    /// Starts the load unless it was started; `waker` fires when it is done.
+    func start(waking waker: Waker) {
+        let first = state.withLock { state -> Bool in
+            defer { state.started = true }
+            return !state.started
+        }
+        guard first else { return }
+        let load = self.load
+        let state = self.state
+        Thread.detachNewThread {
+            let result = load()
+            state.withLock { $0.result = result }
+            waker.wake()
+        }
+    }
+}
+
 /// What the web thread leaves for the main thread, one page's worth: the newest frame not yet taken (with the
 /// damage of every frame it overtook) and the events in order. Everything behind one lock, the loop woken after
 /// each write. Shared across threads, immutable apart from the locked state, hence `Sendable`.
@@ -75,10 +138,15 @@ final class WebMailbox: Sendable {
         var frame: WebFrame?
         var events: [WebPageEvent] = []
         var isClosed = false
+        /// Surfaces the main thread no longer uses, for the next frames: a frame of a page is hundreds of KiB in a
+        /// mapping of its own, which the kernel would otherwise map and zero anew for every frame.
+        var spare: [LayerSurface] = []
     }
 
     /// Events beyond this many untaken are dropped (a page that fails in a loop cannot grow the mailbox).
     static let eventCapacity = 64
+    /// Spare surfaces kept at most (one being shown, one in the mailbox, one being written is the steady state).
+    static let spareCapacity = 2
 
     let contents = Lock(Contents())
     private let waker: Waker
@@ -89,9 +157,14 @@ final class WebMailbox: Sendable {
         self.opaque = opaque
     }
 
-    /// On the web thread: a frame, copied out of WebKit's buffer.
+    /// On the web thread: a frame, copied out of WebKit's buffer (into a spare surface of its size if there is one).
     func deliver(pixels: UnsafePointer<UInt8>, width: Int, height: Int, stride: Int, damage: Rect) {
-        let surface = LayerSurface(size: Size(width: width, height: height), isOpaque: opaque)
+        let size = Size(width: width, height: height)
+        let spare = contents.withLock { box -> LayerSurface? in
+            guard let index = box.spare.firstIndex(where: { $0.size == size }) else { return nil }
+            return box.spare.remove(at: index)
+        }
+        let surface = spare ?? LayerSurface(size: size, isOpaque: opaque)
         for row in 0..<height {
             (surface.bytes + row * surface.stride).copyMemory(from: pixels + row * stride, byteCount: width * 4)
         }
@@ -117,6 +190,15 @@ final class WebMailbox: Sendable {
         if delivered { waker.wake() }
     }
 
+    /// On the main thread: a frame's surface nothing else holds (the lock orders the main thread's last reads of it
+    /// before the web thread's writes).
+    func recycle(_ surface: LayerSurface) {
+        contents.withLock { box in
+            guard !box.isClosed, box.spare.count < Self.spareCapacity else { return }
+            box.spare.append(surface)
+        }
+    }
+
     func take() -> (frame: WebFrame?, events: [WebPageEvent]) {
         contents.withLock { box in
             defer { box.frame = nil; box.events.removeAll() }
@@ -129,20 +211,35 @@ final class WebMailbox: Sendable {
             box.isClosed = true
             box.frame = nil
             box.events.removeAll()
+            box.spare.removeAll()
         }
     }
 }
 
 /// One page in WPE WebKit. Main thread; its C view lives on the web thread, reached only through CKioskWeb's queue.
+/// Until it is opened (the libraries still loading) it keeps the address and size asked for, and drops input.
 public final class WPEWebPage: WebPage {
     public var onFrame: ((WebFrame) -> Void)?
     public var onEvent: ((WebPageEvent) -> Void)?
     private var view: OpaquePointer?
     private let mailbox: WebMailbox
+    private var request: WebPageRequest
     private(set) var isClosed = false
 
-    init(request: WebPageRequest, mailbox: WebMailbox) throws {
+    init(request: WebPageRequest, mailbox: WebMailbox) {
         self.mailbox = mailbox
+        self.request = request
+    }
+
+    /// The engine could not be loaded: the page reports it and stays empty.
+    func fail(_ message: String) {
+        mailbox.deliver(.engineUnavailable(message: message))
+    }
+
+    /// Makes the view, loading the address asked for last, at the size asked for last.
+    func open() throws {
+        guard view == nil, !isClosed else { return }
+        let request = self.request
         let context = Unmanaged.passRetained(mailbox).toOpaque()
         var callbacks = kiosk_web_callbacks()
         callbacks.frame = { context, pixels, width, height, stride, x, y, w, h in
@@ -162,6 +259,7 @@ public final class WPEWebPage: WebPage {
             case Int(KIOSK_WEB_NAVIGATED): .navigated(url: text)
             case Int(KIOSK_WEB_HUNG): .hung(message: text)
             case Int(KIOSK_WEB_MESSAGE): .bridgeMessage(text: text)
+            case Int(KIOSK_WEB_FOCUS_LEFT): .focusLeft(backwards: text == "backward")
             default: nil
             }
             if let event { Unmanaged<WebMailbox>.fromOpaque(context).takeUnretainedValue().deliver(event) }
@@ -224,6 +322,7 @@ public final class WPEWebPage: WebPage {
     }
 
     public func load(url: String) {
+        request.url = url
         guard let view, !isClosed else { return }
         kiosk_web_view_load(view, url)
     }
@@ -234,6 +333,7 @@ public final class WPEWebPage: WebPage {
     }
 
     public func resize(to size: Size) {
+        request.size = size
         guard let view, !isClosed else { return }
         kiosk_web_view_resize(view, Int32(clamping: size.width), Int32(clamping: size.height))
     }
@@ -245,8 +345,27 @@ public final class WPEWebPage: WebPage {
         case .press: 1
         case .release: 2
         }
-        let now = UInt32(truncatingIfNeeded: DispatchTime.now().uptimeNanoseconds / 1_000_000)
-        kiosk_web_view_pointer(view, code, Int32(clamping: x), Int32(clamping: y), now)
+        kiosk_web_view_pointer(view, code, Int32(clamping: x), Int32(clamping: y), Self.milliseconds())
+    }
+
+    public func key(code: UInt32, pressed: Bool) {
+        guard let view, !isClosed else { return }
+        kiosk_web_view_key(view, code, pressed ? 1 : 0, Self.milliseconds())
+    }
+
+    public func recycle(_ surface: LayerSurface) {
+        guard !isClosed else { return }
+        mailbox.recycle(surface)
+    }
+
+    public func focus(backwards: Bool) {
+        guard let view, !isClosed else { return }
+        kiosk_web_view_focus(view, backwards ? 1 : 0)
+    }
+
+    /// Event times for WebKit: milliseconds of the monotonic clock, wrapping.
+    private static func milliseconds() -> UInt32 {
+        UInt32(truncatingIfNeeded: DispatchTime.now().uptimeNanoseconds / 1_000_000)
     }
 
     private var nextScript: UInt64 = 0

@@ -38,8 +38,8 @@ final class KioskOutputsTests: XCTestCase {
             let source = HeadlessOutputSource(connector: try XCTUnwrap(entry.connector),
                                               mode: OutputMode(width: m.width, height: m.height, refreshMilliHz: m.refreshMilliHz ?? 60_000))
             return (source, try source.probe())
-        }, runner: { engine, path in
-            try SceneRunner(engine: engine, path: path, watch: false, fpsOverlay: false, logger: logger)
+        }, runner: { engine, entry in
+            try SceneRunner(engine: engine, path: entry.scenePath, watch: false, fpsOverlay: false, logger: logger)
         }, logger: logger)
         var options = KioskConfig.Control()
         // A socket path must be short: under /tmp rather than the build folder.
@@ -173,5 +173,21 @@ final class KioskOutputsTests: XCTestCase {
         try Poll.until("every output lit again", turning: loop, running: pool) { outputs.outputs.allSatisfy { $0.engine.isOutputPoweredOn } }
         XCTAssertEqual(call("stats").result?["idle"]?["state"], "active")
         withExtendedLifetime(input) {}
+    }
+
+    /// A kiosk's `wall:` reaches its outputs through the configuration; an `outputs:` entry's own wall wins there.
+    func testTheKiosksWallReachesEveryOutputWithoutOneOfItsOwn() {
+        var file = KioskConfig()
+        var wall = WallSettings()
+        (wall.columns, wall.column) = (2, 1)
+        file.wall = wall
+        var own = WallSettings()
+        (own.rows, own.row) = (2, 1)
+        file.outputs = [KioskConfig.Output(connector: "HDMI-A-1"), KioskConfig.Output(connector: "HDMI-A-2", wall: own)]
+        let settings = KioskConfiguration.resolve(commandLine: KioskConfig(), configFile: file).settings
+        XCTAssertEqual(settings.wall, wall)
+        let entries = KioskOutputs.entries(settings.outputs, connector: nil, mode: nil, rotation: .degrees0, scenePath: "s.yaml", wall: settings.wall)
+        XCTAssertEqual(entries.map(\.wall), [wall, own])
+        XCTAssertEqual(KioskOutputs.entries([], connector: nil, mode: nil, rotation: .degrees0, scenePath: "s.yaml", wall: wall).map(\.wall), [wall])
     }
 }

@@ -6,13 +6,14 @@ import XCTest
 /// the scanout buffer. They must put exactly the bytes there, and leave exactly the shadow buffer, that the general
 /// path (composition into the shadow buffer, then a copy) does: compared byte for byte with a second compositor
 /// whose direct frames are off, fed the same frames, at many offsets, on a panel of odd width and height, into
-/// buffers with padded rows that alternate as in double buffering.
+/// buffers with padded rows that alternate as in double buffering. So must a fade's frames, composed band by band
+/// straight into the scanout buffer.
 final class DirectFrameTests: XCTestCase {
     private static let size = Size(width: 101, height: 37)
     private static let background = Color(rgb: 0x203040)
 
     /// An opaque surface whose every pixel differs from its neighbours, so a copy off by one pixel shows.
-    private static func page(seed: UInt32) -> LayerSurface {
+    private static func page(seed: UInt32, size: Size = size) -> LayerSurface {
         let surface = LayerSurface(size: size, isOpaque: true)
         let words = surface.bytes.bindMemory(to: UInt32.self, capacity: surface.stride / 4 * size.height)
         for y in 0..<size.height {
@@ -26,17 +27,22 @@ final class DirectFrameTests: XCTestCase {
 
     /// Two compositors (direct frames on and off) and two scanout buffers each, with padded rows.
     private final class Pair {
+        let size: Size
         let direct: ShadowCompositor
         let general: ShadowCompositor
-        let directBuffers = [TestImage(width: 101, height: 37, stride: 101 * 4 + 12, fill: 0x11),
-                             TestImage(width: 101, height: 37, stride: 101 * 4 + 12, fill: 0x22)]
-        let generalBuffers = [TestImage(width: 101, height: 37, stride: 101 * 4 + 12, fill: 0x11),
-                              TestImage(width: 101, height: 37, stride: 101 * 4 + 12, fill: 0x22)]
+        let directBuffers: [TestImage]
+        let generalBuffers: [TestImage]
         private var frame = 0
 
-        init() throws {
-            direct = try ShadowCompositor(size: DirectFrameTests.size, background: DirectFrameTests.background)
-            general = try ShadowCompositor(size: DirectFrameTests.size, background: DirectFrameTests.background)
+        init(size: Size = DirectFrameTests.size) throws {
+            self.size = size
+            func buffers() -> [TestImage] {
+                [0x11, 0x22].map { TestImage(width: size.width, height: size.height, stride: size.width * 4 + 12, fill: $0) }
+            }
+            directBuffers = buffers()
+            generalBuffers = buffers()
+            direct = try ShadowCompositor(size: size, background: DirectFrameTests.background)
+            general = try ShadowCompositor(size: size, background: DirectFrameTests.background)
             general.directFramesEnabled = false
         }
 
@@ -58,9 +64,9 @@ final class DirectFrameTests: XCTestCase {
             // Fingerprints: a direct frame is hashed from its layer surfaces, and must hash as the general path's
             // frame; the general path's, kept up to date tile by tile, as the whole frame hashed afresh.
             XCTAssertEqual(direct.fingerprint, general.fingerprint, "\(what): fingerprints", file: file, line: line)
-            var fresh = TileFingerprints(size: DirectFrameTests.size, color: 0)
+            var fresh = TileFingerprints(size: size, color: 0)
             general.snapshot().withUnsafeBytes {
-                fresh.update(damage: [Rect(size: DirectFrameTests.size)], pixels: $0.baseAddress!, stride: DirectFrameTests.size.width * 4)
+                fresh.update(damage: [Rect(size: size)], pixels: $0.baseAddress!, stride: size.width * 4)
             }
             XCTAssertEqual(general.fingerprint, fresh.fingerprint, "\(what): fingerprint kept by tiles", file: file, line: line)
         }
@@ -118,6 +124,48 @@ final class DirectFrameTests: XCTestCase {
                    CompositeItem(source: .surface(solidSurface(Self.size, argb: 0x8040_2010)), frame: Rect(size: Self.size))],
                   damage: full, "not opaque")
         XCTAssertEqual(pair.direct.directFrames, 1, "only the first frame went the direct way")
+    }
+
+    /// A fade's frames (the incoming page an opacity group over the outgoing one) are composed band by band and
+    /// written straight into the scanout buffer: the same bytes as the general path, on a panel of one band and on
+    /// one of three and a part; then a partial composition over one, a buffer that missed it, and a snapshot.
+    func testFadeFramesOfAnOpacityGroupPutTheSameBytesAsTheGeneralPath() throws {
+        for size in [Self.size, Size(width: 75, height: 3 * 64 + 11)] {
+            let pair = try Pair(size: size)
+            let full = [Rect(size: size)]
+            let outgoing = Self.page(seed: 4, size: size), incoming = Self.page(seed: 5, size: size)
+            let badge = Rect(x: 9, y: 4, width: 30, height: 20)
+            let outgoingPage = [CompositeItem(source: .color(.black), frame: Rect(size: size)),
+                                CompositeItem(source: .surface(outgoing), frame: Rect(size: size)),
+                                CompositeItem(source: .color(Color(red: 0, green: 0, blue: 1, alpha: 0.3)), frame: badge)]
+            func fade(_ t: Double) -> [CompositeItem] {
+                let group = OpacityGroup(id: ObjectIdentifier(incoming), opacity: t)
+                return outgoingPage
+                    + [CompositeItem(source: .surface(incoming), frame: Rect(size: size), group: group),
+                       CompositeItem(source: .color(Color(red: 1, green: 1, blue: 1, alpha: 0.5)), frame: badge, group: group)]
+            }
+            // The first fade frame finds only the background in the shadow buffer, so it composes the outgoing page;
+            // once the outgoing page is composed there, the fade takes it from there.
+            pair.step(fade(0.3), damage: full, "\(size): fade at 0.3")
+            XCTAssertEqual(pair.direct.crossFadesOverShadow, 0, "\(size): the shadow buffer holds the background alone")
+            for t in [0.002, 0.01, 0.25, 0.5, 0.99, 0.998] {
+                // Each step's snapshot brings the shadow buffer up to the fade frame: the outgoing page again first.
+                pair.step(outgoingPage, damage: full, "\(size): the outgoing page")
+                pair.step(fade(t), damage: full, "\(size): fade at \(t)")
+            }
+            XCTAssertEqual(pair.direct.directFrames, 7, "\(size): every fade frame went the direct way")
+            XCTAssertEqual(pair.direct.crossFadesOverShadow, 6, "\(size): over the outgoing page in the shadow buffer")
+            pair.step(fade(0.998), damage: [], "\(size): nothing new: the other buffer gets the same frame")
+            var items = fade(0.6)
+            pair.step(fade(0.6), damage: full, "\(size): fade at 0.6")
+            items.append(CompositeItem(source: .color(Color(rgb: 0x00FF00)), frame: Rect(x: 3, y: 30, width: 8, height: 6)))
+            pair.step(items, damage: [Rect(x: 3, y: 30, width: 8, height: 6)], "\(size): a mark over the banded frame")
+            // The shadow buffer caught up with the fade, so the next fade frame composes the outgoing page again.
+            pair.step(fade(0.7), damage: full, "\(size): fade at 0.7 after the mark")
+            XCTAssertEqual(pair.direct.directFrames, 9)
+            XCTAssertEqual(pair.direct.crossFadesOverShadow, 6)
+            XCTAssertEqual(pair.general.directFrames, 0)
+        }
     }
 
     /// After direct frames, a composition of part of the panel draws over the shadow buffer, which must first

@@ -172,6 +172,42 @@ final class ShadowCompositorTests: XCTestCase {
         assertRGB(rgb(compositor.snapshot(), width: 8, 2, 2), (255, 191, 191), tolerance: 1)
     }
 
+    /// An opacity group is composed as one image and blended at the group's opacity: where its items overlap, the
+    /// lower one does not show through the upper one (as it does when each fades on its own). Frames taller than a
+    /// band are composed band by band: the same pixels, and the fingerprint of the shadow buffer's pixels.
+    func testAnOpacityGroupBlendsItsComposedImageBandByBand() throws {
+        for height in [8, 3 * 64 + 5] {
+            let size = Size(width: 8, height: height)
+            let full = Rect(size: size)
+            let group = OpacityGroup(id: ObjectIdentifier(self), opacity: 0.5)
+            let compositor = try ShadowCompositor(size: size, background: .black)
+            compositor.compose([
+                CompositeItem(source: .surface(solidSurface(size, argb: 0xFFFF_FFFF)), frame: full),
+                CompositeItem(source: .surface(solidSurface(size, argb: red)), frame: full, group: group),
+                CompositeItem(source: .surface(solidSurface(size, argb: blue)), frame: Rect(x: 0, y: 0, width: 4, height: height),
+                              group: group),
+            ], damage: [full])
+            let snapshot = compositor.snapshot()
+            for y in [0, height / 2, height - 1] {
+                // The group's image is blue on the left, red on the right, at half over white: no red under the blue.
+                assertRGB(rgb(snapshot, width: 8, 1, y), (128, 128, 255), tolerance: 1)
+                assertRGB(rgb(snapshot, width: 8, 6, y), (255, 128, 128), tolerance: 1)
+            }
+            var tiles = TileFingerprints(size: size, color: 0)
+            snapshot.withUnsafeBytes { tiles.update(damage: [full], pixels: $0.baseAddress!, stride: size.width * 4) }
+            XCTAssertEqual(compositor.fingerprint, tiles.fingerprint, "height \(height): the fingerprint of the composed pixels")
+
+            // Each on its own at half: the red shows under the blue.
+            compositor.compose([
+                CompositeItem(source: .surface(solidSurface(size, argb: 0xFFFF_FFFF)), frame: full),
+                CompositeItem(source: .surface(solidSurface(size, argb: red)), frame: full, opacity: 0.5),
+                CompositeItem(source: .surface(solidSurface(size, argb: blue)), frame: Rect(x: 0, y: 0, width: 4, height: height),
+                              opacity: 0.5),
+            ], damage: [full])
+            assertRGB(rgb(compositor.snapshot(), width: 8, 1, 0), (128, 64, 191), tolerance: 1)
+        }
+    }
+
     func testColorItemsBlendWithTheirAlphaAndOpacity() throws {
         let size = Size(width: 8, height: 8)
         let compositor = try ShadowCompositor(size: size, background: .black)

@@ -5,10 +5,14 @@ import KioskScene
 import XCTest
 
 /// A slide composes each page flattened into one surface, by whole pixels, written straight into the scanout buffer
-/// (and moves them on overlay planes where the output has two); a fade is not flattened, and no background is
-/// painted under the opaque pages. At sample frames the screen shows the same pixels, within rounding, as the two
-/// pages composited widget by widget at the same place and opacity (the reference, a second stage whose pages are
-/// set by hand and never flattened).
+/// (and moves them on overlay planes where the output has two), and no background is painted under the opaque
+/// pages. At sample frames the screen shows the same pixels, within rounding, as the two pages composited widget by
+/// widget at the same place (the reference, a second stage whose pages are set by hand and never flattened).
+///
+/// A fade is a cross-fade of the two pages as they look: at each sample, per pixel, the first page alone times
+/// 1 − t plus the second alone times t (the second page's opacity), within rounding. That is what a viewer of
+/// signage expects, and not what fading each widget on its own shows: there the second page's translucent box lets
+/// its own gradient show through it, the first page too, and the box is checked to look different from that.
 final class PageTransitionPixelTests: XCTestCase {
     static let size = Size(width: 320, height: 180)
 
@@ -69,6 +73,26 @@ final class PageTransitionPixelTests: XCTestCase {
         return bytes
     }
 
+    /// The page `name` alone on the screen of `h` (the other hidden), then `h` as it was.
+    private static func alone(_ name: String, hiding other: String, in h: StageHarness) throws -> [UInt8] {
+        let shown = try page(name, in: h), hidden = try page(other, in: h)
+        let was = (shown.isHidden, hidden.isHidden)
+        shown.isHidden = false
+        hidden.isHidden = true
+        h.settle()
+        defer {
+            shown.isHidden = was.0
+            hidden.isHidden = was.1
+            h.settle()
+        }
+        return h.compositor.snapshot()
+    }
+
+    /// The XRGB8888 pixels of `rect` out of a screen-sized snapshot.
+    private static func crop(_ bytes: [UInt8], _ rect: Rect) -> [UInt8] {
+        (rect.y..<rect.maxY).flatMap { y in bytes[((y * size.width + rect.x) * 4)..<((y * size.width + rect.maxX) * 4)] }
+    }
+
     /// Runs `transition` from the first page to the second and, at each sample, compares the screen with the
     /// reference stage showing the pages unflattened where the transition put them.
     private func assertSamplesMatch(_ transition: Transition, planes: CroppingPlanes? = nil,
@@ -78,14 +102,17 @@ final class PageTransitionPixelTests: XCTestCase {
         let reference = try StageHarness(yaml: Self.scene, size: Self.size)
         h.settle()
         reference.settle()
+        let firstAlone = reference.compositor.snapshot()
+        let secondAlone = try Self.alone("second", hiding: "first", in: reference)
         try h.stage.showPage("second", transition: transition)
         var elapsed = 0
         var directFrames = h.compositor.directFrames
         for sample in [250, 500, 750] {
             h.run(for: .milliseconds(sample - elapsed))
             elapsed = sample
-            if transition.kind != .fade && planes == nil {
-                // The flattened pages tile the screen: the frames go straight into the scanout buffer.
+            if planes == nil {
+                // The flattened pages tile the screen, or the incoming page fades in as one group over the outgoing
+                // one: either way the frames go straight into the scanout buffer.
                 XCTAssertGreaterThan(h.compositor.directFrames, directFrames, "direct frames before \(sample) ms", file: file, line: line)
             }
             directFrames = h.compositor.directFrames
@@ -111,15 +138,29 @@ final class PageTransitionPixelTests: XCTestCase {
             }
             reference.settle()
             XCTAssertTrue(try ["first", "second"].allSatisfy { try !Self.page($0, in: reference).rasterizesSubtree })
-            if transition.kind == .fade {
-                XCTAssertTrue(pages[1].opacity > 0.05 && pages[1].opacity < 0.95, "mid-fade at \(sample) ms: \(pages[1].opacity)",
-                              file: file, line: line)
-            }
-            let expected = reference.compositor.snapshot()
+            let widgetByWidget = reference.compositor.snapshot()
             let stride = Self.size.width * 4
-            let diff = compareImages(try Self.screen(h, planes: planes), expected, size: Self.size,
-                                     strideA: stride, strideB: stride, tolerance: 3)
-            XCTAssertEqual(diff.differingPixels, 0, "\(transition.kind) at \(sample) ms: \(diff)", file: file, line: line)
+            let screen = try Self.screen(h, planes: planes)
+            if transition.kind == .fade {
+                let t = pages[1].opacity
+                XCTAssertTrue(t > 0.05 && t < 0.95, "mid-fade at \(sample) ms: \(t)", file: file, line: line)
+                let crossFade = zip(firstAlone, secondAlone).map { a, b in UInt8((Double(a) * (1 - t) + Double(b) * t).rounded()) }
+                let diff = compareImages(screen, crossFade, size: Self.size, strideA: stride, strideB: stride, tolerance: 3)
+                XCTAssertEqual(diff.differingPixels, 0, "cross-fade at \(sample) ms: \(diff)", file: file, line: line)
+                // Inside the translucent box (20, 20, 60x30) each widget fading on its own shows differently.
+                let box = Rect(x: 20, y: 20, width: 60, height: 30)
+                let inBox = compareImages(Self.crop(screen, box), Self.crop(widgetByWidget, box), size: box.size,
+                                          strideA: box.width * 4, strideB: box.width * 4, tolerance: 3)
+                XCTAssertGreaterThan(inBox.differingPixels, box.area / 2, "the box at \(sample) ms fades with its page, not on its own",
+                                     file: file, line: line)
+            } else {
+                let diff = compareImages(screen, widgetByWidget, size: Self.size, strideA: stride, strideB: stride, tolerance: 3)
+                XCTAssertEqual(diff.differingPixels, 0, "\(transition.kind) at \(sample) ms: \(diff)", file: file, line: line)
+            }
+        }
+        if transition.kind == .fade {
+            // The outgoing page was composed in the shadow buffer before the fade: the fade's frames take it from there.
+            XCTAssertGreaterThan(h.compositor.crossFadesOverShadow, 0, "fade frames over the shadow buffer", file: file, line: line)
         }
         h.run(for: .milliseconds(400))
         h.settle()
@@ -196,7 +237,7 @@ final class PageTransitionPixelTests: XCTestCase {
         try assertSamplesMatch(Transition(kind: .slideRight, duration: 1, easing: .easeInOut))
     }
 
-    func testFadeShowsTheSamePixelsAsThePagesCompositedWidgetByWidget() throws {
+    func testFadeShowsACrossFadeOfTheTwoPagesAsTheyLook() throws {
         try assertSamplesMatch(Transition(kind: .fade, duration: 1, easing: .linear))
     }
 

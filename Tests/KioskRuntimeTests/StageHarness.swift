@@ -78,7 +78,8 @@ final class StageHarness {
     /// Loads `yaml` (written to a scene file in a fresh directory, so relative image paths resolve there).
     convenience init(yaml: String, size: Size = Size(width: 1024, height: 768), rotation: OutputRotation = .degrees0,
                      files: [String: Data] = [:], limits: SceneLimits = SceneLimits(),
-                     sceneLimits: SceneLimits = SceneLimits(), localZone: LocalTimeZoneSource = .system) throws {
+                     sceneLimits: SceneLimits = SceneLimits(), localZone: LocalTimeZoneSource = .system,
+                     wall: WallSettings? = nil) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-stage-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for (name, data) in files {
@@ -89,7 +90,7 @@ final class StageHarness {
         let scenePath = directory.appendingPathComponent("scene.yaml").path
         try Data(yaml.utf8).write(to: URL(fileURLWithPath: scenePath))
         try self.init(path: scenePath, size: size, rotation: rotation, directory: directory, limits: limits,
-                      sceneLimits: sceneLimits, localZone: localZone)
+                      sceneLimits: sceneLimits, localZone: localZone, wall: wall)
     }
 
     /// `size` is the panel's mode; with `rotation` 90 or 270 the scene is laid out at the swapped size.
@@ -97,7 +98,7 @@ final class StageHarness {
     /// default ones unless given (as if its files changed on disk after it was checked).
     init(path: String, size: Size = Size(width: 1024, height: 768), rotation: OutputRotation = .degrees0,
          directory: URL? = nil, limits: SceneLimits = SceneLimits(), sceneLimits: SceneLimits = SceneLimits(),
-         localZone: LocalTimeZoneSource = .system) throws {
+         localZone: LocalTimeZoneSource = .system, wall: WallSettings? = nil) throws {
         self.directory = directory ?? URL(fileURLWithPath: (path as NSString).deletingLastPathComponent)
         // Clocks without a zone show local time: make it the same on every machine the goldens are checked on.
         setenv("TZ", "UTC", 1)
@@ -112,7 +113,7 @@ final class StageHarness {
         self.wallClock = wallClock
         let loaded = try SceneLoader.load(path: path, limits: sceneLimits)
         stage = SceneStage(engine: engine, scene: loaded.scene, source: path, limits: limits, clock: { wallClock.now() },
-                           localZone: localZone)
+                           localZone: localZone, wall: wall)
         try engine.start()
     }
 

@@ -5,13 +5,13 @@ import XCTest
 
 /// kioskd.yaml is read with the scene decoder's machinery: located errors, did-you-mean, every problem at once.
 final class ConfigFileTests: XCTestCase {
-    private let file = "/etc/kioskd/kioskd.yaml"
+    let file = "/etc/kioskd/kioskd.yaml"
 
-    private func parse(_ text: String) throws(SceneValidationError) -> (config: KioskConfig, warnings: [SceneDiagnostic]) {
+    func parse(_ text: String) throws(SceneValidationError) -> (config: KioskConfig, warnings: [SceneDiagnostic]) {
         try ConfigLoader.parse(data: Data(text.utf8), file: file, baseDirectory: "/etc/kioskd")
     }
 
-    private func errors(_ text: String) -> [String] {
+    func errors(_ text: String) -> [String] {
         do {
             _ = try parse(text)
             XCTFail("no error for:\n\(text)")

@@ -116,6 +116,55 @@ final class WPEWebTests: XCTestCase {
             frames.value.contains { rgb($0.surface, 5, 5) == 0x445566 }
         }
     }
+
+    /// A surface given back once nothing shows it is where a later frame of the page is written, rather than new
+    /// memory for every frame.
+    func testARecycledSurfaceTakesALaterFrame() throws {
+        let (page, frames, _) = try page("""
+            <html><body style="margin:0;background:#203040">
+            <div id="box" style="position:absolute;left:0;top:10px;width:20px;height:20px;background:#ffffff"></div>
+            <script>let x = 0; setInterval(() => { x = (x + 7) % 180; document.getElementById('box').style.left = x + 'px' }, 16)</script>
+            </body></html>
+            """)
+        try Poll.until("the page's first frame", timeout: 30, turning: loop) { !frames.value.isEmpty }
+        let recycled = frames.value[0].surface
+        page.recycle(recycled)
+        try Poll.until("a later frame in the recycled surface", timeout: 30, turning: loop) {
+            frames.value.dropFirst().contains { $0.surface === recycled }
+        }
+    }
+
+    /// The libraries load off the loop: a page made while they load is returned at once and keeps what it was asked
+    /// meanwhile (here a new size), and opens when the load is done.
+    func testAPageMadeWhileTheEngineLoadsOpensWhenItHasLoaded() throws {
+        let release = DispatchSemaphore(value: 0)
+        web = try WPEWeb(loop: loop, load: {
+            release.wait()
+            return WPEWeb.availability()
+        })
+        let (page, frames, events) = try self.page("<html><body style=\"margin:0;background:#e02000\"></body></html>")
+        XCTAssertNil(web.engineState, "still loading")
+        page.resize(to: Size(width: 120, height: 60))
+        release.signal()
+        try Poll.until("the page's first frame, at the size asked for while loading", timeout: 30, turning: loop) {
+            frames.value.contains { $0.surface.size == Size(width: 120, height: 60) && rgb($0.surface, 60, 30) == 0xE02000 }
+        }
+        XCTAssertTrue(events.value.contains(.loaded), "\(events.value)")
+        guard case .success? = web.engineState else { return XCTFail("loaded: \(String(describing: web.engineState))") }
+    }
+
+    /// An engine whose libraries cannot be loaded: the page made before that was known reports it, and a page made
+    /// afterwards is refused with the same reason.
+    func testAnEngineThatCannotLoadIsReportedByItsPages() throws {
+        web = try WPEWeb(loop: loop, load: { .failure(WebError("WPE WebKit is not installed: test")) })
+        let (_, frames, events) = try page("<html><body></body></html>")
+        try Poll.until("the page's report", timeout: 10, turning: loop) { !events.value.isEmpty }
+        XCTAssertEqual(events.value, [.engineUnavailable(message: "WPE WebKit is not installed: test")])
+        XCTAssertTrue(frames.value.isEmpty)
+        XCTAssertThrowsError(try web.makePage(WebPageRequest(url: "about:blank", size: Size(width: 10, height: 10)))) { error in
+            XCTAssertEqual("\(error)", "WPE WebKit is not installed: test")
+        }
+    }
 }
 
 /// A reference a closure fills in. Main thread.

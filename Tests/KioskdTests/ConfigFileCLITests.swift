@@ -35,7 +35,7 @@ final class ConfigFileCLITests: XCTestCase {
             guard let match else { continue }
             let indented = !match.1.isEmpty
             let key = String(match.2)
-            if !indented && ["control", "input", "idle", "mqtt", "memory", "health", "video", "web", "cache", "vnc", "outputs"].contains(key) { section = key; continue }
+            if !indented && ["control", "input", "idle", "mqtt", "memory", "health", "video", "web", "cache", "vnc", "wall", "sync", "outputs"].contains(key) { section = key; continue }
             if !indented { section = nil }
             keys.append(section.map { "\($0).\(key)" } ?? key)
         }

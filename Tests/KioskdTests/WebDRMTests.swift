@@ -4,18 +4,22 @@ import KioskRenderTestSupport
 import KioskTestSupport
 import XCTest
 
-/// The `web` widget on a real DRM device (vkms) with udevd and a uinput touchscreen, as on a board: the page is
-/// scanned out as composed (writeback read back against the composed frame, 0 pixels apart), and a tap on an HTML
-/// button runs its click handler, which the next capture shows.
+/// The `web` widget on a real DRM device (vkms) with udevd, a uinput touchscreen and a uinput keyboard, as on a
+/// board: the page is scanned out as composed (writeback read back against the composed frame, 0 pixels apart), a
+/// tap on an HTML button runs its click handler, which the next capture shows, and the keyboard's Tab takes the focus
+/// ring into the page, whose `<input>` then gets the keys typed.
 final class WebDRMTests: XCTestCase {
     override func setUpWithError() throws { try InputTestEnvironment.prepare() }
 
     func testAPageIsScannedOutAsComposedAndATapOnItsButtonChangesIt() throws {
         let dir = try KioskdProcess.scratchDirectory("drm-web")
         let page = dir.appendingPathComponent("page.html")
-        // A blue button filling the page's right half turns green when clicked.
+        // A blue button filling the page's right half turns green when clicked; "go" typed into the field turns the
+        // page's background green.
         try """
             <html><body style="margin:0;background:#e02000">
+            <input style="position:absolute;left:10px;top:10px;width:100px"
+              oninput="document.body.style.background = this.value === 'go' ? '#00e020' : '#e02000'">
             <button style="position:absolute;left:160px;top:0;width:160px;height:240px;border:0;background:#0000ff"
               onclick="this.style.background='#00ff00'">go</button></body></html>
             """.write(to: page, atomically: true, encoding: .utf8)
@@ -58,6 +62,20 @@ final class WebDRMTests: XCTestCase {
         let after = try daemon.result("output.verify")
         XCTAssertEqual(after["result"] as? String, "matched", "\(after)")
         XCTAssertEqual(after["pixels_differing"] as? Int, 0, "\(after)")
+
+        // The keyboard: Tab enters the page (the scene's only stop), whose field takes "go".
+        let keyboard = try UInputDevice(.keyboard)
+        try Poll.until("the keyboard opened", timeout: 30, interval: 0.05) {
+            let devices = ((try daemon.result("stats")["input"] as? [String: Any])?["devices"] as? [String]) ?? []
+            return devices.contains(keyboard.name)
+        }
+        // The focus script and the keys reach the web process in order, over one connection: no wait between them.
+        try keyboard.send("key 15")  // Tab
+        try keyboard.send("key 34")  // g
+        try keyboard.send("key 24")  // o
+        try Poll.until("the typed word turned the page green", timeout: 60, interval: 0.2) {
+            try shotPixel(daemon, dir, x: 80, y: 200) == 0x00E020
+        }
         let stopped = daemon.stop()
         XCTAssertEqual(stopped.status, 0, stopped.stderr.suffix(2000).description)
     }

@@ -30,6 +30,9 @@ enum {
     KIOSK_WEB_HUNG = 6,
     /// The page's bridge sent a message (`window.kioskd.emit`): its text, a JSON object {action, payload}.
     KIOSK_WEB_MESSAGE = 7,
+    /// Tab went past the page's last tab stop (Shift-Tab before its first; either on a page with none): the keyboard
+    /// focus leaves the page. The message is "forward" or "backward".
+    KIOSK_WEB_FOCUS_LEFT = 8,
 };
 
 typedef struct {
@@ -88,6 +91,12 @@ void kiosk_web_view_reload(KioskWebView *view);
 void kiosk_web_view_resize(KioskWebView *view, int width, int height);
 /// A pointer event in the view's pixels: `kind` 0 motion, 1 press, 2 release (of the primary button).
 void kiosk_web_view_pointer(KioskWebView *view, int kind, int x, int y, uint32_t time_ms);
+/// A key of a keyboard, by the kernel's key code (linux/input-event-codes.h), pressed (1) or released (0): mapped
+/// through the system's default xkb keymap to a key symbol with the modifiers held, and given to the page's
+/// focused element.
+void kiosk_web_view_key(KioskWebView *view, uint32_t code, int pressed, uint32_t time_ms);
+/// The keyboard focus enters the page: its first tab stop takes it (its last when `backwards` is 1).
+void kiosk_web_view_focus(KioskWebView *view, int backwards);
 /// Runs `script` in the page's main frame; `callbacks.script` follows with `id` (also when the view is closed
 /// first, with ok 0), unless the web process never answers.
 void kiosk_web_view_evaluate(KioskWebView *view, uint64_t id, const char *script);

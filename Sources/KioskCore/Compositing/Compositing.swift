@@ -23,13 +23,49 @@ public struct CompositeItem: Sendable {
     /// compositor paints through it with bilinear filtering, and such an item never counts as opaquely covering
     /// anything. Nil for upright layers.
     public var transform: AffineTransform?
+    /// Set for the layers of a subtree that fades as a whole (`Layer.allowsGroupOpacity`): the group's items are
+    /// composed together first, then blended at the group's opacity, and `opacity` is the item's own within the
+    /// group. Nil for items composed one by one.
+    public var group: OpacityGroup?
 
-    public init(source: Source, frame: Rect, opacity: Double = 1, clip: Rect? = nil, transform: AffineTransform? = nil) {
+    public init(source: Source, frame: Rect, opacity: Double = 1, clip: Rect? = nil, transform: AffineTransform? = nil,
+                group: OpacityGroup? = nil) {
         self.source = source; self.frame = frame; self.opacity = opacity; self.clip = clip; self.transform = transform
+        self.group = group
     }
 
     /// The part of the screen the item may paint: `frame` cut by `clip`.
     public var visibleFrame: Rect { clip.map { frame.intersection($0) } ?? frame }
+
+    /// Whether the two items put the same pixels in the same place (the same surface, fill or content, frame,
+    /// opacity, clip, transform and group).
+    public func looksTheSame(as other: CompositeItem) -> Bool {
+        guard frame == other.frame, opacity == other.opacity, clip == other.clip, transform == other.transform,
+              group == other.group else { return false }
+        switch (source, other.source) {
+        case (.surface(let x), .surface(let y)): return x === y
+        case (.color(let x), .color(let y)): return x == y
+        case (.content(let x), .content(let y)): return x.isSameValue(as: y)
+        default: return false
+        }
+    }
+
+    /// The opacity the item shows with: its own times its group's.
+    public var shownOpacity: Double { opacity * (group?.opacity ?? 1) }
+}
+
+/// A subtree composed as one image and blended at `opacity` (CALayer's `allowsGroupOpacity`): a page fading in over
+/// another shows the page as it looks, where fading each layer on its own would let its overlapping layers show
+/// through one another. The items of one group are consecutive in a frame. A plain value.
+public struct OpacityGroup: Sendable, Equatable {
+    /// The layer whose subtree the group is.
+    public let id: ObjectIdentifier
+    /// 0 < opacity < 1: a group at 1 is composed item by item, as it looks the same.
+    public let opacity: Double
+
+    public init(id: ObjectIdentifier, opacity: Double) {
+        self.id = id; self.opacity = opacity
+    }
 }
 
 /// Composes layers into a shadow buffer in cached RAM and copies damage into scanout buffers. Lives on the main
@@ -64,7 +100,8 @@ public protocol Compositing: AnyObject {
     /// on screen.
     func snapshot() -> [UInt8]
     /// The fingerprint of the newest composition (`TileFingerprints`: only the tiles a composition touched are
-    /// hashed again), nil for a compositor that keeps none.
+    /// hashed again), nil for a compositor that keeps none. A frame written straight into the scanout buffer is
+    /// hashed as it is written, so it is cheapest read after `copy(into:)`; read before, it is computed then.
     var fingerprint: FrameFingerprint? { get }
     /// Tiles hashed for fingerprints so far (an unchanged frame hashes none); 0 without fingerprints.
     var tilesHashed: Int { get }

@@ -99,14 +99,16 @@ public struct TileFingerprints: Sendable {
     }
 
     /// Rehashes the tiles `damage` (panel rectangles) touches from XRGB8888 `pixels` of the panel's size, rows
-    /// `stride` bytes apart, then the frame's fingerprint. Empty damage does nothing.
-    public mutating func update(damage: [Rect], pixels: UnsafeRawPointer, stride: Int) {
+    /// `stride` bytes apart, then the frame's fingerprint. Empty damage does nothing. With `firstRow`, `pixels`
+    /// holds the panel's rows from that one on (a band), and `damage` touches no tile above it.
+    public mutating func update(damage: [Rect], pixels: UnsafeRawPointer, stride: Int, firstRow: Int = 0) {
         let touched = tiles(touching: damage)
         guard !touched.isEmpty else { return }
         for index in touched {
             let tile = Self.tileRect(index % columns, index / columns, size: size)
+            precondition(tile.y >= firstRow, "tile row \(tile.y) is above the band's first row \(firstRow)")
             var hasher = TileHasher()
-            var row = pixels.advanced(by: tile.y * stride + tile.x * 4)
+            var row = pixels.advanced(by: (tile.y - firstRow) * stride + tile.x * 4)
             for _ in 0..<tile.height {
                 hasher.hashRow(row, count: tile.width)
                 row += stride
@@ -119,13 +121,26 @@ public struct TileFingerprints: Sendable {
 
     /// As `update(damage:pixels:stride:)`, for a frame that is not in one buffer: `row(y, x, width, &hasher)` feeds
     /// the `width` pixels of row `y` from column `x`, left to right, in as many pieces as it likes (`feed`).
-    public mutating func update(damage: [Rect], row: (_ y: Int, _ x: Int, _ width: Int, _ hasher: inout TileHasher) -> Void) {
+    /// A tile for which `tile(rect)` gives where its top-left pixel is in memory, and the stride of its rows, is
+    /// hashed from there whole; the others row by row through `row`.
+    public mutating func update(damage: [Rect], tile whole: (_ rect: Rect) -> (pixels: UnsafeRawPointer, stride: Int)? = { _ in nil },
+                                row: (_ y: Int, _ x: Int, _ width: Int, _ hasher: inout TileHasher) -> Void) {
         let touched = tiles(touching: damage)
         guard !touched.isEmpty else { return }
         let buffer = UnsafeMutablePointer<UInt32>.allocate(capacity: Self.tileSize)
         defer { buffer.deallocate() }
         for index in touched {
             let tile = Self.tileRect(index % columns, index / columns, size: size)
+            if let found = whole(tile) {
+                var hasher = TileHasher()
+                var row = found.pixels
+                for _ in 0..<tile.height {
+                    hasher.hashRow(row, count: tile.width)
+                    row += found.stride
+                }
+                store(hasher.finish(), at: index)
+                continue
+            }
             var hasher = TileHasher(rowBuffer: buffer)
             for y in tile.y..<(tile.y + tile.height) {
                 row(y, tile.x, tile.width, &hasher)

@@ -74,7 +74,7 @@ extension LayerEngine {
         faults = FrameFaultState()
         repaint.reset()
         lastFrame = FrameDiff.Record()
-        composedFrame = nil
+        composedHasVisibleContent = nil
         forgetScreen()
         forcedDamage = []
         compositionAwaitingPresent = false

@@ -53,7 +53,7 @@ extension LayerEngine {
         let item = entry.item
         guard case .surface = item.source else { return "no frame yet" }
         if item.transform != nil { return "transformed" }
-        if item.opacity < 1 { return "translucent" }
+        if item.shownOpacity < 1 { return "translucent" }
         if item.clip != nil { return "clipped" }
         if overlayPlanes?.cropsAtScreenEdge == true {
             guard !item.frame.intersection(screen).isEmpty else { return "off the screen" }

@@ -18,9 +18,7 @@ extension LayerEngine {
         lastFrame = frame.record
         guard !frame.damage.isEmpty, let compositor else { return }
         compositor.compose(frame.items, damage: frame.damage)
-        composedFrame = compositor.fingerprint.map {
-            ShownFrame(fingerprint: $0, hasVisibleContent: Self.hasVisibleContent(frame.items, screen: screen))
-        }
+        composedHasVisibleContent = Self.hasVisibleContent(frame.items, screen: screen)
         counters.framesComposed += 1
         if compositionAwaitingPresent { counters.compositionsReplaced += 1 }
         compositionAwaitingPresent = true
@@ -69,7 +67,9 @@ extension LayerEngine {
         }
         armFlipDeadline()
         repaintPresented()
-        presentedFrame = composedFrame
+        presentedFrame = composedHasVisibleContent.flatMap { content in
+            compositor.fingerprint.map { ShownFrame(fingerprint: $0, hasVisibleContent: content) }
+        }
         compositionAwaitingPresent = false
         presentRequested = false
         screenshots.framePresented(shadow: { compositor.snapshot() })

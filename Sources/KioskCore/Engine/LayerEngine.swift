@@ -129,7 +129,10 @@ public final class LayerEngine {
     /// and the presented one's (the screen's at its flip), the problem last reported, and the timer that declares
     /// a black screen once it has lasted.
     var screenWatch = ScreenWatch()
-    var composedFrame: ShownFrame?
+    /// Whether the newest composition showed content the scene drew; nil before the first one. Its fingerprint is
+    /// read from the compositor at the present, once the frame has been written (a frame written straight into the
+    /// scanout buffer is hashed as it is written).
+    var composedHasVisibleContent: Bool?
     var presentedFrame: ShownFrame?
     var reportedScreenProblem: ScreenHealthSettings.Problem?
     var blackCheck: TimerHandle?

@@ -118,6 +118,14 @@ public final class Layer {
         }
     }
 
+    /// At an opacity below 1 the subtree is composed as one image and blended at that opacity (CALayer's
+    /// `allowsGroupOpacity`), so its overlapping layers do not show through one another; off, each layer is blended
+    /// on its own at its combined opacity. A page fading in sets it. Costs no surface: the compositor composes the
+    /// group a band of rows at a time.
+    public var allowsGroupOpacity = false {
+        didSet { if allowsGroupOpacity != oldValue, opacity < 1 { host?.setNeedsComposite() } }
+    }
+
     /// Offers the layer to an overlay plane of the output (`LayerEngine.overlayPlanes`): a video, or a large static
     /// image marked `plane: true`. It goes on a plane only while upright, opaque as a layer (opacity 1), unclipped,
     /// inside the screen and overlapped by nothing; otherwise it is composited, and `stats` says why.

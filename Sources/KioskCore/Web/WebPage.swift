@@ -62,6 +62,11 @@ public enum WebPageEvent: Sendable, Equatable {
     case bridgeMessage(text: String)
     /// The script `id` of `evaluate` ran: with its value as text, or failed with the engine's message.
     case scriptResult(id: UInt64, ok: Bool, text: String)
+    /// Tab went past the page's last tab stop (Shift-Tab, `backwards`, before its first; either on a page with none):
+    /// the keyboard focus leaves the page.
+    case focusLeft(backwards: Bool)
+    /// The web engine could not be loaded (its libraries are missing): the page shows nothing, ever.
+    case engineUnavailable(message: String)
 }
 
 /// A pointer event on a page, in the page's pixels. An immutable value; any thread.
@@ -82,6 +87,14 @@ public protocol WebPage: AnyObject {
     func reload()
     func resize(to size: Size)
     func pointer(_ kind: WebPointer, x: Int, y: Int)
+    /// A keyboard's key, by the kernel's key code (`KEY_A` is 30), pressed or released: the engine maps it through
+    /// the system's keymap (with the modifiers held) and gives it to the page's focused element.
+    func key(code: UInt32, pressed: Bool)
+    /// The keyboard focus enters the page: its first tab stop takes it (its last when `backwards`).
+    func focus(backwards: Bool)
+    /// A surface of one of the page's frames that nothing shows or holds any more (the caller held its only
+    /// reference): the engine may write a later frame into it rather than into new memory.
+    func recycle(_ surface: LayerSurface)
     /// Runs `script` in the page; its `scriptResult` event carries the returned id.
     func evaluate(script: String) -> UInt64
     /// Ends the page's web process (a hung page); `processGone` follows, and `reload` starts a new one.
@@ -92,7 +105,8 @@ public protocol WebPage: AnyObject {
 
 /// Makes pages for the main loop it belongs to. Main thread.
 public protocol WebPageMaking: AnyObject {
-    /// A page for `request`, already loading. Problems loading it come later, as events; this throws only when no
-    /// page can be made at all (the web engine is missing).
+    /// A page for `request`, already loading (or waiting for the engine's libraries to load, off the loop). Problems
+    /// loading it come later, as events; this throws only when no page can be made at all (the web engine is known
+    /// to be missing; found missing by the load, it is the page's `engineUnavailable` event).
     func makePage(_ request: WebPageRequest) throws -> any WebPage
 }

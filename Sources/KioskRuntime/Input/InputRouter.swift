@@ -18,7 +18,14 @@ public struct InputReport: Sendable, Equatable {
 
 /// Turns input events into presses on the scene: maps positions to the scene (`InputMapping`), hit-tests, runs the
 /// press rules (`PressTracker`), shows pressed looks, runs `on_press`, moves the keyboard focus ring, and reports
-/// every step through `onReport`. With an `IdleMonitor`, every input restarts the idle time, and the contact that
+/// every step through `onReport`.
+///
+/// Keys. Tab and Shift-Tab move the focus ring between the current page's enabled buttons and web pages, in the
+/// scene's order; Enter or Space presses the focused button. A web page that has the focus gets every key (Tab
+/// too, which moves between its own tab stops); Tab past its last tab stop (Shift-Tab before its first) moves the
+/// ring on to the next stop. F6 (Shift-F6 backwards) is kioskd's own: it moves the ring on from any stop, a page
+/// that keeps Tab to itself included, and never reaches a page. A tap on a page gives it the keys without a ring (as
+/// a click focuses a browser's page); a tap anywhere else takes them back. With an `IdleMonitor`, every input restarts the idle time, and the contact that
 /// wakes a dimmed or blank screen is swallowed from its down to its up: it reaches no widget and reports nothing.
 ///
 /// Lives on the main thread with the stage.
@@ -56,12 +63,19 @@ public final class InputRouter {
     private var focusRing: Layer?
     /// The key that is pressing the focused button.
     private var pressingKey: UInt32?
+    /// Keys down in a page: their release goes to the same page, wherever the focus is by then.
+    private var webKeys: [UInt32: WebSlot] = [:]
+    private var webFocusToken: ListenerToken?
 
     public init(stage: SceneStage, mapping: InputMapping, idle: IdleMonitor? = nil) {
         self.stage = stage
         self.mapping = mapping
         self.idle = idle
         pointerPanel = (Double(mapping.panel.width) / 2, Double(mapping.panel.height) / 2)
+        webFocusToken = stage.addWebFocusLeftListener { [weak self] slot, backwards in
+            guard let self, let focused, focused === slot.node else { return }
+            moveFocus(backwards: backwards)
+        }
     }
 
     /// The id of the focused widget, for tests and logs.
@@ -122,7 +136,7 @@ public final class InputRouter {
 
     /// BTN_LEFT.
     static let leftButton: UInt32 = 0x110
-    static let tab: UInt32 = 15, enter: UInt32 = 28, keypadEnter: UInt32 = 96, space: UInt32 = 57
+    static let tab: UInt32 = 15, enter: UInt32 = 28, keypadEnter: UInt32 = 96, space: UInt32 = 57, f6: UInt32 = 64
     static let shifts: Set<UInt32> = [42, 54]
 
     private var pointerScene: (x: Double, y: Double) { mapping.scenePoint(panelX: pointerPanel.x, panelY: pointerPanel.y) }
@@ -142,11 +156,13 @@ public final class InputRouter {
         guard tracker.drivingContact == nil, webContact == nil else { return }
         lastPoint = point
         if let target = stage.webTarget(atX: point.x, y: point.y) {
+            if focused !== target.slot.node { setFocus(target.slot.node, ring: false) }
             webContact = (contact, target.slot)
             target.slot.pointer(.motion, x: target.x, y: target.y)
             target.slot.pointer(.press, x: target.x, y: target.y)
             return
         }
+        if let focused, stage.webSlot(of: focused) != nil { setFocus(nil) }
         let target = stage.pressableNode(atX: point.x, y: point.y)
         apply(tracker.down(contact, on: target), at: point, time: time)
     }
@@ -194,6 +210,11 @@ public final class InputRouter {
         if pressed {
             if woke { swallowedKeys.insert(code); swallowedCount += 1; return }
             report(.key, id: focused?.id, key: name, time: time)
+            if code == Self.f6 { return moveFocus(backwards: !shiftsHeld.isEmpty) }
+            if let focused, let page = stage.webSlot(of: focused) {
+                webKeys[code] = page
+                return page.key(code: code, pressed: true)
+            }
             switch code {
             case Self.tab: moveFocus(backwards: !shiftsHeld.isEmpty)
             case Self.enter, Self.keypadEnter, Self.space:
@@ -204,6 +225,7 @@ public final class InputRouter {
             }
         } else {
             guard swallowedKeys.remove(code) == nil else { return }
+            if let page = webKeys.removeValue(forKey: code) { return page.key(code: code, pressed: false) }
             if code == pressingKey {
                 pressingKey = nil
                 apply(tracker.up(.key, over: focused), at: nil, time: time)
@@ -211,7 +233,8 @@ public final class InputRouter {
         }
     }
 
-    /// Tab: the next focusable button after the focused one, wrapping around; Shift-Tab the one before.
+    /// Tab: the next stop after the focused one, wrapping around; Shift-Tab the one before. A page entered gives the
+    /// focus to its first tab stop (its last, going backwards).
     private func moveFocus(backwards: Bool) {
         let candidates = stage.focusableNodes
         guard !candidates.isEmpty else { return setFocus(nil) }
@@ -223,14 +246,15 @@ public final class InputRouter {
             next = backwards ? candidates.count - 1 : 0
         }
         setFocus(candidates[next])
+        if let page = stage.webSlot(of: candidates[next]) { page.focus(backwards: backwards) }
     }
 
-    /// The focus ring: a border drawn just outside the focused button, above it.
-    private func setFocus(_ node: WidgetNode?) {
+    /// The focus ring: a border drawn just outside the focused stop, above it (none for a page focused by a tap).
+    private func setFocus(_ node: WidgetNode?, ring: Bool = true) {
         focused = node
         focusRing?.removeFromParent()
         focusRing = nil
-        guard let node else { return }
+        guard let node, ring else { return }
         let frame = node.layer.frame
         let inset = Self.focusRingGap + Int(Self.focusRingWidth)
         let ring = Layer(frame: Rect(x: -inset, y: -inset, width: frame.width + 2 * inset, height: frame.height + 2 * inset),

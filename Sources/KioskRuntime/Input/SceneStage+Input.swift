@@ -42,13 +42,26 @@ extension SceneStage {
         return false
     }
 
-    /// The buttons Tab moves between: enabled, shown, on the current page, in the scene's order.
+    /// The stops Tab moves between, in the scene's order: enabled buttons and web pages, shown, on the current page.
     var focusableNodes: [WidgetNode] {
         nodes.filter { node in
             guard node.page == currentPage, !node.isHidden, !node.layer.isHidden else { return false }
-            if case .button(let b) = node.widget.content { return b.enabled }
-            return false
+            switch node.widget.content {
+            case .button(let b): return b.enabled
+            case .web: return webSlot(of: node) != nil
+            default: return false
+            }
         }
+    }
+
+    /// The page of a web widget.
+    func webSlot(of node: WidgetNode) -> WebSlot? {
+        webs.slots.first { $0.node === node }
+    }
+
+    /// Calls `listener` when a page's Tab goes past its last tab stop (Shift-Tab, `backwards`, before its first).
+    func addWebFocusLeftListener(_ listener: @escaping (_ slot: WebSlot, _ backwards: Bool) -> Void) -> ListenerToken {
+        webs.focusLeftListeners.add { listener($0.slot, $0.backwards) }
     }
 
     /// Shows a button's pressed look (or its resting one again); other widgets have none. The pressed look is

@@ -66,7 +66,7 @@ extension SceneStage: WebControlling {
     /// coordinates), and the point in the page's pixels; nil elsewhere.
     func webTarget(atX x: Double, y: Double) -> (slot: WebSlot, x: Int, y: Int)? {
         guard let node = widgetNodes(atX: x, y: y).first, case .web = node.widget.content, let body = node.body,
-              let slot = webs.slots.first(where: { $0.node === node }),
+              let slot = webSlot(of: node),
               let local = body.convertFromTreeRoot(x: x, y: y) else { return nil }
         return (slot, Int(local.x.rounded(.down)), Int(local.y.rounded(.down)))
     }

@@ -13,6 +13,8 @@ final class SceneWebs {
     private(set) var slots: [WebSlot] = []
     var onReport: ((WebEventReport) -> Void)?
     var onError: ((String) -> Void)?
+    /// A page's Tab went past its last tab stop (or Shift-Tab before its first): the focus ring leaves it.
+    let focusLeftListeners = Listeners<(slot: WebSlot, backwards: Bool)>()
     /// The scene's data, for pages with the bridge.
     var dataSource: (() -> [String: String])?
 
@@ -38,6 +40,7 @@ final class SceneWebs {
             slot.onReport = { [weak self] report in self?.onReport?(report) }
             slot.onError = { [weak self] message in self?.onError?(message) }
             slot.dataSource = { [weak self] in self?.dataSource?() ?? [:] }
+            slot.onFocusLeft = { [weak self, unowned slot] backwards in self?.focusLeftListeners.emit((slot, backwards)) }
             slots.append(slot)
             if node.page == currentPage { slot.start() }
         }

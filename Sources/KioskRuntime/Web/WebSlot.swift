@@ -122,11 +122,20 @@ final class WebSlot {
             loads += 1
             armReload()
         } catch {
-            lastError = "\(error)"
-            state = "failed"
-            logger.error("web \(node.id ?? properties.url): \(error)")
-            onReport?(WebEventReport(id: node.id, kind: .failed, url: properties.url, message: "\(error)"))
+            unavailable("\(error)")
         }
+    }
+
+    /// No page can be made (the web engine is missing): the placeholder stays, and `web.reload` tries again.
+    private func unavailable(_ message: String) {
+        page?.close()
+        page = nil
+        reloadTimer?.cancel()
+        reloadTimer = nil
+        lastError = message
+        state = "failed"
+        logger.error("web \(node.id ?? properties.url): \(message)")
+        onReport?(WebEventReport(id: node.id, kind: .failed, url: properties.url, message: message))
     }
 
     /// The newest frame a new web process made before its page finished loading: shown at the load's end, so
@@ -155,10 +164,21 @@ final class WebSlot {
             guard let self else { return }
             if wasShown {
                 framesShown += 1
-                lastSurface = frame.surface
+                replaceLastSurface(with: frame.surface)
             }
             if acknowledging { page?.frameShown() }
         }
+    }
+
+    /// The frame shown now replaces the one before, whose surface goes back to the page to be written again when
+    /// nothing else holds it (the engine let go of it once the new frame was shown).
+    private func replaceLastSurface(with surface: LayerSurface) {
+        guard var previous = lastSurface, previous !== surface else {
+            lastSurface = surface
+            return
+        }
+        lastSurface = surface
+        if isKnownUniquelyReferenced(&previous) { page?.recycle(previous) }
     }
 
     private func handle(_ event: WebPageEvent) {
@@ -211,6 +231,10 @@ final class WebSlot {
             logger.error("web \(node.id ?? properties.url): \(message); ending its web process")
         case .scriptResult(let id, let ok, let text):
             scripts.removeValue(forKey: id)?(ok ? .success(text) : .failure(StageError(.failed, "the script failed: \(text)")))
+        case .focusLeft(let backwards):
+            onFocusLeft?(backwards)
+        case .engineUnavailable(let message):
+            unavailable(message)
         }
     }
 
@@ -380,6 +404,19 @@ final class WebSlot {
         let size = body.frame.size
         return (min(max(Int(local.x.rounded(.down)), 0), max(size.width - 1, 0)),
                 min(max(Int(local.y.rounded(.down)), 0), max(size.height - 1, 0)))
+    }
+
+    /// Tab went past the page's last tab stop (`backwards`: Shift-Tab before its first).
+    var onFocusLeft: ((_ backwards: Bool) -> Void)?
+
+    /// A keyboard's key (the kernel's code) for the page's focused element.
+    func key(code: UInt32, pressed: Bool) {
+        page?.key(code: code, pressed: pressed)
+    }
+
+    /// The focus ring entered the widget: the page's first tab stop (last when `backwards`) takes the keys.
+    func focus(backwards: Bool) {
+        page?.focus(backwards: backwards)
     }
 
     /// A pointer event at (x, y) in the widget's body, in the page's pixels.

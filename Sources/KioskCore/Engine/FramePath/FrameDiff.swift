@@ -63,7 +63,7 @@ public enum FrameDiff {
         var latestPreviousIndex = -1
         for (index, entry) in entries.enumerated() {
             if let before = previous.layers[entry.id] {
-                if !looksTheSame(before.item, entry.item) {
+                if !before.item.looksTheSame(as: entry.item) {
                     add(before.visible)
                     add(entry.visible)
                 } else if before.index < latestPreviousIndex {
@@ -79,16 +79,5 @@ public enum FrameDiff {
             add(before.visible)
         }
         return Output(items: entries.map(\.item), damage: damage, record: record)
-    }
-
-    /// Whether two items put the same pixels in the same place.
-    static func looksTheSame(_ a: CompositeItem, _ b: CompositeItem) -> Bool {
-        guard a.frame == b.frame, a.opacity == b.opacity, a.clip == b.clip, a.transform == b.transform else { return false }
-        switch (a.source, b.source) {
-        case (.surface(let x), .surface(let y)): return x === y
-        case (.color(let x), .color(let y)): return x == y
-        case (.content(let x), .content(let y)): return x.isSameValue(as: y)
-        default: return false
-        }
     }
 }
