@@ -138,11 +138,15 @@ public final class ControlWiring {
         self.loop = loop
         self.outputs = outputs
         self.jobs = try BackgroundJobs(loop: loop, label: "kioskd.control.jobs")
+        // The registry keeps its handlers: a handler must not hold the registry, the outputs or the loop, or they
+        // outlive the kiosk (its loop's descriptors with them). `self` is unowned: the wiring outlives its server.
         let commands = server.commands
-        commands.register(.version) { _, _ in
+        commands.register(.version) { [unowned commands] _, _ in
             ["version": .string(kioskdVersion), "protocol": 1, "commands": .array(commands.acceptedNames.map(JSONValue.string))]
         }
         commands.register(.stats) { [unowned self] _, _ in
+            // The initializer's parameters of the same names would be captured strongly: read the wiring's own.
+            let outputs = self.outputs, loop = self.loop, server = self.server
             // The first output's figures at the top level, each output's under `by_output`.
             let first = outputs.first, display = first.engine.backend
             var stats = try ControlWiring.statsValue(flips: liveStats(), engine: first.engine.stats, info: display?.info, loop: loop,

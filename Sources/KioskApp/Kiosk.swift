@@ -54,13 +54,19 @@ public final class Kiosk {
     /// Builds the kiosk `resolved` describes; nothing is shown until `run`.
     /// - Throws: a choice of output that cannot work (no such card, driver or connector, a mode the display lacks),
     ///   a control socket asked for that cannot be served, an `mqtt:` section that cannot be used.
-    public init(_ resolved: ResolvedRun, logger: Logger) throws {
+    public convenience init(_ resolved: ResolvedRun, logger: Logger) throws {
+        try self.init(resolved, logger: logger, loop: try MainLoop.epoll(), pool: nil)
+    }
+
+    /// Builds the kiosk on `loop` (a manual one in tests, whose clock the test moves) and `pool` (nil makes one with
+    /// the configured strategy).
+    init(_ resolved: ResolvedRun, logger: Logger, loop: MainLoop, pool: RenderQueuePool?) throws {
         let configuration = resolved.configuration, settings = configuration.settings
         self.configuration = configuration
         self.logger = logger
         let problem = resolved.problem
         if let name = configuration.boardName { logger.info("board \(name) (\(settings.board ?? ""))") }
-        loop = try MainLoop.epoll()
+        self.loop = loop
         // Before any other thread starts, so render threads inherit the blocked mask and signals reach signalfd.
         signals = try SignalRouting(loop: loop, logger: logger)
         service = try ServiceWiring(loop: loop)
@@ -75,14 +81,14 @@ public final class Kiosk {
         guard entries.count == 1 || kind != .fbdev else {
             throw OutputError("outputs: several outputs need --backend drm or headless; fbdev drives one framebuffer")
         }
-        pool = RenderQueuePool(strategy: configuration.renderStrategy.poolStrategy)
+        self.pool = pool ?? RenderQueuePool(strategy: configuration.renderStrategy.poolStrategy)
         let socket = ControlWiring.socketDescription(options: settings.control, inheritedListenFD: service.controlSocketFD)
         let substitute = Self.diagnosticPage(keepGoing: configuration.keepGoing, socket: socket)
         // A scene named by URL with no copy yet shows the diagnostic page until it arrives, keep-going or not.
         let remoteSubstitute = Self.diagnosticPage(keepGoing: true, socket: socket)
         // Once for the process, before any output's scene can make a page (WebKit reads it at its first page).
         WebWiring.configure(settings.web)
-        outputs = try KioskOutputs(entries: entries, loop: loop, pool: pool, hotplug: kind == .drm || kind == .auto, source: { entry in
+        outputs = try KioskOutputs(entries: entries, loop: loop, pool: self.pool, hotplug: kind == .drm || kind == .auto, source: { entry in
             try Self.source(kind, entry: entry, configuration: configuration)
         }, runner: { engine, entry in
             let path = entry.scenePath
@@ -254,24 +260,40 @@ public final class Kiosk {
     /// kioskd over instead of returning.
     /// - Throws: `OutputError` with every problem of the run, one after another.
     public func run() throws {
-        outputs.start()
-        // Once the outputs have probed: an output with nothing connected is ready at once, waiting.
-        service.attach(outputs: outputs, session: session, signals: signals)
-        if showsProblem { service.startOverOnReload(signals, session: session, logger: logger) }
-        input.start()
-        defer {
-            control?.stop()
-            fleet?.stop()
-            dataSources.stop()
-            remoteAssets.stop()
-            remoteScenes.stop()
-        }
+        start()
+        defer { stopServing() }
         try session.run(startingEngine: false)
         if service.startingOver {
             outputs.stop()
             try StartOver.exec(passing: service.activation)
         }
+        try finish()
+    }
 
+    /// Brings every output up and starts the service, input and the run session's counting, without turning the
+    /// loop: `run` turns it until the run ends; a test turns it itself.
+    func start() {
+        outputs.start()
+        // Once the outputs have probed: an output with nothing connected is ready at once, waiting.
+        service.attach(outputs: outputs, session: session, signals: signals)
+        if showsProblem { service.startOverOnReload(signals, session: session, logger: logger) }
+        input.start()
+        session.begin()
+    }
+
+    /// Closes the control socket and stops the fleet, the data sources and the remote assets and scenes.
+    func stopServing() {
+        control?.stop()
+        fleet?.stop()
+        dataSources.stop()
+        remoteAssets.stop()
+        remoteScenes.stop()
+    }
+
+    /// After the loop stopped: writes `--screenshot`, `--capture` and `--stats-out`, stops the outputs and logs each
+    /// one's figures.
+    /// - Throws: `OutputError` with every problem of the run, one after another.
+    func finish() throws {
         let first = outputs.first, shown = first.engine.backend
         var problems = writePictures(display: shown, captured: capturer?.lastCapture)
         if let failure = fatal.failure { problems.insert(failure, at: 0) }

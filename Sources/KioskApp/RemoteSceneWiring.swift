@@ -52,7 +52,7 @@ final class RemoteSceneWiring {
             listeners.append(output.stage.addEventListener { [weak self] event in
                 if case .sceneLoaded = event { self?.follow() }
             })
-            output.runner.remoteReload = { [weak self] completion in self?.reload(url: output.stage.source, then: completion) }
+            output.runner.remoteReload = { [weak self, unowned output] completion in self?.reload(url: output.stage.source, then: completion) }
         }
         follow()
     }

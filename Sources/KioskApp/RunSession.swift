@@ -34,6 +34,13 @@ final class RunSession {
     /// Starts the engine (unless it runs already: an output slot's engine starts with its slot) and turns the loop
     /// until the run ends.
     func run(startingEngine: Bool = true) throws {
+        if engineListeners.isEmpty { begin() }
+        if startingEngine { try engine.start() }
+        engine.loop.run()
+    }
+
+    /// Starts counting flips, without turning the loop (`run` turns it; a test may turn it itself).
+    func begin() {
         engineListeners = [
             engine.addPresentListener { [unowned self] _ in
                 if !completeFrameQueued, !engine.isRendering(engine.rootLayer) { completeFrameQueued = true }
@@ -44,8 +51,6 @@ final class RunSession {
         // --frames N counts flips, and a still scene causes none: keep the display link ticking (unchanged
         // frames are presented) until the count is reached.
         if frameLimit != nil { engine.addAnimation(target: self) { session, _ in !session.finished } }
-        if startingEngine { try engine.start() }
-        engine.loop.run()
     }
 
     /// SIGTERM and SIGINT stop the run (`requestStop`).

@@ -130,12 +130,9 @@ public final class VNCServer {
         self.logger = logger
         jobs = try BackgroundJobs(loop: loop, label: "kioskd.vnc.\(options.name)")
         listenFD = try Self.listen(host: options.host, port: options.port)
-        do {
-            listenSource = try loop.addSource(fd: listenFD, events: .readable) { [unowned self] _ in onLoop { acceptClients() } }
-        } catch {
-            close(listenFD)
-            throw error
-        }
+        // Every stored property is set by now, so a throw here runs `deinit`, which closes the listening socket: it
+        // must not be closed here as well, or the second close hits whatever took the number meanwhile.
+        listenSource = try loop.addSource(fd: listenFD, events: .readable) { [unowned self] _ in onLoop { acceptClients() } }
         presentToken = engine.addPresentListener { [unowned self] damage in onLoop { framePresented(damage) } }
         logger.info("vnc \(outputName): listening on \(Self.address(host: options.host, port: options.port)) (\(Self.describe(options.security, tls: options.tls != nil)), \(options.input ? "input on" : "view only"), at most \(options.maxClients) clients)")
     }

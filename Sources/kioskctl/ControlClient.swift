@@ -23,7 +23,9 @@ final class ControlClient {
 
     init(path: String) throws {
         self.path = path
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        // Held in a local until connected: a throwing initializer of a fully initialized object runs `deinit` too,
+        // which would close the number a second time.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
             throw ClientFailure(message: "socket: \(String(cString: strerror(errno)))", status: ClientFailure.cannotConnectStatus)
         }
@@ -39,6 +41,7 @@ final class ControlClient {
             throw ClientFailure(message: "cannot connect to \(path): \(String(cString: strerror(code))) (is kioskd running? --socket / KIOSKD_SOCKET)",
                                 status: ClientFailure.cannotConnectStatus)
         }
+        self.fd = fd
     }
 
     deinit { close(fd) }

@@ -65,15 +65,6 @@ final class KioskOutputsTests: XCTestCase {
         return (reply?["result"], reply?["error"])
     }
 
-    /// Turns the loop and runs the renders queued until `condition` holds, for at most 10 s.
-    private func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
-        try Poll.until(what, timeout: 10, interval: 0) {
-            loop.runOnce(timeout: .zero)
-            _ = pool.runQueued()
-            return try condition()
-        }
-    }
-
     func testAnOutputIsFoundByItsNameInAnyCaseAndAnUnknownNameNamesTheOutputs() throws {
         XCTAssertEqual(outputs.outputs.map(\.name), ["HDMI-A-1", "DP-1"])
         XCTAssertTrue(try outputs.output(named: nil) === outputs.first)
@@ -120,7 +111,7 @@ final class KioskOutputsTests: XCTestCase {
             XCTAssertEqual(output.stage.data(keys: ["greeting"]), ["greeting": "hello"], output.name)
         }
         XCTAssertNil(call("page.show", ["name": "second", "output": "DP-1", "transition": ["kind": "cut"]]).error)
-        try waitUntil("DP-1 to show its second page") { outputs.outputs[1].stage.currentPage == "second" }
+        try Poll.until("DP-1 to show its second page", turning: loop, running: pool) { outputs.outputs[1].stage.currentPage == "second" }
         XCTAssertEqual(outputs.first.stage.currentPage, "main", "the other output keeps its page")
     }
 
@@ -138,7 +129,7 @@ final class KioskOutputsTests: XCTestCase {
 
     func testTheMQTTStateListsEachOutputWithItsOwnFigures() throws {
         XCTAssertNil(call("page.show", ["name": "second", "output": "DP-1", "transition": ["kind": "cut"]]).error)
-        try waitUntil("DP-1 to show its second page") { outputs.outputs[1].stage.currentPage == "second" }
+        try Poll.until("DP-1 to show its second page", turning: loop, running: pool) { outputs.outputs[1].stage.currentPage == "second" }
         let state = FleetWiring.state(registry: control.server.commands, uptime: .seconds(5))
         XCTAssertEqual(state["connector"], "HDMI-A-1", "the top level is the first output's")
         XCTAssertEqual(state["uptime_s"], .int(5))
@@ -173,13 +164,13 @@ final class KioskOutputsTests: XCTestCase {
         let input = InputWiring(settings: InputSettings(configuration, backend: .headless), outputs: outputs.outputs, control: control,
                                 logger: Logger(label: "test"))
         input.start()
-        try waitUntil("both outputs lit") { outputs.outputs.allSatisfy { $0.engine.isOutputPoweredOn } }
+        try Poll.until("both outputs lit", turning: loop, running: pool) { outputs.outputs.allSatisfy { $0.engine.isOutputPoweredOn } }
         XCTAssertEqual(call("stats").result?["idle"]?["state"], "active")
         _ = loop.advanceTime(by: .seconds(61))
-        try waitUntil("every output blanked") { outputs.outputs.allSatisfy { !$0.engine.isOutputPoweredOn } }
+        try Poll.until("every output blanked", turning: loop, running: pool) { outputs.outputs.allSatisfy { !$0.engine.isOutputPoweredOn } }
         XCTAssertEqual(call("stats").result?["idle"]?["state"], "blanked")
         XCTAssertEqual(call("output.power", ["on": true, "output": "DP-1"]).result?["power"], "on")
-        try waitUntil("every output lit again") { outputs.outputs.allSatisfy { $0.engine.isOutputPoweredOn } }
+        try Poll.until("every output lit again", turning: loop, running: pool) { outputs.outputs.allSatisfy { $0.engine.isOutputPoweredOn } }
         XCTAssertEqual(call("stats").result?["idle"]?["state"], "active")
         withExtendedLifetime(input) {}
     }

@@ -12,14 +12,20 @@ final class TestSocketClient {
     private(set) var closedByPeer = false
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        let result = try UnixSocketAddress(path: path).connect(fd)
+        // Held in a local until connected: a throw after `fd` is set would run `deinit`, closing the number twice.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let result: Int32
+        do { result = try UnixSocketAddress(path: path).connect(fd) } catch {
+            close(fd)
+            throw error
+        }
         guard result == 0 else {
             let code = errno
             close(fd)
             throw SystemError("test client connect \(path)", errno: code)
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        self.fd = fd
     }
 
     deinit { close(fd) }

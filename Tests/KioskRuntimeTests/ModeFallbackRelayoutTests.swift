@@ -40,7 +40,7 @@ final class ModeFallbackRelayoutTests: XCTestCase {
         let (h, recorder) = try makeHarness(refusing: [requested])
         try h.stage.setData(["greeting": "hello"])
         h.manager.rescan()
-        try h.waitUntil("the preferred mode and the scene laid out for it") {
+        try Poll.until("the preferred mode and the scene laid out for it", turning: h.loop, running: h.pool) {
             try h.engine.backend?.info.mode.size == preferred.size && h.width(of: "half") == 640
         }
         h.settle()
@@ -79,7 +79,7 @@ final class ModeFallbackRelayoutTests: XCTestCase {
         // not try the refused mode again.
         let presents = h.card.presents
         try h.stage.setData(["greeting": "again"])
-        try h.waitUntil("the label to show 'again'") { try h.stage.widget(id: "label")["shown_text"] == .string("again") }
+        try Poll.until("the label to show 'again'", turning: h.loop, running: h.pool) { try h.stage.widget(id: "label")["shown_text"] == .string("again") }
         h.settle()
         h.manager.rescan()
         h.settle()
@@ -109,7 +109,7 @@ final class ModeFallbackRelayoutTests: XCTestCase {
     func testAnUnpluggedDisplayTriesTheRequestedModeAgainWhenPluggedBack() throws {
         let (h, _) = try makeHarness(refusing: [requested])
         h.manager.rescan()
-        try h.waitUntil("the preferred mode") { h.engine.backend?.info.mode.size == preferred.size }
+        try Poll.until("the preferred mode", turning: h.loop, running: h.pool) { h.engine.backend?.info.mode.size == preferred.size }
         h.settle()
         h.card.unplug()
         h.manager.rescan()
@@ -118,7 +118,7 @@ final class ModeFallbackRelayoutTests: XCTestCase {
         h.card.refusedModes = []
         h.card.plug(modes: [preferred, requested])
         h.manager.rescan()
-        try h.waitUntil("'half' laid out 400 wide") { try h.width(of: "half") == 400 }
+        try Poll.until("'half' laid out 400 wide", turning: h.loop, running: h.pool) { try h.width(of: "half") == 400 }
         h.settle()
         XCTAssertEqual(h.engine.backend?.info.mode.size, requested.size)
         XCTAssertEqual(h.frontPixel(x: 399, y: 299), 0xFF0000)

@@ -32,7 +32,7 @@ final class OutputRelayoutTests: XCTestCase {
 
         h.card.plug(modes: [OutputMode(width: 800, height: 600, refreshMilliHz: 60_000)])
         h.manager.rescan()
-        try h.waitUntil("'half' laid out 400 wide") { try h.width(of: "half") == 400 }
+        try Poll.until("'half' laid out 400 wide", turning: h.loop, running: h.pool) { try h.width(of: "half") == 400 }
         h.settle()
         XCTAssertEqual(try h.frame(of: "half"), [0, 0, 400, 300])
         XCTAssertEqual(try h.stage.widget(id: "label")["shown_text"], .string("hello"))
@@ -44,7 +44,7 @@ final class OutputRelayoutTests: XCTestCase {
         h.manager.rescan()
         h.card.plug(modes: [OutputMode(width: 1280, height: 720, refreshMilliHz: 60_000)])
         h.manager.rescan()
-        try h.waitUntil("'other' laid out 320 wide") { try h.width(of: "other") == 320 }
+        try Poll.until("'other' laid out 320 wide", turning: h.loop, running: h.pool) { try h.width(of: "other") == 320 }
         h.settle()
         XCTAssertEqual(h.stage.currentPage, "second", "the page shown is kept")
         XCTAssertEqual(try h.frame(of: "other"), [0, 0, 320, 180])
@@ -101,17 +101,6 @@ final class RelayoutHarness {
         XCTFail("the loop never went quiet")
     }
 
-    /// Turns the loop (the layout runs on the load queue and hops back) until `condition` holds, for at most
-    /// 10 s; throws naming `what` when it does not.
-    func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
-        if try condition() { return }
-        try Poll.until(what, timeout: 10, interval: 0) {
-            loop.runOnce(timeout: .zero)
-            _ = pool.runQueued()
-            sched_yield()
-            return try condition()
-        }
-    }
 
     /// Until the new layout has landed, been composed and flipped.
     func settle() {

@@ -34,7 +34,7 @@ final class OutputStagesTests: XCTestCase {
 
     func testTheDefaultSceneIsMirroredAndLaidOutForEachOutputsMode() throws {
         let h = try StagesHarness(ownSceneOn: nil)
-        try h.waitUntil("'half' laid out for each output's mode") {
+        try Poll.until("'half' laid out for each output's mode", turning: h.loop, running: h.pool) {
             try h.width(of: "half", on: "HDMI-A-1") == 100 && h.width(of: "half", on: "DSI-1") == 60
         }
         h.settle()
@@ -46,7 +46,7 @@ final class OutputStagesTests: XCTestCase {
 
     func testAnOutputWithItsOwnSceneAndDataReachingEveryOutput() throws {
         let h = try StagesHarness(ownSceneOn: "DSI-1")
-        try h.waitUntil("each output's own scene laid out") {
+        try Poll.until("each output's own scene laid out", turning: h.loop, running: h.pool) {
             try h.width(of: "half", on: "HDMI-A-1") == 100 && h.width(of: "quarter", on: "DSI-1") == 30
         }
         h.settle()
@@ -128,17 +128,6 @@ final class StagesHarness {
         XCTFail("the loop never went quiet")
     }
 
-    /// Turns the loop (layouts run on the load queue and hop back) until `condition` holds, for at most 10
-    /// s; throws naming `what` when it does not.
-    func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
-        if try condition() { return }
-        try Poll.until(what, timeout: 10, interval: 0) {
-            loop.runOnce(timeout: .zero)
-            _ = pool.runQueued()
-            sched_yield()
-            return try condition()
-        }
-    }
 
     /// Until every output's layout has landed, been composed and flipped.
     func settle() {

@@ -10,8 +10,18 @@ public final class ControlTestSocket {
     private var buffer: [UInt8] = []
     public private(set) var closedByPeer = false
 
+    /// Connects to `path`. A connect that fails closes its socket here, once: the socket is this object's only once
+    /// it connected, because a throwing initializer of a fully initialized object runs `deinit` too, and a second
+    /// close would close whatever another thread opened under the same number meanwhile.
     public init(path: String, timeoutSeconds: Int = 20) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        fd = try Self.connect(path)
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    private static func connect(_ path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ControlTestError("socket: errno \(errno)") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -25,16 +35,14 @@ public final class ControlTestSocket {
             raw[bytes.count] = 0
         }
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard connected == 0 else {
             let code = errno
             close(fd)
             throw ControlTestError("connect \(path): errno \(code)")
         }
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return fd
     }
 
     deinit { close(fd) }

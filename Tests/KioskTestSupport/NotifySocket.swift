@@ -13,8 +13,10 @@ public final class NotifySocket {
     private var examined = 0
 
     public init() throws {
-        path = "/tmp/kioskd-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let path = "/tmp/kioskd-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+        self.path = path
+        // Held in a local until bound: a throw after `fd` is set would run `deinit`, closing the number twice.
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ControlTestError("notify socket: socket: errno \(errno)") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -25,6 +27,7 @@ public final class NotifySocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard bound == 0 else { close(fd); throw ControlTestError("notify socket \(path): bind: errno \(errno)") }
+        self.fd = fd
     }
 
     deinit {

@@ -49,6 +49,21 @@ public enum Poll {
         }
     }
 
+    /// Turns `loop` without waiting and runs the renders `pool` has queued (a pool of the `.manual` strategy), then
+    /// lets other threads run, until `condition` holds, for at most `timeout` seconds; throws a `Timeout` naming
+    /// `what` when time runs out first. For a test that turns a loop and its render pool by hand (on a manual clock,
+    /// or with work hopping through a background queue): the condition is checked first, then after every turn.
+    public static func until(_ what: @autoclosure () -> String, timeout: Double = 10, turning loop: MainLoop,
+                             running pool: RenderQueuePool, _ condition: () throws -> Bool) throws {
+        if try condition() { return }
+        try until(what(), timeout: timeout, interval: 0) {
+            loop.runOnce(timeout: .zero)
+            _ = pool.runQueued()
+            sched_yield()
+            return try condition()
+        }
+    }
+
     private static func wait<Value>(_ what: @autoclosure () -> String, timeout: Double, interval: Double,
                                     reading value: () throws -> Value, satisfies accepted: (Value) throws -> Bool,
                                     showsValue: Bool) throws -> Value {

@@ -10,7 +10,9 @@ public final class RawMQTTPublisher {
     private let fd: Int32
 
     public init(port: Int, clientID: String = "raw-\(getpid())") throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Held in a local until the broker accepted: a throw after `fd` is set would run `deinit`, closing the number
+        // twice.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ControlTestError("socket: errno \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -24,12 +26,16 @@ public final class RawMQTTPublisher {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         // CONNECT: protocol name, level 4 (3.1.1), clean session, keepalive 60 s, client id.
         var body = Self.string("MQTT") + [4, 0x02, 0, 60] + Self.string(clientID)
-        try send(packet: 0x10, &body)
+        do { try Self.send(fd, packet: 0x10, &body) } catch {
+            close(fd)
+            throw error
+        }
         var connack = [UInt8](repeating: 0, count: 4)
         guard recv(fd, &connack, 4, Int32(MSG_WAITALL)) == 4, connack[0] == 0x20, connack[3] == 0 else {
             close(fd)
             throw ControlTestError("the broker refused the connection: \(connack)")
         }
+        self.fd = fd
     }
 
     deinit {
@@ -50,6 +56,10 @@ public final class RawMQTTPublisher {
     }
 
     private func send(packet type: UInt8, _ body: inout [UInt8]) throws {
+        try Self.send(fd, packet: type, &body)
+    }
+
+    private static func send(_ fd: Int32, packet type: UInt8, _ body: inout [UInt8]) throws {
         var header: [UInt8] = [type]
         var length = body.count
         repeat {
