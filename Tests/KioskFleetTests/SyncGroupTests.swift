@@ -6,24 +6,13 @@ import KioskTestSupport
 import XCTest
 
 /// A sync group on the manual clock: members whose clocks are seconds apart and drift by 100 ppm, over a fake
-/// broker whose deliveries wait a little and, now and then, much longer one way than the other (a queue).
+/// broker whose deliveries wait a little and, now and then, much longer one way than the other (a queue). The
+/// delays are seeded (`SplitMix`), the same on every run.
 final class SyncGroupTests: XCTestCase {
-    /// SplitMix64: the same "random" delays on every run.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// A broker in memory: `+` matches one topic level; each delivery waits 1-3 ms, and one in ten 5-40 ms more.
     final class FakeBroker {
         let loop: MainLoop
-        var random = Seeded(state: 27)
+        var random = SplitMix(seed: 27)
         var clients: [Client] = []
         /// Deliveries made, and messages that reached a client no longer connected.
         var delivered = 0
@@ -102,7 +91,7 @@ final class SyncGroupTests: XCTestCase {
 
     func testTheEstimateFollowsAnOffsetOfSecondsAndADriftOf100PPMDespiteQueuedExchanges() {
         var estimator = SyncClockEstimator()
-        var random = Seeded(state: 5)
+        var random = SplitMix(seed: 5)
         let offset: Int64 = 3_210_987_654, rate = 100e-6
         // The leader's group clock is the true time; the local clock runs 100 ppm fast from `offset` behind.
         func local(_ t: Int64) -> Int64 { t - offset + Int64(Double(t) * rate) }
@@ -179,6 +168,36 @@ final class SyncGroupTests: XCTestCase {
         run(for: .seconds(10))
         let after = try groupTimes(Array(members[1...])).map { try XCTUnwrap($0) }
         XCTAssertLessThan(abs(after[0] - after[1]), frame, "the two left agree on the new leader's clock")
+    }
+
+    /// A member with a lower id that joins a running group, its clock 20 s off, follows the leader until it has
+    /// the group's time, then leads: no member's group time moves by more than a frame meanwhile.
+    func testALowerIdThatJoinsLaterLeadsWithoutMovingTheGroupClock() throws {
+        let frame: Int64 = 16_666_667
+        let b = member("b", offset: 0, ppm: 0), c = member("c", offset: 3_000_000_000, ppm: 50)
+        b.start(); c.start()
+        run(for: .seconds(6))
+        XCTAssertEqual([b, c].map(\.leader), ["b", "b"])
+        let a = member("a", offset: -20_000_000_000, ppm: -100)
+        a.start()
+        var previous = try groupTimes([b, c]).map { try XCTUnwrap($0) }
+        var aKnew: Int64?
+        for _ in 0..<100 {
+            run(for: .milliseconds(100))
+            let now = try groupTimes([b, c]).map { try XCTUnwrap($0) }
+            for (old, new) in zip(previous, now) {
+                XCTAssertLessThan(abs((new - old) - 100_000_000), frame, "b's and c's group time moved by 100 ms of time, within a frame")
+            }
+            previous = now
+            if let known = a.groupTime() {
+                XCTAssertLessThan(abs(known - now[0]), frame, "a knows the group's time before it shows anything by it")
+                if aKnew == nil { aKnew = known }
+            }
+        }
+        XCTAssertNotNil(aKnew)
+        XCTAssertEqual([a, b, c].map(\.leader), ["a", "a", "a"], "the lowest id leads once it has the group's time")
+        let times = try groupTimes([a, b, c]).map { try XCTUnwrap($0) }
+        XCTAssertLessThan(times.max()! - times.min()!, frame)
     }
 
     func testAMemberWhoseWillSaysOfflineIsGoneAtOnce() throws {

@@ -1,5 +1,6 @@
 import KioskCore
 @testable import KioskRemote
+import KioskTestSupport
 import XCTest
 
 /// The RFB state machine without sockets: the handshakes a real client goes through, and hostile bytes at every
@@ -159,18 +160,5 @@ final class RFBSessionTests: XCTestCase {
         let old = s.receive(Array("RFB 003.003\n".utf8))
         XCTAssertEqual(Array(old.send.prefix(4)), [0, 0, 0, 0])
         XCTAssertEqual(old.close?.hasPrefix("this server speaks VeNCrypt (TLS) only, which needs RFB 3.7 or later"), true, old.close ?? "")
-    }
-}
-
-/// A seeded generator, so a failure repeats.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -20,9 +20,10 @@ public protocol SyncTransport: AnyObject {
 ///   `{n, t0, t1, t2}` (`SyncClockEstimator`).
 ///
 /// The leader is the lowest id among the live members that may lead (`role: leader` before `auto`; `follower`
-/// never leads), chosen by each member from what it has heard, after listening for `listenPeriod` first. The group
-/// clock is the first leader's real-time clock; a member that becomes leader keeps the group time it had
-/// (its estimate's line, rate included), so a leader that leaves moves no member's timeline. Without the broker a
+/// never leads), chosen by each member from what it has heard (`elect`), after listening for `listenPeriod` first.
+/// The group clock is the first leader's real-time clock; a member that becomes leader keeps the group time it had
+/// (its estimate's line, rate included), and one that joins follows the leader until it has that time, so a leader
+/// that leaves, or a better one that joins, moves no member's timeline. Without the broker a
 /// member keeps its last line and runs on free.
 ///
 /// Every payload from outside is bounded (`maximumPayloadBytes`) and checked; what is not understood is counted
@@ -63,6 +64,8 @@ public final class SyncGroup {
         var lastHeard: Int64
         var role: Role
         var status: String?
+        /// Whom it takes for the leader.
+        var leader: String?
     }
 
     private struct Hello: Codable { var id: String; var role: String; var leader: String?; var status: String? }
@@ -81,6 +84,8 @@ public final class SyncGroup {
     private var requestTimer: TimerHandle?
     private var nextRequest: Int64 = 0
     private var pending: (n: Int64, t0: Int64, leader: String)?
+    /// Whether this member has led: its own line is then the group's time until it has an estimate of another's.
+    private var hasLed = false
     /// Whose clock the estimator's exchanges were made with.
     private var estimatedLeader: String?
     /// The group clock's line while this member leads: offset at `reference` (local) and rate.
@@ -136,10 +141,14 @@ public final class SyncGroup {
     /// The group's time at the local instant `local`, or nil while it is not known (a follower before its first
     /// exchange with a leader).
     public func groupTime(atLocal local: Int64) -> Int64? {
-        if isLeader || (leader == nil && estimatedLeader == nil && started.map { local - $0 >= Self.listenPeriod.nanosecondsClamped } == true) {
+        if isLeader { return local &+ ownOffset(at: local) }
+        if estimator.hasEstimate { return estimator.groupTime(at: local) }
+        // A leader that handed over keeps its clock until its first exchange with the next; a member that has
+        // listened and found no one runs on its own.
+        if hasLed || (leader == nil && started.map { local - $0 >= Self.listenPeriod.nanosecondsClamped } == true) {
             return local &+ ownOffset(at: local)
         }
-        return estimator.hasEstimate ? estimator.groupTime(at: local) : nil
+        return nil
     }
 
     /// The group's time now.
@@ -195,7 +204,7 @@ public final class SyncGroup {
                 guard localNow() - gone > Self.helloInterval.nanosecondsClamped else { return }
                 departed[hello.id] = nil
             }
-            members[hello.id] = Member(lastHeard: localNow(), role: role, status: hello.status)
+            members[hello.id] = Member(lastHeard: localNow(), role: role, status: hello.status, leader: hello.leader)
             if let status = hello.status, statusTopics[status] == nil, status.utf8.count <= 200, !status.contains("+"), !status.contains("#") {
                 statusTopics[status] = hello.id
                 transport.subscribe(status)
@@ -247,8 +256,11 @@ public final class SyncGroup {
         if let data = try? JSONEncoder().encode(request) { transport.publish(prefix + "time/\(leader)", Array(data), retain: false) }
     }
 
-    /// Chooses the leader from the live members: `leader` roles first, then `auto`, lowest id; none while this
-    /// member is still listening and has heard of no one.
+    /// Chooses the leader from the live members: the best is the lowest id among those that may lead (`leader`
+    /// roles first, then `auto`). Another member is followed once it claims the lead (its hellos name itself);
+    /// until then the current leader, while live, keeps it. This member takes the lead only after listening, and
+    /// only with the group's time in hand: while another live member leads, it follows that one until its estimate
+    /// of the leader's clock has converged, then carries that clock on, so the group clock never jumps.
     func elect() {
         let now = localNow()
         members = members.filter { now - $0.value.lastHeard <= Self.liveness.nanosecondsClamped }
@@ -257,8 +269,26 @@ public final class SyncGroup {
         candidates.append((id, role))
         let eligible = candidates.filter { $0.role != .follower }
         let preferred = eligible.contains { $0.role == .leader } ? eligible.filter { $0.role == .leader } : eligible
-        var chosen = preferred.map(\.id).min()
-        if chosen == id, let started, now - started < Self.listenPeriod.nanosecondsClamped { chosen = leader }
+        let best = preferred.map(\.id).min()
+        let listening = started.map { now - $0 < Self.listenPeriod.nanosecondsClamped } ?? true
+        /// Live members that lead by their own word.
+        let claiming = members.filter { $0.value.leader == $0.key }.map(\.key)
+        let liveLeader = leader.flatMap { $0 == id ? (listening ? nil : $0) : (claiming.contains($0) ? $0 : nil) }
+        var chosen: String?
+        if best == id, leader == id, !listening {
+            chosen = id
+        } else if best == id {
+            let other = liveLeader.flatMap { $0 == id ? nil : $0 } ?? claiming.min()
+            if let other, listening || estimatedLeader != other || estimator.samples.count < Self.convergedSamples {
+                chosen = other
+            } else {
+                chosen = listening ? nil : id
+            }
+        } else if let best, claiming.contains(best) {
+            chosen = best
+        } else {
+            chosen = liveLeader ?? claiming.min()
+        }
         guard chosen != leader else { return }
         if chosen == id {
             // The group time this member had becomes the group's: its estimate's line, or its own clock's.
@@ -266,12 +296,20 @@ public final class SyncGroup {
                 ownLine = (now, estimator.offset(at: now), estimator.rate)
             }
             pending = nil
+            hasLed = true
+        } else if leader == id, chosen != nil {
+            // Handing over: this member's exchanges from now on are with the next leader, whose clock goes on from
+            // this one's.
+            estimator.reset()
+            estimatedLeader = nil
         }
         logger.info("sync group \(group): leader \(chosen ?? "none") (was \(leader ?? "none"))")
         leader = chosen
         leaderChanges += 1
         onLeaderChanged?(chosen)
         if chosen != nil && chosen != id { requestTime() }
+        // A new leader says so at once: the others follow it on its claim.
+        if chosen == id { sayHello() }
     }
 }
 
