@@ -43,6 +43,7 @@ final class KioskHarness {
     ///   - configure: changes to the run's configuration before the kiosk is built (idle, MQTT, files…).
     init(_ name: String, scene: String = greetingScene, manualClock: Bool = true,
          configure: (inout ResolvedRun, URL) throws -> Void = { _, _ in }) throws {
+        pthread_sigmask(SIG_BLOCK, nil, &signalMask)
         directory = try KioskdProcess.scratchDirectory("kiosk-harness-\(name.filter { $0.isLetter || $0.isNumber })")
         let scenePath = directory.appendingPathComponent("scene.yaml").path
         try scene.write(toFile: scenePath, atomically: true, encoding: .utf8)
@@ -73,7 +74,15 @@ final class KioskHarness {
         kiosk.start()
     }
 
-    deinit { tearDown() }
+    /// The calling thread's signal mask before the kiosk: a kiosk on the real loop blocks the signals it reads
+    /// (`SignalRouting`) and, as at the end of kioskd, leaves them blocked; the test process gets its mask back when
+    /// the harness goes, or every process a later test starts would inherit SIGTERM blocked.
+    private var signalMask = sigset_t()
+
+    deinit {
+        tearDown()
+        pthread_sigmask(SIG_SETMASK, &signalMask, nil)
+    }
 
     /// Stops the kiosk as the end of a run does: the control socket and the fleet closed, every output stopped.
     func tearDown() {

@@ -20,6 +20,8 @@ final class KioskLifecycleTests: XCTestCase {
     /// open until the process ended.)
     func testKiosksRunOneAfterAnotherLetGoOfTheirLoopsAndDescriptors() throws {
         var baseline: Set<Int32>?
+        var before = sigset_t()
+        pthread_sigmask(SIG_BLOCK, nil, &before)
         for round in 0..<3 {
             weak var goneKiosk: Kiosk?
             weak var goneLoop: MainLoop?
@@ -40,6 +42,12 @@ final class KioskLifecycleTests: XCTestCase {
             }()
             XCTAssertNil(goneKiosk, "round \(round): the kiosk outlived its run")
             XCTAssertNil(goneLoop, "round \(round): the kiosk's loop outlived it")
+            var after = sigset_t()
+            pthread_sigmask(SIG_BLOCK, nil, &after)
+            for signal in [SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2] {
+                XCTAssertEqual(sigismember(&after, signal), sigismember(&before, signal),
+                               "round \(round): signal \(signal) blocked or not as before the kiosk (children inherit the mask)")
+            }
             let open = openDescriptors()
             // The first kiosk may open what the process keeps (font caches); a second or third may open nothing more.
             if let baseline {
