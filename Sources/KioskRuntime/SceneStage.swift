@@ -68,6 +68,8 @@ public final class SceneStage: SceneControlling {
     /// The layer of the scene's background picture, if it has one.
     private(set) var backgroundLayer: Layer?
     private var pageTimer: TimerHandle?
+    /// Animations given a start (`animate`'s `at`) that are not due yet, by widget and property.
+    private var pendingAnimations: [String: TimerHandle] = [:]
     /// The schedule's timer: the next change of the pages its rules allow (`SceneStage+Schedule.swift`).
     var scheduleTimer: TimerHandle?
     /// A change of the pages allowed came during a transition: it is applied once the transition ends.
@@ -672,10 +674,41 @@ public final class SceneStage: SceneControlling {
 
     // MARK: SceneControlling: animation
 
-    public func animate(id: String, property: String, to: [Double], _ request: AnimationRequest) throws(StageError) {
+    public func animate(id: String, property: String, to: [Double], _ request: AnimationRequest, at: Int64?) throws(StageError) {
         guard let node = byID[id] else { throw StageError(.notFound, "no widget with id '\(id)'") }
-        try StageAnimations.animate(node, property: property, to: to, request: request, stage: self)
+        let key = "\(ObjectIdentifier(node)) \(property)"
+        // A newer animation of the property replaces one still waiting for its start.
+        pendingAnimations.removeValue(forKey: key)?.cancel()
+        guard let at else {
+            return try StageAnimations.animate(node, property: property, to: to, request: request, stage: self)
+        }
+        // The start on this kiosk's clock: the group's time (or the wall clock's) now, and the distance to `at`.
+        let now = engine.loop.now
+        let ahead = at - builder.clockTime().nanoseconds
+        guard ahead <= Self.maximumAnimationLead.nanosecondsClamped else {
+            throw StageError(.invalidArgument, "at: \(Double(ahead) / 1e9) s ahead; an animation starts at most \(Self.maximumAnimationLead) ahead")
+        }
+        let start = now + .nanoseconds(ahead)
+        // Checked now, so a bad request is refused at once and not when it was to start.
+        try StageAnimations.animate(node, property: property, to: to, request: request, start: start, animator: Animator(), stage: self)
+        // Added a little before its start (a frame of the display link is the most it can be late by), so the
+        // display link does not run while it waits; one that started already catches up at once.
+        let frame = engine.backend?.info.mode.frameDuration ?? .milliseconds(16)
+        let wait = (start - now) - frame * 2
+        guard wait > .zero else {
+            return try StageAnimations.animate(node, property: property, to: to, request: request, start: start, stage: self)
+        }
+        pendingAnimations[key] = engine.loop.addTimer(after: wait) { [weak self, weak node] in
+            guard let self, let node else { return }
+            self.pendingAnimations[key] = nil
+            // The scene may have been replaced meanwhile: only a widget still shown is animated.
+            guard self.byID[id] === node else { return }
+            try? StageAnimations.animate(node, property: property, to: to, request: request, start: start, stage: self)
+        }
     }
+
+    /// How far ahead `animate`'s `at` may be.
+    public static let maximumAnimationLead: Duration = .seconds(3600)
 
     /// Re-renders a node's body after an animation changed its model (colours).
     func redraw(_ node: WidgetNode) {
