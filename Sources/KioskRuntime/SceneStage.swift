@@ -85,6 +85,11 @@ public final class SceneStage: SceneControlling {
     }
     /// When `pageTimer` fires.
     private var pageTimerDue: MonotonicInstant?
+    /// The display-link target that makes a group turn in the tick whose vblank is nearest the turn's group time
+    /// (`watchTurn`), from a few frames before it.
+    private var turnWatch: LayerEngine.AnimationToken?
+    /// The group time of the turn `turnWatch` is making, while it makes it.
+    private var turnBeingMade: Int64?
     /// Whether this stage has shown the group loop's page once: the first catch-up is a cut, later turns use the
     /// page's transition, as every member does at the same moment.
     private var joinedGroupLoop = false
@@ -94,6 +99,9 @@ public final class SceneStage: SceneControlling {
     private var pendingGroupTurn: Int64?
     /// The last group turns' phase errors (ns): the group time of the flip that showed each, minus the turn's.
     public private(set) var turnPhaseErrors: [Int64] = []
+    /// The last 16 group turns: each turn's group time and its phase error (ns), so members can be compared turn
+    /// by turn.
+    public private(set) var recentTurns: [(due: Int64, error: Int64)] = []
     private var watcher: SceneFileWatcher?
     private var transition: PageTransition?
     /// Where scene files are parsed and laid out; made with the first load.
@@ -174,6 +182,8 @@ public final class SceneStage: SceneControlling {
                 guard let shown = self.timeline?.groupTime(at: flip.timestamp) else { return }
                 self.turnPhaseErrors.append(shown - turn.due)
                 if self.turnPhaseErrors.count > 128 { self.turnPhaseErrors.removeFirst() }
+                self.recentTurns.append((turn.due, shown - turn.due))
+                if self.recentTurns.count > 16 { self.recentTurns.removeFirst() }
             },
         ]
         videos.onReport = { [weak self] report in self?.eventListeners.emit(.video(report)) }
@@ -540,6 +550,10 @@ public final class SceneStage: SceneControlling {
         pageTimer?.cancel()
         pageTimer = nil
         pageTimerDue = nil
+        if let turnWatch {
+            engine.removeAnimation(turnWatch)
+            self.turnWatch = nil
+        }
         if let timeline, let loop = GroupPageLoop(scene: scene, schedule: pageSchedule) {
             followGroupLoop(loop, timeline: timeline)
             return
@@ -582,7 +596,7 @@ public final class SceneStage: SceneControlling {
         // each turn flips at the vblank nearest its group time.
         let frame = engine.backend?.info.mode.frameDuration ?? .milliseconds(16)
         let lead = frame / 2 + (engine.isAnimating ? frame : .zero)
-        guard let time = timeline.groupTime(at: now + lead) else {
+        guard let time = turnBeingMade ?? timeline.groupTime(at: now + lead) else {
             pageTimer = engine.loop.addTimer(after: .milliseconds(250)) { [weak self] in self?.schedulePageAdvance() }
             return
         }
@@ -598,14 +612,36 @@ public final class SceneStage: SceneControlling {
             return
         }
         joinedGroupLoop = true
-        let wait = max(Duration.nanoseconds(position.untilNext), .milliseconds(1))
-        pageTimerDue = now + wait
+        pageTimerDue = now + max(Duration.nanoseconds(position.untilNext), .milliseconds(1))
         let turn = time + position.untilNext
-        pageTimer = engine.loop.addTimer(after: wait) { [weak self] in
-            self?.pendingGroupTurn = turn
-            self?.schedulePageAdvance()
-        }
+        // The timer only starts watching the display link, three frames ahead of the turn (its own lateness does
+        // not matter then); the turn itself is made in a tick, for that tick's vblank.
+        let wait = max(Duration.nanoseconds(position.untilNext) + lead - frame * 3, .milliseconds(1))
+        pageTimer = engine.loop.addTimer(after: wait) { [weak self] in self?.watchTurn(turn, frame: frame) }
         updateRanges()
+    }
+
+    /// Makes the group turn due at group time `turn` in the display-link tick from which it is presented at the
+    /// vblank nearest it (the first less than half a frame before it, or after it), so the turn flips there however
+    /// late the timers run. Where a change made in a tick lands is the engine's to say
+    /// (`LayerEngine.expectedVblank(forChangeAt:)`: the tick's next vblank with a repaint window open, the one after
+    /// while the flip presented at the tick is on its way). The target keeps flips coming for the few frames it
+    /// waits.
+    private func watchTurn(_ turn: Int64, frame: Duration) {
+        pageTimer = nil
+        let half = frame.nanosecondsClamped / 2
+        turnWatch = engine.addAnimation(target: self) { stage, tick in
+            guard let timeline = stage.timeline else { return false }
+            let lands = stage.engine.expectedVblank(forChangeAt: stage.engine.loop.now) ?? tick.nextVblank + frame
+            guard let shown = timeline.groupTime(at: lands), shown >= turn - half else { return true }
+            stage.turnWatch = nil
+            stage.pendingGroupTurn = turn
+            // The page of the turn, whatever the group time is now (`followGroupLoop` would look a lead ahead).
+            stage.turnBeingMade = turn
+            stage.schedulePageAdvance()
+            stage.turnBeingMade = nil
+            return false
+        }
     }
 
     /// A `duration: video` page's video finished: the next page follows, if `page` is still the current one.
