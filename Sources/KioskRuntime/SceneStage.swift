@@ -614,9 +614,9 @@ public final class SceneStage: SceneControlling {
         joinedGroupLoop = true
         pageTimerDue = now + max(Duration.nanoseconds(position.untilNext), .milliseconds(1))
         let turn = time + position.untilNext
-        // The timer only starts watching the display link, three frames ahead of the turn (its own lateness does
+        // The timer only starts watching the display link, five frames ahead of the turn (its own lateness does
         // not matter then); the turn itself is made in a tick, for that tick's vblank.
-        let wait = max(Duration.nanoseconds(position.untilNext) + lead - frame * 3, .milliseconds(1))
+        let wait = max(Duration.nanoseconds(position.untilNext) + lead - frame * 5, .milliseconds(1))
         pageTimer = engine.loop.addTimer(after: wait) { [weak self] in self?.watchTurn(turn, frame: frame) }
         updateRanges()
     }

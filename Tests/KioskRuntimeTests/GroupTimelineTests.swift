@@ -46,8 +46,8 @@ final class GroupTimelineTests: XCTestCase {
         var flips: [(group: Int64, colour: UInt32)] = []
         var tickers: [(group: Int64, x: Int)] = []
 
-        init(offset: Int64) throws {
-            harness = try StageHarness(yaml: GroupTimelineTests.scene, size: GroupTimelineTests.size)
+        init(offset: Int64, scene: String = GroupTimelineTests.scene) throws {
+            harness = try StageHarness(yaml: scene, size: GroupTimelineTests.size)
             timeline = OffsetTimeline(offset: offset)
             harness.stage.timeline = timeline
             let timeline = self.timeline, backend = harness.backend, stage = harness.stage
@@ -117,6 +117,29 @@ final class GroupTimelineTests: XCTestCase {
         }
         print("group timeline: ticker position apart, beyond the time between the two flips: max \(tickerWorst) px")
         XCTAssertLessThanOrEqual(tickerWorst, 1.0)
+    }
+
+    /// Pages with nothing moving: the output is idle between turns, and each turn still flips at the vblank
+    /// nearest it.
+    func testStillPagesTurnAtTheNearestVblankToo() throws {
+        let still = Self.scene.split(separator: "\n").filter { !$0.contains("ticker") }.joined(separator: "\n")
+        let base: Int64 = 1_800_000_000_000_000_000
+        let a = try Member(offset: base, scene: still)
+        a.harness.run(for: .milliseconds(710))
+        let b = try Member(offset: base + 710_000_000, scene: still)
+        for _ in 0..<(5 * 60) {
+            a.harness.run(for: .nanoseconds(Self.frame))
+            b.harness.run(for: .nanoseconds(Self.frame))
+        }
+        XCTAssertFalse(a.harness.engine.isAnimating, "nothing animates between turns")
+        for member in [a, b] {
+            XCTAssertGreaterThanOrEqual(member.changes.count, 3)
+            for change in member.changes {
+                let intoSecond = ((change.group % 1_000_000_000) + 1_000_000_000) % 1_000_000_000
+                XCTAssertLessThanOrEqual(min(intoSecond, 1_000_000_000 - intoSecond), Self.frame / 2 + 1_000_000,
+                                         "a still page's change \(Double(intoSecond) / 1e6) ms into its second")
+            }
+        }
     }
 
     func testAMemberThatDoesNotKnowTheGroupTimeYetKeepsItsPageAndJoinsWhenItDoes() throws {
