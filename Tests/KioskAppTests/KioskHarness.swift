@@ -10,9 +10,9 @@ import XCTest
 /// One kiosk in the test's process, built from a configuration as `kioskd run` builds it: the headless backend, a
 /// scene file of the test's, a control socket under /tmp, and by default the manual clock, so a rule about time is
 /// checked by moving the clock (`advance`) rather than by waiting. Commands are called through the control socket's
-/// registry (`call`), as a client's line would be; `waitUntil` turns the loop and the render pool until a condition
-/// holds. `tearDown` (or the harness going away) stops it and closes everything it opened, so many kiosks can be
-/// built one after another in one process. Test thread only.
+/// registry (`call`), as a client's line would be, or by a client on the socket (`subscribe`); `waitUntil` turns
+/// the loop and the render pool until a condition holds. `tearDown` (or the harness going away) stops it and closes
+/// everything it opened, so many kiosks can be built one after another in one process. Test thread only.
 final class KioskHarness {
     let kiosk: Kiosk
     let loop: MainLoop
@@ -20,6 +20,10 @@ final class KioskHarness {
     /// The test's folder: the scene file and anything else the test writes.
     let directory: URL
     let socketPath: String
+    /// The manual clock's poller; nil on the real loop.
+    private let poller: ManualPoller?
+    /// What the kiosk logged, at info and above.
+    let log = CapturedLog()
     private let socketFolder: String
     private var stopped = false
 
@@ -64,13 +68,14 @@ final class KioskHarness {
             resolved.configuration.clockSynchronizedFile = directory.appendingPathComponent("synchronized").path
         }
         if manualClock {
-            loop = MainLoop.manual().loop
+            (loop, poller) = MainLoop.manual()
             pool = RenderQueuePool(strategy: .manual)
         } else {
+            poller = nil
             loop = try MainLoop.epoll()
             pool = RenderQueuePool(strategy: resolved.configuration.renderStrategy.poolStrategy)
         }
-        kiosk = try Kiosk(resolved, logger: Logger(label: "kiosk-harness"), loop: loop, pool: pool)
+        kiosk = try Kiosk(resolved, logger: Logger(label: "kiosk-harness") { [log] _ in log.handler }, loop: loop, pool: pool)
         kiosk.start()
     }
 
@@ -103,9 +108,34 @@ final class KioskHarness {
         return (reply?["result"], reply?["error"])
     }
 
-    /// Turns the loop and the render pool until `condition` holds, for at most `timeout` seconds (`Poll`).
+    /// Turns the loop and the render pool until `condition` holds, for at most `timeout` seconds (`Poll`). On the
+    /// manual clock, each turn also serves the kiosk's real descriptors (`markReadyDescriptors`), so a client on the
+    /// control socket is answered as the test waits.
     func waitUntil(_ what: @autoclosure () -> String, timeout: Double = 10, _ condition: () throws -> Bool) throws {
-        try Poll.until(what(), timeout: timeout, turning: loop, running: pool, condition)
+        try Poll.until(what(), timeout: timeout, turning: loop, running: pool) {
+            markReadyDescriptors()
+            return try condition()
+        }
+    }
+
+    /// On the manual clock: the kiosk's descriptors that are ready now (the control socket, its clients, anything
+    /// else it reads or writes) are reported to the manual poller, as a real poller would report them, for the
+    /// loop's next turn. The clock still moves only by `advance`.
+    private func markReadyDescriptors() {
+        guard let poller else { return }
+        var descriptors = poller.registeredDescriptors.map { fd, events in
+            pollfd(fd: fd, events: Int16(events.contains(.readable) ? POLLIN : 0) | Int16(events.contains(.writable) ? POLLOUT : 0),
+                   revents: 0)
+        }
+        guard !descriptors.isEmpty, poll(&descriptors, nfds_t(descriptors.count), 0) > 0 else { return }
+        for descriptor in descriptors where descriptor.revents != 0 && descriptor.revents & Int16(POLLNVAL) == 0 {
+            var ready: IOEvents = []
+            if descriptor.revents & Int16(POLLIN) != 0 { ready.insert(.readable) }
+            if descriptor.revents & Int16(POLLOUT) != 0 { ready.insert(.writable) }
+            if descriptor.revents & Int16(POLLHUP) != 0 { ready.insert(.hangup) }
+            if descriptor.revents & Int16(POLLERR) != 0 { ready.insert(.error) }
+            poller.signalReady(fd: descriptor.fd, events: ready)
+        }
     }
 
     /// Moves the manual clock forward by `duration`, firing the timers due on the way.
@@ -114,4 +144,82 @@ final class KioskHarness {
     }
 
     var first: DrivenOutput { kiosk.outputs.first }
+
+    /// A client of the kiosk's control socket subscribed to `events`: the events as a client reads them, in order.
+    func subscribe(_ events: [String]) throws -> HarnessEvents {
+        try HarnessEvents(self, events: events)
+    }
+}
+
+/// A control-socket client subscribed to some events, read while the harness turns the loop (the kiosk answers on
+/// its loop, which the test thread turns). Test thread only.
+final class HarnessEvents {
+    private let socket: ControlTestSocket
+    private unowned let harness: KioskHarness
+    /// Events read and not yet taken by `waitFor`.
+    private var pending: [[String: Any]] = []
+
+    init(_ harness: KioskHarness, events: [String]) throws {
+        self.harness = harness
+        socket = try ControlTestSocket(path: harness.socketPath, timeoutSeconds: 5)
+        let names = events.map { "\"\($0)\"" }.joined(separator: ", ")
+        guard socket.write(Array(#"{"id": "subscribe", "cmd": "subscribe", "args": {"events": [\#(names)]}}"#.utf8 + [10])) else {
+            throw ControlTestError("subscribe: the kiosk closed the connection")
+        }
+        var reply: [String: Any]?
+        try harness.waitUntil("the reply to subscribe") {
+            reply = read().first { $0["id"] as? String == "subscribe" }
+            return reply != nil
+        }
+        guard reply?["ok"] as? Bool == true else { throw ControlTestError("subscribe: \(reply ?? [:])") }
+    }
+
+    /// The lines that have arrived, without waiting; events are kept for `waitFor`, replies returned.
+    private func read() -> [[String: Any]] {
+        var replies: [[String: Any]] = []
+        while let object = socket.readObject(deadline: Date() + 0.001) {
+            if object["event"] != nil { pending.append(object) } else { replies.append(object) }
+        }
+        return replies
+    }
+
+    /// The data of the next event `name` whose data satisfies `condition` (events before it are passed over),
+    /// turning the loop until it comes, for at most `timeout` seconds.
+    @discardableResult
+    func waitFor(_ name: String, timeout: Double = 10, where condition: ([String: Any]) -> Bool = { _ in true }) throws -> [String: Any] {
+        var found: [String: Any]?
+        try harness.waitUntil("a '\(name)' event", timeout: timeout) {
+            _ = read()
+            guard let index = pending.firstIndex(where: {
+                $0["event"] as? String == name && condition($0["data"] as? [String: Any] ?? [:])
+            }) else { return false }
+            found = pending[index]["data"] as? [String: Any] ?? [:]
+            pending.removeSubrange(...index)
+            return true
+        }
+        return found ?? [:]
+    }
+}
+
+/// The messages a kiosk logged, at info and above, for tests that check what it said. Any thread.
+final class CapturedLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var messages: [String] = []
+
+    var lines: [String] { lock.withLock { messages } }
+
+    var handler: LogHandler { Handler(log: self) }
+
+    private struct Handler: LogHandler {
+        let log: CapturedLog
+        var logLevel: Logger.Level = .info
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            log.lock.withLock { log.messages.append("\(event.message)") }
+        }
+    }
 }
