@@ -99,12 +99,17 @@ final class KioskHarness {
     }
 
     /// The reply of `command` as the socket would give it: its result, or its error. A deferred command's reply is
-    /// awaited, turning the loop.
-    func call(_ command: String, _ arguments: [String: JSONValue] = [:]) throws -> (result: JSONValue?, error: JSONValue?) {
+    /// awaited, turning the loop; on the manual clock, a reply that waits for a frame (`screenshot`) needs the clock
+    /// moved a frame (`advancing`, 17 ms at 60 Hz) each turn.
+    func call(_ command: String, _ arguments: [String: JSONValue] = [:],
+              advancing frame: Duration? = nil) throws -> (result: JSONValue?, error: JSONValue?) {
         guard let control = kiosk.control else { throw ControlTestError("the kiosk has no control socket") }
         var reply: JSONValue?
         _ = control.server.commands.start(ControlRequest(command: command, arguments: arguments), from: .remote(number: -1)) { reply = $0 }
-        try waitUntil("the reply to \(command)") { reply != nil }
+        try waitUntil("the reply to \(command)") {
+            if reply == nil, let frame { advance(by: frame) }
+            return reply != nil
+        }
         return (reply?["result"], reply?["error"])
     }
 
@@ -145,42 +150,55 @@ final class KioskHarness {
 
     var first: DrivenOutput { kiosk.outputs.first }
 
+    /// A client on the kiosk's control socket, as a script would be.
+    func connect() throws -> HarnessClient {
+        try HarnessClient(self)
+    }
+
     /// A client of the kiosk's control socket subscribed to `events`: the events as a client reads them, in order.
-    func subscribe(_ events: [String]) throws -> HarnessEvents {
-        try HarnessEvents(self, events: events)
+    func subscribe(_ events: [String]) throws -> HarnessClient {
+        let client = try HarnessClient(self)
+        let names = events.map { "\"\($0)\"" }.joined(separator: ", ")
+        let reply = try client.request(#"{"id": "subscribe", "cmd": "subscribe", "args": {"events": [\#(names)]}}"#)
+        guard reply["ok"] as? Bool == true else { throw ControlTestError("subscribe: \(reply)") }
+        return client
     }
 }
 
-/// A control-socket client subscribed to some events, read while the harness turns the loop (the kiosk answers on
-/// its loop, which the test thread turns). Test thread only.
-final class HarnessEvents {
+/// A client on the control socket of a harness's kiosk, read while the harness turns the loop (the kiosk answers on
+/// its loop, which the test thread turns): lines as a client sends them, replies and events as it reads them, in
+/// order. Test thread only.
+final class HarnessClient {
     private let socket: ControlTestSocket
     private unowned let harness: KioskHarness
     /// Events read and not yet taken by `waitFor`.
     private var pending: [[String: Any]] = []
+    /// Replies read and not yet taken by `request`.
+    private var replies: [[String: Any]] = []
 
-    init(_ harness: KioskHarness, events: [String]) throws {
+    init(_ harness: KioskHarness) throws {
         self.harness = harness
         socket = try ControlTestSocket(path: harness.socketPath, timeoutSeconds: 5)
-        let names = events.map { "\"\($0)\"" }.joined(separator: ", ")
-        guard socket.write(Array(#"{"id": "subscribe", "cmd": "subscribe", "args": {"events": [\#(names)]}}"#.utf8 + [10])) else {
-            throw ControlTestError("subscribe: the kiosk closed the connection")
-        }
-        var reply: [String: Any]?
-        try harness.waitUntil("the reply to subscribe") {
-            reply = read().first { $0["id"] as? String == "subscribe" }
-            return reply != nil
-        }
-        guard reply?["ok"] as? Bool == true else { throw ControlTestError("subscribe: \(reply ?? [:])") }
     }
 
-    /// The lines that have arrived, without waiting; events are kept for `waitFor`, replies returned.
-    private func read() -> [[String: Any]] {
-        var replies: [[String: Any]] = []
+    /// Sends `line` (a request, or anything else a client might send) and returns the next reply, turning the loop
+    /// until it comes; events meanwhile are kept for `waitFor`.
+    func request(_ line: String, timeout: Double = 10) throws -> [String: Any] {
+        guard socket.write(Array((line + "\n").utf8)) else { throw ControlTestError("\(line): the kiosk closed the connection") }
+        var reply: [String: Any]?
+        try harness.waitUntil("the reply to \(line)", timeout: timeout) {
+            read()
+            if !replies.isEmpty { reply = replies.removeFirst() }
+            return reply != nil
+        }
+        return reply ?? [:]
+    }
+
+    /// Reads the lines that have arrived, without waiting: events into `pending`, replies into `replies`.
+    private func read() {
         while let object = socket.readObject(deadline: Date() + 0.001) {
             if object["event"] != nil { pending.append(object) } else { replies.append(object) }
         }
-        return replies
     }
 
     /// The data of the next event `name` whose data satisfies `condition` (events before it are passed over),
@@ -189,7 +207,7 @@ final class HarnessEvents {
     func waitFor(_ name: String, timeout: Double = 10, where condition: ([String: Any]) -> Bool = { _ in true }) throws -> [String: Any] {
         var found: [String: Any]?
         try harness.waitUntil("a '\(name)' event", timeout: timeout) {
-            _ = read()
+            read()
             guard let index = pending.firstIndex(where: {
                 $0["event"] as? String == name && condition($0["data"] as? [String: Any] ?? [:])
             }) else { return false }
