@@ -113,10 +113,14 @@ final class KioskHarness {
         return (reply?["result"], reply?["error"])
     }
 
-    /// Turns the loop and the render pool until `condition` holds, for at most `timeout` seconds (`Poll`). On the
-    /// manual clock, each turn also serves the kiosk's real descriptors (`markReadyDescriptors`), so a client on the
+    /// Turns the loop (and on the manual clock the render pool) until `condition` holds, for at most `timeout` seconds
+    /// (`Poll`). On the manual clock, each turn also serves the kiosk's real descriptors (`markReadyDescriptors`), so a client on the
     /// control socket is answered as the test waits.
     func waitUntil(_ what: @autoclosure () -> String, timeout: Double = 10, _ condition: () throws -> Bool) throws {
+        guard poller != nil else {
+            // The real loop, whose workers render by themselves: each turn waits a little for the loop's events.
+            return try Poll.until(what(), timeout: timeout, turning: loop, every: .milliseconds(5), condition)
+        }
         try Poll.until(what(), timeout: timeout, turning: loop, running: pool) {
             markReadyDescriptors()
             return try condition()
@@ -184,14 +188,35 @@ final class HarnessClient {
     /// Sends `line` (a request, or anything else a client might send) and returns the next reply, turning the loop
     /// until it comes; events meanwhile are kept for `waitFor`.
     func request(_ line: String, timeout: Double = 10) throws -> [String: Any] {
-        guard socket.write(Array((line + "\n").utf8)) else { throw ControlTestError("\(line): the kiosk closed the connection") }
+        try send(line + "\n")
+        return try nextReply(timeout: timeout)
+    }
+
+    /// Writes `text` as it is (any number of lines, or part of one).
+    func send(_ text: String) throws {
+        guard socket.write(Array(text.utf8)) else { throw ControlTestError("\(text): the kiosk closed the connection") }
+    }
+
+    /// The next reply not yet taken, turning the loop until it comes.
+    func nextReply(timeout: Double = 10) throws -> [String: Any] {
         var reply: [String: Any]?
-        try harness.waitUntil("the reply to \(line)", timeout: timeout) {
+        try harness.waitUntil("a reply", timeout: timeout) {
             read()
             if !replies.isEmpty { reply = replies.removeFirst() }
             return reply != nil
         }
         return reply ?? [:]
+    }
+
+    /// The next event not yet taken, whatever its name, turning the loop until it comes.
+    func nextEvent(timeout: Double = 10) throws -> (name: String, data: [String: Any]) {
+        var event: [String: Any]?
+        try harness.waitUntil("an event", timeout: timeout) {
+            read()
+            if !pending.isEmpty { event = pending.removeFirst() }
+            return event != nil
+        }
+        return (event?["event"] as? String ?? "", event?["data"] as? [String: Any] ?? [:])
     }
 
     /// Reads the lines that have arrived, without waiting: events into `pending`, replies into `replies`.
