@@ -176,6 +176,7 @@ final class BenchCLITests: XCTestCase {
         XCTAssertEqual(images["target_met"] as? Bool, poster - small <= 8 * 1024)
 
         let pages = try XCTUnwrap(scenarios["pages"] as? [String: Any])
+        XCTAssertEqual(pages["page_seconds"] as? Double, 0.5, "--frames 10: the shortest pages, half a second each")
         let one = try XCTUnwrap((pages["one_page"] as? [String: Any])?["peak_rss_kib"] as? Int)
         let twenty = try XCTUnwrap((pages["twenty_pages"] as? [String: Any])?["peak_rss_kib"] as? Int)
         XCTAssertEqual(pages["peak_rss_difference_kib"] as? Int, twenty - one)

@@ -94,7 +94,12 @@ final class KioskctlCommandTests: XCTestCase {
         XCTAssertTrue(bad.stderr.contains("invalid_argument"), bad.stderr)
     }
 
-    func testPowerNeedsOnOrOff() throws {
+    func testPowerTurnsTheOutputOffAndOnAndNeedsOnOrOff() throws {
+        let off = try daemon.kioskctl(["power", "off"])
+        XCTAssertEqual(text(off.stdout), "display power: off\n", off.stderr)
+        XCTAssertEqual(try daemon.result("display.info")["power"] as? String, "off")
+        XCTAssertEqual(try daemon.kioskctl(["power", "on"]).status, 0)
+        XCTAssertEqual(try daemon.result("display.info")["power"] as? String, "on")
         let bad = try daemon.kioskctl(["power", "dim"])
         XCTAssertEqual(bad.status, 2, bad.stderr)
         let none = try daemon.kioskctl(["power"])

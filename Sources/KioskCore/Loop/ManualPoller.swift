@@ -80,6 +80,10 @@ public final class ManualPoller: Poller {
         registered[fd]
     }
 
+    /// Every registered fd with the events it is registered for: lets a test that gives the loop real descriptors
+    /// (sockets, pipes) find which are ready itself and report them with `signalReady(fd:events:)`.
+    public var registeredDescriptors: [Int32: IOEvents] { registered }
+
     // MARK: Poller
 
     public func register(fd: Int32, events: IOEvents) throws {
