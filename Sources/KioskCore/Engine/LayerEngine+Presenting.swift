@@ -73,6 +73,7 @@ extension LayerEngine {
         compositionAwaitingPresent = false
         presentRequested = false
         screenshots.framePresented(shadow: { compositor.snapshot() })
+        timedScreenshots.framePresented(now: loop.now, period: displayLink.frameDuration, shadow: { compositor.snapshot() })
         counters.framesPresented += 1
         if unchanged { counters.unchangedFramesPresented += 1 }
         externalFramesPresented()
@@ -93,6 +94,7 @@ extension LayerEngine {
         screenFlipped(presentedFrame)
         flipListeners.emit(event)
         screenshots.frameFlipped()
+        timedScreenshots.frameFlipped(at: event.timestamp, period: displayLink.frameDuration)
         // The newest composition goes out now, one refresh after the frame before it.
         presentIfPossible(atFlip: true)
     }
