@@ -72,6 +72,22 @@ public enum TestClips {
         return [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
     }
 
+    /// Every frame of a clip, decoded by GStreamer alone (one decode) and scaled to `width`x`height`, as BGRA rows,
+    /// in order: what a capture is matched against to tell which frame it shows.
+    public static func decodedFrames(_ clip: String, width: Int, height: Int) throws -> [[UInt8]] {
+        let prefix = "all-\(width)x\(height)-" + (clip as NSString).lastPathComponent + ".raw."
+        let out = folder.appendingPathComponent(prefix).path
+        if !FileManager.default.fileExists(atPath: out + "0") {
+            let pipeline = "filesrc location=\(clip) ! decodebin3 ! videoscale add-borders=true ! videoconvert "
+                + "! video/x-raw,format=BGRA,width=\(width),height=\(height),pixel-aspect-ratio=1/1 "
+                + "! multifilesink location=\(out)%d"
+            try run("/usr/bin/gst-launch-1.0", ["-q"] + splitPipeline(pipeline))
+        }
+        var frames: [[UInt8]] = []
+        while let data = FileManager.default.contents(atPath: out + "\(frames.count)") { frames.append([UInt8](data)) }
+        return frames
+    }
+
     private static func splitPipeline(_ text: String) -> [String] {
         var parts: [String] = []
         var current = ""
