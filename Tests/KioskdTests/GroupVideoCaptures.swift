@@ -20,6 +20,8 @@ struct GroupVideoCaptures {
     /// One capture time: what each member showed.
     struct Capture {
         let groupTime: Int64
+        /// The clip's frame at that group time: the group clock's zero is the clip's start (GroupPageLoop's anchor).
+        let expected: Int
         /// Per member: the clip's frame nearest the capture, its distance, the second nearest's distance, and the
         /// group time of the vblank the frame was presented at.
         var frames: [Int] = []
@@ -30,11 +32,16 @@ struct GroupVideoCaptures {
 
     static let width = 160, height = 120, clipFrames = 60
     static let frameNs: Int64 = 33_333_333
+    /// Frames at either end of the clip that captures keep away from (the loop's seam).
+    static let seamMargin: Int64 = 8
 
-    /// Runs the kiosks and takes `count` captures, each at a group time 0.8 s ahead of the last reply (and a
-    /// fraction of a frame off the frame boundaries), returning them with each member's `video.state`.
-    static func run(_ members: [Member], count: Int, in directory: String) throws -> (captures: [Capture], states: [[String: Any]]) {
+    /// Runs the kiosks (their files, sockets and captures in the broker's folder under /tmp) and takes `count`
+    /// captures, each at a group time in the middle of a frame, half a second or more after the last reply, returning
+    /// them with each member's `video.state`.
+    static func run(_ members: [Member], count: Int) throws -> (captures: [Capture], states: [[String: Any]]) {
         let broker = try MosquittoBroker()
+        // Under /tmp, with the broker's files: a VM's 9p share takes no sockets.
+        let directory = broker.directory
         let clip = try TestClips.clip(.h264, width: width, height: height, frames: clipFrames)
         let decoded = try TestClips.decodedFrames(clip, width: width, height: height)
         XCTAssertEqual(decoded.count, clipFrames, "the clip decodes to its frames")
@@ -86,11 +93,25 @@ struct GroupVideoCaptures {
         }
         var captures: [Capture] = []
         var random = SystemRandomNumberGenerator()
+        let clipNs = Int64(((try XCTUnwrap(videoState(0)?["duration"] as? Double)) * 1e9).rounded())
         for n in 0..<count {
             let offset = try XCTUnwrap(sync(0)?["offset_ms"] as? Double)
             let realNow = Int64(Date().timeIntervalSince1970 * 1e9)
-            let groupTime = realNow + Int64(offset * 1e6) + 800_000_000 + Int64.random(in: 0..<frameNs, using: &random)
-            var capture = Capture(groupTime: groupTime)
+            // Each member shows the frame due at its own vblank nearest the time, and the members' vblanks are up to
+            // a refresh period apart: a time within half a period of a frame change may fall between the change on
+            // one member and on the other. So the times are in the middle of a frame. They keep 8 frames away from
+            // the loop's seam: a looping clip is sought back to the group's position at its end, and until the first
+            // frame after that seek comes (150 ms or so) the last frame stays on screen.
+            let soon = realNow + Int64(offset * 1e6) + 500_000_000 + Int64.random(in: 0..<300_000_000, using: &random)
+            var frame = (soon % clipNs) / frameNs + 1
+            var loopStart = soon - soon % clipNs
+            if frame < seamMargin { frame = seamMargin }
+            if frame >= Int64(clipFrames) - seamMargin {
+                frame = seamMargin
+                loopStart += clipNs
+            }
+            let groupTime = loopStart + frame * frameNs + frameNs / 2
+            var capture = Capture(groupTime: groupTime, expected: Int(frame))
             // Asked of every member at once; each answers at its vblank nearest the time.
             for (i, member) in members.enumerated() {
                 let path = directory + "/capture-\(n)-\(member.id).png"
@@ -134,10 +155,12 @@ struct GroupVideoCaptures {
         var agreeing = 0
         for capture in captures {
             let vblankMs = capture.vblanks.map { $0.map { String(format: "%+.1f", Double($0 - capture.groupTime) / 1e6) } ?? "-" }
-            print("\(label): group time \(capture.groupTime): frames \(capture.frames), distance \(capture.distances.map { String(format: "%.2f", $0) })"
+            print("\(label): group time \(capture.groupTime) (frame \(capture.expected)): frames \(capture.frames), distance \(capture.distances.map { String(format: "%.2f", $0) })"
                   + " (next nearest \(capture.runnerUp.map { String(format: "%.2f", $0) })), vblank - time \(vblankMs) ms")
             if Set(capture.frames).count == 1 { agreeing += 1 }
             XCTAssertEqual(Set(capture.frames).count, 1, "\(label): at group time \(capture.groupTime) the members showed frames \(capture.frames)",
+                           file: file, line: line)
+            XCTAssertEqual(capture.frames.first, capture.expected, "\(label): at group time \(capture.groupTime) the clip is at frame \(capture.expected)",
                            file: file, line: line)
             for (distance, next) in zip(capture.distances, capture.runnerUp) {
                 XCTAssertLessThan(distance, next, "\(label): a capture matches one frame best", file: file, line: line)

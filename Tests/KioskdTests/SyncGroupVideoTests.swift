@@ -6,11 +6,10 @@ import XCTest
 /// the first plays: captures taken at the same group times show the same frame of the clip on both.
 final class SyncGroupVideoTests: XCTestCase {
     func testTwoHeadlessKiosksShowTheSameVideoFrameAtTheSameGroupTime() throws {
-        let directory = try KioskdProcess.scratchDirectory("sync-group-video").path
         let members = ["video-a", "video-b"].map {
             GroupVideoCaptures.Member(id: $0, output: ["--backend", "headless", "--mode", "320x240@60"])
         }
-        let (captures, states) = try GroupVideoCaptures.run(members, count: 5, in: directory)
+        let (captures, states) = try GroupVideoCaptures.run(members, count: 5)
         GroupVideoCaptures.check(captures, states: states, members: members, label: "sync group video, headless")
     }
 }

@@ -72,8 +72,8 @@ extension LayerEngine {
         }
         compositionAwaitingPresent = false
         presentRequested = false
-        screenshots.framePresented(shadow: { compositor.snapshot() })
-        timedScreenshots.framePresented(now: loop.now, period: displayLink.frameDuration, shadow: { compositor.snapshot() })
+        screenshots.framePresented(shadow: { self.screenSnapshot(compositor) })
+        timedScreenshots.framePresented(now: loop.now, period: displayLink.frameDuration, shadow: { self.screenSnapshot(compositor) })
         counters.framesPresented += 1
         if unchanged { counters.unchangedFramesPresented += 1 }
         externalFramesPresented()

@@ -300,7 +300,7 @@ public final class LayerEngine {
     /// stride = width * 4. Nil when the shadow buffer does not hold that frame at this moment (nothing flipped
     /// yet, a flip pending, or a newer composition waiting); `captureScreen(then:)` waits for the moment instead.
     public func screenshot() -> [UInt8]? {
-        shadowHoldsScreen ? compositor?.snapshot() : nil
+        shadowHoldsScreen ? compositor.map(screenSnapshot) : nil
     }
 
     /// Calls `completion` on the main thread with the frame on screen (as `screenshot()`). When the shadow buffer
@@ -315,11 +315,11 @@ public final class LayerEngine {
             return
         }
         if shadowHoldsScreen {
-            completion(compositor.snapshot())
+            completion(screenSnapshot(compositor))
         } else if !presentsEnabled {
             completion(backend.frontBufferSnapshot())
         } else if backend.isFlipPending, !compositionAwaitingPresent {
-            screenshots.waitForPendingFlip(completion, shadow: { compositor.snapshot() })
+            screenshots.waitForPendingFlip(completion, shadow: { self.screenSnapshot(compositor) })
         } else {
             screenshots.waitForNextPresent(completion)
         }

@@ -2,8 +2,9 @@ import KioskCore
 
 /// Keeps one video widget's decoder on the sync group's clock (`GroupVideoClock`): each frame is handed to the pacer
 /// with its group due time while the decoder is within the clock's window; outside it (a member that joins, restarts
-/// or learns the group's time late, a clip that looped), the frame plays free and the widget is asked to seek to the
-/// position the group will be at when the seek is done. How long a seek takes is learnt from the first frame after
+/// or learns the group's time late, a clip that looped; a decoder that was on the group must stay out for
+/// `framesBeforeSeek` frames, while its frames keep their group times), the frame plays free and the widget is asked
+/// to seek to the position the group will be at when the seek is done. How long a seek takes is learnt from the first frame after
 /// each: the next seek aims that much ahead, plus 40 ms so that the frames arrive a little early and wait for their
 /// vblank. Until the frame a seek asked for comes (or 2 s), no other seek is asked for.
 ///
@@ -23,6 +24,9 @@ final class GroupVideoFollower {
     static let kept = 128
     /// Frames the group timed (the others played free).
     private(set) var framesOnGroup = 0
+    /// Frames in a row outside the window, and how many make a seek.
+    private var outOfWindow = 0
+    static let framesBeforeSeek = 4
     /// Aimed for: frames a little early, waiting for their vblank in the pacer.
     static let aheadMargin: Int64 = 40_000_000
 
@@ -53,8 +57,14 @@ final class GroupVideoFollower {
         }
         if GroupVideoClock.window.contains(phase) {
             framesOnGroup += 1
+            outOfWindow = 0
             return (mapped, nil)
         }
+        // A decoder that was on the group and falls out for a frame or two (a busy board, a late decode) is left
+        // to catch up: a seek costs more frames than it saves. One that stays out, or was never in, is moved.
+        outOfWindow += 1
+        if framesOnGroup > 0, !firstAfterSeek, outOfWindow < Self.framesBeforeSeek { return (mapped, nil) }
+        outOfWindow = 0
         guard let target = clock.seekTarget(at: now, seekTime: seekTime, duration: duration, timeline: timeline) else {
             return (frame, nil)
         }
@@ -83,6 +93,7 @@ final class GroupVideoFollower {
     /// A new item, or the player let go: a seek still waited for never comes.
     func reset() {
         pendingSeek = nil
+        outOfWindow = 0
     }
 
     private static func append(_ value: Int64, to values: inout [Int64]) {
