@@ -174,7 +174,8 @@ extension ControlWiring {
             return .failure(.internalError("screenshot: \(error)"))
         }
         var dimensions: [String: JSONValue] = ["width": .int(Int64(size.width)), "height": .int(Int64(size.height))]
-        // A capture at a group time: the group time of the vblank whose frame it is (null when no flip came near it).
+        // A capture at a group time: the group time of the flip that put its frame on screen (null when none came
+        // from three refresh periods before the time).
         if let vblankGroupTime { dimensions["vblank_group_time_ns"] = vblankGroupTime.map(JSONValue.int) ?? .null }
         guard let path else {
             return .success(.object(dimensions.merging(["png_base64": .string(Data(png).base64EncodedString())]) { $1 }))

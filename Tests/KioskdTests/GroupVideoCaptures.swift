@@ -1,4 +1,5 @@
 import Foundation
+import KioskCore
 import KioskTestSupport
 import XCTest
 #if canImport(Glibc)
@@ -23,28 +24,46 @@ struct GroupVideoCaptures {
         /// The clip's frame at that group time: the group clock's zero is the clip's start (GroupPageLoop's anchor).
         let expected: Int
         /// Per member: the clip's frame nearest the capture, its distance, the second nearest's distance, and the
-        /// group time of the vblank the frame was presented at.
+        /// group time of the flip that put the frame on screen (nil when none came near the time).
         var frames: [Int] = []
         var distances: [Double] = []
         var runnerUp: [Double] = []
         var vblanks: [Int64?] = []
     }
 
-    static let width = 160, height = 120, clipFrames = 60
-    static let frameNs: Int64 = 33_333_333
-    /// Frames at either end of the clip that captures keep away from (the loop's seam).
-    static let seamMargin: Int64 = 8
+    static let width = 160, height = 120
+
+    /// The clip: its frames and rate, and the frames at either end that captures keep away from (the loop's seam:
+    /// a looping clip is sought back to the group's position at its end, and until the first frame after that seek
+    /// comes the last frame stays on screen). 30 fps on the host; 5 fps in a VM without KVM, where QEMU's emulated
+    /// CPUs play two debug kiosks' video at a few frames a second.
+    struct Clip {
+        let frames: Int
+        let fps: Int
+        let seamMargin: Int64
+        var frameNs: Int64 { 1_000_000_000 / Int64(fps) }
+        static let fast = Clip(frames: 60, fps: 30, seamMargin: 8)
+        static let slow = Clip(frames: 30, fps: 5, seamMargin: 4)
+    }
 
     /// Runs the kiosks (their files, sockets and captures in the broker's folder under /tmp) and takes `count`
     /// captures, each at a group time in the middle of a frame, half a second or more after the last reply, returning
     /// them with each member's `video.state`.
-    static func run(_ members: [Member], count: Int) throws -> (captures: [Capture], states: [[String: Any]]) {
+    static func run(_ members: [Member], clip shape: Clip = .fast, count: Int) throws -> (captures: [Capture], states: [[String: Any]]) {
+        let began = Date()
         let broker = try MosquittoBroker()
         // Under /tmp, with the broker's files: a VM's 9p share takes no sockets.
         let directory = broker.directory
-        let clip = try TestClips.clip(.h264, width: width, height: height, frames: clipFrames)
-        let decoded = try TestClips.decodedFrames(clip, width: width, height: height)
-        XCTAssertEqual(decoded.count, clipFrames, "the clip decodes to its frames")
+        let clip = try TestClips.clip(.h264, width: width, height: height, frames: shape.frames, fps: shape.fps)
+        let frameNs = shape.frameNs, seamMargin = shape.seamMargin, clipFrames = shape.frames
+        // The clip's frames are decoded for the comparison while the kiosks start (seconds in an emulated VM).
+        let decoding = Lock<Result<[[UInt8]], Error>?>(nil)
+        let decoded = DispatchGroup()
+        DispatchQueue.global().async(group: decoded) {
+            let result = Result { try TestClips.decodedFrames(clip, width: width, height: height) }
+            decoding.withLock { $0 = result }
+        }
+        print(String(format: "group video captures: clip made after %.1f s", Date().timeIntervalSince(began)))
         let scene = directory + "/group-video.yaml"
         try """
             size: display
@@ -80,17 +99,22 @@ struct GroupVideoCaptures {
             // The next member starts once this one plays: they start at different times, and in different places
             // of the clip.
             let i = sockets.count - 1
-            try Poll.until("\(member.id) to show video", timeout: 30, interval: 0.1) { (videoState(i)?["frames_shown"] as? Int ?? 0) > 5 }
+            try Poll.until("\(member.id) to show video", timeout: 60, interval: 0.1) { (videoState(i)?["frames_shown"] as? Int ?? 0) > 2 }
+            print(String(format: "group video captures: %@ shows video after %.1f s", member.id, Date().timeIntervalSince(began)))
         }
         // Every member knows the group's time and plays on it.
-        try Poll.until("every member to play on the group's clock", timeout: 30, interval: 0.2) {
+        try Poll.until("every member to play on the group's clock", timeout: 60, interval: 0.2) {
             (0..<members.count).allSatisfy { i in
                 guard let s = sync(i), s["offset_ms"] is Double, s["leader"] as? String != nil else { return false }
                 let group = videoState(i)?["group"] as? [String: Any]
-                return ((group?["phase_error_ms"] as? [String: Any])?["count"] as? Int ?? 0) >= 30
+                return ((group?["phase_error_ms"] as? [String: Any])?["count"] as? Int ?? 0) >= 5
                     && (s["role"] as? String == "leader" || s["exchanges"] as? Int ?? 0 >= 8)
             }
         }
+        print(String(format: "group video captures: kiosks playing on the group's clock after %.1f s", Date().timeIntervalSince(began)))
+        XCTAssertEqual(decoded.wait(timeout: .now() + 120), .success, "the clip's frames decoded within 120 s")
+        let frames = try XCTUnwrap(decoding.withLock { $0 }).get()
+        XCTAssertEqual(frames.count, clipFrames, "the clip decodes to its frames")
         var captures: [Capture] = []
         var random = SystemRandomNumberGenerator()
         let clipNs = Int64(((try XCTUnwrap(videoState(0)?["duration"] as? Double)) * 1e9).rounded())
@@ -102,7 +126,7 @@ struct GroupVideoCaptures {
             // one member and on the other. So the times are in the middle of a frame. They keep 8 frames away from
             // the loop's seam: a looping clip is sought back to the group's position at its end, and until the first
             // frame after that seek comes (150 ms or so) the last frame stays on screen.
-            let soon = realNow + Int64(offset * 1e6) + 500_000_000 + Int64.random(in: 0..<300_000_000, using: &random)
+            let soon = realNow + Int64(offset * 1e6) + 400_000_000 + Int64.random(in: 0..<200_000_000, using: &random)
             var frame = (soon % clipNs) / frameNs + 1
             var loopStart = soon - soon % clipNs
             if frame < seamMargin { frame = seamMargin }
@@ -124,7 +148,7 @@ struct GroupVideoCaptures {
                 }
                 let result = try XCTUnwrap(reply?["result"] as? [String: Any], "\(member.id): \(String(describing: reply))")
                 let shot = try PNGFile(contentsOf: URL(fileURLWithPath: directory + "/capture-\(n)-\(member.id).png"))
-                let ranked = decoded.indices.map { ($0, distance(shot, decoded[$0])) }.sorted { $0.1 < $1.1 }
+                let ranked = frames.indices.map { ($0, distance(shot, frames[$0])) }.sorted { $0.1 < $1.1 }
                 capture.frames.append(ranked[0].0)
                 capture.distances.append(ranked[0].1)
                 capture.runnerUp.append(ranked[1].1)
@@ -150,13 +174,13 @@ struct GroupVideoCaptures {
     }
 
     /// Prints the captures and checks that every member showed the same frame at each, with a clear nearest match.
-    static func check(_ captures: [Capture], states: [[String: Any]], members: [Member], label: String,
+    static func check(_ captures: [Capture], states: [[String: Any]], members: [Member], clip: Clip = .fast, label: String,
                       file: StaticString = #filePath, line: UInt = #line) {
         var agreeing = 0
         for capture in captures {
             let vblankMs = capture.vblanks.map { $0.map { String(format: "%+.1f", Double($0 - capture.groupTime) / 1e6) } ?? "-" }
             print("\(label): group time \(capture.groupTime) (frame \(capture.expected)): frames \(capture.frames), distance \(capture.distances.map { String(format: "%.2f", $0) })"
-                  + " (next nearest \(capture.runnerUp.map { String(format: "%.2f", $0) })), vblank - time \(vblankMs) ms")
+                  + " (next nearest \(capture.runnerUp.map { String(format: "%.2f", $0) })), flip - time \(vblankMs) ms")
             if Set(capture.frames).count == 1 { agreeing += 1 }
             XCTAssertEqual(Set(capture.frames).count, 1, "\(label): at group time \(capture.groupTime) the members showed frames \(capture.frames)",
                            file: file, line: line)
@@ -166,7 +190,8 @@ struct GroupVideoCaptures {
                 XCTAssertLessThan(distance, next, "\(label): a capture matches one frame best", file: file, line: line)
             }
             for vblank in capture.vblanks {
-                if let vblank { XCTAssertLessThanOrEqual(abs(vblank - capture.groupTime), frameNs, "\(label): the vblank nearest the time", file: file, line: line) }
+                // The flip that put the frame on screen: at or before the vblank nearest the time.
+                if let vblank { XCTAssertLessThanOrEqual(vblank - capture.groupTime, 9_000_000, "\(label): no later than the vblank nearest the time", file: file, line: line) }
             }
         }
         for (member, state) in zip(members, states) {

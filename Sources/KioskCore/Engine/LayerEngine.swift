@@ -326,8 +326,8 @@ public final class LayerEngine {
     }
 
     /// Calls `completion` on the main thread with the frame on screen at the vblank nearest `instant` (on
-    /// CLOCK_MONOTONIC, the clock of vblank timestamps) and that vblank's time (nil when no flip came near it, and
-    /// the frame then on screen is given): waits until the first flip more than half a refresh period after it, or
+    /// CLOCK_MONOTONIC, the clock of vblank timestamps) and the time of the flip that put it on screen (nil when no
+    /// flip came from three periods before `instant`, and the frame then on screen is given): waits until the first flip more than half a refresh period after it, or
     /// for `instant` plus `patience` when none comes. The frames are copied from the shadow buffer at their presents,
     /// from three periods before `instant` (8 MB a copy at 1080p, only for those few frames). Nil pixels when the
     /// engine is not running.

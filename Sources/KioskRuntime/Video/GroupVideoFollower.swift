@@ -1,10 +1,10 @@
 import KioskCore
 
-/// Keeps one video widget's decoder on the sync group's clock (`GroupVideoClock`): each frame is handed to the pacer
-/// with its group due time while the decoder is within the clock's window; outside it (a member that joins, restarts
-/// or learns the group's time late, a clip that looped; a decoder that was on the group must stay out for
-/// `framesBeforeSeek` frames, while its frames keep their group times), the frame plays free and the widget is asked
-/// to seek to the position the group will be at when the seek is done. How long a seek takes is learnt from the first frame after
+/// Keeps one video widget's decoder on the sync group's clock (`GroupVideoClock`): once the group's time is known,
+/// each frame is handed to the pacer with its group due time (before, it plays at the decoder's own time). While the
+/// decoder is outside the clock's window (a member that joins, restarts or learns the group's time late, a clip
+/// that looped; a decoder that was on the group must stay out for `framesBeforeSeek` frames), the widget is asked to
+/// seek to the position the group will be at when the seek is done. How long a seek takes is learnt from the first frame after
 /// each: the next seek aims that much ahead, plus 40 ms so that the frames arrive a little early and wait for their
 /// vblank. Until the frame a seek asked for comes (or 2 s), no other seek is asked for.
 ///
@@ -35,6 +35,9 @@ final class GroupVideoFollower {
     func follow(_ frame: VideoFrame, clock: GroupVideoClock, duration: Int64, timeline: GroupTimeline,
                 now: MonotonicInstant) -> (frame: VideoFrame, seek: Int64?) {
         let position = Int64(clamping: frame.timestamp.nanosecondsClamped)
+        // Once the group's time is known every frame is due at its group time, on the group or not: one the
+        // decoder brings late shows at the next vblank, one it brings early waits.
+        guard duration > 0, let (mapped, phase) = clock.map(frame, duration: duration, timeline: timeline) else { return (frame, nil) }
         var firstAfterSeek = false
         if let pending = pendingSeek {
             let step = max(Int64(clamping: frame.duration.nanosecondsClamped), 1_000_000)
@@ -44,11 +47,10 @@ final class GroupVideoFollower {
             } else if now - pending.issued > .seconds(2) {
                 pendingSeek = nil
             } else {
-                // A frame decoded before the seek: as it came.
-                return (frame, nil)
+                // A frame decoded before the seek.
+                return (mapped, nil)
             }
         }
-        guard duration > 0, let (mapped, phase) = clock.map(frame, duration: duration, timeline: timeline) else { return (frame, nil) }
         Self.append(phase, to: &phases)
         if firstAfterSeek {
             // The seek came `phase` later than aimed for (negative: earlier): aim that much further next time.
@@ -66,9 +68,9 @@ final class GroupVideoFollower {
         if framesOnGroup > 0, !firstAfterSeek, outOfWindow < Self.framesBeforeSeek { return (mapped, nil) }
         outOfWindow = 0
         guard let target = clock.seekTarget(at: now, seekTime: seekTime, duration: duration, timeline: timeline) else {
-            return (frame, nil)
+            return (mapped, nil)
         }
-        return (frame, requestSeek(target, now: now))
+        return (mapped, requestSeek(target, now: now))
     }
 
     /// A seek to `target` the widget makes now (a loop's, or one `follow` asked for): its first frame is waited for.

@@ -67,8 +67,8 @@ final class TimedScreenshots {
 
     private var requests: [Request] = []
     private var nextID = 0
-    /// The copy of the frame presented last, for its flip.
-    private var presented: [UInt8]?
+    /// The copy of the frame presented last and when it was presented, for its flip.
+    private var presented: (pixels: [UInt8], at: MonotonicInstant)?
 
     /// Adds a request for `instant`; `deadline` arms the timer that calls `expire` with the id given.
     func add(at instant: MonotonicInstant, completion: @escaping Completion, deadline: (Int) -> TimerHandle) {
@@ -87,12 +87,15 @@ final class TimedScreenshots {
 
     /// A frame was copied for scanout at `now`: the shadow buffer holds it.
     func framePresented(now: MonotonicInstant, period: Duration, shadow: () -> [UInt8]) {
-        presented = requests.contains { now + period * 3 >= $0.instant } ? shadow() : nil
+        presented = requests.contains { now + period * 3 >= $0.instant } ? (shadow(), now) : nil
     }
 
-    /// The frame presented last reached the screen at `vblank`.
-    func frameFlipped(at vblank: MonotonicInstant, period: Duration) {
-        let copy = presented
+    /// The frame presented last reached the screen at `vblank`. A frame presented after a time's nearest vblank
+    /// was not on screen then, whatever vblank its flip reports (a timer-paced flip that came late, on a stalled
+    /// loop, reports the tick it was due at).
+    func frameFlipped(at reported: MonotonicInstant, period: Duration) {
+        let copy = presented?.pixels
+        let vblank = max(reported, presented?.at ?? reported)
         presented = nil
         var finished: [Request] = []
         for index in requests.indices.reversed() {
