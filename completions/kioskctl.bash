@@ -540,7 +540,7 @@ _kioskctl_animate() {
     repeating_flags=()
     non_repeating_flags=(--json --spring --decay --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --duration --easing --stiffness --damping --mass --velocity --deceleration)
+    non_repeating_options=(--socket --duration --easing --stiffness --damping --mass --velocity --deceleration --at)
     __kioskctl_offer_flags_options -1
 
     # Offer option value completions
@@ -567,6 +567,9 @@ _kioskctl_animate() {
         return
         ;;
     '--deceleration')
+        return
+        ;;
+    '--at')
         return
         ;;
     esac

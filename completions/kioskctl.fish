@@ -67,7 +67,7 @@ function __kioskctl_parse_tokens -S
                 __kioskctl_parse_subcommand 1 'socket=' 'json' 'transition=' 'duration=' 'easing=' 'connector=' 'version' 'h/help'
             end
         case 'animate'
-            __kioskctl_parse_subcommand -r 3 'socket=' 'json' 'spring' 'decay' 'duration=' 'easing=' 'stiffness=' 'damping=' 'mass=' 'velocity=' 'deceleration=' 'version' 'h/help'
+            __kioskctl_parse_subcommand -r 3 'socket=' 'json' 'spring' 'decay' 'duration=' 'easing=' 'stiffness=' 'damping=' 'mass=' 'velocity=' 'deceleration=' 'at=' 'version' 'h/help'
         case 'video'
             __kioskctl_parse_subcommand 0 'version' 'h/help'
             switch $unparsed_tokens[1]
@@ -286,6 +286,7 @@ complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_opti
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl animate" mass' -l 'mass' -d 'Spring mass (default 1).' -rfka ''
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl animate" velocity' -l 'velocity' -d 'Spring or decay: initial velocity in units per second, one number or comma-separated numbers per value (-800, 120,-40).' -rfka ''
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl animate" deceleration' -l 'deceleration' -d 'Decay: deceleration per millisecond (default 0.998).' -rfka ''
+complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl animate" at' -l 'at' -d 'Start at this time, in milliseconds since 1970-01-01 UTC: the group clock\'s in a sync group (every member starts at the same vblank), the kiosk\'s wall clock otherwise.' -rfka ''
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl animate" version' -l 'version' -d 'Show the version.'
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl animate" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'kioskctl' -n '__kioskctl_should_offer_completions_for_flags_or_options "kioskctl video" version' -l 'version' -d 'Show the version.'

@@ -59,7 +59,7 @@ public final class FleetWiring {
             let group = fleet.joinSyncGroup(sync, clientID: settings.resolvedClientID())
             control.syncStats = { [weak group, unowned first = outputs.first] in
                 guard let group, case .object(var members) = group.statistics(realNow: Self.realTimeNow()) else { return .null }
-                members["phase_error_ms"] = Self.phaseErrors(first.stage.turnPhaseErrors)
+                members["phase_error_ms"] = Self.phaseErrors(first.stage.turnPhaseErrors, recent: first.stage.recentTurns)
                 return .object(members)
             }
             // Every output's page loop and tickers run on the group's time.
@@ -122,11 +122,16 @@ public final class FleetWiring {
     /// `<prefix>/state`: the figures `stats` and `scene.get` give, as those commands compute them: the first
     /// output's at the top level, and each output's own under `outputs`, named by its connector.
     /// The phase errors of the last page turns on the group clock (`SceneStage.turnPhaseErrors`): p50 and p99 of
-    /// their sizes in milliseconds, and how many; null figures before a turn.
-    static func phaseErrors(_ errors: [Int64]) -> JSONValue {
+    /// their sizes in milliseconds, and how many; null figures before a turn. `last` lists the last turns, each
+    /// `{turn, error}`: the turn's group time in milliseconds since the epoch and its signed phase error in
+    /// milliseconds, so the members' flips of one turn can be set side by side.
+    static func phaseErrors(_ errors: [Int64], recent: [(due: Int64, error: Int64)] = []) -> JSONValue {
         let sorted = errors.map { abs(Double($0)) / 1e6 }.sorted()
         func at(_ q: Double) -> JSONValue { sorted.isEmpty ? .null : .double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))]) }
-        return ["p50": at(0.5), "p99": at(0.99), "turns": .int(Int64(sorted.count))]
+        let last = recent.map { turn -> JSONValue in
+            ["turn": .int(turn.due / 1_000_000), "error": .double((Double(turn.error) / 1e3).rounded() / 1e3)]
+        }
+        return ["p50": at(0.5), "p99": at(0.99), "turns": .int(Int64(sorted.count)), "last": .array(last)]
     }
 
     /// CLOCK_REALTIME in nanoseconds.

@@ -114,7 +114,7 @@ extension ControlWiring {
         }
 
         let animateArguments: Set<String> = ["id", "property", "to", "kind", "duration", "easing", "stiffness", "damping", "mass",
-                                             "velocity", "deceleration", "output"]
+                                             "velocity", "deceleration", "at", "output"]
         commands.register(.animate, arguments: animateArguments) { [unowned self] args, _ in
             let stage = try self.stage(args)
             let id = try args.string("id")
@@ -126,7 +126,8 @@ extension ControlWiring {
             } else {
                 to = try args.numbers("to")
             }
-            try stageCall(args) { () throws(StageError) in try stage.animate(id: id, property: property, to: to, request) }
+            let at = args.has("at") ? try Self.epochNanoseconds(args, "at") : nil
+            try stageCall(args) { () throws(StageError) in try stage.animate(id: id, property: property, to: to, request, at: at) }
             return ["id": .string(id), "property": .string(property)]
         }
     }
@@ -260,6 +261,16 @@ extension ControlWiring {
         default:
             throw args.invalid("kind", "must be basic, spring or decay, got '\(kind)'")
         }
+    }
+
+    /// A time as milliseconds since 1970-01-01 UTC (fractions allowed), in nanoseconds: the group clock's time in a
+    /// sync group, the wall clock's otherwise.
+    static func epochNanoseconds(_ args: ControlArguments, _ key: String) throws(ControlError) -> Int64 {
+        let milliseconds = try args.number(key)
+        guard milliseconds.isFinite, milliseconds >= 0, milliseconds < 9.0e12 else {
+            throw args.invalid(key, "must be milliseconds since 1970-01-01 UTC, got \(milliseconds)")
+        }
+        return Int64((milliseconds * 1e6).rounded())
     }
 
     private static func duration(_ args: ControlArguments, _ key: String) throws(ControlError) -> Double {

@@ -93,8 +93,18 @@ public protocol SceneControlling: AnyObject {
     func showPage(_ name: String, transition: Transition?) throws(StageError)
     /// `animate`: `property` is one of `opacity`, `x`, `y`, `position` (2 values), `scale`, `rotation` (degrees),
     /// `foreground`/`background` (4 values, 0...1 RGBA), `value` (progress).
-    func animate(id: String, property: String, to: [Double], _ request: AnimationRequest) throws(StageError)
+    /// `at`, when given, is when the animation starts, in nanoseconds since the epoch on the group clock in a sync
+    /// group (so every member starts it at the same vblank, and one that hears of it late catches up at once), else
+    /// on the wall clock; at most `SceneStage.maximumAnimationLead` ahead.
+    func animate(id: String, property: String, to: [Double], _ request: AnimationRequest, at: Int64?) throws(StageError)
     /// `listener` hears every `StageEvent`, on the main thread, until the token is cancelled or freed; every
     /// listener hears every event, in the order added (see `Listeners`).
     func addEventListener(_ listener: @escaping (StageEvent) -> Void) -> ListenerToken
+}
+
+extension SceneControlling {
+    /// `animate` starting at the next frame.
+    public func animate(id: String, property: String, to: [Double], _ request: AnimationRequest) throws(StageError) {
+        try animate(id: id, property: property, to: to, request, at: nil)
+    }
 }

@@ -68,6 +68,8 @@ public final class SceneStage: SceneControlling {
     /// The layer of the scene's background picture, if it has one.
     private(set) var backgroundLayer: Layer?
     private var pageTimer: TimerHandle?
+    /// Animations given a start (`animate`'s `at`) that are not due yet, by widget and property.
+    private var pendingAnimations: [String: TimerHandle] = [:]
     /// The schedule's timer: the next change of the pages its rules allow (`SceneStage+Schedule.swift`).
     var scheduleTimer: TimerHandle?
     /// A change of the pages allowed came during a transition: it is applied once the transition ends.
@@ -83,6 +85,11 @@ public final class SceneStage: SceneControlling {
     }
     /// When `pageTimer` fires.
     private var pageTimerDue: MonotonicInstant?
+    /// The display-link target that makes a group turn in the tick whose vblank is nearest the turn's group time
+    /// (`watchTurn`), from a few frames before it.
+    private var turnWatch: LayerEngine.AnimationToken?
+    /// The group time of the turn `turnWatch` is making, while it makes it.
+    private var turnBeingMade: Int64?
     /// Whether this stage has shown the group loop's page once: the first catch-up is a cut, later turns use the
     /// page's transition, as every member does at the same moment.
     private var joinedGroupLoop = false
@@ -92,6 +99,9 @@ public final class SceneStage: SceneControlling {
     private var pendingGroupTurn: Int64?
     /// The last group turns' phase errors (ns): the group time of the flip that showed each, minus the turn's.
     public private(set) var turnPhaseErrors: [Int64] = []
+    /// The last 16 group turns: each turn's group time and its phase error (ns), so members can be compared turn
+    /// by turn.
+    public private(set) var recentTurns: [(due: Int64, error: Int64)] = []
     private var watcher: SceneFileWatcher?
     private var transition: PageTransition?
     /// Where scene files are parsed and laid out; made with the first load.
@@ -172,6 +182,8 @@ public final class SceneStage: SceneControlling {
                 guard let shown = self.timeline?.groupTime(at: flip.timestamp) else { return }
                 self.turnPhaseErrors.append(shown - turn.due)
                 if self.turnPhaseErrors.count > 128 { self.turnPhaseErrors.removeFirst() }
+                self.recentTurns.append((turn.due, shown - turn.due))
+                if self.recentTurns.count > 16 { self.recentTurns.removeFirst() }
             },
         ]
         videos.onReport = { [weak self] report in self?.eventListeners.emit(.video(report)) }
@@ -539,6 +551,10 @@ public final class SceneStage: SceneControlling {
         pageTimer?.cancel()
         pageTimer = nil
         pageTimerDue = nil
+        if let turnWatch {
+            engine.removeAnimation(turnWatch)
+            self.turnWatch = nil
+        }
         if let timeline, let loop = GroupPageLoop(scene: scene, schedule: pageSchedule) {
             followGroupLoop(loop, timeline: timeline)
             return
@@ -581,7 +597,7 @@ public final class SceneStage: SceneControlling {
         // each turn flips at the vblank nearest its group time.
         let frame = engine.backend?.info.mode.frameDuration ?? .milliseconds(16)
         let lead = frame / 2 + (engine.isAnimating ? frame : .zero)
-        guard let time = timeline.groupTime(at: now + lead) else {
+        guard let time = turnBeingMade ?? timeline.groupTime(at: now + lead) else {
             pageTimer = engine.loop.addTimer(after: .milliseconds(250)) { [weak self] in self?.schedulePageAdvance() }
             return
         }
@@ -597,14 +613,36 @@ public final class SceneStage: SceneControlling {
             return
         }
         joinedGroupLoop = true
-        let wait = max(Duration.nanoseconds(position.untilNext), .milliseconds(1))
-        pageTimerDue = now + wait
+        pageTimerDue = now + max(Duration.nanoseconds(position.untilNext), .milliseconds(1))
         let turn = time + position.untilNext
-        pageTimer = engine.loop.addTimer(after: wait) { [weak self] in
-            self?.pendingGroupTurn = turn
-            self?.schedulePageAdvance()
-        }
+        // The timer only starts watching the display link, five frames ahead of the turn (its own lateness does
+        // not matter then); the turn itself is made in a tick, for that tick's vblank.
+        let wait = max(Duration.nanoseconds(position.untilNext) + lead - frame * 5, .milliseconds(1))
+        pageTimer = engine.loop.addTimer(after: wait) { [weak self] in self?.watchTurn(turn, frame: frame) }
         updateRanges()
+    }
+
+    /// Makes the group turn due at group time `turn` in the display-link tick from which it is presented at the
+    /// vblank nearest it (the first less than half a frame before it, or after it), so the turn flips there however
+    /// late the timers run. Where a change made in a tick lands is the engine's to say
+    /// (`LayerEngine.expectedVblank(forChangeAt:)`: the tick's next vblank with a repaint window open, the one after
+    /// while the flip presented at the tick is on its way). The target keeps flips coming for the few frames it
+    /// waits.
+    private func watchTurn(_ turn: Int64, frame: Duration) {
+        pageTimer = nil
+        let half = frame.nanosecondsClamped / 2
+        turnWatch = engine.addAnimation(target: self) { stage, tick in
+            guard let timeline = stage.timeline else { return false }
+            let lands = stage.engine.expectedVblank(forChangeAt: stage.engine.loop.now) ?? tick.nextVblank + frame
+            guard let shown = timeline.groupTime(at: lands), shown >= turn - half else { return true }
+            stage.turnWatch = nil
+            stage.pendingGroupTurn = turn
+            // The page of the turn, whatever the group time is now (`followGroupLoop` would look a lead ahead).
+            stage.turnBeingMade = turn
+            stage.schedulePageAdvance()
+            stage.turnBeingMade = nil
+            return false
+        }
     }
 
     /// Where a video on `page` has its position zero on the group's clock: the page's most recent turn in the
@@ -684,10 +722,41 @@ public final class SceneStage: SceneControlling {
 
     // MARK: SceneControlling: animation
 
-    public func animate(id: String, property: String, to: [Double], _ request: AnimationRequest) throws(StageError) {
+    public func animate(id: String, property: String, to: [Double], _ request: AnimationRequest, at: Int64?) throws(StageError) {
         guard let node = byID[id] else { throw StageError(.notFound, "no widget with id '\(id)'") }
-        try StageAnimations.animate(node, property: property, to: to, request: request, stage: self)
+        let key = "\(ObjectIdentifier(node)) \(property)"
+        // A newer animation of the property replaces one still waiting for its start.
+        pendingAnimations.removeValue(forKey: key)?.cancel()
+        guard let at else {
+            return try StageAnimations.animate(node, property: property, to: to, request: request, stage: self)
+        }
+        // The start on this kiosk's clock: the group's time (or the wall clock's) now, and the distance to `at`.
+        let now = engine.loop.now
+        let ahead = at - builder.clockTime().nanoseconds
+        guard ahead <= Self.maximumAnimationLead.nanosecondsClamped else {
+            throw StageError(.invalidArgument, "at: \(Double(ahead) / 1e9) s ahead; an animation starts at most \(Self.maximumAnimationLead) ahead")
+        }
+        let start = now + .nanoseconds(ahead)
+        // Checked now, so a bad request is refused at once and not when it was to start.
+        try StageAnimations.animate(node, property: property, to: to, request: request, start: start, animator: Animator(), stage: self)
+        // Added a little before its start (a frame of the display link is the most it can be late by), so the
+        // display link does not run while it waits; one that started already catches up at once.
+        let frame = engine.backend?.info.mode.frameDuration ?? .milliseconds(16)
+        let wait = (start - now) - frame * 2
+        guard wait > .zero else {
+            return try StageAnimations.animate(node, property: property, to: to, request: request, start: start, stage: self)
+        }
+        pendingAnimations[key] = engine.loop.addTimer(after: wait) { [weak self, weak node] in
+            guard let self, let node else { return }
+            self.pendingAnimations[key] = nil
+            // The scene may have been replaced meanwhile: only a widget still shown is animated.
+            guard self.byID[id] === node else { return }
+            try? StageAnimations.animate(node, property: property, to: to, request: request, start: start, stage: self)
+        }
     }
+
+    /// How far ahead `animate`'s `at` may be.
+    public static let maximumAnimationLead: Duration = .seconds(3600)
 
     /// Re-renders a node's body after an animation changed its model (colours).
     func redraw(_ node: WidgetNode) {

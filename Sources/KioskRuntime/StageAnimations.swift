@@ -8,7 +8,10 @@ import KioskScene
 enum StageAnimations {
     static let properties = ["opacity", "x", "y", "position", "scale", "rotation", "foreground", "background", "value"]
 
-    static func animate(_ node: WidgetNode, property: String, to: [Double], request: AnimationRequest, stage: SceneStage) throws(StageError) {
+    static func animate(_ node: WidgetNode, property: String, to: [Double], request: AnimationRequest, start: MonotonicInstant? = nil,
+                        animator given: Animator? = nil, stage: SceneStage) throws(StageError) {
+        // `given` (a detached animator) only checks the request: nothing of the stage's changes.
+        let animator = given ?? stage.animator
         let curve: AnimationCurve
         switch request {
         case .basic(let duration, let timing): curve = .basic(duration: duration, timing: timing)
@@ -23,7 +26,7 @@ enum StageAnimations {
             switch property {
             case "opacity":
                 if !isDecay { try checkRange(to, 0...1, property) }
-                try run(stage.animator, node.layer, .opacity, to: to, curve: curve, key: key, isDecay: isDecay)
+                try run(animator, node.layer, .opacity, to: to, curve: curve, key: key, start: start, isDecay: isDecay)
             case "x", "y":
                 let axis = property == "x" ? 0 : 1
                 let p = AnimatableProperty<Layer>(
@@ -35,18 +38,18 @@ enum StageAnimations {
                         if axis == 0 { f.x = value } else { f.y = value }
                         layer.frame = f
                     })
-                try run(stage.animator, node.layer, p, to: to, curve: curve, key: key, isDecay: isDecay)
+                try run(animator, node.layer, p, to: to, curve: curve, key: key, start: start, isDecay: isDecay)
             case "position":
-                try run(stage.animator, node.layer, .position, to: to, curve: curve, key: key, isDecay: isDecay)
+                try run(animator, node.layer, .position, to: to, curve: curve, key: key, start: start, isDecay: isDecay)
             case "scale":
-                try run(stage.animator, node.layer, .scale, to: widen(to, for: property), curve: curve, key: key, isDecay: isDecay)
+                try run(animator, node.layer, .scale, to: widen(to, for: property), curve: curve, key: key, start: start, isDecay: isDecay)
             case "rotation":
                 // Degrees on the wire, as people write them; radians in the layer.
                 let p = AnimatableProperty<Layer>(
                     name: "rotation", componentCount: 1,
                     read: { [$0.transform.rotation * 180 / .pi] },
                     write: { $0.transform.rotation = $1[0] * .pi / 180 })
-                try run(stage.animator, node.layer, p, to: to, curve: curve, key: key, isDecay: isDecay)
+                try run(animator, node.layer, p, to: to, curve: curve, key: key, start: start, isDecay: isDecay)
             case "foreground", "background":
                 if !isDecay { try checkRange(to, 0...1, property) }
                 let isForeground = property == "foreground"
@@ -64,7 +67,7 @@ enum StageAnimations {
                         if isForeground { node.widget.style.foreground = colour } else { node.widget.style.background = .colour(colour) }
                         stage?.redraw(node)
                     })
-                try run(stage.animator, node, p, to: to, curve: curve, key: key, isDecay: isDecay)
+                try run(animator, node, p, to: to, curve: curve, key: key, start: start, isDecay: isDecay)
             case "value":
                 guard case .progress = node.widget.content else {
                     throw StageError(.invalidArgument, "property: 'value' animates progress widgets; '\(node.id ?? "")' is a \(node.widget.type.rawValue)")
@@ -74,8 +77,8 @@ enum StageAnimations {
                     name: "value", componentCount: 1,
                     read: { [$0.progressShown] },
                     write: { [weak stage] node, v in stage?.setProgress(node, min(max(v[0], 0), 1)) })
-                if let token = node.progressAnimation { stage.engine.removeAnimation(token); node.progressAnimation = nil }
-                try run(stage.animator, node, p, to: to, curve: curve, key: key, isDecay: isDecay)
+                if given == nil, let token = node.progressAnimation { stage.engine.removeAnimation(token); node.progressAnimation = nil }
+                try run(animator, node, p, to: to, curve: curve, key: key, start: start, isDecay: isDecay)
             default:
                 throw StageError(.invalidArgument, "property: '\(property)' cannot be animated (one of \(properties.joined(separator: ", ")))")
             }
@@ -87,11 +90,11 @@ enum StageAnimations {
     }
 
     private static func run<T: AnyObject>(_ animator: Animator, _ target: T, _ property: AnimatableProperty<T>, to: [Double],
-                                          curve: AnimationCurve, key: String, isDecay: Bool) throws {
+                                          curve: AnimationCurve, key: String, start: MonotonicInstant?, isDecay: Bool) throws {
         if isDecay {
-            try animator.animate(target, property, curve: curve, key: key)
+            try animator.animate(target, property, curve: curve, key: key, startingAt: start)
         } else {
-            try animator.animate(target, property, to: to, curve: curve, key: key)
+            try animator.animate(target, property, to: to, curve: curve, key: key, startingAt: start)
         }
     }
 

@@ -220,6 +220,8 @@ extension Kioskctl {
         @Option(parsing: .unconditional, help: "Spring or decay: initial velocity in units per second, one number or comma-separated numbers per value (-800, 120,-40).")
         var velocity: String?
         @Option(help: "Decay: deceleration per millisecond (default 0.998).") var deceleration: Double?
+        @Option(help: "Start at this time, in milliseconds since 1970-01-01 UTC: the group clock's in a sync group (every member starts at the same vblank), the kiosk's wall clock otherwise.")
+        var at: Double?
 
         private var values: [Double] { targets.compactMap(Double.init) }
         private var velocities: [Double] { velocity.map { $0.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) } } ?? [] }
@@ -256,6 +258,7 @@ extension Kioskctl {
                 arguments["easing"] = easing.map(JSONValue.string)
             }
             if !velocities.isEmpty { arguments["velocity"] = velocities.count == 1 ? .double(velocities[0]) : .array(velocities.map(JSONValue.double)) }
+            if let at { arguments["at"] = .double(at) }
             _ = try connection.call("animate", arguments)
             if !connection.json { print("animating \(id).\(property)") }
         }

@@ -170,6 +170,35 @@ final class SyncGroupTests: XCTestCase {
         XCTAssertLessThan(abs(after[0] - after[1]), frame, "the two left agree on the new leader's clock")
     }
 
+    /// The broker gone for a minute: every member keeps its last offset and rate and runs on free, its timeline
+    /// moving evenly, and they still agree within a frame when it is back; the group then comes together under the
+    /// lowest id again without a jump.
+    func testWithoutTheBrokerMembersRunOnFreeAndComeBackTogether() throws {
+        let frame: Int64 = 16_666_667
+        let members = [member("a", offset: 0, ppm: 0), member("b", offset: 4_000_000_000, ppm: 100), member("c", offset: -9_000_000_000, ppm: -80)]
+        for m in members { m.start() }
+        run(for: .seconds(20))
+        XCTAssertEqual(members.map(\.leader), ["a", "a", "a"])
+        var previous = try groupTimes(members).map { try XCTUnwrap($0) }
+        func step(_ phase: String) throws {
+            run(for: .milliseconds(250))
+            let now = try groupTimes(members).map { try XCTUnwrap($0, "\(phase): every member keeps a group time") }
+            for (old, new) in zip(previous, now) {
+                XCTAssertLessThan(abs((new - old) - 250_000_000), frame, "\(phase): a timeline moved evenly")
+            }
+            previous = now
+        }
+        for client in broker.clients { client.connected = false }
+        for _ in 0..<240 { try step("broker gone") }
+        let apart = previous.max()! - previous.min()!
+        print("sync group: after 60 s without the broker, the members' group times \(Double(apart) / 1e6) ms apart")
+        XCTAssertLessThan(apart, frame, "run on free within a frame of each other for a minute")
+        for client in broker.clients { client.connected = true }
+        for _ in 0..<80 { try step("broker back") }
+        XCTAssertEqual(members.map(\.leader), ["a", "a", "a"], "together again under the lowest id")
+        XCTAssertLessThan(previous.max()! - previous.min()!, frame)
+    }
+
     /// A member with a lower id that joins a running group, its clock 20 s off, follows the leader until it has
     /// the group's time, then leads: no member's group time moves by more than a frame meanwhile.
     func testALowerIdThatJoinsLaterLeadsWithoutMovingTheGroupClock() throws {

@@ -46,8 +46,8 @@ final class GroupTimelineTests: XCTestCase {
         var flips: [(group: Int64, colour: UInt32)] = []
         var tickers: [(group: Int64, x: Int)] = []
 
-        init(offset: Int64) throws {
-            harness = try StageHarness(yaml: GroupTimelineTests.scene, size: GroupTimelineTests.size)
+        init(offset: Int64, scene: String = GroupTimelineTests.scene) throws {
+            harness = try StageHarness(yaml: scene, size: GroupTimelineTests.size)
             timeline = OffsetTimeline(offset: offset)
             harness.stage.timeline = timeline
             let timeline = self.timeline, backend = harness.backend, stage = harness.stage
@@ -119,6 +119,29 @@ final class GroupTimelineTests: XCTestCase {
         XCTAssertLessThanOrEqual(tickerWorst, 1.0)
     }
 
+    /// Pages with nothing moving: the output is idle between turns, and each turn still flips at the vblank
+    /// nearest it.
+    func testStillPagesTurnAtTheNearestVblankToo() throws {
+        let still = Self.scene.split(separator: "\n").filter { !$0.contains("ticker") }.joined(separator: "\n")
+        let base: Int64 = 1_800_000_000_000_000_000
+        let a = try Member(offset: base, scene: still)
+        a.harness.run(for: .milliseconds(710))
+        let b = try Member(offset: base + 710_000_000, scene: still)
+        for _ in 0..<(5 * 60) {
+            a.harness.run(for: .nanoseconds(Self.frame))
+            b.harness.run(for: .nanoseconds(Self.frame))
+        }
+        XCTAssertFalse(a.harness.engine.isAnimating, "nothing animates between turns")
+        for member in [a, b] {
+            XCTAssertGreaterThanOrEqual(member.changes.count, 3)
+            for change in member.changes {
+                let intoSecond = ((change.group % 1_000_000_000) + 1_000_000_000) % 1_000_000_000
+                XCTAssertLessThanOrEqual(min(intoSecond, 1_000_000_000 - intoSecond), Self.frame / 2 + 1_000_000,
+                                         "a still page's change \(Double(intoSecond) / 1e6) ms into its second")
+            }
+        }
+    }
+
     func testAMemberThatDoesNotKnowTheGroupTimeYetKeepsItsPageAndJoinsWhenItDoes() throws {
         let base: Int64 = 1_800_000_000_500_000_000
         let member = try Member(offset: base)
@@ -168,5 +191,100 @@ final class GroupTimelineTests: XCTestCase {
         XCTAssertNil(GroupPageLoop(scene: untimed, schedule: untimed.pageSchedule()))
         let one = try Self.parse("pages:\n  - {name: a, duration: 1, widgets: []}\n")
         XCTAssertNil(GroupPageLoop(scene: one, schedule: one.pageSchedule()))
+    }
+}
+
+/// `animate` with a start time (`at`) runs on the group clock: two members told to move a box at the same group time
+/// show it at the same place for the same group time, one told after the start catches up at once, and a bad
+/// request is refused when it is made, not when it was to start.
+final class GroupAnimationTests: XCTestCase {
+    static let scene = "widgets: [{id: box, type: rect, x: 0, y: 0, width: 20, height: 20, background: \"#ffffff\"}]\n"
+
+    /// One member: its harness, its group timeline, and the box's x at each flip, by the flip's group time.
+    final class Member {
+        let harness: StageHarness
+        let timeline: GroupTimelineTests.OffsetTimeline
+        var shown: [(group: Int64, x: Int)] = []
+
+        init(offset: Int64) throws {
+            harness = try StageHarness(yaml: GroupAnimationTests.scene, size: GroupTimelineTests.size)
+            timeline = GroupTimelineTests.OffsetTimeline(offset: offset)
+            harness.stage.timeline = timeline
+            let stage = harness.stage, timeline = self.timeline
+            harness.listeners.append(harness.engine.addFlipListener { [unowned self] flip in
+                guard let box = stage.node(id: "box") else { return }
+                self.shown.append((Int64(flip.timestamp.nanoseconds) + timeline.offset, box.layer.frame.x))
+            })
+            harness.settle()
+        }
+
+        var groupNow: Int64 { Int64(harness.loop.now.nanoseconds) + timeline.offset }
+    }
+
+    func testMembersStartAnAnimationAtTheSameGroupTimeAndALateOneCatchesUp() throws {
+        let base: Int64 = 1_800_000_000_000_000_000
+        let a = try Member(offset: base)
+        a.harness.run(for: .milliseconds(710))
+        let b = try Member(offset: base + 710_000_000)
+        // Told 0.5 s ahead on a's group time; b hears of it 0.8 s later, 0.3 s after the start.
+        let start = a.groupNow + 500_000_000
+        try a.harness.stage.animate(id: "box", property: "x", to: [100], .basic(duration: 1, timing: .linear), at: start)
+        for _ in 0..<48 {
+            a.harness.run(for: .nanoseconds(GroupTimelineTests.frame))
+            b.harness.run(for: .nanoseconds(GroupTimelineTests.frame))
+        }
+        XCTAssertGreaterThan(b.groupNow, start + 300_000_000, "b is told after the start")
+        try b.harness.stage.animate(id: "box", property: "x", to: [100], .basic(duration: 1, timing: .linear), at: start)
+        let told = b.groupNow
+        for _ in 0..<60 {
+            a.harness.run(for: .nanoseconds(GroupTimelineTests.frame))
+            b.harness.run(for: .nanoseconds(GroupTimelineTests.frame))
+        }
+        // Where the box must be at a group time: 100 px over the second from the start.
+        func expected(_ group: Int64) -> Double { 100 * min(max(Double(group - start) / 1e9, 0), 1) }
+        let before = a.shown.filter { $0.group < start - GroupTimelineTests.frame }
+        XCTAssertFalse(before.isEmpty)
+        XCTAssertTrue(before.allSatisfy { $0.x == 0 }, "nothing moves before the start: \(before.map(\.x))")
+        var worst = 0.0
+        for member in [a, b] {
+            let during = member.shown.filter { $0.group >= start && $0.group <= start + 1_000_000_000 && (member !== b || $0.group > told + GroupTimelineTests.frame) }
+            XCTAssertGreaterThan(during.count, 10)
+            for sample in during { worst = max(worst, abs(Double(sample.x) - expected(sample.group))) }
+            XCTAssertEqual(member.shown.last?.x, 100, "the animation ends on its value")
+        }
+        print("group animation: box position against the group time, worst \(worst) px (1.7 px is a frame's travel)")
+        XCTAssertLessThanOrEqual(worst, 1.0, "each flip shows the motion as it is at the flip's group time")
+        // b's first frame after it was told (past the one already in flight) is already 30 % of the way: it caught
+        // up, not started over.
+        let first = try XCTUnwrap(b.shown.first { $0.group > told + GroupTimelineTests.frame })
+        XCTAssertGreaterThanOrEqual(first.x, 30)
+    }
+
+    func testBadTimedRequestsAreRefusedAtOnceAndANewerOneReplacesAWaitingOne() throws {
+        let member = try Member(offset: 1_800_000_000_000_000_000)
+        let stage = member.harness.stage
+        XCTAssertThrowsError(try stage.animate(id: "box", property: "x", to: [1], .basic(duration: 1, timing: .linear),
+                                               at: member.groupNow + 3_601_000_000_000)) { error in
+            XCTAssertEqual((error as? StageError)?.code, .invalidArgument)
+            XCTAssertTrue("\(error)".contains("at:"), "\(error)")
+        }
+        XCTAssertThrowsError(try stage.animate(id: "box", property: "opacity", to: [2], .basic(duration: 1, timing: .linear),
+                                               at: member.groupNow + 10_000_000_000)) { error in
+            XCTAssertTrue("\(error)".contains("0.0...1.0"), "checked now, not in 10 s: \(error)")
+        }
+        // A start 2 s ahead, then the same property moved now: the waiting one is dropped.
+        try stage.animate(id: "box", property: "x", to: [80], .basic(duration: 0.1, timing: .linear), at: member.groupNow + 2_000_000_000)
+        try stage.animate(id: "box", property: "x", to: [40], .basic(duration: 0.1, timing: .linear))
+        member.harness.run(for: .seconds(3))
+        XCTAssertEqual(stage.node(id: "box")?.layer.frame.x, 40, "the newer request won")
+        // Without a group, `at` is on the wall clock.
+        let alone = try StageHarness(yaml: Self.scene, size: GroupTimelineTests.size)
+        alone.settle()
+        let wall = alone.stage.builder.clockTime().nanoseconds
+        try alone.stage.animate(id: "box", property: "x", to: [50], .basic(duration: 0.2, timing: .linear), at: wall + 1_000_000_000)
+        alone.run(for: .milliseconds(900))
+        XCTAssertEqual(alone.stage.node(id: "box")?.layer.frame.x, 0, "not yet on the wall clock")
+        alone.run(for: .milliseconds(400))
+        XCTAssertEqual(alone.stage.node(id: "box")?.layer.frame.x, 50)
     }
 }

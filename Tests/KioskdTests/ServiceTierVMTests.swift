@@ -73,6 +73,7 @@ final class ServiceTierVMTests: XCTestCase {
         tier.check("remote-image") { try remoteImageUnderTheUnit() }
         tier.check("web") { try webPageUnderTheUnit() }
         tier.check("vnc") { try remoteViewUnderTheUnit() }
+        tier.check("sync") { try syncGroupUnderTheUnit() }
         tier.check("reload") { try reload() }
         tier.check("stop") { try stop(consoleBuffer: consoleBuffer) }
         tier.check("socket-activation") { try pingWhileStopped() }
@@ -509,6 +510,76 @@ final class ServiceTierVMTests: XCTestCase {
         let logged = try T.must("journalctl -u kioskd.service -n 50 --no-pager -o cat | grep -c 'logged in' || true")
         return "capture over VNC \(String(format: "%.1f", took)) s after the restart with the vnc drop-in, equal to the screenshot (\(same)); "
             + "\(logged) login(s) in the journal; kioskctl verify: \(verified)"
+    }
+
+    /// A sync group under the installed unit: with the package's MQTT drop-in linked and `mqtt:` and `sync:` in the
+    /// config, kioskd as the unit and a second kioskd beside it (headless, outside the unit) join one group on a
+    /// mosquitto on the VM's loopback. The unit leads (the lower id), the other follows with a converged estimate,
+    /// both read the same group clock within a refresh period (they share the VM's real-time clock), and both turn a
+    /// loop of 1 s pages on it; how far apart the same turn's flips were is reported. Afterwards the drop-in, the
+    /// config and the scene are put back.
+    private func syncGroupUnderTheUnit() throws -> String {
+        let original = try String(contentsOfFile: T.config, encoding: .utf8)
+        let broker = try MosquittoBroker()
+        var follower: RunningProcess?
+        defer {
+            follower?.signal(SIGTERM)
+            _ = follower?.finish(timeout: 20)
+            _ = try? T.shell("rm -f \(T.dropInDirectory)/network.conf && systemctl daemon-reload")
+            _ = try? T.writeAtomically(original, to: T.config)
+            _ = try? T.writeAtomically(Self.scene("service tier v1"), to: T.scene)
+            _ = try? T.shell("systemctl restart kioskd.service", timeout: 120)
+            broker.stop()
+        }
+        let loop = "size: display\npages:\n"
+            + "  - {name: one, duration: 1, widgets: [{type: rect, x: 0, y: 0, width: 100%, height: 100%, background: \"#802020\"}]}\n"
+            + "  - {name: two, duration: 1, widgets: [{type: rect, x: 0, y: 0, width: 100%, height: 100%, background: \"#208020\"}]}\n"
+        try T.writeAtomically(loop, to: T.scene)
+        try T.writeAtomically(original + "\nmqtt:\n  url: \(broker.url)\n  client_id: tier-a\n  topic_prefix: kioskd/tier-a\nsync: {group: tier}\n", to: T.config)
+        try T.must("mkdir -p \(T.dropInDirectory) && ln -sf /usr/share/kioskd/systemd/mqtt.conf \(T.dropInDirectory)/network.conf && systemctl daemon-reload")
+        try T.must("systemctl restart kioskd.service", timeout: 120)
+
+        let scene = broker.directory + "/scene.yaml", config = broker.directory + "/b.yaml", socket = broker.directory + "/b.sock"
+        try loop.write(toFile: scene, atomically: true, encoding: .utf8)
+        try broker.writeKioskdConfig("client_id: tier-b\ntopic_prefix: kioskd/tier-b\n", to: config)
+        try (String(contentsOfFile: config, encoding: .utf8) + "sync: {group: tier}\n").write(toFile: config, atomically: true, encoding: .utf8)
+        follower = try KioskdProcess.start(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", scene, "--socket", socket, "--config", config])
+        let other = try Poll.until("the second kioskd's control socket", timeout: 30, reading: { try? ControlTestSocket(path: socket) }, satisfies: { $0 != nil })!
+        func unitSync() -> [String: Any] { ((try? T.memberResult("stats"))?["sync"] as? [String: Any]) ?? [:] }
+        func otherSync() -> [String: Any] {
+            ((other.request(#"{"id": 1, "cmd": "stats"}"#)?["result"] as? [String: Any])?["sync"] as? [String: Any]) ?? [:]
+        }
+        var journal: String { T.shellText("journalctl -u kioskd.service -n 15 --no-pager -o cat | tr '\\n' '|'") }
+        do {
+            try T.waitFor("the unit to lead tier-b, tier-b to follow with an estimate", timeout: 60) {
+                let unit = unitSync(), b = otherSync()
+                return unit["role"] as? String == "leader" && unit["members"] as? [String] == ["tier-a", "tier-b"]
+                    && b["leader"] as? String == "tier-a" && (b["exchanges"] as? Int ?? 0) >= 8 && b["offset_ms"] is Double
+            }
+        } catch {
+            throw ServiceCheckFailure("\(error); the unit's sync: \(unitSync()); tier-b's: \(otherSync()); journal: \(journal)")
+        }
+        guard let a = unitSync()["offset_ms"] as? Double, let b = otherSync()["offset_ms"] as? Double, abs(a - b) < 16.7 else {
+            throw ServiceCheckFailure("the group clocks differ by more than a frame: \(unitSync()) against \(otherSync())")
+        }
+        func turns(_ sync: [String: Any]) -> [Int: Double] {
+            Dictionary((((sync["phase_error_ms"] as? [String: Any])?["last"] as? [[String: Any]]) ?? []).compactMap { turn -> (Int, Double)? in
+                guard let at = turn["turn"] as? Int, let error = turn["error"] as? Double else { return nil }
+                return (at, error)
+            }, uniquingKeysWith: { first, _ in first })
+        }
+        // Turns made once both knew the group's time.
+        let before = Set(turns(unitSync()).keys).union(turns(otherSync()).keys)
+        var common: [Int] = []
+        try T.waitFor("three turns both made", timeout: 30) {
+            common = Set(turns(unitSync()).keys).intersection(turns(otherSync()).keys).subtracting(before).sorted()
+            return common.count >= 3
+        }
+        let unitTurns = turns(unitSync()), otherTurns = turns(otherSync())
+        let apart = common.map { abs(unitTurns[$0]! - otherTurns[$0]!) }
+        let shown = common.map { String(format: "%.1f/%.1f", unitTurns[$0]!, otherTurns[$0]!) }.joined(separator: " ")
+        return String(format: "the unit leads tier-b on a loopback broker; group clocks %.3f ms apart; %d page turns made by both, flips apart on the group clock max %.1f ms (errors unit/tier-b ms: %@; the unit on vkms under emulation, tier-b headless)",
+                      abs(a - b), apart.count, apart.max() ?? -1, shown)
     }
 
     /// The headless render of the scene file, in the display's mode.

@@ -69,15 +69,32 @@ final class SyncGroupBrokerTests: XCTestCase {
         XCTAssertLessThan(spreads.last ?? .infinity, frameMs, "the members' group clocks agree within a refresh period")
 
         // Each member turns its pages on the group clock and measures each turn's flip against the turn's group
-        // time; the figures are printed (on a loaded host a debug build's turns wait for their pages' renders:
-        // docs/bench-log.md), the manual-clock test (GroupTimelineTests) bounds them.
-        try Poll.until("five page turns on every member", timeout: 20, interval: 0.2) {
-            (0..<3).allSatisfy { ((sync($0)?["phase_error_ms"] as? [String: Any])?["turns"] as? Int ?? 0) >= 5 }
+        // time; the same turn's flips, mapped to the group clock, agree across the members within a refresh period.
+        try Poll.until("eight page turns on every member", timeout: 20, interval: 0.2) {
+            (0..<3).allSatisfy { ((sync($0)?["phase_error_ms"] as? [String: Any])?["turns"] as? Int ?? 0) >= 8 }
         }
         let phase = (0..<3).map { (sync($0)?["phase_error_ms"] as? [String: Any]) ?? [:] }
         let p99s = phase.compactMap { $0["p99"] as? Double }
         print("sync group: page turns' phase error on the group clock, p50 \(phase.map { $0["p50"] as? Double ?? -1 }) ms, p99 \(p99s) ms")
         XCTAssertEqual(p99s.count, 3, "every member measured its turns")
+        // Turn by turn: each member's flip of a turn, as its error from the turn's group time.
+        let turns = phase.map { member in
+            Dictionary(((member["last"] as? [[String: Any]]) ?? []).compactMap { turn -> (Int, Double)? in
+                guard let at = turn["turn"] as? Int, let error = turn["error"] as? Double else { return nil }
+                return (at, error)
+            }, uniquingKeysWith: { a, _ in a })
+        }
+        print("sync group: signed errors", turns.map { $0.values.sorted() })
+        let common = turns.dropFirst().reduce(Set(turns[0].keys)) { $0.intersection($1.keys) }.sorted()
+        XCTAssertGreaterThanOrEqual(common.count, 5, "turns every member made: \(turns.map(\.keys.count))")
+        let apart = common.map { turn in
+            let flips = turns.map { $0[turn] ?? 0 }
+            return (flips.max() ?? 0) - (flips.min() ?? 0)
+        }.sorted()
+        let p99 = apart[min(apart.count - 1, Int(Double(apart.count) * 0.99))]
+        print(String(format: "sync group: one turn's flips across the three members, apart on the group clock: p50 %.2f ms, p99 %.2f ms over %d turns",
+                     apart[apart.count / 2], p99, apart.count))
+        XCTAssertLessThanOrEqual(p99, frameMs, "every page change's flip agrees across members within one refresh period at p99")
 
         let before = (1...2).compactMap { sync($0)?["offset_ms"] as? Double }
         kiosks[0].signal(SIGKILL)

@@ -12,7 +12,9 @@ public struct AnimationID: Hashable, Sendable {
 /// completion gets `false`.
 ///
 /// Time: an animation's clock starts at the first `step` after it was added, and the value written at that step is
-/// its start value. Attached to a `LayerEngine`, the animator steps on each display-link tick with
+/// its start value; or, given `startingAt`, at that instant: a step before it writes the start value, and the first
+/// step after it writes the motion as it is by then (an animation whose start has passed catches up at once, which
+/// is how the members of a sync group that hear of it late show it where the others do). Attached to a `LayerEngine`, the animator steps on each display-link tick with
 /// `DisplayTick.nextVblank`, the vblank at which the frame being prepared will be on screen, rather than the
 /// timestamp of the flip that was just shown: values are computed for the moment they are seen, and a frame that
 /// misses a vblank shows the motion where it should be by then instead of lagging behind.
@@ -75,14 +77,14 @@ public final class Animator {
     ///   the wrong number of components. Nothing changes then.
     @discardableResult
     public func animate<Target: AnyObject>(_ target: Target, _ property: AnimatableProperty<Target>, to value: [Double],
-                                           curve: AnimationCurve, key: String? = nil,
+                                           curve: AnimationCurve, key: String? = nil, startingAt start: MonotonicInstant? = nil,
                                            completion: ((_ finished: Bool) -> Void)? = nil) throws -> AnimationID {
         if case .decay = curve { throw AnimationError.endValue("a decay ends where it stops and takes no end value") }
         guard value.count == property.componentCount else {
             throw AnimationError.componentCount(what: "end value", expected: property.componentCount, got: value.count)
         }
         guard value.allSatisfy(\.isFinite) else { throw AnimationError.nonFiniteValue(value) }
-        return try add(target, property, end: value, curve: curve, key: key, completion: completion)
+        return try add(target, property, end: value, curve: curve, key: key, start: start, completion: completion)
     }
 
     /// Starts a decay of `property` of `target`: `curve` must be `.decay`, which ends where it stops.
@@ -90,14 +92,14 @@ public final class Animator {
     /// - Throws: `AnimationError` as `animate(_:_:to:curve:key:completion:)` does, and when `curve` is not a decay.
     @discardableResult
     public func animate<Target: AnyObject>(_ target: Target, _ property: AnimatableProperty<Target>, curve: AnimationCurve,
-                                           key: String? = nil,
+                                           key: String? = nil, startingAt start: MonotonicInstant? = nil,
                                            completion: ((_ finished: Bool) -> Void)? = nil) throws -> AnimationID {
         guard case .decay = curve else { throw AnimationError.endValue("a basic or spring animation needs an end value") }
-        return try add(target, property, end: nil, curve: curve, key: key, completion: completion)
+        return try add(target, property, end: nil, curve: curve, key: key, start: start, completion: completion)
     }
 
     private func add<Target: AnyObject>(_ target: Target, _ property: AnimatableProperty<Target>, end: [Double]?,
-                                        curve: AnimationCurve, key: String?,
+                                        curve: AnimationCurve, key: String?, start: MonotonicInstant?,
                                         completion: ((Bool) -> Void)?) throws -> AnimationID {
         let count = property.componentCount
         if let error = curve.validationError(componentCount: count) { throw error }
@@ -138,12 +140,14 @@ public final class Animator {
         lastID += 1
         let id = AnimationID(value: lastID)
         let write = property.write
-        animations.append(RunningAnimation(
+        let running = RunningAnimation(
             id: id, key: key, target: target, motion: motion, completion: completion,
             write: { object, value in
                 guard let target = object as? Target else { return }
                 write(target, value)
-            }))
+            })
+        running.start = start
+        animations.append(running)
         // The new animation is in place first, so the old completion sees the property still animating.
         replaced?.completion?(false)
         updateActivity()
@@ -273,7 +277,7 @@ private final class RunningAnimation {
     let motion: Motion
     let completion: ((Bool) -> Void)?
     let write: (AnyObject, [Double]) -> Void
-    /// The time of the first step; nil until then.
+    /// When the motion starts: the time of the first step, nil until then, unless given when added.
     var start: MonotonicInstant?
     /// Seconds since `start` at the last step.
     var elapsed = 0.0

@@ -90,6 +90,7 @@ extension LayerEngine {
         // out at once, as no flip of its own can be holding back what lands before the vblank.
         repaint.flipped(at: event.timestamp, frame: displayLink.frameDuration)
         repaint.lastVblank = displayLink.isActive ? event.timestamp : nil
+        lastFlipTime = event.timestamp
         pendingTick = event
         screenFlipped(presentedFrame)
         flipListeners.emit(event)

@@ -96,6 +96,8 @@ public final class LayerEngine {
     var presentRequested = false
     /// The flip the animations observer has not ticked the display link for yet.
     var pendingTick: FlipEvent?
+    /// The time of the last completed flip: the output's vblank grid (`expectedVblank(forChangeAt:)`).
+    var lastFlipTime: MonotonicInstant?
     /// False from `setOutputPower(false)` until the output is lit again: nothing is presented meanwhile.
     var presentsEnabled = true
     /// Flips completed on the output attached now (`counters.framesFlipped` counts every output's).

@@ -129,6 +129,39 @@ final class RepaintWindowTests: XCTestCase {
         XCTAssertEqual(a.firstShown(green), next + frame)
     }
 
+    /// `expectedVblank(forChangeAt:)` names the vblank a change made then is shown at, in each case above: before
+    /// the window, inside it, with no window while a flip is on its way, and on an idle output.
+    func testTheEngineSaysAtWhichVblankAChangeMadeNowIsShown() throws {
+        for (window, offset, shownAfter) in [(nil, -5.0, 0), (nil, -3.0, 1), (Duration.zero, -5.0, 1)] as [(Duration?, Double, Int)] {
+            let a = try Animated(window: window)
+            let next = a.lastVblank + frame
+            var expected: MonotonicInstant?
+            let at = next + .microseconds(Int64(offset * 1000))
+            let timer = a.h.loop.addTimer(at: at) { [h = a.h, tile = a.tile] in
+                expected = h.engine.expectedVblank(forChangeAt: h.loop.now)
+                tile.content = SolidContent(color: green)
+            }
+            a.h.run(for: next + frame * 3 - a.h.loop.now)
+            timer.cancel()
+            XCTAssertEqual(a.firstShown(green), next + frame * shownAfter, "window \(String(describing: window)), \(offset) ms")
+            XCTAssertEqual(expected, a.firstShown(green), "window \(String(describing: window)), \(offset) ms: as predicted")
+        }
+        // Idle: a change goes out at once and is shown at the first vblank after it.
+        let h = try EngineHarness()
+        let tile = h.addSolidLayer("tile", frame: Rect(x: 0, y: 0, width: 8, height: 8), color: red, async: false)
+        h.run(for: .milliseconds(100))
+        XCTAssertFalse(h.backend.isFlipPending)
+        let last = try XCTUnwrap(h.backend.lastFlip?.timestamp)
+        let expected = h.engine.expectedVblank(forChangeAt: h.loop.now)
+        tile.content = SolidContent(color: green)
+        var shown: MonotonicInstant?
+        h.listeners.append(h.engine.addFlipListener { [h] event in if shown == nil, h.frontPixel(x: 1, y: 1) == xrgb(green) { shown = event.timestamp } })
+        h.run(for: frame * 3)
+        XCTAssertNotNil(shown)
+        XCTAssertEqual(expected, shown)
+        XCTAssertGreaterThan(shown ?? last, last)
+    }
+
     /// Makes the next `count` copies into a scanout buffer take `duration` on the manual clock.
     private func slowCopies(_ a: Animated, _ count: Int, taking duration: Duration) {
         var left = count

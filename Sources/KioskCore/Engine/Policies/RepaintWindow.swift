@@ -288,6 +288,26 @@ extension LayerEngine {
     /// the window.
     public var repaintWindowNearMisses: Int { repaint.nearMisses }
 
+    /// The vblank at which a change to the layers made at `now` is expected on screen, for a change that must flip
+    /// at a given time (a sync group's page turn): with a repaint window open, the vblank of its slot; else, with a
+    /// flip on its way (the one presented at the last flip, while something animates), the vblank after the one
+    /// that flip lands on; else the first vblank after `now` (an idle output presents at once). Nil before the
+    /// first flip. Renders the change needs are not counted: it is for changes whose content is rendered already.
+    public func expectedVblank(forChangeAt now: MonotonicInstant) -> MonotonicInstant? {
+        guard let lastFlip = lastFlipTime else { return nil }
+        let frame = displayLink.frameDuration
+        guard frame > .zero else { return nil }
+        if displayLink.isActive, let lastVblank = repaint.lastVblank,
+           let slot = RepaintWindow.slot(now: now, lastVblank: lastVblank, frame: frame, lead: repaint.effectiveLead(frame: frame, now: now)),
+           backend?.isFlipPending != true {
+            return slot.vblank
+        }
+        // The first vblank of the grid strictly after `now`.
+        let periods = now > lastFlip ? (now - lastFlip).nanosecondsClamped / frame.nanosecondsClamped + 1 : 1
+        let next = lastFlip + frame * Int(periods)
+        return backend?.isFlipPending == true ? next + frame : next
+    }
+
     /// Whether a present wanted now waits for the repaint window: only while the display link has live targets,
     /// so the output flips at every vblank and a flip queued now would hold back what lands before the vblank. An
     /// idle output presents at once: its flip lands on the next vblank either way. Arms the timer that wakes the
