@@ -10,14 +10,6 @@ import XCTest
 /// group's clock (here a page loop on the group's clock, two pages of one colour each), waited for; and a clear error
 /// where no such frame can be had.
 final class GroupScreenshotTests: XCTestCase {
-    /// The group's time: the kiosk's clock moved by `offset`, or unknown (a member joining).
-    final class OffsetTimeline: GroupTimeline {
-        let offset: Int64
-        var known = true
-        init(offset: Int64) { self.offset = offset }
-        func groupTime(at local: MonotonicInstant) -> Int64? { known ? Int64(local.nanoseconds) + offset : nil }
-    }
-
     static let scene = """
         size: display
         pages:
@@ -39,7 +31,7 @@ final class GroupScreenshotTests: XCTestCase {
         XCTAssertEqual(code(outside), "not_in_sync_group")
         XCTAssertTrue(outside.error?["message"]?.stringValue?.contains("sync:") == true, "\(String(describing: outside.error))")
 
-        let timeline = OffsetTimeline(offset: Self.offset)
+        let timeline = OffsetGroupTimeline(offset: Self.offset)
         h.first.stage.timeline = timeline
         timeline.known = false
         XCTAssertEqual(code(try h.call("screenshot", ["group_time_ns": .int(Self.offset)])), "unavailable")
@@ -56,7 +48,7 @@ final class GroupScreenshotTests: XCTestCase {
     /// page the group is on then and the group time of the flip that put it on screen.
     func testACaptureAtAGroupTimeIsTheFrameOnScreenAtTheVblankNearestIt() throws {
         let h = try KioskHarness("group-screenshot", scene: Self.scene)
-        let timeline = OffsetTimeline(offset: Self.offset)
+        let timeline = OffsetGroupTimeline(offset: Self.offset)
         h.first.stage.timeline = timeline
         let control = try XCTUnwrap(h.kiosk.control)
         let now = try XCTUnwrap(timeline.groupTime(at: h.loop.now))

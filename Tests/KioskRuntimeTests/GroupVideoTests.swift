@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 @testable import KioskRuntime
 import KioskScene
+import KioskTestSupport
 import XCTest
 
 /// A video widget in a sync group, with a fake decoder on the manual clock: a member whose decoder is far from the
@@ -11,13 +12,11 @@ final class GroupVideoTests: XCTestCase {
     typealias FakePlayer = VideoSlotTests.FakePlayer
     typealias FakeMaker = VideoSlotTests.FakeMaker
 
-    /// The group's time: the stage's manual clock moved by `offset`.
-    final class OffsetTimeline: GroupTimeline {
-        let offset: Int64
-        init(offset: Int64) { self.offset = offset }
-        func groupTime(at local: MonotonicInstant) -> Int64? { Int64(local.nanoseconds) + offset }
-    }
-
+    /// One looping video filling the screen.
+    static let scene = """
+        widgets:
+          - {id: v, type: video, source: a.mp4, loop: true, x: 0, y: 0, width: 100%, height: 100%, background: "#0000ff"}
+        """
     static let frame: Int64 = 33_333_333
     static let clip: Int64 = 1_000_000_000
 
@@ -25,13 +24,10 @@ final class GroupVideoTests: XCTestCase {
     static func colour(_ position: Int64) -> UInt32 { 0x000100 * UInt32(position / frame % 200 + 20) }
 
     func testAMemberFarFromTheGroupSeeksToItAndShowsEachFrameAtItsGroupTime() throws {
-        let h = try StageHarness(yaml: """
-            widgets:
-              - {id: v, type: video, source: a.mp4, loop: true, x: 0, y: 0, width: 100%, height: 100%, background: "#0000ff"}
-            """, size: Size(width: 64, height: 48), files: ["a.mp4": Data("a".utf8)])
+        let h = try StageHarness(yaml: Self.scene, size: Size(width: 64, height: 48), files: ["a.mp4": Data("a".utf8)])
         let maker = FakeMaker()
         h.stage.videoPlayers = maker
-        let timeline = OffsetTimeline(offset: 1_796_000_000_987_654_321)
+        let timeline = OffsetGroupTimeline(offset: 1_796_000_000_987_654_321)
         h.stage.timeline = timeline
         h.settle()
         let player = maker.last
@@ -104,10 +100,7 @@ final class GroupVideoTests: XCTestCase {
     }
 
     func testWithoutATimelineFramesKeepTheDecodersTimeAndNothingSeeks() throws {
-        let h = try StageHarness(yaml: """
-            widgets:
-              - {id: v, type: video, source: a.mp4, loop: true, x: 0, y: 0, width: 100%, height: 100%, background: "#0000ff"}
-            """, size: Size(width: 64, height: 48), files: ["a.mp4": Data("a".utf8)])
+        let h = try StageHarness(yaml: Self.scene, size: Size(width: 64, height: 48), files: ["a.mp4": Data("a".utf8)])
         let maker = FakeMaker()
         h.stage.videoPlayers = maker
         h.settle()

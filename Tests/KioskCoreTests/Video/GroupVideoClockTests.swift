@@ -1,4 +1,5 @@
 import KioskCore
+import KioskTestSupport
 import XCTest
 
 /// A video's frames on a sync group's clock: a looping clip is at (group time − anchor) mod its duration, and each
@@ -6,22 +7,6 @@ import XCTest
 /// clock seconds away from the local one and 100 ppm fast, so that members show the same frame at the same group
 /// time whatever their decoders do.
 final class GroupVideoClockTests: XCTestCase {
-    /// The group's time as a member reads it: its manual clock, `offset` away and running `ppm` fast.
-    final class DriftingTimeline: GroupTimeline {
-        let offset: Int64
-        let ppm: Double
-        var known = true
-        init(offset: Int64, ppm: Double) {
-            self.offset = offset
-            self.ppm = ppm
-        }
-        func groupTime(at local: MonotonicInstant) -> Int64? {
-            guard known else { return nil }
-            let l = Int64(local.nanoseconds)
-            return offset + l + Int64((Double(l) * ppm / 1e6).rounded())
-        }
-    }
-
     static let frame: Int64 = 33_333_333
     static let clip: Int64 = 4_000_000_000
 
@@ -49,8 +34,8 @@ final class GroupVideoClockTests: XCTestCase {
     /// within a microsecond, over a minute of play, and the phase says how far each decoder is from the group.
     func testEachFrameIsDueAtItsGroupTimeOnMembersWithAnOffsetAndADrift() throws {
         let clock = GroupVideoClock(anchor: 0, loops: true)
-        let members = [DriftingTimeline(offset: 1_765_000_000_123_456_789, ppm: 0),
-                       DriftingTimeline(offset: 1_765_000_003_700_000_000, ppm: 100)]
+        let members = [OffsetGroupTimeline(offset: 1_765_000_000_123_456_789, ppm: 0),
+                       OffsetGroupTimeline(offset: 1_765_000_003_700_000_000, ppm: 100)]
         // Each decoder runs on its member's local clock from its own start and position, 25 ms and 70 ms off the
         // group's position.
         let skews: [Int64] = [25_000_000, -70_000_000]
@@ -80,7 +65,7 @@ final class GroupVideoClockTests: XCTestCase {
     }
 
     func testAFrameWithNoDueTimeOrNoGroupTimePlaysFreeAndTheSeekTargetIsAheadBySeekTime() throws {
-        let timeline = DriftingTimeline(offset: 10_000_000_000, ppm: 100)
+        let timeline = OffsetGroupTimeline(offset: 10_000_000_000, ppm: 100)
         let clock = GroupVideoClock(anchor: 0, loops: true)
         XCTAssertNil(clock.map(frame(at: 0, due: nil), duration: Self.clip, timeline: timeline), "a paused seek's preroll shows at once")
         timeline.known = false
