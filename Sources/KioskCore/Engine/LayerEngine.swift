@@ -342,7 +342,8 @@ public final class LayerEngine {
             let open = instant + period * -3
             let seed = { [weak self] in
                 guard let self else { return }
-                self.timedScreenshots.seed(id, pixels: self.screenshot())
+                seedTimers[id] = nil
+                timedScreenshots.seed(id, pixels: screenshot())
             }
             if open <= loop.now { seed() } else { seedTimers[id] = loop.addTimer(at: open, seed) }
             return loop.addTimer(at: instant + period / 2 + patience) { [weak self] in
