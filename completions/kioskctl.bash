@@ -277,7 +277,7 @@ _kioskctl_screenshot() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --output -o --server-path --connector)
+    non_repeating_options=(--socket --output -o --server-path --group-time-ns --connector)
     __kioskctl_offer_flags_options 0
 
     # Offer option value completions
@@ -289,6 +289,9 @@ _kioskctl_screenshot() {
         return
         ;;
     '--server-path')
+        return
+        ;;
+    '--group-time-ns')
         return
         ;;
     '--connector')

@@ -51,7 +51,7 @@ extension ControlWiring {
             }
         }
 
-        commands.registerDeferred(.screenshot, arguments: ["path", "output"]) { [unowned self] args, _, reply in
+        commands.registerDeferred(.screenshot, arguments: ["path", "output", "group_time_ns"]) { [unowned self] args, _, reply in
             var path: String?
             if args.has("path") {
                 let given = try args.string("path")
@@ -62,6 +62,18 @@ extension ControlWiring {
             // The copy comes from the compositor's shadow buffer (cached RAM), at the flip that shows it; encoding
             // and writing happen off the loop.
             let size = display.info.mode.size, target = path, jobs = self.jobs
+            if args.has("group_time_ns") {
+                let output = try drivenOutput(args)
+                let (instant, timeline) = try Self.localInstant(args, engine: engine, timeline: output.stage.timeline)
+                engine.captureScreen(atVblankNearest: instant) { pixels, vblank in
+                    guard let pixels else {
+                        return reply.fail(ControlError(code: "no_frame", message: "screenshot: no frame is on the display"))
+                    }
+                    let shownAt = vblank.flatMap { timeline.groupTime(at: $0) }
+                    jobs.run({ Self.encodeScreenshot(pixels, size: size, path: target, vblankGroupTime: shownAt) }, then: reply.complete)
+                }
+                return
+            }
             let encode = { (pixels: [UInt8]?) in
                 guard let pixels else {
                     return reply.fail(ControlError(code: "no_frame", message: "screenshot: no frame has been flipped onto the display yet"))
@@ -70,6 +82,34 @@ extension ControlWiring {
             }
             engine.captureScreen(then: encode)
         }
+    }
+
+    /// The longest `screenshot` waits for a group time.
+    static let longestGroupWait: Duration = .seconds(60)
+
+    /// Where on this kiosk's clock `screenshot`'s `group_time_ns` falls: `not_in_sync_group` without a sync group,
+    /// `unavailable` while the group's time is not known, `too_late` for a time more than a refresh period past,
+    /// `invalid_argument` for one more than `longestGroupWait` ahead.
+    static func localInstant(_ args: ControlArguments, engine: LayerEngine, timeline: GroupTimeline?) throws(ControlError) -> (MonotonicInstant, GroupTimeline) {
+        let wanted = try args.integer("group_time_ns")
+        guard let timeline else {
+            throw ControlError(code: "not_in_sync_group", message: "screenshot: 'group_time_ns' needs a sync group (the config's 'sync:' section), and this kiosk is in none")
+        }
+        let now = engine.loop.now
+        guard let groupNow = timeline.groupTime(at: now) else {
+            throw ControlError(code: "unavailable", message: "screenshot: the sync group's time is not known yet (the kiosk is joining its group)")
+        }
+        let ahead = wanted &- groupNow
+        let period = engine.displayLink.frameDuration.nanosecondsClamped
+        guard ahead >= -period else {
+            throw ControlError(code: "too_late", message: String(format: "screenshot: group time %lld ns passed %.1f ms ago, more than a refresh period (%.1f ms)",
+                                                                  wanted, Double(-ahead) / 1e6, Double(period) / 1e6))
+        }
+        guard ahead <= longestGroupWait.nanosecondsClamped else {
+            throw args.invalid("group_time_ns", String(format: "is %.1f s ahead of the group's time %lld ns; at most %lld s", Double(ahead) / 1e9,
+                                                       groupNow, longestGroupWait.components.seconds))
+        }
+        return (now + .nanoseconds(ahead), timeline)
     }
 
     /// The display and engine a display command acts on: those of the output `args` names (the first without
@@ -126,14 +166,17 @@ extension ControlWiring {
     /// The PNG of `pixels`, written to `path` (`{path, width, height}`) or returned as base64
     /// (`{png_base64, width, height}`). The file is written whole or not at all (`AtomicFile`, mode 0640). Runs on
     /// the jobs queue.
-    private static func encodeScreenshot(_ pixels: [UInt8], size: Size, path: String?) -> Result<JSONValue, ControlError> {
+    private static func encodeScreenshot(_ pixels: [UInt8], size: Size, path: String?, vblankGroupTime: Int64?? = nil) -> Result<JSONValue, ControlError> {
         let png: [UInt8]
         do {
             png = try encodePNG(xrgb8888: pixels, size: size, stride: size.width * 4)
         } catch {
             return .failure(.internalError("screenshot: \(error)"))
         }
-        let dimensions: [String: JSONValue] = ["width": .int(Int64(size.width)), "height": .int(Int64(size.height))]
+        var dimensions: [String: JSONValue] = ["width": .int(Int64(size.width)), "height": .int(Int64(size.height))]
+        // A capture at a group time: the group time of the flip that put its frame on screen (null when none came
+        // from three refresh periods before the time).
+        if let vblankGroupTime { dimensions["vblank_group_time_ns"] = vblankGroupTime.map(JSONValue.int) ?? .null }
         guard let path else {
             return .success(.object(dimensions.merging(["png_base64": .string(Data(png).base64EncodedString())]) { $1 }))
         }

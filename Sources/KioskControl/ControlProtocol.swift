@@ -180,6 +180,13 @@ public struct ControlArguments: Sendable, Equatable {
         return d
     }
 
+    /// A whole number (an integer in the JSON, or a number with no fraction), read without going through a double.
+    public func integer(_ key: String) throws(ControlError) -> Int64 {
+        let value = try required(key)
+        guard let i = value.intValue else { throw mismatch(key, expected: "a whole number", got: value) }
+        return i
+    }
+
     /// A number, or one or more numbers in an array (`[x, y]` for a position, `[r, g, b, a]` for a colour).
     public func numbers(_ key: String) throws(ControlError) -> [Double] {
         let value = try required(key)

@@ -27,6 +27,13 @@ struct GroupPageLoop: Sendable, Equatable {
         a.length == b.length && a.starts.elementsEqual(b.starts) { $0.page == $1.page && $0.at == $1.at }
     }
 
+    /// The group time of `page`'s most recent turn at or before `time`; nil for a page not in the loop.
+    func lastStart(of page: String, atOrBefore time: Int64) -> Int64? {
+        guard let start = starts.first(where: { $0.page == page })?.at else { return nil }
+        let loopStart = time - ((time % length) + length) % length
+        return loopStart + start <= time ? loopStart + start : loopStart + start - length
+    }
+
     /// The page at group time `time`, and the nanoseconds until the next page's turn.
     func position(at time: Int64) -> (page: String, untilNext: Int64) {
         let inLoop = ((time % length) + length) % length

@@ -191,6 +191,7 @@ public final class SceneStage: SceneControlling {
         webs.onError = { [weak self] message in self?.eventListeners.emit(.error(code: "web", message: message)) }
         webs.dataSource = { [weak self] in self?.builder.values ?? [:] }
         videos.onPageVideoFinished = { [weak self] page in self?.advance(from: page) }
+        videos.groupTiming = { [weak self] page in self?.groupVideoTiming(page: page) }
         videos.clock.synchronized = { [weak self] in self?.clockSynchronized ?? true }
     }
 
@@ -642,6 +643,17 @@ public final class SceneStage: SceneControlling {
             stage.turnBeingMade = nil
             return false
         }
+    }
+
+    /// Where a video on `page` has its position zero on the group's clock: the page's most recent turn in the
+    /// group's page loop (looked up a little ahead, as a turn is made a frame or two early), else the group clock's
+    /// zero. Nil outside a sync group, or while the group's time is not known in a page loop.
+    func groupVideoTiming(page: String) -> (timeline: GroupTimeline, anchor: Int64)? {
+        guard let timeline else { return nil }
+        guard let loop = GroupPageLoop(scene: scene, schedule: pageSchedule) else { return (timeline, 0) }
+        guard let time = timeline.groupTime(at: engine.loop.now + .milliseconds(100)),
+              let start = loop.lastStart(of: page, atOrBefore: time) else { return nil }
+        return (timeline, start)
     }
 
     /// A `duration: video` page's video finished: the next page follows, if `page` is still the current one.

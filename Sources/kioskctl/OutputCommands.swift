@@ -26,10 +26,15 @@ extension Kioskctl {
             discussion: """
             With -o the PNG is written by kioskctl; without it the PNG goes to standard output, which must not be
             a terminal. --server-path asks kioskd to write the file itself (an absolute path kioskd may write).
+            In a sync group, --group-time-ns saves the frame presented at the vblank nearest that time on the
+            group's clock (nanoseconds, as `stats` shows the group's time), waiting for it: at most 60 s ahead, and
+            no more than one refresh period past.
             """)
         @OptionGroup var connection: ConnectionOptions
         @Option(name: .shortAndLong, help: "Write the PNG to this file.") var output: String?
         @Option(help: "Have kioskd write the PNG to this absolute path.") var serverPath: String?
+        @Option(help: ArgumentHelp("Save the frame shown at the vblank nearest this time on the sync group's clock.", valueName: "ns"))
+        var groupTimeNs: Int64?
         @OptionGroup var display: OutputChoice
 
         func validate() throws {
@@ -42,11 +47,11 @@ extension Kioskctl {
 
         func run() throws {
             if let serverPath {
-                let result = try connection.call("screenshot", display.adding(to: ["path": .string(serverPath)]))
+                let result = try connection.call("screenshot", display.adding(to: arguments(["path": .string(serverPath)])))
                 if !connection.json { print("\(serverPath): \(dimensions(result))") }
                 return
             }
-            let result = try connection.call("screenshot", display.adding(to: [:]))
+            let result = try connection.call("screenshot", display.adding(to: arguments([:])))
             if connection.json { return }
             guard let text = result["png_base64"]?.stringValue, let png = Data(base64Encoded: text) else {
                 throw ClientFailure(message: "screenshot: the reply carries no png_base64", status: ClientFailure.errorReplyStatus)
@@ -61,8 +66,15 @@ extension Kioskctl {
             }
         }
 
+        private func arguments(_ given: [String: JSONValue]) -> [String: JSONValue] {
+            var all = given
+            if let groupTimeNs { all["group_time_ns"] = .int(groupTimeNs) }
+            return all
+        }
+
         private func dimensions(_ result: JSONValue) -> String {
-            "\(result["width"]?.intValue ?? 0)x\(result["height"]?.intValue ?? 0) PNG"
+            let shown = result["vblank_group_time_ns"]?.intValue.map { ", shown at group time \($0) ns" } ?? ""
+            return "\(result["width"]?.intValue ?? 0)x\(result["height"]?.intValue ?? 0) PNG" + shown
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 @testable import KioskRuntime
 import KioskScene
+import KioskTestSupport
 import XCTest
 
 /// Stages in a sync group run their page loop and tickers on the group's time: two members started 0.71 s apart
@@ -9,12 +10,7 @@ import XCTest
 /// group clock, and show their tickers at the same place for the same group time, within a frame's travel.
 final class GroupTimelineTests: XCTestCase {
     /// The group's time as a member reads it: its own clock moved by `offset`.
-    final class OffsetTimeline: GroupTimeline {
-        var offset: Int64
-        var known = true
-        init(offset: Int64) { self.offset = offset }
-        func groupTime(at local: MonotonicInstant) -> Int64? { known ? Int64(local.nanoseconds) + offset : nil }
-    }
+    typealias OffsetTimeline = OffsetGroupTimeline
 
     /// Three pages of one second, each a colour of its own filling the screen; a ticker on every page.
     static let scene = """

@@ -2,7 +2,7 @@ import Foundation
 
 /// Video clips made at test time with `gst-launch-1.0`: a test pattern with the frame number burned in at the top
 /// left (`timecodestamper` and `timeoverlay`: HH:MM:SS:FF, FF the frame within the second, in a font a ninth of the
-/// height in points), at 30 fps. Each clip is made once per test process and cached in a temporary folder. Broken files for the failure tests are made from a good one.
+/// height in points), at 30 fps unless asked otherwise. Each clip is made once per test process and cached in a temporary folder. Broken files for the failure tests are made from a good one.
 public enum TestClips {
     public enum Codec: String, Sendable {
         /// H.264 (x264) in MP4.
@@ -18,17 +18,18 @@ public enum TestClips {
     }()
     private static let lock = NSLock()
 
-    /// The path of a clip of `frames` frames at 30 fps; made on first use.
-    public static func clip(_ codec: Codec, width: Int, height: Int, frames: Int) throws -> String {
+    /// The path of a clip of `frames` frames at `fps` (30 unless given); made on first use.
+    public static func clip(_ codec: Codec, width: Int, height: Int, frames: Int, fps: Int = 30) throws -> String {
         lock.lock()
         defer { lock.unlock() }
-        let path = folder.appendingPathComponent("clip-\(width)x\(height)-\(frames).\(codec.rawValue)").path
+        let rate = fps == 30 ? "" : "-\(fps)fps"
+        let path = folder.appendingPathComponent("clip-\(width)x\(height)-\(frames)\(rate).\(codec.rawValue)").path
         if FileManager.default.fileExists(atPath: path) { return path }
         let encoder = codec == .h264
-            ? "x264enc speed-preset=ultrafast tune=zerolatency key-int-max=30 ! video/x-h264,profile=high ! h264parse ! mp4mux"
+            ? "x264enc speed-preset=ultrafast tune=zerolatency key-int-max=\(fps) ! video/x-h264,profile=high ! h264parse ! mp4mux"
             : "vp9enc deadline=1 cpu-used=8 keyframe-max-dist=30 ! webmmux"
         // The number is large and on a black box, so the region compared in golden tests reads clearly.
-        let pipeline = "videotestsrc num-buffers=\(frames) pattern=smpte ! video/x-raw,width=\(width),height=\(height),framerate=30/1 "
+        let pipeline = "videotestsrc num-buffers=\(frames) pattern=smpte ! video/x-raw,width=\(width),height=\(height),framerate=\(fps)/1 "
             + "! timecodestamper ! timeoverlay time-mode=time-code halignment=left valignment=top shaded-background=true "
             + "font-desc=\"Sans Bold \(max(height / 9, 8))\" ! videoconvert ! \(encoder) ! filesink location=\(path).part"
         try run("/usr/bin/gst-launch-1.0", ["-q"] + splitPipeline(pipeline))
@@ -70,6 +71,22 @@ public enum TestClips {
             }
         }
         return [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
+    }
+
+    /// Every frame of a clip, decoded by GStreamer alone (one decode) and scaled to `width`x`height`, as BGRA rows,
+    /// in order: what a capture is matched against to tell which frame it shows.
+    public static func decodedFrames(_ clip: String, width: Int, height: Int) throws -> [[UInt8]] {
+        let prefix = "all-\(width)x\(height)-" + (clip as NSString).lastPathComponent + ".raw."
+        let out = folder.appendingPathComponent(prefix).path
+        if !FileManager.default.fileExists(atPath: out + "0") {
+            let pipeline = "filesrc location=\(clip) ! decodebin3 ! videoscale add-borders=true ! videoconvert "
+                + "! video/x-raw,format=BGRA,width=\(width),height=\(height),pixel-aspect-ratio=1/1 "
+                + "! multifilesink location=\(out)%d"
+            try run("/usr/bin/gst-launch-1.0", ["-q"] + splitPipeline(pipeline))
+        }
+        var frames: [[UInt8]] = []
+        while let data = FileManager.default.contents(atPath: out + "\(frames.count)") { frames.append([UInt8](data)) }
+        return frames
     }
 
     private static func splitPipeline(_ text: String) -> [String] {

@@ -11,6 +11,10 @@ import XCTest
 /// 800x600, each with its own scene; each output's screenshot equals a headless render of its scene at its mode,
 /// and each output's flips are paced by a timer at its own mode's refresh although virtio-gpu completes flips at
 /// once. Fails, never skips, when the card is not such a card.
+///
+/// The tier also loads vkms, a second card: two kioskd in one sync group (one on virtio-gpu's Virtual-1, one on
+/// vkms), a mosquitto on loopback inside the VM, the same looping clip on both, started at different times: captures
+/// at the same group times show the same frame of the clip.
 final class KioskdTwoOutputVMTests: XCTestCase {
     static let left = """
         size: display
@@ -138,5 +142,16 @@ final class KioskdTwoOutputVMTests: XCTestCase {
             XCTAssertLessThanOrEqual(rate, refresh * 1.05, "\(output): no faster than its refresh \(refresh) Hz")
             XCTAssertGreaterThanOrEqual(interval["p50"] as? Double ?? 0, 1000 / refresh - 0.5, "\(output): never two flips within one refresh period")
         }
+    }
+
+    func testTwoKiosksOnTwoCardsInOneSyncGroupShowTheSameVideoFrameAtTheSameGroupTime() throws {
+        let cards = try DRMCard.cardPaths().map { try DRMCard(path: $0).driver }
+        XCTAssertTrue(cards.contains("vkms"), "the tier loads vkms beside virtio_gpu (KIOSKD_VM_MODULES=\"virtio_gpu vkms\"), cards: \(cards)")
+        let members = [GroupVideoCaptures.Member(id: "card-virtio", output: ["--backend", "drm", "--driver", "virtio_gpu", "--connector", "Virtual-1", "--mode", "800x600"]),
+                       GroupVideoCaptures.Member(id: "card-vkms", output: ["--backend", "drm", "--driver", "vkms", "--mode", "800x600"])]
+        // QEMU here emulates its CPUs (no KVM): the clip runs at 5 fps, which two debug kiosks keep up with.
+        let clip = ProcessInfo.processInfo.environment["KIOSKD_VM_ACCEL"] == "kvm" ? GroupVideoCaptures.Clip.fast : .slow
+        let (captures, states) = try GroupVideoCaptures.run(members, clip: clip, count: 4)
+        GroupVideoCaptures.check(captures, states: states, members: members, clip: clip, label: "sync group video, virtio-gpu and vkms (\(clip.fps) fps)")
     }
 }

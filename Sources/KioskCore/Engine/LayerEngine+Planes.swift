@@ -68,6 +68,29 @@ extension LayerEngine {
         return nil
     }
 
+    /// The frame on screen as a capture shows it: the compositor's copy of its shadow buffer with the layers on
+    /// overlay planes drawn where the planes show them (the compositor never draws those). Planes are used on
+    /// unrotated outputs only, so their frames are the panel's coordinates.
+    func screenSnapshot(_ compositor: any Compositing) -> [UInt8] {
+        var pixels = compositor.snapshot()
+        let size = compositor.size
+        for placement in planeLayout {
+            let surface = placement.surface, frame = placement.frame
+            guard surface.size.width == frame.width, surface.size.height == frame.height,
+                  pixels.count >= size.width * size.height * 4 else { continue }
+            let visible = frame.intersection(Rect(x: 0, y: 0, width: size.width, height: size.height))
+            guard !visible.isEmpty else { continue }
+            pixels.withUnsafeMutableBytes { out in
+                guard let base = out.baseAddress else { return }
+                for y in visible.y..<visible.y + visible.height {
+                    let source = surface.bytes + (y - frame.y) * surface.stride + (visible.x - frame.x) * 4
+                    (base + (y * size.width + visible.x) * 4).copyMemory(from: source, byteCount: visible.width * 4)
+                }
+            }
+        }
+        return pixels
+    }
+
     /// The visible layers that prefer a plane, by identity.
     private static func planeEligibleLayers(in root: Layer) -> [ObjectIdentifier: Layer] {
         var found: [ObjectIdentifier: Layer] = [:]

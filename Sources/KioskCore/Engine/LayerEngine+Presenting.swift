@@ -72,7 +72,8 @@ extension LayerEngine {
         }
         compositionAwaitingPresent = false
         presentRequested = false
-        screenshots.framePresented(shadow: { compositor.snapshot() })
+        screenshots.framePresented(shadow: { self.screenSnapshot(compositor) })
+        timedScreenshots.framePresented(now: loop.now, period: displayLink.frameDuration, shadow: { self.screenSnapshot(compositor) })
         counters.framesPresented += 1
         if unchanged { counters.unchangedFramesPresented += 1 }
         externalFramesPresented()
@@ -94,6 +95,7 @@ extension LayerEngine {
         screenFlipped(presentedFrame)
         flipListeners.emit(event)
         screenshots.frameFlipped()
+        timedScreenshots.frameFlipped(at: event.timestamp, period: displayLink.frameDuration)
         // The newest composition goes out now, one refresh after the frame before it.
         presentIfPossible(atFlip: true)
     }

@@ -115,6 +115,10 @@ public final class LayerEngine {
     var fpsCounter = FPSCounter()
     /// `captureScreen` requests waiting for their frame.
     let screenshots = ScreenshotQueue()
+    /// `captureScreen(atVblankNearest:)` requests waiting for their vblank.
+    let timedScreenshots = TimedScreenshots()
+    /// The timers that seed timed screenshots as their window opens, by request.
+    var seedTimers: [Int: TimerHandle] = [:]
     /// Purgeable subtrees and the surface budget (`SurfaceBudget.swift`).
     let surfaces = SurfaceBookkeeping()
     /// Surfaces shown by `showExternalSurface` that no present has carried yet, by layer.
@@ -209,6 +213,9 @@ public final class LayerEngine {
         for request in inFlight.values where request.layer?.renderInFlight == request.id { request.layer?.renderInFlight = nil }
         // Screenshots still waiting get the last frame shown, as the front buffer holds it.
         screenshots.frameFlipped(frontBuffer: { [backend] in backend?.frontBufferSnapshot() })
+        timedScreenshots.cancelAll()
+        for timer in seedTimers.values { timer.cancel() }
+        seedTimers = [:]
         inFlight.removeAll()
         deferredLongRenders.removeAll()
         groups.removeAll()
@@ -295,7 +302,7 @@ public final class LayerEngine {
     /// stride = width * 4. Nil when the shadow buffer does not hold that frame at this moment (nothing flipped
     /// yet, a flip pending, or a newer composition waiting); `captureScreen(then:)` waits for the moment instead.
     public func screenshot() -> [UInt8]? {
-        shadowHoldsScreen ? compositor?.snapshot() : nil
+        shadowHoldsScreen ? compositor.map(screenSnapshot) : nil
     }
 
     /// Calls `completion` on the main thread with the frame on screen (as `screenshot()`). When the shadow buffer
@@ -310,13 +317,41 @@ public final class LayerEngine {
             return
         }
         if shadowHoldsScreen {
-            completion(compositor.snapshot())
+            completion(screenSnapshot(compositor))
         } else if !presentsEnabled {
             completion(backend.frontBufferSnapshot())
         } else if backend.isFlipPending, !compositionAwaitingPresent {
-            screenshots.waitForPendingFlip(completion, shadow: { compositor.snapshot() })
+            screenshots.waitForPendingFlip(completion, shadow: { self.screenSnapshot(compositor) })
         } else {
             screenshots.waitForNextPresent(completion)
+        }
+    }
+
+    /// Calls `completion` on the main thread with the frame on screen at the vblank nearest `instant` (on
+    /// CLOCK_MONOTONIC, the clock of vblank timestamps) and the time of the flip that put it on screen (nil when no
+    /// flip came from three periods before `instant`, and the frame then on screen is given): waits until the first flip more than half a refresh period after it, or
+    /// for `instant` plus `patience` when none comes. The frames are copied from the shadow buffer at their presents,
+    /// from three periods before `instant` (8 MB a copy at 1080p, only for those few frames). Nil pixels when the
+    /// engine is not running.
+    public func captureScreen(atVblankNearest instant: MonotonicInstant, patience: Duration = .milliseconds(250),
+                              then completion: @escaping (_ pixels: [UInt8]?, _ vblank: MonotonicInstant?) -> Void) {
+        guard state == .running, backend != nil else { return completion(nil, nil) }
+        let period = displayLink.frameDuration
+        timedScreenshots.add(at: instant, completion: completion) { id in
+            // The frame on screen as the window opens, for a screen that does not flip again before the time.
+            let open = instant + period * -3
+            let seed = { [weak self] in
+                guard let self else { return }
+                seedTimers[id] = nil
+                timedScreenshots.seed(id, pixels: screenshot())
+            }
+            if open <= loop.now { seed() } else { seedTimers[id] = loop.addTimer(at: open, seed) }
+            return loop.addTimer(at: instant + period / 2 + patience) { [weak self] in
+                guard let self else { return }
+                seedTimers[id]?.cancel()
+                seedTimers[id] = nil
+                timedScreenshots.expire(id) { self.screenshot() ?? self.backend?.frontBufferSnapshot() }
+            }
         }
     }
 

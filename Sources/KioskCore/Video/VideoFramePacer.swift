@@ -17,6 +17,10 @@ public final class VideoFramePacer {
     private let shown: (VideoFrame, Bool) -> Void
     /// Frames superseded while waiting, before any vblank could show them.
     public private(set) var superseded = 0
+    /// Called with each frame that has a due time as it is handed to the layer, and the vblank it was picked for
+    /// (the next page flip's; now, for one handed over while the pacer was idle): a sync group measures each
+    /// frame's vblank against its group due time with it.
+    public var onPicked: ((VideoFrame, MonotonicInstant) -> Void)?
     /// Actions waiting for the frames handed over to be on screen (`whenDrained`), and the timer that runs them
     /// anyway when no flip comes (no output, a blanked one).
     private var drainActions: [() -> Void] = []
@@ -48,9 +52,13 @@ public final class VideoFramePacer {
         if !ticking {
             // The display link is not running: its first tick is a flip away, two vblanks at worst, by when the
             // next frame may be due too. A frame due now goes out at once (an idle output presents at once).
-            let (due, skipped) = schedule.take(forVblankAt: engine.loop.now, period: engine.displayLink.frameDuration)
+            let now = engine.loop.now
+            let (due, skipped) = schedule.take(forVblankAt: now, period: engine.displayLink.frameDuration)
             superseded += skipped
-            if let due { show(due) }
+            if let due {
+                onPicked?(due, now)
+                show(due)
+            }
         }
         startTicking()
     }
@@ -101,7 +109,10 @@ public final class VideoFramePacer {
         ticks += 1
         let (frame, skipped) = schedule.take(forVblankAt: tick.nextVblank, period: engine.displayLink.frameDuration)
         superseded += skipped
-        if let frame { show(frame) }
+        if let frame {
+            onPicked?(frame, tick.nextVblank)
+            show(frame)
+        }
         if !drainActions.isEmpty, isDrained { runDrainActions() }
         ticking = !schedule.isEmpty || !drainActions.isEmpty
         return ticking

@@ -49,7 +49,23 @@ extension SceneStage: VideoControlling {
             "retry_in": seconds(slot.retryDue.map { max($0 - engine.loop.now, .zero) }),
             "waiting": slot.waiting.map(PropertyValue.string) ?? .null,
             "schedule_wakeups": .number(Double(slot.scheduleWakeups)),
+            "group": groupFigures(slot),
         ]
+    }
+
+    /// In a sync group, how the clip follows the group's clock (`GroupVideoFollower`): `phase_error_ms` (each
+    /// frame's vblank against its group due time, absolute, p50 and p99 of the last 128), `decoder_phase_ms` (the
+    /// decoder's due times against the group's, signed), `seeks` made to join the group's position and
+    /// `seek_time_ms` (what the next seek aims ahead by); null outside a sync group.
+    private func groupFigures(_ slot: VideoSlot) -> PropertyValue {
+        guard slot.groupTimed else { return .null }
+        let follower = slot.groupFollower
+        return .object([
+            "phase_error_ms": .object(GroupVideoFollower.percentiles(follower.vblankErrors.map { abs($0) })),
+            "decoder_phase_ms": .object(GroupVideoFollower.percentiles(follower.phases)),
+            "seeks": .number(Double(follower.seeks)),
+            "seek_time_ms": .number(follower.seekTime.milliseconds.rounded()),
+        ])
     }
 
     public func loadVideo(id: String?, source: String) throws(StageError) {

@@ -28,6 +28,10 @@ final class SceneVideos {
         self.schemes = schemes
     }
 
+    /// The sync group's timeline and the group time a video on `page` has its position zero at (the stage's:
+    /// the group clock's zero, or the page's turn in the group's page loop); nil outside a sync group.
+    var groupTiming: ((_ page: String) -> (timeline: GroupTimeline, anchor: Int64)?)?
+
     /// The wall clock playlist items' `when:` rules are read on, and whether it is synchronized: the stage's.
     var clock = VideoSlot.SlotClock(now: { Date() }, synchronized: { true })
 
@@ -46,6 +50,8 @@ final class SceneVideos {
                                                             synchronized: { [weak self] in self?.clock.synchronized() ?? true }))
             slot.onReport = { [weak self] report in self?.onReport?(report) }
             slot.cachedFile = { [weak self] url in self?.cachedFile?(url) }
+            let page = node.page
+            slot.groupTiming = { [weak self] in self?.groupTiming?(page) }
             // The first video of a `duration: video` page decides when the page is done.
             if advancingPages.contains(node.page), firstOnPage.insert(node.page).inserted {
                 let page = node.page

@@ -72,7 +72,7 @@ final class VideoSlot {
     private var lastSurface: LayerSurface?
     /// Puts the frames on the body layer at their vblanks, across items.
     private lazy var pacer: VideoFramePacer? = node.body.map { body in
-        VideoFramePacer(engine: engine, layer: body) { [weak self] frame, wasShown in
+        let pacer = VideoFramePacer(engine: engine, layer: body) { [weak self] frame, wasShown in
             guard let self else { return }
             if wasShown {
                 framesShown += 1
@@ -81,7 +81,22 @@ final class VideoSlot {
                 framesNotShown += 1
             }
         }
+        pacer.onPicked = { [weak self] frame, vblank in
+            guard let self, self.groupTimed else { return }
+            groupFollower.shown(frame, forVblankAt: vblank)
+        }
+        return pacer
     }
+    /// The sync group's timeline and the group time the clip's position zero is at (`SceneVideos`); nil outside a
+    /// sync group, or while the anchor is not known. Only a single clip is timed by the group (`groupTimed`): a
+    /// playlist of several plays on the decoder's own clock.
+    var groupTiming: (() -> (timeline: GroupTimeline, anchor: Int64)?)?
+    /// Keeps the decoder on the group's clock, and its figures for `video.state`.
+    let groupFollower = GroupVideoFollower()
+    /// Whether the current clip follows a sync group's clock (its frames are measured against their group times).
+    private(set) var groupTimed = false
+    /// The current clip's duration in nanoseconds, once the player knows it.
+    private var clipDuration: Int64?
     /// Whether the current item showed its first frame.
     private var itemStarted = false
     /// Fails an item that shows no frame and no error while playing (GStreamer can stall on a truncated file).
@@ -343,8 +358,36 @@ final class VideoSlot {
         requestedSize = request.size
         itemStarted = false
         if wantsPlaying { armStartDeadline() } else { player.pause() }
-        player.onFrame = { [weak self] frame in self?.pacer?.add(frame) }
+        clipDuration = nil
+        groupFollower.reset()
+        player.onFrame = { [weak self] frame in self?.frameArrived(frame) }
         player.onEvent = { [weak self] event in self?.playerEvent(event, source: source) }
+    }
+
+    /// A frame from the decoder: to the pacer, with its group due time in a sync group (`GroupVideoFollower`),
+    /// and the decoder moved to the group's position when it is too far from it.
+    private func frameArrived(_ frame: VideoFrame) {
+        guard let pacer else { return }
+        guard let timed = groupClock() else {
+            groupTimed = false
+            return pacer.add(frame)
+        }
+        let (paced, seek) = groupFollower.follow(frame, clock: timed.clock, duration: timed.duration,
+                                                 timeline: timed.timeline, now: engine.loop.now)
+        groupTimed = true
+        pacer.add(paced)
+        if let seek { player?.seek(to: .nanoseconds(seek)) }
+    }
+
+    /// The group's clock for the current clip, its duration (ns) and the timeline; nil outside a sync group, for a
+    /// playlist of several items, or while the clip's duration is not known.
+    private func groupClock() -> (clock: GroupVideoClock, duration: Int64, timeline: GroupTimeline)? {
+        guard properties.sources.count == 1, let player, let timing = groupTiming?() else { return nil }
+        if clipDuration == nil, let known = player.duration, known > .zero {
+            clipDuration = Int64(clamping: known.nanosecondsClamped)
+        }
+        guard let duration = clipDuration else { return nil }
+        return (GroupVideoClock(anchor: timing.anchor, loops: properties.loop), duration, timing.timeline)
     }
 
     private func playerEvent(_ event: VideoPlayerEvent, source: String) {
@@ -385,7 +428,11 @@ final class VideoSlot {
             let eligible = self.eligible
             // A clip by URL whose new version arrived while it played is opened again, on the new copy.
             if properties.sources.count == 1, eligible == [index], let player, playableFile(source) == openedFile {
-                player.seek(to: .zero)
+                // In a sync group, on at the group's position when the seek is done; else from the start.
+                let onGroup = groupClock().flatMap { timed in
+                    groupFollower.loopTarget(clock: timed.clock, duration: timed.duration, timeline: timed.timeline, now: engine.loop.now)
+                }
+                player.seek(to: .nanoseconds(onGroup ?? 0))
             } else if let first = eligible.first {
                 open(first)
             } else {

@@ -1,0 +1,115 @@
+import KioskCore
+
+/// Keeps one video widget's decoder on the sync group's clock (`GroupVideoClock`): once the group's time is known,
+/// each frame is handed to the pacer with its group due time (before, it plays at the decoder's own time). While the
+/// decoder is outside the clock's window (a member that joins, restarts or learns the group's time late, a clip
+/// that looped; a decoder that was on the group must stay out for `framesBeforeSeek` frames), the widget is asked to
+/// seek to the position the group will be at when the seek is done. How long a seek takes is learnt from the first frame after
+/// each: the next seek aims that much ahead, plus 40 ms so that the frames arrive a little early and wait for their
+/// vblank. Until the frame a seek asked for comes (or 2 s), no other seek is asked for.
+///
+/// Also keeps, for `video.state`, the decoder's phase against the group and the error of each shown frame's vblank
+/// against its group due (the last 128 of each), and the seeks made.
+///
+/// Main thread, owned by one `VideoSlot`.
+final class GroupVideoFollower {
+    /// The expected time from a seek to its first frame being due; learnt from each seek.
+    private(set) var seekTime: Duration = .milliseconds(150)
+    private var pendingSeek: (target: Int64, issued: MonotonicInstant)?
+    private(set) var seeks = 0
+    /// The decoder's phase against the group (group due minus the decoder's due), ns.
+    private(set) var phases: [Int64] = []
+    /// The vblank each frame was picked for minus its group due, ns: how far from its group time a frame shows.
+    private(set) var vblankErrors: [Int64] = []
+    static let kept = 128
+    /// Frames the group timed (the others played free).
+    private(set) var framesOnGroup = 0
+    /// Frames in a row outside the window, and how many make a seek.
+    private var outOfWindow = 0
+    static let framesBeforeSeek = 4
+    /// Aimed for: frames a little early, waiting for their vblank in the pacer.
+    static let aheadMargin: Int64 = 40_000_000
+
+    /// What to do with a frame from the decoder: the frame to pace (group-timed, or as it came), and a position to
+    /// seek to when the decoder is outside the window. `duration` is the clip's, ns.
+    func follow(_ frame: VideoFrame, clock: GroupVideoClock, duration: Int64, timeline: GroupTimeline,
+                now: MonotonicInstant) -> (frame: VideoFrame, seek: Int64?) {
+        let position = Int64(clamping: frame.timestamp.nanosecondsClamped)
+        // Once the group's time is known every frame is due at its group time, on the group or not: one the
+        // decoder brings late shows at the next vblank, one it brings early waits.
+        guard duration > 0, let (mapped, phase) = clock.map(frame, duration: duration, timeline: timeline) else { return (frame, nil) }
+        var firstAfterSeek = false
+        if let pending = pendingSeek {
+            let step = max(Int64(clamping: frame.duration.nanosecondsClamped), 1_000_000)
+            if abs(position - pending.target) < step + step / 2 {
+                pendingSeek = nil
+                firstAfterSeek = true
+            } else if now - pending.issued > .seconds(2) {
+                pendingSeek = nil
+            } else {
+                // A frame decoded before the seek.
+                return (mapped, nil)
+            }
+        }
+        Self.append(phase, to: &phases)
+        if firstAfterSeek {
+            // The seek came `phase` later than aimed for (negative: earlier): aim that much further next time.
+            let next = Int64(clamping: seekTime.nanosecondsClamped) - phase + Self.aheadMargin
+            seekTime = .nanoseconds(min(max(next, 50_000_000), 2_000_000_000))
+        }
+        if GroupVideoClock.window.contains(phase) {
+            framesOnGroup += 1
+            outOfWindow = 0
+            return (mapped, nil)
+        }
+        // A decoder that was on the group and falls out for a frame or two (a busy board, a late decode) is left
+        // to catch up: a seek costs more frames than it saves. One that stays out, or was never in, is moved.
+        outOfWindow += 1
+        if framesOnGroup > 0, !firstAfterSeek, outOfWindow < Self.framesBeforeSeek { return (mapped, nil) }
+        outOfWindow = 0
+        guard let target = clock.seekTarget(at: now, seekTime: seekTime, duration: duration, timeline: timeline) else {
+            return (mapped, nil)
+        }
+        return (mapped, requestSeek(target, now: now))
+    }
+
+    /// A seek to `target` the widget makes now (a loop's, or one `follow` asked for): its first frame is waited for.
+    @discardableResult
+    func requestSeek(_ target: Int64, now: MonotonicInstant) -> Int64 {
+        pendingSeek = (target, now)
+        seeks += 1
+        return target
+    }
+
+    /// Where a looping clip that ended goes on: the group's position when the seek will be done.
+    func loopTarget(clock: GroupVideoClock, duration: Int64, timeline: GroupTimeline, now: MonotonicInstant) -> Int64? {
+        clock.seekTarget(at: now, seekTime: seekTime, duration: duration, timeline: timeline).map { requestSeek($0, now: now) }
+    }
+
+    /// A frame went to the compositor for the vblank at `vblank`.
+    func shown(_ frame: VideoFrame, forVblankAt vblank: MonotonicInstant) {
+        guard let due = frame.due else { return }
+        Self.append(Int64(clamping: (vblank - due).nanosecondsClamped), to: &vblankErrors)
+    }
+
+    /// A new item, or the player let go: a seek still waited for never comes.
+    func reset() {
+        pendingSeek = nil
+        outOfWindow = 0
+    }
+
+    private static func append(_ value: Int64, to values: inout [Int64]) {
+        values.append(value)
+        if values.count > kept { values.removeFirst(values.count - kept) }
+    }
+
+    /// p50 and p99 of `values` (ns) in milliseconds, for `video.state`.
+    static func percentiles(_ values: [Int64]) -> [String: PropertyValue] {
+        guard !values.isEmpty else { return ["p50": .null, "p99": .null, "count": .number(0)] }
+        let sorted = values.sorted()
+        func at(_ q: Double) -> PropertyValue {
+            .number((Double(sorted[min(Int(Double(sorted.count - 1) * q + 0.5), sorted.count - 1)]) / 1e4).rounded() / 100)
+        }
+        return ["p50": at(0.5), "p99": at(0.99), "count": .number(Double(sorted.count))]
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import KioskCore
+@testable import KioskRuntime
+import KioskScene
+import KioskTestSupport
+import XCTest
+
+/// A video widget in a sync group, with a fake decoder on the manual clock: a member whose decoder is far from the
+/// group's position seeks to where the group will be once the seek is done, and each frame then reaches the screen at
+/// the vblank nearest its group due time; a clip that ends is sought to the group's position, not to its start.
+final class GroupVideoTests: XCTestCase {
+    typealias FakePlayer = VideoSlotTests.FakePlayer
+    typealias FakeMaker = VideoSlotTests.FakeMaker
+
+    /// One looping video filling the screen.
+    static let scene = """
+        widgets:
+          - {id: v, type: video, source: a.mp4, loop: true, x: 0, y: 0, width: 100%, height: 100%, background: "#0000ff"}
+        """
+    static let frame: Int64 = 33_333_333
+    static let clip: Int64 = 1_000_000_000
+
+    /// A colour per frame position, so the screen says which frame it shows.
+    static func colour(_ position: Int64) -> UInt32 { 0x000100 * UInt32(position / frame % 200 + 20) }
+
+    func testAMemberFarFromTheGroupSeeksToItAndShowsEachFrameAtItsGroupTime() throws {
+        let h = try StageHarness(yaml: Self.scene, size: Size(width: 64, height: 48), files: ["a.mp4": Data("a".utf8)])
+        let maker = FakeMaker()
+        h.stage.videoPlayers = maker
+        let timeline = OffsetGroupTimeline(offset: 1_796_000_000_987_654_321)
+        h.stage.timeline = timeline
+        h.settle()
+        let player = maker.last
+        XCTAssertEqual(player.duration, .nanoseconds(Self.clip))
+        let clock = GroupVideoClock(anchor: 0, loops: true)
+        func groupPosition(_ local: MonotonicInstant) throws -> Int64 {
+            try XCTUnwrap(clock.position(atGroupTime: try XCTUnwrap(timeline.groupTime(at: local)), duration: Self.clip))
+        }
+
+        // The decoder starts the clip from its start, wherever the group is: a frame far outside the window.
+        let now = h.loop.now
+        let behind = (try groupPosition(now) + Self.clip / 2) % Self.clip
+        player.frame(Self.colour(behind), timestamp: .nanoseconds(behind), due: now + .milliseconds(40))
+        let target = try XCTUnwrap(player.seeks.last, "a seek to the group's position")
+        let expected = try groupPosition(now + .milliseconds(150))
+        XCTAssertEqual(Double(target.nanosecondsClamped), Double(expected), accuracy: 1_000_000, "where the group is once the seek is done")
+
+        // After the seek (here 120 ms), frames from the target on, paced by the decoder on its own clock and 30 ms
+        // late against the group: each is shown at the vblank nearest its group time all the same.
+        let first = target.nanosecondsClamped - target.nanosecondsClamped % Self.frame
+        let decoderStart = now + .milliseconds(120)
+        var frames: [(position: Int64, groupDue: Int64)] = []
+        for n in 0..<12 {
+            let position = (first + Int64(n) * Self.frame) % Self.clip
+            let due = decoderStart + .nanoseconds(Int64(n) * Self.frame)
+            let group = clock.groupDue(ofPosition: position, near: try XCTUnwrap(timeline.groupTime(at: due)), duration: Self.clip)
+            frames.append((position, group))
+        }
+        var shownAt: [Int64: Int64] = [:]
+        h.listeners.append(h.engine.addFlipListener { flip in
+            guard let image = h.backend.frontBufferSnapshot(), let group = timeline.groupTime(at: flip.timestamp) else { return }
+            let pixel = UInt32(image[2]) << 16 | UInt32(image[1]) << 8 | UInt32(image[0])
+            if let frame = frames.first(where: { Self.colour($0.position) == pixel }), shownAt[frame.position] == nil {
+                shownAt[frame.position] = group
+            }
+        })
+        var delivered = 0
+        while delivered < frames.count {
+            // The fake decoder hands each frame over 40 ms before its own due time, as GStreamer's sink does.
+            let decoderDue = decoderStart + .nanoseconds(Int64(delivered) * Self.frame)
+            if h.loop.now + .milliseconds(40) >= decoderDue {
+                player.frame(Self.colour(frames[delivered].position), timestamp: .nanoseconds(frames[delivered].position), due: decoderDue)
+                delivered += 1
+            }
+            h.run(for: .milliseconds(4))
+        }
+        h.run(for: .milliseconds(200))
+        XCTAssertEqual(player.seeks.count, 1, "one seek: the frames after it are within the window")
+        let refresh = h.backend.info.mode.frameDuration.nanosecondsClamped
+        for frame in frames.dropFirst() {
+            let shown = try XCTUnwrap(shownAt[frame.position], "frame at \(frame.position) shown")
+            XCTAssertLessThanOrEqual(abs(shown - frame.groupDue), refresh / 2 + 1,
+                                     "frame at \(frame.position): flipped \(Double(shown - frame.groupDue) / 1e6) ms from its group time")
+        }
+        let state = try h.stage.videoState(id: "v")
+        guard case .object(let group)? = state["group"] else { return XCTFail("video.state has group: \(state)") }
+        XCTAssertEqual(group["seeks"], .number(1))
+        guard case .object(let phase)? = group["phase_error_ms"], case .number(let p99)? = phase["p99"] else { return XCTFail("\(group)") }
+        XCTAssertLessThanOrEqual(p99, Double(refresh) / 2e6 + 0.01)
+
+        // The clip ends: the widget seeks to the group's position when the seek will be done, not to the start.
+        let endedAt = h.loop.now
+        player.end()
+        h.run(for: .milliseconds(300))
+        let loopSeek = try XCTUnwrap(player.seeks.last)
+        XCTAssertEqual(player.seeks.count, 2)
+        let wanted = try groupPosition(endedAt + .milliseconds(150))
+        XCTAssertLessThan(abs(loopSeek.nanosecondsClamped - wanted), 400_000_000, "on at the group's position (\(loopSeek) for \(wanted) ns)")
+        XCTAssertNotEqual(loopSeek, .zero)
+    }
+
+    func testWithoutATimelineFramesKeepTheDecodersTimeAndNothingSeeks() throws {
+        let h = try StageHarness(yaml: Self.scene, size: Size(width: 64, height: 48), files: ["a.mp4": Data("a".utf8)])
+        let maker = FakeMaker()
+        h.stage.videoPlayers = maker
+        h.settle()
+        maker.last.frame(0xFF0000, timestamp: .milliseconds(500), due: h.loop.now + .milliseconds(20))
+        h.run(for: .milliseconds(100))
+        XCTAssertEqual(try h.pixel(x: 1, y: 1), 0xFF0000)
+        XCTAssertTrue(maker.last.seeks.isEmpty)
+        XCTAssertEqual(try h.stage.videoState(id: "v")["group"], .null)
+        maker.last.end()
+        h.run(for: .milliseconds(300))
+        XCTAssertEqual(maker.last.seeks, [.zero], "a loop starts the clip again from its start")
+    }
+}
