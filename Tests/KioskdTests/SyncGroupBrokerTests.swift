@@ -94,7 +94,12 @@ final class SyncGroupBrokerTests: XCTestCase {
         let p99 = apart[min(apart.count - 1, Int(Double(apart.count) * 0.99))]
         print(String(format: "sync group: one turn's flips across the three members, apart on the group clock: p50 %.2f ms, p99 %.2f ms over %d turns",
                      apart[apart.count / 2], p99, apart.count))
-        XCTAssertLessThanOrEqual(p99, frameMs, "every page change's flip agrees across members within one refresh period at p99")
+        // Each member flips at its own vblank nearest the turn, and the members' vblanks are not locked to each
+        // other: two of them can be up to a refresh period apart with every turn on time, and their group clocks
+        // add their own disagreement (measured above) to the flips' mapped times.
+        let clockSpread = spreads.last ?? 0
+        XCTAssertLessThanOrEqual(p99, frameMs + clockSpread,
+                                 "every page change's flip agrees across members within one refresh period at p99 (plus the clocks' spread, \(clockSpread) ms)")
 
         let before = (1...2).compactMap { sync($0)?["offset_ms"] as? Double }
         kiosks[0].signal(SIGKILL)
