@@ -96,6 +96,7 @@ public final class Kiosk {
             engine.screenHealth = settings.health.settings
             return try SceneRunner(engine: engine, path: path, wall: entry.wall, watch: configuration.watch, fpsOverlay: configuration.fpsOverlay,
                                    memory: settings.memory, video: settings.video, cacheDirectory: settings.cache.directory,
+                                   webHangTimeout: configuration.webHangTimeout,
                                    substitute: substitute ?? (RemoteAsset.isFetched(path) ? remoteSubstitute : nil), problem: problem, logger: logger)
         }, logger: logger)
         let first = outputs.first

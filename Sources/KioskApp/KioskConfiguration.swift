@@ -28,6 +28,9 @@ public struct KioskConfiguration: Sendable, Equatable {
     /// `--verify-corrupt-composed` (hidden, for tests): `output.verify` accepts `corrupt_composed: true`, which spoils
     /// its copy of the composed frame before comparing, so a mismatch can be shown on hardware that scans out correctly.
     public var verifyCorruptComposed = false
+    /// `--web-hang-timeout` (hidden, for tests): how long a web widget's page may leave a ping unanswered before its
+    /// web process is ended (pinged every half of it); nil keeps the standard 10 s (pinged every 5 s).
+    public var webHangTimeout: Duration?
 
     public init(settings: KioskConfig = KioskConfig(), boardName: String? = nil, backlight: String? = nil) {
         self.settings = settings

@@ -52,7 +52,7 @@ final class SceneRunner {
     ///     the start, and the scene file is neither read nor watched; a reload starts kioskd over.
     /// - Throws: the scene's validation errors (`SceneValidationError`).
     init(engine: LayerEngine, path: String, wall: WallSettings? = nil, watch: Bool, fpsOverlay: Bool, memory: KioskConfig.Memory = KioskConfig.Memory(),
-         video: KioskConfig.Video = KioskConfig.Video(), cacheDirectory: String? = nil,
+         video: KioskConfig.Video = KioskConfig.Video(), cacheDirectory: String? = nil, webHangTimeout: Duration? = nil,
          substitute: Substitute? = nil, problem: ConfigurationProblem? = nil, logger: Logger) throws {
         // The asset cache's folder (`cache.dir`, else the default): where copies of a scene and fonts by URL are.
         let cacheDirectory = cacheDirectory ?? AssetCache.defaultDirectory()
@@ -110,7 +110,7 @@ final class SceneRunner {
         stage.preloadPages = memory.preloadPages ?? KioskConfig.Memory.defaultPreloadPages
         engine.surfaceBudgetBytes = (memory.surfaceBudgetMB ?? KioskConfig.Memory.defaultSurfaceBudgetMB) << 20
         VideoWiring.attach(to: stage, loop: loop, logger: logger)
-        WebWiring.attach(to: stage, loop: loop, logger: logger)
+        WebWiring.attach(to: stage, loop: loop, hangTimeout: webHangTimeout, logger: logger)
         if watch && problem == nil && !remote {
             do { try stage.watch(path: path) } catch where substitute != nil {
                 // A kiosk keeps showing what it has; scene.load and SIGHUP still replace it.

@@ -15,7 +15,9 @@ enum WebWiring {
                          memoryLimitMB: web.memoryLimitMB ?? KioskConfig.Web.defaultMemoryLimitMB)
     }
 
-    static func attach(to stage: SceneStage, loop: MainLoop, logger: Logger) {
+    /// - Parameter hangTimeout: `--web-hang-timeout` (hidden, for tests); nil keeps the stage's 10 s.
+    static func attach(to stage: SceneStage, loop: MainLoop, hangTimeout: Duration? = nil, logger: Logger) {
+        if let hangTimeout { stage.webHangTimeout = hangTimeout }
         do {
             stage.webPages = try WPEWeb(loop: loop)
         } catch {

@@ -96,6 +96,9 @@ struct RunCommand: ParsableCommand {
     @Flag(help: ArgumentHelp("Accept output.verify's corrupt_composed argument, which spoils the copy of the composed frame compared so the verification reports scanout_mismatch (for tests).", visibility: .hidden))
     var verifyCorruptComposed = false
 
+    @Option(help: ArgumentHelp("How long a web widget's page may leave a ping, sent every half of it, unanswered before its web process is ended, in place of 10 s (for tests).", valueName: "SECONDS", visibility: .hidden))
+    var webHangTimeout: Double?
+
     @Option(help: ArgumentHelp("The scene file to show (YAML or JSON), an https:// or http:// URL of one (fetched into the asset cache, revalidated every 60 s and at SIGHUP, shown from the cache offline), or default for the bundled dashboard scene; without it /etc/kioskd/scene.yaml when it exists, else the bundled scene.", valueName: "FILE|URL|default"))
     var scene: String?
 
@@ -121,6 +124,9 @@ struct RunCommand: ParsableCommand {
     @OptionGroup var input: InputOptions
 
     func validate() throws {
+        if let webHangTimeout, !(webHangTimeout >= 0.2 && webHangTimeout <= 3600) {
+            throw ValidationError("--web-hang-timeout \(webHangTimeout): expected seconds from 0.2 to 3600")
+        }
         if let repaintWindow, RepaintWindow.Mode(repaintWindow) == nil {
             throw ValidationError("--repaint-window \(repaintWindow): expected auto, off, or the lead before the vblank in milliseconds (0 to 999)")
         }

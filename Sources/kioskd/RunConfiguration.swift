@@ -28,6 +28,7 @@ extension RunCommand {
                 configuration.playsDatabase = playsDb ?? stateDirectory.map { $0 + "/plays.db" }
                 configuration.stateDirectory = stateDirectory
                 configuration.verifyCorruptComposed = verifyCorruptComposed
+                configuration.webHangTimeout = webHangTimeout.map { .milliseconds(Int64(($0 * 1000).rounded())) }
                 configuration.backlightDirectory = input.backlightDir
             }
         } catch let error as RunFileError {

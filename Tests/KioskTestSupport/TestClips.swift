@@ -1,8 +1,10 @@
 import Foundation
 
-/// Video clips made at test time with `gst-launch-1.0`: a test pattern with the frame number burned in at the top
-/// left (`timecodestamper` and `timeoverlay`: HH:MM:SS:FF, FF the frame within the second, in a font a ninth of the
-/// height in points), at 30 fps unless asked otherwise. Each clip is made once per test process and cached in a temporary folder. Broken files for the failure tests are made from a good one.
+/// Video clips made at test time by `scripts/make-test-clip`: a test pattern with the frame number burned in at the
+/// top left (HH:MM:SS:FF, FF the frame within the second), at 30 fps unless asked otherwise. Each clip is made once and
+/// cached in a folder: `KIOSKD_TEST_CLIPS` when set (scripts/test-all makes the largest clip there ahead of its test,
+/// while other tests run), else a temporary folder of this test process. Broken files for the failure tests are made
+/// from a good one.
 public enum TestClips {
     public enum Codec: String, Sendable {
         /// H.264 (x264) in MP4.
@@ -12,28 +14,34 @@ public enum TestClips {
     }
 
     private static let folder: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-clips-\(getpid())")
+        let url = ProcessInfo.processInfo.environment["KIOSKD_TEST_CLIPS"].map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("kioskd-clips-\(getpid())")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }()
     private static let lock = NSLock()
+    private static let maker = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("scripts/make-test-clip").path
 
-    /// The path of a clip of `frames` frames at `fps` (30 unless given); made on first use.
+    /// The path of a clip of `frames` frames at `fps` (30 unless given); made on first use. One that another process
+    /// is making (its `.making` file is there) is waited for, for up to 150 s, then made here if it did not appear
+    /// (within the test stall guard's 5 minutes a case, with the encoding and the test after it).
     public static func clip(_ codec: Codec, width: Int, height: Int, frames: Int, fps: Int = 30) throws -> String {
         lock.lock()
         defer { lock.unlock() }
         let rate = fps == 30 ? "" : "-\(fps)fps"
         let path = folder.appendingPathComponent("clip-\(width)x\(height)-\(frames)\(rate).\(codec.rawValue)").path
+        if FileManager.default.fileExists(atPath: path + ".making") {
+            do {
+                try Poll.until("\(path), being made by another process", timeout: 150, interval: 0.2) {
+                    FileManager.default.fileExists(atPath: path) || !FileManager.default.fileExists(atPath: path + ".making")
+                }
+            } catch is Poll.Timeout {
+                print("TestClips: \(path) was still being made after 150 s; making it here")
+            }
+        }
         if FileManager.default.fileExists(atPath: path) { return path }
-        let encoder = codec == .h264
-            ? "x264enc speed-preset=ultrafast tune=zerolatency key-int-max=\(fps) ! video/x-h264,profile=high ! h264parse ! mp4mux"
-            : "vp9enc deadline=1 cpu-used=8 keyframe-max-dist=30 ! webmmux"
-        // The number is large and on a black box, so the region compared in golden tests reads clearly.
-        let pipeline = "videotestsrc num-buffers=\(frames) pattern=smpte ! video/x-raw,width=\(width),height=\(height),framerate=\(fps)/1 "
-            + "! timecodestamper ! timeoverlay time-mode=time-code halignment=left valignment=top shaded-background=true "
-            + "font-desc=\"Sans Bold \(max(height / 9, 8))\" ! videoconvert ! \(encoder) ! filesink location=\(path).part"
-        try run("/usr/bin/gst-launch-1.0", ["-q"] + splitPipeline(pipeline))
-        try FileManager.default.moveItem(atPath: path + ".part", toPath: path)
+        try run(maker, [codec.rawValue, "\(width)", "\(height)", "\(frames)", path] + (fps == 30 ? [] : ["\(fps)"]))
         return path
     }
 
@@ -117,9 +125,10 @@ public enum TestClips {
         let deadline = ProcessDeadline(process, seconds: 120)
         let message = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        try deadline.finish("gst-launch-1.0 \(arguments.joined(separator: " "))")
+        let command = ((executable as NSString).lastPathComponent + " " + arguments.joined(separator: " "))
+        try deadline.finish(command)
         guard process.terminationStatus == 0 else {
-            throw ClipError("gst-launch-1.0 \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): "
+            throw ClipError("\(command) failed (\(process.terminationStatus)): "
                             + (String(data: message, encoding: .utf8) ?? ""))
         }
     }

@@ -12,6 +12,11 @@ import XCTest
 final class ControlScreenshotDRMTests: XCTestCase {
     override func setUpWithError() throws { try requireDRMDevice() }
 
+    /// The run's length: its last frame is captured, so the test waits it out. The scene was still, and the
+    /// screenshot taken, by frame 67 and 85 in two runs of a debug build under TCG (measured); 360 frames leave four
+    /// times that.
+    static let frames = 360
+
     func testScreenshotEqualsTheWritebackCapture() throws {
         let dir = try KioskdProcess.scratchDirectory("drm-control-screenshot")
         let scene = dir.appendingPathComponent("still.yaml")
@@ -25,7 +30,7 @@ final class ControlScreenshotDRMTests: XCTestCase {
               - {id: label, type: text, text: "kioskd screenshot", x: 10%, y: 50%, width: 80%, height: 20%, foreground: white, font: {size: 48}}
         """.write(to: scene, atomically: true, encoding: .utf8)
         let capture = dir.appendingPathComponent("capture.png"), shot = dir.appendingPathComponent("shot.png")
-        let daemon = try ControlledKioskd(["run", "--backend", "drm", "--scene", scene.path, "--frames", "900", "--capture", capture.path,
+        let daemon = try ControlledKioskd(["run", "--backend", "drm", "--scene", scene.path, "--frames", "\(Self.frames)", "--capture", capture.path,
                                            "--screenshot-dir", KioskdProcess.scratchRoot],
                                           readyTimeout: 120)
         // Past the first render (under TCG fonts load slowly, so flips alone say nothing): every render dispatched
@@ -40,6 +45,7 @@ final class ControlScreenshotDRMTests: XCTestCase {
             return started > 0 && started == completed && now != nil && now == composed
         }
         let result = try daemon.result("screenshot", #"{"path": "\#(shot.path)"}"#)
+        print("control screenshot: taken after \(try daemon.framesFlipped()) of the run's \(Self.frames) frames")
         XCTAssertEqual(result["width"] as? Int, 1024)
         XCTAssertEqual(try daemon.result("stats")["frames_composed"] as? Int, composed, "nothing was composed up to the screenshot: the scene is still")
         let run = daemon.waitForExit(timeout: 300)

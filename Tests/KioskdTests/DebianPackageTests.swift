@@ -7,10 +7,18 @@ private var repository: URL {
 }
 
 /// `scripts/package-deb` on the binaries of this build: the .deb's name, contents and control data, lintian, and
-/// the installed layout working (data found under /usr/share/kioskd at run time).
+/// the installed layout working (data found under /usr/share/kioskd at run time). The package goes to
+/// `KIOSKD_DEB_DIR` when set (scripts/test-all's service tier installs that one rather than packaging the same build
+/// again), else to a scratch folder.
 final class DebianPackageTests: XCTestCase {
     func testPackageContentsControlDataLintianAndInstalledLayout() throws {
-        let out = try KioskdProcess.scratchDirectory("deb")
+        let out: URL
+        if let kept = ProcessInfo.processInfo.environment["KIOSKD_DEB_DIR"] {
+            out = URL(fileURLWithPath: kept)
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        } else {
+            out = try KioskdProcess.scratchDirectory("deb")
+        }
         let build = try runTool(repository.appendingPathComponent("scripts/package-deb").path,
                                 ["--bin-dir", KioskdProcess.productsDirectory.path, "--out", out.path], timeout: 300)
         XCTAssertEqual(build.status, 0, build.text)

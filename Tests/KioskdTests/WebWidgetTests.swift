@@ -176,13 +176,14 @@ final class WebWidgetTests: XCTestCase {
               - {id: page, type: web, url: "\(page.absoluteString)", x: 0, y: 0, width: 160, height: 120}
               - {id: clock, type: clock, format: "%H:%M:%S", x: 160, y: 0, width: 160, height: 120}
             """.write(to: scene, atomically: true, encoding: .utf8)
+        // The watch shortened from 10 s (a ping every 5 s) to 2 s (a ping every second): the same watch, sooner.
         let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240@60", "--scene", scene.path,
-                                           "--screenshot-dir", dir.path])
+                                           "--screenshot-dir", dir.path, "--web-hang-timeout", "2"])
         defer { _ = daemon.stop() }
         try Poll.until("the page on screen", timeout: 60) { try pixel(daemon, in: dir, x: 80, y: 60) == 0x208040 }
         let flips = try daemon.framesFlipped()
-        // A ping every 5 s, ended after 10 s without an answer: within 20 s of the hang.
-        try Poll.until("the hang found and the web process ended", timeout: 25, interval: 0.2) {
+        // A ping every second, ended after 2 s without an answer: within 4 s of the hang.
+        try Poll.until("the hang found and the web process ended", timeout: 15, interval: 0.1) {
             let s = try state(daemon, "page")
             return (s["hangs"] as? Int ?? 0) >= 1 && (s["process_exits"] as? Int ?? 0) >= 1
         }

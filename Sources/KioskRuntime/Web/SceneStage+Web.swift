@@ -18,6 +18,13 @@ extension SceneStage: WebControlling {
         set { webs.retryBackoff = newValue }
     }
 
+    /// How long a loaded page of web widgets adopted from now on may leave a ping (sent every half of it) or a
+    /// `web.eval` script unanswered before its web process is ended: 10 s unless a test shortens it.
+    public var webHangTimeout: Duration {
+        get { webs.hangWatch.hangTimeout }
+        set { webs.hangWatch = WebSlot.HangWatch(hangTimeout: newValue) }
+    }
+
     /// `web.state`: the widget's page, its state and counters.
     public func webState(id: String?) throws(StageError) -> [String: PropertyValue] {
         let slot = try webSlot(id)

@@ -10,6 +10,8 @@ final class SceneWebs {
     var maker: (any WebPageMaking)?
     /// The backoff each widget starts from (tests give it a known random source).
     var retryBackoff = RetryBackoff()
+    /// The ping and hang timeout of each widget's page (tests shorten them).
+    var hangWatch = WebSlot.HangWatch.standard
     private(set) var slots: [WebSlot] = []
     var onReport: ((WebEventReport) -> Void)?
     var onError: ((String) -> Void)?
@@ -36,7 +38,7 @@ final class SceneWebs {
         closeAll()
         for node in nodes {
             guard case .web(let properties) = node.widget.content else { continue }
-            let slot = WebSlot(node: node, properties: properties, engine: engine, maker: maker, retryBackoff: retryBackoff)
+            let slot = WebSlot(node: node, properties: properties, engine: engine, maker: maker, retryBackoff: retryBackoff, hangWatch: hangWatch)
             slot.onReport = { [weak self] report in self?.onReport?(report) }
             slot.onError = { [weak self] message in self?.onError?(message) }
             slot.dataSource = { [weak self] in self?.dataSource?() ?? [:] }

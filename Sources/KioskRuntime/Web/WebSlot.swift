@@ -47,7 +47,8 @@ public struct WebEventReport: Sendable, Equatable {
 ///
 /// Hangs. While a page is loaded, a ping (a one-line script) goes to its web process every `pingInterval`, from the
 /// web engine's own thread (an idle kiosk's loop does not wake for it); a ping unanswered for `hangTimeout` ends the
-/// web process, which is then handled as a crash. Main thread, with the stage.
+/// web process, which is then handled as a crash. Both are `HangWatch.standard` (5 s, 10 s) unless a test shortens
+/// them. Main thread, with the stage.
 final class WebSlot {
     let node: WidgetNode
     private(set) var properties: WebProperties
@@ -68,8 +69,19 @@ final class WebSlot {
     /// Web processes started again after one ended or hung (`web_restarts`).
     private(set) var restarts = 0
     private(set) var hangs = 0
-    static let pingInterval: Duration = .seconds(5)
-    static let hangTimeout: Duration = .seconds(10)
+    /// How often a loaded page is pinged, and how long an unanswered ping (or a `web.eval` script) may wait.
+    struct HangWatch {
+        var pingInterval: Duration
+        var hangTimeout: Duration
+        static let standard = HangWatch(pingInterval: .seconds(5), hangTimeout: .seconds(10))
+        /// A shorter watch for tests: a ping every half of `hangTimeout`, as in the standard one.
+        init(hangTimeout: Duration) { self.init(pingInterval: hangTimeout / 2, hangTimeout: hangTimeout) }
+        init(pingInterval: Duration, hangTimeout: Duration) {
+            self.pingInterval = pingInterval
+            self.hangTimeout = hangTimeout
+        }
+    }
+    private let hangWatch: HangWatch
     /// Scripts of `evaluate` waiting for their answer.
     private var scripts: [UInt64: (Result<String, StageError>) -> Void] = [:]
     /// Over the last frame while the page shown is not the one asked for.
@@ -88,8 +100,9 @@ final class WebSlot {
     static let noEngine = "web pages are not available (WPE WebKit was not set up)"
 
     init(node: WidgetNode, properties: WebProperties, engine: LayerEngine, maker: (any WebPageMaking)?,
-         retryBackoff: RetryBackoff) {
+         retryBackoff: RetryBackoff, hangWatch: HangWatch = .standard) {
         self.node = node
+        self.hangWatch = hangWatch
         self.properties = properties
         self.engine = engine
         self.maker = maker
@@ -108,8 +121,8 @@ final class WebSlot {
         guard size.width > 0, size.height > 0 else { return }
         let made = WebPageRequest(url: properties.url, size: size, zoom: properties.zoom, background: pageBackground,
                                      userAgent: properties.userAgent, allowedOrigins: properties.allowedOrigins,
-                                     scrollbars: properties.scrollbars, pingInterval: Self.pingInterval,
-                                     hangTimeout: Self.hangTimeout)
+                                     scrollbars: properties.scrollbars, pingInterval: hangWatch.pingInterval,
+                                     hangTimeout: hangWatch.hangTimeout)
         var request = made
         request.bridge = properties.bridge
         do {
@@ -319,8 +332,9 @@ final class WebSlot {
         }
         let id = page.evaluate(script: script)
         scripts[id] = done
-        _ = engine.loop.addTimer(after: Self.hangTimeout) { [weak self] in
-            self?.scripts.removeValue(forKey: id)?(.failure(StageError(.failed, "the script did not finish within \(Self.hangTimeout)")))
+        let timeout = hangWatch.hangTimeout
+        _ = engine.loop.addTimer(after: timeout) { [weak self] in
+            self?.scripts.removeValue(forKey: id)?(.failure(StageError(.failed, "the script did not finish within \(timeout)")))
         }
     }
 
