@@ -14,15 +14,25 @@ final class KioskLifecycleTests: XCTestCase {
         return Set(names.compactMap(Int32.init).filter { fcntl($0, F_GETFD) >= 0 })
     }
 
+    /// What a descriptor is (`/proc/self/fd`'s link: a path, `socket:[…]`, `anon_inode:[eventfd]`…).
+    private func describe(_ fd: Int32) -> String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")) ?? "?"
+    }
+
     /// Each kiosk runs to `--frames` on the real loop with its control socket, a client subscribed to it, the scene
     /// watched and proof of play recorded; once it is gone, so are its loop and every descriptor it opened. (Handlers
     /// that held the command registry, the outputs or the loop kept each kiosk's loop, signalfd, inotify and sockets
     /// open until the process ended.)
+    ///
+    /// A kiosk that keeps descriptors keeps them every time, so the process grows in every round. The test process
+    /// also holds what earlier tests started (WebKit's threads and processes open descriptors of their own, seconds
+    /// later): one round may grow by those, never two.
     func testKiosksRunOneAfterAnotherLetGoOfTheirLoopsAndDescriptors() throws {
-        var baseline: Set<Int32>?
+        var previous: Set<Int32>?
+        var grown: [String] = []
         var before = sigset_t()
         pthread_sigmask(SIG_BLOCK, nil, &before)
-        for round in 0..<3 {
+        for round in 0..<4 {
             weak var goneKiosk: Kiosk?
             weak var goneLoop: MainLoop?
             try {
@@ -49,13 +59,15 @@ final class KioskLifecycleTests: XCTestCase {
                                "round \(round): signal \(signal) blocked or not as before the kiosk (children inherit the mask)")
             }
             let open = openDescriptors()
-            // The first kiosk may open what the process keeps (font caches); a second or third may open nothing more.
-            if let baseline {
-                XCTAssertEqual(open.subtracting(baseline).sorted(), [], "round \(round): descriptors left open")
-            } else {
-                baseline = open
+            // The first kiosk may open what the process keeps (font caches); the later ones may open nothing more.
+            if let previous {
+                let new = open.subtracting(previous).sorted()
+                if !new.isEmpty { grown.append("round \(round): \(new.map { "\($0) \(describe($0))" })") }
             }
+            previous = open
         }
+        XCTAssertLessThanOrEqual(grown.count, 1, "descriptors left open by the kiosks: \(grown)")
+        if !grown.isEmpty { print("kiosk lifecycle: one round grew, by something other than its kiosk: \(grown)") }
     }
 
     /// A client that cannot connect closes its socket once. A throwing initializer of a class whose properties are
