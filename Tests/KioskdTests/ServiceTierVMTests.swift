@@ -563,10 +563,7 @@ final class ServiceTierVMTests: XCTestCase {
             throw ServiceCheckFailure("the group clocks differ by more than a frame: \(unitSync()) against \(otherSync())")
         }
         func turns(_ sync: [String: Any]) -> [Int: Double] {
-            Dictionary((((sync["phase_error_ms"] as? [String: Any])?["last"] as? [[String: Any]]) ?? []).compactMap { turn -> (Int, Double)? in
-                guard let at = turn["turn"] as? Int, let error = turn["error"] as? Double else { return nil }
-                return (at, error)
-            }, uniquingKeysWith: { first, _ in first })
+            SyncGroupBrokerTests.turnErrors((sync["phase_error_ms"] as? [String: Any]) ?? [:])
         }
         // Turns made once both knew the group's time.
         let before = Set(turns(unitSync()).keys).union(turns(otherSync()).keys)

@@ -78,12 +78,7 @@ final class SyncGroupBrokerTests: XCTestCase {
         print("sync group: page turns' phase error on the group clock, p50 \(phase.map { $0["p50"] as? Double ?? -1 }) ms, p99 \(p99s) ms")
         XCTAssertEqual(p99s.count, 3, "every member measured its turns")
         // Turn by turn: each member's flip of a turn, as its error from the turn's group time.
-        let turns = phase.map { member in
-            Dictionary(((member["last"] as? [[String: Any]]) ?? []).compactMap { turn -> (Int, Double)? in
-                guard let at = turn["turn"] as? Int, let error = turn["error"] as? Double else { return nil }
-                return (at, error)
-            }, uniquingKeysWith: { a, _ in a })
-        }
+        let turns = phase.map(Self.turnErrors)
         print("sync group: signed errors", turns.map { $0.values.sorted() })
         let common = turns.dropFirst().reduce(Set(turns[0].keys)) { $0.intersection($1.keys) }.sorted()
         XCTAssertGreaterThanOrEqual(common.count, 5, "turns every member made: \(turns.map(\.keys.count))")
@@ -117,5 +112,14 @@ final class SyncGroupBrokerTests: XCTestCase {
             XCTAssertLessThan(abs(new - old), frameMs, "a member's group clock moved by no more than a frame: \(old) → \(new) ms")
         }
         XCTAssertLessThan(abs(after[0] - after[1]), frameMs, "the two left agree")
+    }
+
+    /// `stats.sync.phase_error_ms.last` (given the `phase_error_ms` object) by turn: each turn's group time in
+    /// milliseconds and that member's signed phase error in milliseconds.
+    static func turnErrors(_ phase: [String: Any]) -> [Int: Double] {
+        Dictionary(((phase["last"] as? [[String: Any]]) ?? []).compactMap { turn -> (Int, Double)? in
+            guard let at = turn["turn"] as? Int, let error = turn["error"] as? Double else { return nil }
+            return (at, error)
+        }, uniquingKeysWith: { first, _ in first })
     }
 }
