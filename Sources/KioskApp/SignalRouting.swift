@@ -12,8 +12,11 @@ final class SignalRouting {
     private let reloadListeners = Listeners<SignalReload>()
     private let handoverListeners = Listeners<Int32>()
 
+    /// The signals routed, which the loop blocks and reads from its signalfd.
+    static let signals = [SIGTERM, SIGINT, SIGHUP] + MasterHandover.signals
+
     init(loop: MainLoop, logger: Logger) throws {
-        try loop.onSignals([SIGTERM, SIGINT, SIGHUP] + MasterHandover.signals) { [weak self] signal in
+        try loop.onSignals(Self.signals) { [weak self] signal in
             guard let self else { return }
             if MasterHandover.signals.contains(signal) {
                 handoverListeners.emit(signal)

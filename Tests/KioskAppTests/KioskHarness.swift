@@ -75,7 +75,14 @@ final class KioskHarness {
             loop = try MainLoop.epoll()
             pool = RenderQueuePool(strategy: resolved.configuration.renderStrategy.poolStrategy)
         }
-        kiosk = try Kiosk(resolved, logger: Logger(label: "kiosk-harness") { [log] _ in log.handler }, loop: loop, pool: pool)
+        do {
+            kiosk = try Kiosk(resolved, logger: Logger(label: "kiosk-harness") { [log] _ in log.handler }, loop: loop, pool: pool)
+        } catch {
+            // No deinit runs for a harness that was never made: the signals the kiosk blocked are unblocked here.
+            pthread_sigmask(SIG_SETMASK, &signalMask, nil)
+            try? FileManager.default.removeItem(atPath: socketFolder)
+            throw error
+        }
         kiosk.start()
     }
 
@@ -87,6 +94,18 @@ final class KioskHarness {
     deinit {
         tearDown()
         pthread_sigmask(SIG_SETMASK, &signalMask, nil)
+    }
+
+    /// Runs `body`, which starts a child process or a thread, with the signals a kiosk blocks (`SignalRouting`)
+    /// unblocked: both inherit the mask, and a child started with SIGTERM blocked ignores the SIGTERM that would stop
+    /// it. A signal no kiosk has read yet would be delivered meanwhile: call it with none sent.
+    func withKioskSignalsUnblocked<Value>(_ body: () throws -> Value) rethrows -> Value {
+        var routed = sigset_t(), kioskMask = sigset_t()
+        sigemptyset(&routed)
+        for signal in SignalRouting.signals { sigaddset(&routed, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &routed, &kioskMask)
+        defer { pthread_sigmask(SIG_SETMASK, &kioskMask, nil) }
+        return try body()
     }
 
     /// Stops the kiosk as the end of a run does: the control socket and the fleet closed, every output stopped.

@@ -123,6 +123,16 @@ final class RunFileProblemTests: XCTestCase {
         }
     }
 
+    /// `clock` and `reference` are no built-in pictures: like any other name they are scene files, and a missing one
+    /// named on the command line (so without keep-going) fails the run with an error naming its path.
+    func testAMissingSceneFileNamedOnTheCommandLineFailsNamingItsPath() throws {
+        for name in ["clock", "reference"] {
+            XCTAssertThrowsError(try KioskHarness.reading("missing-scene", configPath: nil) { $0.scene = name }, name) { error in
+                XCTAssertTrue("\(error)".contains("\(name):1:1: scene file not found"), "\(error)")
+            }
+        }
+    }
+
     /// Keep-going is on unless the command line names the scene: a kiosk never goes black, a person at a terminal
     /// hears of a bad scene.
     func testKeepGoingIsOnUnlessTheCommandLineNamesTheScene() throws {

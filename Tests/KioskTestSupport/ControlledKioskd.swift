@@ -76,6 +76,36 @@ public final class ControlledKioskd {
     /// Runs the built kioskctl against this daemon (`--socket` added unless given); throws when it has not finished
     /// within `timeout` seconds.
     public func kioskctl(_ arguments: [String], stdin: FileHandle? = nil, timeout: Double = 60) throws -> (status: Int32, stdout: Data, stderr: String) {
+        try KioskdProcess.kioskctl(arguments, socket: socketPath, stdin: stdin, timeout: timeout)
+    }
+
+    /// Waits for kioskd to exit by itself (`--frames N`), then the exit status and output.
+    @discardableResult
+    public func waitForExit(timeout: Double = 300) -> CommandResult {
+        if let finished { return finished }
+        let result = process.finish(timeout: timeout)
+        finished = result
+        try? FileManager.default.removeItem(atPath: directory)
+        return result
+    }
+
+    /// SIGTERM, then the exit status and output.
+    @discardableResult
+    public func stop() -> CommandResult {
+        if let finished { return finished }
+        process.signal(SIGTERM)
+        let result = process.finish(timeout: 20)
+        finished = result
+        try? FileManager.default.removeItem(atPath: directory)
+        return result
+    }
+}
+
+extension KioskdProcess {
+    /// Runs the built kioskctl against the control socket at `socket` (`--socket` added unless given); throws when it
+    /// has not finished within `timeout` seconds.
+    public static func kioskctl(_ arguments: [String], socket socketPath: String, stdin: FileHandle? = nil,
+                                timeout: Double = 60) throws -> (status: Int32, stdout: Data, stderr: String) {
         let process = Process()
         process.executableURL = KioskdProcess.productsDirectory.appendingPathComponent("kioskctl")
         var withSocket = arguments
@@ -107,33 +137,12 @@ public final class ControlledKioskd {
         }
         return (process.terminationStatus, stdout, String(decoding: errData.value ?? Data(), as: UTF8.self))
     }
+}
 
-    /// Waits for kioskd to exit by itself (`--frames N`), then the exit status and output.
-    @discardableResult
-    public func waitForExit(timeout: Double = 300) -> CommandResult {
-        if let finished { return finished }
-        let result = process.finish(timeout: timeout)
-        finished = result
-        try? FileManager.default.removeItem(atPath: directory)
-        return result
-    }
-
-    /// SIGTERM, then the exit status and output.
-    @discardableResult
-    public func stop() -> CommandResult {
-        if let finished { return finished }
-        process.signal(SIGTERM)
-        let result = process.finish(timeout: 20)
-        finished = result
-        try? FileManager.default.removeItem(atPath: directory)
-        return result
-    }
-
-    /// A small one-shot box for a value another thread produces.
-    private final class OneShot<Value>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored: Value?
-        func set(_ value: Value) { lock.withLock { stored = value } }
-        var value: Value? { lock.withLock { stored } }
-    }
+/// A value one thread sets once and another reads. Any thread.
+private final class OneShot<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value?
+    func set(_ value: Value) { lock.withLock { stored = value } }
+    var value: Value? { lock.withLock { stored } }
 }

@@ -201,6 +201,10 @@ public final class MQTTSubscription {
     /// to be in place, and messages on topics not awaited yet. Bounded by what a test publishes.
     private var early: [String] = []
 
+    /// Called between short reads while a wait goes on, when set: a test whose kiosk runs on the test thread's own
+    /// loop turns that loop here, so that the kiosk answers while the test waits for its messages.
+    public var whileWaiting: (() -> Void)?
+
     init(broker: MosquittoBroker, topics: [String], showCorrelationData: Bool) throws {
         // A retained message on a topic of its own shows when the subscription is in place.
         let marker = "kioskd-test/ready/\(UUID().uuidString)"
@@ -230,6 +234,17 @@ public final class MQTTSubscription {
         }
     }
 
+    /// The next line before `deadline`, nil once it passed or the output ended; with `whileWaiting`, the lines that
+    /// have arrived are taken without waiting, and it is called between looks.
+    private func nextLine(before deadline: Date) -> String? {
+        guard let whileWaiting else { return reader.nextLine(deadline: deadline) }
+        while true {
+            if let line = reader.nextLine(deadline: .distantPast) { return line }
+            guard !reader.ended, Date() < deadline else { return nil }
+            whileWaiting()
+        }
+    }
+
     /// The next `count` messages on `topic` whose payload satisfies `predicate`; throws after `timeout` seconds.
     @discardableResult
     public func waitFor(_ count: Int = 1, on topic: String, timeout: Double = 20, where predicate: (String) -> Bool = { _ in true }) throws -> [String] {
@@ -241,7 +256,7 @@ public final class MQTTSubscription {
         // Messages on other topics are kept for later calls: topics may be awaited in any order.
         let deadline = Date().addingTimeInterval(timeout)
         while found.count < count {
-            guard let line = reader.nextLine(deadline: deadline) else {
+            guard let line = nextLine(before: deadline) else {
                 throw ControlTestError("waited \(timeout) s for \(count) message(s) on \(topic) but got \(found.count)\(reader.ended ? " (mosquitto_sub ended)" : ""); other messages: \(early.suffix(3))")
             }
             if matches(line) { found.append(line) } else { early.append(line) }
@@ -261,7 +276,7 @@ public final class MQTTSubscription {
         early.removeAll { taken < count && offer($0) }
         let deadline = Date().addingTimeInterval(timeout)
         while taken < count {
-            guard let line = reader.nextLine(deadline: deadline) else {
+            guard let line = nextLine(before: deadline) else {
                 throw ControlTestError("waited \(timeout) s for \(count) messages but got \(taken)")
             }
             if !offer(line) { early.append(line) }
@@ -291,7 +306,7 @@ public final class MQTTSubscription {
         early.removeAll { found.count < count && take($0) }
         let deadline = Date().addingTimeInterval(timeout)
         while found.count < count {
-            guard let line = reader.nextLine(deadline: deadline) else {
+            guard let line = nextLine(before: deadline) else {
                 throw ControlTestError("waited \(timeout) s for \(count) JSON message(s) under \(prefix) but got \(found.count)")
             }
             if !take(line) { early.append(line) }
@@ -368,4 +383,28 @@ public final class MQTTLinePublisher {
         guard process.isRunning else { throw ControlTestError("mosquitto_pub -l exited with status \(process.terminationStatus)") }
         try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
+}
+
+/// The scene of the fleet tests, in process and against kioskd: a `reading` text showing `temperature` (fed from
+/// `home/livingroom/temperature`'s `value`) and the data key `label` (from `home/label`), a ticker that animates so
+/// frames flip all the time, and a `second` page all #203040.
+public enum FleetTestScene {
+    public static let yaml = """
+        size: display
+        background: black
+        font: {family: Sans, size: 40}
+        data: {temperature: "--", label: none}
+        data_sources:
+          - {mqtt: home/livingroom/temperature, key: temperature, field: value}
+          - {mqtt: home/label, key: label}
+        pages:
+          - name: main
+            widgets:
+              - {id: reading, type: text, text: "{temperature} C", x: 0, y: 0, width: 100%, height: 50%, foreground: white}
+              - {id: news, type: ticker, text: "a ticker keeps frames flipping", speed: 80, x: 0, y: 60%, width: 100%, height: 20%, foreground: white}
+          - name: second
+            widgets:
+              - {id: other, type: rect, x: 0, y: 0, width: 100%, height: 100%, background: "#203040"}
+
+        """
 }

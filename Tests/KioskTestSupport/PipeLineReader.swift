@@ -15,7 +15,8 @@ public final class PipeLineReader {
         fd = pipe.fileHandleForReading.fileDescriptor
     }
 
-    /// The next line (without its newline), or nil at end of output or once `deadline` has passed.
+    /// The next line (without its newline), or nil at end of output or once `deadline` has passed. A deadline that
+    /// has passed still takes a line that has arrived, without waiting.
     public func nextLine(deadline: Date) -> String? {
         while true {
             if let newline = buffer.firstIndex(of: 0x0A) {
@@ -24,10 +25,13 @@ public final class PipeLineReader {
                 return line
             }
             let remaining = deadline.timeIntervalSinceNow
-            guard !ended, remaining > 0 else { return nil }
+            guard !ended else { return nil }
             var events = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&events, 1, Int32(min(remaining * 1000, 60_000).rounded(.up)))
-            if ready <= 0 { continue }
+            let ready = poll(&events, 1, remaining > 0 ? Int32(min(remaining * 1000, 60_000).rounded(.up)) : 0)
+            if ready <= 0 {
+                if remaining <= 0 { return nil }
+                continue
+            }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }

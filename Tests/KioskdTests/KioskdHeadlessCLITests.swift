@@ -56,6 +56,10 @@ final class KioskdHeadlessCLITests: XCTestCase {
         let commit = try KioskdProcess.run(["run", "--commit", "sometimes"])
         XCTAssertNotEqual(commit.status, 0)
         XCTAssertTrue(commit.stderr.contains("atomic") && commit.stderr.contains("legacy"), commit.stderr)
+
+        let rotation = try KioskdProcess.run(["run", "--backend", "headless", "--rotation", "45", "--frames", "1"])
+        XCTAssertNotEqual(rotation.status, 0)
+        XCTAssertTrue(rotation.stderr.contains("--rotation") && rotation.stderr.contains("0, 90, 180, 270"), rotation.stderr)
     }
 
     func testAFramebufferThatCannotBeDrivenIsOneLineNamingIt() throws {

@@ -4,7 +4,7 @@ import XCTest
 
 /// The `video` widget end to end on a headless `kioskd run`, with clips GStreamer makes at test time: events,
 /// counters, the frame on screen at a chosen time against GStreamer's own decode of it, broken and missing files
-/// in a playlist, and the video commands.
+/// in a playlist, and a page that lasts as long as its clip. The video commands are `KioskAppTests.VideoCommandTests`'.
 final class VideoWidgetTests: XCTestCase {
     private var daemon: ControlledKioskd?
     private var directory: URL!
@@ -159,40 +159,6 @@ final class VideoWidgetTests: XCTestCase {
         XCTAssertTrue((error.string("message") ?? "").lowercased().contains("not found"), error.string("message") ?? "")
         let next = try videoEvent(events, "started")
         XCTAssertEqual(next.string("source"), good)
-    }
-
-    func testVideoCommands() throws {
-        let clip = try TestClips.clip(.h264, width: 320, height: 240, frames: 90)
-        let other = try TestClips.clip(.vp9, width: 320, height: 240, frames: 30)
-        let (daemon, events) = try start(video: "source: \(clip), loop: true")
-        _ = try videoEvent(events, "started")
-        let paused = try daemon.result("video.pause", #"{"id": "clip"}"#)
-        XCTAssertEqual(paused["state"] as? String, "paused")
-        let seeked = try daemon.result("video.seek", #"{"position": 2.5}"#)
-        XCTAssertEqual(seeked["source"] as? String, clip)
-        try Poll.until("the position after the seek", timeout: 20, interval: 0.05) {
-            let position = try daemon.result("video.state")["position"] as? Double ?? 0
-            return abs(position - 2.5) < 0.05
-        }
-        XCTAssertEqual(try daemon.result("video.play")["state"] as? String, "playing")
-        _ = try videoEvent(events, "looped", timeout: 10)
-
-        let loaded = try daemon.result("video.load", #"{"source": "\#(other)"}"#)
-        XCTAssertEqual(loaded["source"] as? String, other)
-        let started = try videoEvent(events, "started")
-        XCTAssertEqual(started.string("source"), other)
-
-        let ctl = try daemon.kioskctl(["video", "pause", "--id", "clip"])
-        XCTAssertEqual(ctl.status, 0, ctl.stderr)
-        XCTAssertTrue(String(decoding: ctl.stdout, as: UTF8.self).contains("state: paused"), String(decoding: ctl.stdout, as: UTF8.self))
-        let missing = try daemon.kioskctl(["video", "state", "--id", "nope"])
-        XCTAssertEqual(missing.status, 1, "an error reply")
-        XCTAssertTrue(missing.stderr.contains("no video widget with id 'nope'"), missing.stderr)
-
-        XCTAssertEqual(try daemon.error("video.state", #"{"id": "nope"}"#).code, "not_found")
-        XCTAssertEqual(try daemon.error("video.seek", #"{"position": -1}"#).code, "invalid_argument")
-        XCTAssertEqual(try daemon.error("video.load", #"{"source": "relative.mp4"}"#).code, "invalid_argument")
-        XCTAssertEqual(try daemon.error("video.load", #"{"source": "/nonexistent/clip.mp4"}"#).code, "invalid_argument")
     }
 
     /// A `duration: video` page advances when its clip ends, and starts the clip over when it is shown again.
