@@ -8,9 +8,9 @@ import XCTest
 
 extension KioskHarness {
     /// A kiosk built as `kioskd run --backend headless [--mode MODE] --scene SCENE --no-watch --seat none --socket …
-    /// --config FILE` builds it: the command line's settings over the config file at `configPath` (and the board file
-    /// either names) through `ResolvedRun.read`, on the real loop. `commandLine` changes the command line first
-    /// (a board file, a calibration…).
+    /// --config FILE` builds it, with the harness's own asset cache: the command line's settings over the config file
+    /// at `configPath` (and the board file either names) through `ResolvedRun.read`, on the real loop. `commandLine`
+    /// changes the command line first (a board file, a calibration…).
     static func reading(_ name: String, scene: String = greetingScene, configPath: String?, mode: ModeRequest? = ModeRequest(width: 320, height: 240, refreshHz: 60),
                         commandLine change: (inout KioskConfig) -> Void = { _ in }) throws -> KioskHarness {
         try KioskHarness(name, scene: scene, manualClock: false) { run, _ in
@@ -22,6 +22,7 @@ extension KioskHarness {
             commandLine.watch = false
             commandLine.input.seat = prepared.input.seat
             commandLine.control.socket = prepared.control.socket
+            commandLine.cache.directory = prepared.cache.directory
             change(&commandLine)
             run = try ResolvedRun.read(commandLine: commandLine, configPath: configPath)
         }

@@ -63,6 +63,8 @@ final class KioskHarness {
         resolved.configuration.settings.watch = false
         resolved.configuration.settings.input.seat = "none"
         resolved.configuration.settings.control.socket = socketPath
+        // The kiosk's own asset cache, not the machine's (/var/cache/kioskd for root), which other kiosks share.
+        resolved.configuration.settings.cache.directory = directory.appendingPathComponent("cache").path
         try configure(&resolved, directory)
         if resolved.configuration.clockSynchronizedFile == nil {
             resolved.configuration.clockSynchronizedFile = directory.appendingPathComponent("synchronized").path
