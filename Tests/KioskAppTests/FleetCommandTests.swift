@@ -7,29 +7,7 @@ import XCTest
 /// The control commands over MQTT on a kiosk in process, against a real Mosquitto broker on loopback: `mqtt.allow`,
 /// replies with their ids (or to an MQTT 5 response topic), group topics and events, screenshots on request, and a
 /// broker that wants a password. The same registry answers the control socket, so argument errors match it.
-final class FleetCommandTests: XCTestCase {
-    private var broker: MosquittoBroker!
-    /// In the order they started; stopped in the reverse order (each restores the signal mask it found).
-    private var kiosks: [FleetKiosk] = []
-    private let prefix = "kioskd/test-kiosk"
-
-    override func setUpWithError() throws {
-        broker = try MosquittoBroker()
-    }
-
-    override func tearDown() {
-        while let kiosk = kiosks.popLast() { kiosk.stop() }
-        broker = nil
-    }
-
-    private func start(_ lines: String = "", prefix: String? = nil, broker: MosquittoBroker? = nil,
-                       mode: ModeRequest = ModeRequest(width: 320, height: 240, refreshHz: 60)) throws -> FleetKiosk {
-        let kiosk = try FleetKiosk("\(name.filter(\.isLetter))\(kiosks.count)", broker: broker ?? self.broker, prefix: prefix ?? self.prefix,
-                                   mqtt: lines, mode: mode)
-        kiosks.append(kiosk)
-        return kiosk
-    }
-
+final class FleetCommandTests: FleetTestCase {
     /// The read-only and display commands a fleet broker commonly gets, listed in `allow`.
     private let fleetAllow = "allow: [ping, version, stats, display.info, scene.get, widget.get, data.set, data.get, page.show]\n"
 

@@ -7,26 +7,7 @@ import XCTest
 /// a message larger than the packet limit and ten thousand hostile data-source payloads. Each is answered or
 /// dropped while frames flip and the control socket answers, and memory stays bounded (`HeldMemory`: the heap the
 /// process holds and its resident memory, which both count the kiosk's).
-final class FleetFloodTests: XCTestCase {
-    private var broker: MosquittoBroker!
-    private var kiosk: FleetKiosk?
-    private let prefix = "kioskd/test-kiosk"
-
-    override func setUpWithError() throws {
-        broker = try MosquittoBroker()
-    }
-
-    override func tearDown() {
-        kiosk = nil
-        broker = nil
-    }
-
-    private func start(_ lines: String = "") throws -> FleetKiosk {
-        let started = try FleetKiosk(name.filter(\.isLetter), broker: broker, prefix: prefix, mqtt: lines)
-        kiosk = started
-        return started
-    }
-
+final class FleetFloodTests: FleetTestCase {
     func testAThousandMalformedPayloadsGetErrorRepliesWhileFramesFlip() throws {
         let kiosk = try start()
         let replies = try kiosk.subscribe(["\(prefix)/reply"])

@@ -9,26 +9,7 @@ import XCTest
 /// figures, a health change), the scene's MQTT data sources, and thumbnails of the screen. `KioskdTests.FleetMQTTTests`
 /// keeps what only the process shows: `online`/`offline` as it starts and stops, the last will of a killed kioskd, a
 /// broker restart, TLS, and an invalid `mqtt:` section stopping kioskd.
-final class FleetStateTests: XCTestCase {
-    private var broker: MosquittoBroker!
-    private var kiosk: FleetKiosk?
-    private let prefix = "kioskd/test-kiosk"
-
-    override func setUpWithError() throws {
-        broker = try MosquittoBroker()
-    }
-
-    override func tearDown() {
-        kiosk = nil
-        broker = nil
-    }
-
-    private func start(_ lines: String = "", configTail: String = "", mode: ModeRequest? = ModeRequest(width: 320, height: 240, refreshHz: 60)) throws -> FleetKiosk {
-        let started = try FleetKiosk(name.filter(\.isLetter), broker: broker, prefix: prefix, mqtt: lines, configTail: configTail, mode: mode)
-        kiosk = started
-        return started
-    }
-
+final class FleetStateTests: FleetTestCase {
     func testTheStateDocumentGivesTheOutputHealthAndCache() throws {
         let kiosk = try start()
         let state = try kiosk.subscribe(["\(prefix)/state"]).waitForJSON(on: "\(prefix)/state")[0]

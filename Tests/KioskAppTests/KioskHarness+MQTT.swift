@@ -169,3 +169,30 @@ final class FleetKiosk {
 private struct WeakHarness {
     weak var harness: KioskHarness?
 }
+
+/// The fleet tests' case: a Mosquitto broker of its own for each test, and the kiosks it starts (`start`), stopped
+/// in the reverse order (each restores the signal mask it found). Test thread only.
+class FleetTestCase: XCTestCase {
+    var broker: MosquittoBroker!
+    private var kiosks: [FleetKiosk] = []
+    let prefix = "kioskd/test-kiosk"
+
+    override func setUpWithError() throws {
+        broker = try MosquittoBroker()
+    }
+
+    override func tearDown() {
+        while let kiosk = kiosks.popLast() { kiosk.stop() }
+        broker = nil
+    }
+
+    /// A kiosk in process (`FleetKiosk`) with the `mqtt:` section's `lines`, under `prefix` (the case's by default),
+    /// on `broker` (the case's by default).
+    func start(_ lines: String = "", prefix: String? = nil, broker: MosquittoBroker? = nil, configTail: String = "",
+               mode: ModeRequest? = ModeRequest(width: 320, height: 240, refreshHz: 60)) throws -> FleetKiosk {
+        let kiosk = try FleetKiosk("\(name.filter(\.isLetter))\(kiosks.count)", broker: broker ?? self.broker, prefix: prefix ?? self.prefix,
+                                   mqtt: lines, configTail: configTail, mode: mode)
+        kiosks.append(kiosk)
+        return kiosk
+    }
+}

@@ -10,19 +10,10 @@ final class VideoCommandTests: XCTestCase {
     func testVideoCommands() throws {
         let clip = try TestClips.clip(.h264, width: 320, height: 240, frames: 90)
         let other = try TestClips.clip(.vp9, width: 320, height: 240, frames: 30)
-        // A video opens when its page is first shown: the page is shown once the client listens, so no event is missed.
-        let harness = try KioskHarness("video-commands", scene: """
-            size: display
-            background: black
-            pages:
-              - name: waiting
-                widgets:
-                  - {type: rect, x: 0, y: 0, width: 100%, height: 100%, background: "#101010"}
-              - name: main
-                widgets:
-                  - {id: clip, type: video, source: \(clip), loop: true, x: 0, y: 0, width: 100%, height: 100%, background: "#3050C0"}
-
-            """, manualClock: false)
+        // `main` is shown once the client listens (`VideoTestScene`), so no event is missed.
+        let harness = try KioskHarness("video-commands", scene: VideoTestScene.yaml(widgets: [
+            "{id: clip, type: video, source: \(clip), loop: true, x: 0, y: 0, width: 100%, height: 100%, background: \"#3050C0\"}",
+        ], header: "size: display\nbackground: black\n"), manualClock: false)
         let events = try harness.subscribe(["video", "scene"])
         func result(_ command: String, _ arguments: String = "{}") throws -> [String: Any] {
             let reply = try events.request(#"{"id": 1, "cmd": "\#(command)", "args": \#(arguments)}"#)

@@ -18,16 +18,8 @@ final class RemoteVideoTests: XCTestCase {
     /// with its asset cache in `cache`; `main` is shown once subscribed to `video` events.
     private func start(_ video: String, in dir: URL, cache: URL) throws -> (ControlledKioskd, ControlEventStream) {
         let scene = dir.appendingPathComponent("scene.yaml")
-        try """
-            background: black
-            pages:
-              - name: waiting
-                widgets:
-                  - {type: rect, x: 0, y: 0, width: 100%, height: 100%, background: "#101010"}
-              - name: main
-                widgets:
-                  - {id: clip, type: video, \(video), fit: fill, x: 0, y: 0, width: 100%, height: 100%}
-            """.write(to: scene, atomically: true, encoding: .utf8)
+        try VideoTestScene.yaml(widgets: ["{id: clip, type: video, \(video), fit: fill, x: 0, y: 0, width: 100%, height: 100%}"],
+                                header: "background: black\n").write(to: scene, atomically: true, encoding: .utf8)
         let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "160x120@60", "--scene", scene.path],
                                           environment: ["CACHE_DIRECTORY": cache.path])
         self.daemon = daemon

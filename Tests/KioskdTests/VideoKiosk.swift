@@ -8,15 +8,7 @@ import XCTest
 enum VideoKiosk {
     static func start(in directory: URL, mode: String, widgets: [String], header: String = "",
                       extraArguments: [String] = [], environment: [String: String] = [:]) throws -> ControlledKioskd {
-        let yaml = header + """
-        pages:
-          - name: waiting
-            widgets:
-              - {type: rect, x: 0, y: 0, width: 100%, height: 100%, background: "#101010"}
-          - name: main
-            widgets:
-        \(widgets.map { "      - " + $0 }.joined(separator: "\n"))
-        """
+        let yaml = VideoTestScene.yaml(widgets: widgets, header: header)
         let file = directory.appendingPathComponent("scene.yaml")
         try yaml.write(to: file, atomically: true, encoding: .utf8)
         return try ControlledKioskd(["run", "--backend", "headless", "--mode", mode, "--scene", file.path] + extraArguments,
