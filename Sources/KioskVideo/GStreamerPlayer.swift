@@ -64,9 +64,9 @@ public final class GStreamerPlayer: VideoPlayer {
         callbacks.new_sample = newSampleCallback
         callbacks.new_preroll = newPrerollCallback
         let appsink = UnsafeMutableRawPointer(sink).assumingMemoryBound(to: GstAppSink.self)
-        gst.gst_app_sink_set_callbacks!(appsink, &callbacks, Unmanaged.passRetained(mailbox).toOpaque(), releaseMailbox)
+        gst.gst_app_sink_set_callbacks!(appsink, &callbacks, mailbox.retainedForCallbacks(), releaseMailbox)
         let bus = gst.gst_element_get_bus!(playbin)
-        gst.gst_bus_set_sync_handler!(bus, busSyncHandler, Unmanaged.passRetained(mailbox).toOpaque(), releaseMailbox)
+        gst.gst_bus_set_sync_handler!(bus, busSyncHandler, mailbox.retainedForCallbacks(), releaseMailbox)
         gst.gst_object_unref!(UnsafeMutableRawPointer(bus))
 
         self.pipeline = pipeline

@@ -47,6 +47,22 @@ final class PlayerMailbox: Sendable {
         self.waker = waker
     }
 
+    /// The mailbox as the pointer a GStreamer callback table or sync handler holds, with a reference of its own
+    /// (given back by `releaseMailbox`). GStreamer hands the pointer to its threads under GLib's locks, which
+    /// ThreadSanitizer cannot see, so the hand-over is told to it: released here, after the mailbox is made, and
+    /// acquired by each callback (`received`).
+    func retainedForCallbacks() -> UnsafeMutableRawPointer {
+        let pointer = Unmanaged.passRetained(self).toOpaque()
+        kiosk_tsan_release(pointer)
+        return pointer
+    }
+
+    /// In a callback on GStreamer's threads: the mailbox behind `data` (see `retainedForCallbacks`).
+    static func received(_ data: UnsafeMutableRawPointer) -> PlayerMailbox {
+        kiosk_tsan_acquire(data)
+        return Unmanaged<PlayerMailbox>.fromOpaque(data).takeUnretainedValue()
+    }
+
     /// From the streaming thread: a frame became due. `preroll` frames are taken only when a paused seek asked.
     func deliver(_ frame: VideoFrame, preroll: Bool) {
         let delivered = contents.withLock { box -> Bool in
@@ -137,7 +153,7 @@ final class PlayerMailbox: Sendable {
 /// sink's lead (`GStreamerPlayer.lead`).
 let newSampleCallback: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpointer?) -> GstFlowReturn = { sink, data in
     guard let sink, let data else { return GST_FLOW_ERROR }
-    let mailbox = Unmanaged<PlayerMailbox>.fromOpaque(data).takeUnretainedValue()
+    let mailbox = PlayerMailbox.received(data)
     guard let sample = gst.gst_app_sink_pull_sample!(sink) else { return GST_FLOW_EOS }
     defer { kiosk_gst_sample_unref(sample) }
     if let frame = VideoFrameCopy.frame(from: sample, dueOn: sink) { mailbox.deliver(frame, preroll: false) }
@@ -147,7 +163,7 @@ let newSampleCallback: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpoint
 /// The appsink's `new-preroll`: the first frame after a seek or a pause; shown only when a paused seek asked.
 let newPrerollCallback: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpointer?) -> GstFlowReturn = { sink, data in
     guard let sink, let data else { return GST_FLOW_ERROR }
-    let mailbox = Unmanaged<PlayerMailbox>.fromOpaque(data).takeUnretainedValue()
+    let mailbox = PlayerMailbox.received(data)
     guard let sample = gst.gst_app_sink_pull_preroll!(sink) else { return GST_FLOW_OK }
     defer { kiosk_gst_sample_unref(sample) }
     if let frame = VideoFrameCopy.frame(from: sample) { mailbox.deliver(frame, preroll: true) }
@@ -158,7 +174,7 @@ let newPrerollCallback: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpoin
 /// bus is watched: each message that matters becomes a value in the mailbox, and every message is dropped here.
 let busSyncHandler: @convention(c) (UnsafeMutablePointer<GstBus>?, UnsafeMutablePointer<GstMessage>?, gpointer?) -> GstBusSyncReply = { _, message, data in
     guard let message, let data else { return GST_BUS_DROP }
-    let mailbox = Unmanaged<PlayerMailbox>.fromOpaque(data).takeUnretainedValue()
+    let mailbox = PlayerMailbox.received(data)
     switch message.pointee.type {
     case GST_MESSAGE_STREAM_STATUS:
         // Decoding and converting run below the main thread's priority, as the render workers do: on a board with
