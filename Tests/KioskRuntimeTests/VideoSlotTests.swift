@@ -42,8 +42,11 @@ final class VideoSlotTests: XCTestCase {
 
     final class FakeMaker: VideoPlayerMaking {
         var players: [FakePlayer] = []
+        /// The duration each player says its clip has, by the clip's path.
+        var duration: (String) -> Duration? = { _ in .seconds(1) }
         func makePlayer(_ request: VideoPlayerRequest) throws -> any VideoPlayer {
             let player = FakePlayer(request)
+            player.duration = duration(request.source)
             players.append(player)
             return player
         }

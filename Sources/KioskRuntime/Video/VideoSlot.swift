@@ -87,16 +87,25 @@ final class VideoSlot {
         }
         return pacer
     }
-    /// The sync group's timeline and the group time the clip's position zero is at (`SceneVideos`); nil outside a
-    /// sync group, or while the anchor is not known. Only a single clip is timed by the group (`groupTimed`): a
-    /// playlist of several plays on the decoder's own clock.
+    /// The sync group's timeline and the group time the playlist's position zero is at (`SceneVideos`); nil outside
+    /// a sync group, or while the anchor is not known. A single clip is timed by the group once its duration is
+    /// known; a playlist of several once every item's is (`durations`, probed one item at a time), as one clip of
+    /// their summed durations (`GroupPlaylist`). A playlist with dayparting rules plays on its decoder's clock: its
+    /// items change with each member's wall clock, not the group's.
     var groupTiming: (() -> (timeline: GroupTimeline, anchor: Int64)?)?
     /// Keeps the decoder on the group's clock, and its figures for `video.state`.
     let groupFollower = GroupVideoFollower()
     /// Whether the current clip follows a sync group's clock (its frames are measured against their group times).
     private(set) var groupTimed = false
-    /// The current clip's duration in nanoseconds, once the player knows it.
-    private var clipDuration: Int64?
+    /// Each item's duration in nanoseconds, once known (from its player, or a probe), by source.
+    private var durations: [String: Int64] = [:]
+    /// The item whose duration a paused player of its own is finding out, in a sync group, and when it began.
+    private var probe: (source: String, player: any VideoPlayer, began: MonotonicInstant)?
+    private var probeTimer: TimerHandle?
+    /// Items whose duration could not be found: the playlist plays on its decoder's clock.
+    private var unprobed: Set<String> = []
+    /// How long a probe waits for a duration.
+    static let probeTimeout: Duration = .seconds(5)
     /// Whether the current item showed its first frame.
     private var itemStarted = false
     /// Fails an item that shows no frame and no error while playing (GStreamer can stall on a truncated file).
@@ -274,6 +283,7 @@ final class VideoSlot {
     /// Replaces the playlist with one clip and plays it (`video.load`). A new source has no failures behind it, and
     /// no rules: it plays at any time.
     func load(source: String) {
+        endProbe()
         properties.sources = [source]
         schedule = nil
         wantsPlaying = true
@@ -282,6 +292,7 @@ final class VideoSlot {
     }
 
     func close() {
+        endProbe()
         retirePlayer()
     }
 
@@ -310,6 +321,9 @@ final class VideoSlot {
     /// or stopped on a failed copy of it, plays it now; one playing goes on and opens it at the item's next start.
     func assetArrived(_ url: String) {
         guard let at = properties.sources.firstIndex(of: url) else { return }
+        // A new version may last another time.
+        durations[url] = nil
+        unprobed.remove(url)
         if waitsForDownload || (player == nil && lastError != nil && properties.sources.indices.contains(index)
                                     && properties.sources[index] == url) {
             start(at: at)
@@ -358,7 +372,6 @@ final class VideoSlot {
         requestedSize = request.size
         itemStarted = false
         if wantsPlaying { armStartDeadline() } else { player.pause() }
-        clipDuration = nil
         groupFollower.reset()
         player.onFrame = { [weak self] frame in self?.frameArrived(frame) }
         player.onEvent = { [weak self] event in self?.playerEvent(event, source: source) }
@@ -372,22 +385,120 @@ final class VideoSlot {
             groupTimed = false
             return pacer.add(frame)
         }
-        let (paced, seek) = groupFollower.follow(frame, clock: timed.clock, duration: timed.duration,
+        let (paced, move) = groupFollower.follow(frame, clock: timed.clock, duration: timed.duration,
                                                  timeline: timed.timeline, now: engine.loop.now)
         groupTimed = true
         pacer.add(paced)
-        if let seek { player?.seek(to: .nanoseconds(seek)) }
+        if move { moveToGroup(timed) }
     }
 
-    /// The group's clock for the current clip, its duration (ns) and the timeline; nil outside a sync group, for a
-    /// playlist of several items, or while the clip's duration is not known.
-    private func groupClock() -> (clock: GroupVideoClock, duration: Int64, timeline: GroupTimeline)? {
-        guard properties.sources.count == 1, let player, let timing = groupTiming?() else { return nil }
-        if clipDuration == nil, let known = player.duration, known > .zero {
-            clipDuration = Int64(clamping: known.nanosecondsClamped)
+    /// The current clip on the group's clock: the clock (with the item's start in a playlist's cycle), the duration
+    /// it times (the clip's, or the playlist's cycle), the timeline, and the playlist when there are several items.
+    struct GroupTimed {
+        var clock: GroupVideoClock
+        var duration: Int64
+        var timeline: GroupTimeline
+        var playlist: GroupPlaylist?
+    }
+
+    /// The group's clock for the current clip; nil outside a sync group, for a playlist with dayparting rules, or
+    /// while a duration is not known (a probe is then started for the next unknown item).
+    private func groupClock() -> GroupTimed? {
+        guard let player, let timing = groupTiming?() else { return nil }
+        if durations[source] == nil, let known = player.duration, known > .zero {
+            durations[source] = Int64(clamping: known.nanosecondsClamped)
         }
-        guard let duration = clipDuration else { return nil }
-        return (GroupVideoClock(anchor: timing.anchor, loops: properties.loop), duration, timing.timeline)
+        if properties.sources.count == 1 {
+            guard let duration = durations[source] else { return nil }
+            return GroupTimed(clock: GroupVideoClock(anchor: timing.anchor, loops: properties.loop), duration: duration,
+                              timeline: timing.timeline, playlist: nil)
+        }
+        guard schedule == nil else { return nil }
+        let known = properties.sources.compactMap { durations[$0] }
+        guard known.count == properties.sources.count, let playlist = GroupPlaylist(durations: known) else {
+            probeNextDuration()
+            return nil
+        }
+        return GroupTimed(clock: GroupVideoClock(anchor: timing.anchor, loops: properties.loop, itemStart: playlist.starts[index]),
+                          duration: playlist.cycle, timeline: timing.timeline, playlist: playlist)
+    }
+
+    /// Moves the decoder to where the group will be once the move is done: a seek in the clip it has open, or for
+    /// a playlist whose group position is in another item, that item opened and sought.
+    private func moveToGroup(_ timed: GroupTimed) {
+        let now = engine.loop.now
+        let seekTarget = groupFollower.target(.seek, clock: timed.clock, duration: timed.duration, timeline: timed.timeline, now: now)
+        guard let playlist = timed.playlist else {
+            guard let seekTarget else { return }
+            groupFollower.requestSeek(seekTarget, now: now)
+            player?.seek(to: .nanoseconds(seekTarget))
+            return
+        }
+        if let seekTarget, playlist.item(at: seekTarget).index == index {
+            groupFollower.requestSeek(seekTarget, now: now)
+            player?.seek(to: .nanoseconds(playlist.item(at: seekTarget).offset))
+            return
+        }
+        guard let openTarget = groupFollower.target(.open, clock: timed.clock, duration: timed.duration, timeline: timed.timeline, now: now) else { return }
+        openOnGroup(at: openTarget, playlist: playlist)
+    }
+
+    /// Opens the playlist's item at `target` (a position of the cycle) and seeks it to its offset there.
+    private func openOnGroup(at target: Int64, playlist: GroupPlaylist) {
+        let (item, offset) = playlist.item(at: target)
+        open(item)
+        // Unless that item could not be opened (another was, or none).
+        guard let player, index == item else { return }
+        groupFollower.requestSeek(target, move: .open, now: engine.loop.now)
+        player.seek(to: .nanoseconds(offset))
+    }
+
+    /// In a sync group, finds out the duration of the next item not known yet, with a paused player of its own
+    /// (muted, at a small size), read until it knows (or `probeTimeout`), one item at a time.
+    private func probeNextDuration() {
+        guard probe == nil, let maker else { return }
+        let unknown = properties.sources.filter { durations[$0] == nil }
+        // An item that cannot be timed keeps the playlist on its decoder's clock: no more probes.
+        guard unprobed.isDisjoint(with: unknown) else { return }
+        // The current item's own player says its duration; an item by URL waits for its download.
+        guard let next = unknown.first(where: { $0 != source && schemes.refusal(of: $0) == nil && playableFile($0) != nil }),
+              let file = playableFile(next) else { return }
+        let request = VideoPlayerRequest(source: file, size: Size(width: 16, height: 16), fit: properties.fit, muted: true, volume: 0)
+        do {
+            let player = try maker.makePlayer(request)
+            player.pause()
+            probe = (next, player, engine.loop.now)
+            checkProbe()
+        } catch {
+            probeFailed(next, reason: "\(error)")
+        }
+    }
+
+    private func checkProbe() {
+        probeTimer = nil
+        guard let (item, player, began) = probe else { return }
+        if let known = player.duration, known > .zero {
+            durations[item] = Int64(clamping: known.nanosecondsClamped)
+            endProbe()
+            probeNextDuration()
+        } else if player.state == .failed || engine.loop.now - began > Self.probeTimeout {
+            endProbe()
+            probeFailed(item, reason: player.state == .failed ? "the clip could not be opened" : "no duration within \(Self.probeTimeout)")
+        } else {
+            probeTimer = engine.loop.addTimer(after: .milliseconds(25)) { [weak self] in self?.checkProbe() }
+        }
+    }
+
+    private func probeFailed(_ item: String, reason: String) {
+        unprobed.insert(item)
+        logger.warning("video widget \(node.id ?? "(no id)"): \(item): its duration is not known (\(reason)), so the playlist plays on its decoder's clock, not the sync group's")
+    }
+
+    private func endProbe() {
+        probeTimer?.cancel()
+        probeTimer = nil
+        probe?.player.close()
+        probe = nil
     }
 
     private func playerEvent(_ event: VideoPlayerEvent, source: String) {
@@ -418,6 +529,15 @@ final class VideoSlot {
     /// The current item ended and its last frame is on screen: the next item (of those that may play now), a loop,
     /// or the end of the playlist.
     private func itemEnded(source: String) {
+        // In a sync group, a playlist goes on with the item its group position will be in once it is opened.
+        if properties.sources.count > 1, let timed = groupClock(), let playlist = timed.playlist,
+           let target = groupFollower.target(.open, clock: timed.clock, duration: timed.duration, timeline: timed.timeline, now: engine.loop.now) {
+            let cycleEnded = playlist.item(at: target).index < index
+            if cycleEnded { onReport?(VideoEventReport(id: node.id, kind: .looped, source: source)) }
+            openOnGroup(at: target, playlist: playlist)
+            if cycleEnded { onPlaylistFinished?() }
+            return
+        }
         let next = eligible.first { $0 > index }
         if let next {
             open(next)
@@ -429,9 +549,11 @@ final class VideoSlot {
             // A clip by URL whose new version arrived while it played is opened again, on the new copy.
             if properties.sources.count == 1, eligible == [index], let player, playableFile(source) == openedFile {
                 // In a sync group, on at the group's position when the seek is done; else from the start.
+                let now = engine.loop.now
                 let onGroup = groupClock().flatMap { timed in
-                    groupFollower.loopTarget(clock: timed.clock, duration: timed.duration, timeline: timed.timeline, now: engine.loop.now)
+                    groupFollower.target(.seek, clock: timed.clock, duration: timed.duration, timeline: timed.timeline, now: now)
                 }
+                if let onGroup { groupFollower.requestSeek(onGroup, now: now) }
                 player.seek(to: .nanoseconds(onGroup ?? 0))
             } else if let first = eligible.first {
                 open(first)
