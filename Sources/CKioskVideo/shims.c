@@ -45,6 +45,11 @@ int kiosk_gst_lower_entering_stream_thread(GstMessage *message, int increment) {
     return setpriority(PRIO_PROCESS, 0, wanted) == 0 ? 1 : 0;
 }
 
+void kiosk_gst_connect_about_to_finish(GstElement *playbin, void (*callback)(GstElement *, void *), void *data,
+                                       void (*destroy)(void *)) {
+    g_signal_connect_data(playbin, "about-to-finish", G_CALLBACK(callback), data, (GClosureNotify)(void (*)(void))destroy, 0);
+}
+
 // Weak: resolved only when the ThreadSanitizer runtime is linked in.
 extern void __tsan_release(void *address) __attribute__((weak));
 extern void __tsan_acquire(void *address) __attribute__((weak));

@@ -10,6 +10,8 @@ final class PlayerMailbox: Sendable {
     /// A bus message worth the main thread's attention, as a value.
     enum BusNote: Sendable, Equatable {
         case endOfStream
+        /// The clip was started again behind its end, for a seamless loop (`loop(_:)`).
+        case looped
         case error(String)
     }
 
@@ -35,6 +37,10 @@ final class PlayerMailbox: Sendable {
         var prerollTarget: Duration?
         /// After `close`: nothing more is taken.
         var isClosed = false
+        /// The clip's URI, once it is to loop seamlessly: set again on playbin as the clip's data runs out.
+        var loopURI: String?
+        /// Set again, and its first frame not come yet: that frame (its timestamp back at the start) is the loop.
+        var loopPending = false
     }
 
     private let contents = Lock(Contents())
@@ -82,6 +88,10 @@ final class PlayerMailbox: Sendable {
                     // The clip's first frames never came.
                     box.skipped += Int((frame.timestamp / frame.duration).rounded())
                 }
+                if box.loopPending, let last = box.last, frame.timestamp < last.timestamp {
+                    box.loopPending = false
+                    box.notes.append(.looped)
+                }
                 box.fromStart = false
                 box.last = (frame.timestamp, frame.duration)
             }
@@ -117,6 +127,22 @@ final class PlayerMailbox: Sendable {
             return true
         }
         if posted { waker.wake() }
+    }
+
+    /// From the player: from now on the clip loops with no gap, by `uri` set again as its data runs out.
+    func loop(_ uri: String) {
+        contents.withLock { $0.loopURI = uri }
+    }
+
+    /// From the streaming thread, at playbin's `about-to-finish` (while the clip's last frames are still to be
+    /// shown): the URI to play next, gaplessly, when the clip loops. The loop is noted for the main thread with the
+    /// first frame of the clip played again.
+    func nextURIForLoop() -> String? {
+        contents.withLock { box -> String? in
+            guard !box.isClosed, let uri = box.loopURI else { return nil }
+            box.loopPending = true
+            return uri
+        }
     }
 
     /// A seek: the next frame's timestamp does not follow the last one.
@@ -168,6 +194,15 @@ let newPrerollCallback: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpoin
     defer { kiosk_gst_sample_unref(sample) }
     if let frame = VideoFrameCopy.frame(from: sample) { mailbox.deliver(frame, preroll: true) }
     return GST_FLOW_OK
+}
+
+/// playbin's `about-to-finish`: on a streaming thread, as the clip's data runs out. A clip that loops seamlessly is
+/// set again as the next URI: playbin plays it on behind the last frame with the running time going on, so the first
+/// frame of the next loop is due one frame after the last, as within the clip.
+let aboutToFinishCallback: @convention(c) (UnsafeMutablePointer<GstElement>?, UnsafeMutableRawPointer?) -> Void = { playbin, data in
+    guard let playbin, let data else { return }
+    let mailbox = PlayerMailbox.received(data)
+    if let uri = mailbox.nextURIForLoop() { kiosk_gst_set_string(playbin, "uri", uri) }
 }
 
 /// The bus's sync handler: runs on whichever thread posts a message. Without a GLib main loop, this is how the

@@ -33,10 +33,10 @@ struct GroupVideoCaptures {
 
     static let width = 160, height = 120
 
-    /// The clip: its frames and rate, and the frames at either end that captures keep away from (the loop's seam:
-    /// a looping clip is sought back to the group's position at its end, and until the first frame after that seek
-    /// comes the last frame stays on screen). 30 fps on the host; 5 fps in a VM without KVM, where QEMU's emulated
-    /// CPUs play two debug kiosks' video at a few frames a second.
+    /// The clip: its frames and rate, and the frames at either end that captures keep away from, if any. A single
+    /// looping clip loops with no gap, so on the host every other capture is taken across its seam (its last frame,
+    /// or the next loop's first). 30 fps on the host; 5 fps in a VM without KVM, where QEMU's emulated CPUs play two
+    /// debug kiosks' video at a few frames a second, and a decoder late at the seam is sought, which holds a frame.
     ///
     /// With `items` above one, the widget plays a playlist of that many clips of the same length, each over its own
     /// test pattern (so that a frame number of one is not taken for the other's); the group times them as one clip of
@@ -48,7 +48,7 @@ struct GroupVideoCaptures {
         let seamMargin: Int64
         var items = 1
         var frameNs: Int64 { 1_000_000_000 / Int64(fps) }
-        static let fast = Clip(frames: 60, fps: 30, seamMargin: 8)
+        static let fast = Clip(frames: 60, fps: 30, seamMargin: 0)
         static let slow = Clip(frames: 30, fps: 5, seamMargin: 4)
         static let playlist = Clip(frames: 60, fps: 30, seamMargin: 15, items: 2)
         static let patterns = ["smpte", "checkers-8", "colors"]
@@ -135,10 +135,9 @@ struct GroupVideoCaptures {
             let realNow = Int64(Date().timeIntervalSince1970 * 1e9)
             // Each member shows the frame due at its own vblank nearest the time, and the members' vblanks are up to
             // a refresh period apart: a time within half a period of a frame change may fall between the change on
-            // one member and on the other. So the times are in the middle of a frame. They keep 8 frames away from
-            // the loop's seam: a looping clip is sought back to the group's position at its end, and until the first
-            // frame after that seek comes (150 ms or so) the last frame stays on screen.
-            // In a playlist, every item's start is such a seam.
+            // one member and on the other. So the times are in the middle of a frame. They keep `seamMargin` frames
+            // away from the clip's ends: in a playlist the next item is opened at an item's end, and until its first
+            // frame comes (300 ms or so) the last frame stays on screen; in the VM a late decoder is sought there.
             let soon = realNow + Int64(offset * 1e6) + 400_000_000 + Int64.random(in: 0..<200_000_000, using: &random)
             var frame = (soon % clipNs) / frameNs + 1
             var loopStart = soon - soon % clipNs
@@ -146,6 +145,12 @@ struct GroupVideoCaptures {
             if frame >= Int64(clipFrames) - seamMargin {
                 frame = seamMargin
                 loopStart += clipNs
+            }
+            if seamMargin == 0, n % 2 == 1 {
+                // Across the seam: the clip's last frame, or the next loop's first; in the future either way.
+                frame = n % 4 == 1 ? Int64(clipFrames) - 1 : 0
+                loopStart = soon - soon % clipNs + (frame == 0 ? clipNs : 0)
+                if loopStart + frame * frameNs < soon { loopStart += clipNs }
             }
             let groupTime = loopStart + frame * frameNs + frameNs / 2
             // Which item the group is in then: the frames of item k follow those of the items before it.

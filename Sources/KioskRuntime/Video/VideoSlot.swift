@@ -372,6 +372,9 @@ final class VideoSlot {
         requestedSize = request.size
         itemStarted = false
         if wantsPlaying { armStartDeadline() } else { player.pause() }
+        // A single looping clip goes on from its start with no frame held at the seam (in a sync group, its frames
+        // stay on the group's time across it, with no seek); `looped` comes in place of `ended`.
+        if properties.loop, properties.sources.count == 1 { player.loopSeamlessly() }
         groupFollower.reset()
         player.onFrame = { [weak self] frame in self?.frameArrived(frame) }
         player.onEvent = { [weak self] event in self?.playerEvent(event, source: source) }
@@ -521,6 +524,13 @@ final class VideoSlot {
                 guard let self, self.player === player else { return }
                 itemEnded(source: source)
             }
+        case .looped:
+            // A seamless loop: still the one item, the same copy and allowed now, goes on as it is; otherwise as at an end.
+            guard properties.sources.count == 1, eligible == [index], playableFile(source) == openedFile else {
+                return itemEnded(source: source)
+            }
+            onReport?(VideoEventReport(id: node.id, kind: .looped, source: source))
+            onPlaylistFinished?()
         case .failed(let message):
             fail(source, message: message, advance: true)
         }
