@@ -46,19 +46,15 @@ final class DiagnosticPageTests: XCTestCase {
 
     func testInvalidSceneFromTheConfigShowsTheDiagnosticPageUntilFixed() throws {
         let notify = try NotifySocket()
-        // systemd's notify socket is read once, as the kiosk is built.
-        setenv("NOTIFY_SOCKET", notify.path, 1)
-        let built = Result {
+        let harness = try KioskHarness.supervised(by: notify) {
             try KioskHarness(name, scene: Self.invalidScene, manualClock: false) { run, directory in
                 let config = directory.appendingPathComponent("kioskd.yaml").path
                 try "scene: scene.yaml\n".write(toFile: config, atomically: true, encoding: .utf8)
                 let socket = run.configuration.settings.control.socket
-                run = try ResolvedRun.read(commandLine: self.commandLine(), configPath: config)
+                run = try ResolvedRun.read(commandLine: commandLine(), configPath: config)
                 run.configuration.settings.control.socket = socket
             }
         }
-        unsetenv("NOTIFY_SOCKET")
-        let harness = try built.get()
         let sceneFile = harness.directory.appendingPathComponent("scene.yaml").path
         XCTAssertTrue(harness.first.runner.showsDiagnosticPage, "an invalid scene from the config file does not end the run")
         assertIsDiagnosticPage(try waitForDiagnosticPage(harness))

@@ -11,7 +11,7 @@ extension KioskHarness {
     /// it: `files` (name → text) are written into the test's folder first, and an output's `scene` names one of them
     /// (an output without one shows the run's scene, `scene`, mirrored).
     convenience init(_ name: String, scene: String = greetingScene, files: [String: String], outputs: [KioskConfig.Output],
-                     manualClock: Bool = true, configure: @escaping (inout ResolvedRun, URL) throws -> Void = { _, _ in }) throws {
+                     manualClock: Bool = true, configure: (inout ResolvedRun, URL) throws -> Void = { _, _ in }) throws {
         try self.init(name, scene: scene, manualClock: manualClock) { run, directory in
             for (file, text) in files {
                 try text.write(to: directory.appendingPathComponent(file), atomically: true, encoding: .utf8)
@@ -25,7 +25,7 @@ extension KioskHarness {
         }
     }
 
-    /// The output named `name` (in any case); fails the test's wait when there is none.
+    /// The output named `name` (in any case); throws, naming the outputs, when there is none.
     func output(_ name: String) throws -> DrivenOutput {
         try kiosk.outputs.output(named: name)
     }
@@ -77,7 +77,7 @@ extension KioskHarness {
 }
 
 /// An output's screen as `LayerEngine.screenshot()` gives it: XRGB8888 rows, stride = width * 4. A plain value.
-struct Screen: Equatable {
+struct Screen {
     let pixels: [UInt8]
     let width: Int
     let height: Int
