@@ -191,21 +191,35 @@ final class GroupVideoTests: XCTestCase {
         guard case .object(let group)? = state["group"] else { return XCTFail("video.state has group: \(state)") }
         XCTAssertEqual(group["seeks"], .number(1))
 
-        // b ends as the group reaches the end of the cycle: the playlist goes on with a, at the position the group
-        // will be at once it is open, and says it looped.
+        // Within 1.5 s of b's end, a is opened ahead, paused.
+        let ahead = maker.last
+        XCTAssertTrue(ahead.request.source.hasSuffix("a.mp4"), "the next item opened ahead")
+        XCTAssertEqual(ahead.state, .paused)
+        XCTAssertTrue(ahead.seeks.isEmpty)
+
+        // b ends as the group reaches the end of the cycle: the playlist goes on with a (the player opened ahead,
+        // sought to the position the group will be at once it plays, and played), and says it looped.
+        let playersBefore = maker.players.count
         let cycleEnd = (try XCTUnwrap(timeline.groupTime(at: h.loop.now)) / cycle + 1) * cycle
         while try XCTUnwrap(timeline.groupTime(at: h.loop.now)) < cycleEnd - 20_000_000 { h.run(for: .milliseconds(4)) }
         let endedAt = h.loop.now
         b.end()
         h.run(for: .milliseconds(100))
         let next = maker.last
-        XCTAssertTrue(next.request.source.hasSuffix("a.mp4"), "a.mp4 after b.mp4")
+        XCTAssertTrue(next === ahead, "the player opened ahead is taken over")
+        XCTAssertEqual(maker.players.count, playersBefore, "no player opened at the end")
+        XCTAssertEqual(next.state, .playing)
         XCTAssertTrue(b.closed)
         let resumed = try XCTUnwrap(next.seeks.first, "a.mp4 sought to the group's position")
         let expected = try groupPosition(endedAt)
         XCTAssertGreaterThan(resumed.nanosecondsClamped, (expected + 50_000_000) % cycle, "ahead of the group by the time an open takes")
         XCTAssertLessThan(resumed.nanosecondsClamped, 600_000_000, "within a.mp4")
         XCTAssertTrue(reports.contains { $0.kind == .looped }, "the cycle's end is reported")
+        // The player opened ahead said nothing while paused: its first frame says it started.
+        let startsBefore = reports.filter { $0.kind == .started }.count
+        next.frame(Self.colour(resumed.nanosecondsClamped), timestamp: resumed, due: h.loop.now + .milliseconds(40))
+        XCTAssertEqual(reports.filter { $0.kind == .started }.count, startsBefore + 1)
+        XCTAssertTrue(reports.last?.source.hasSuffix("a.mp4") ?? false)
     }
 
     func testWithoutATimelineFramesKeepTheDecodersTimeAndNothingSeeks() throws {

@@ -40,8 +40,8 @@ struct GroupVideoCaptures {
     ///
     /// With `items` above one, the widget plays a playlist of that many clips of the same length, each over its own
     /// test pattern (so that a frame number of one is not taken for the other's); the group times them as one clip of
-    /// their summed length, and every item's start is a seam: until the first frame of an item opened at the group's
-    /// position comes, the last item's last frame stays.
+    /// their summed length, and every item's start is a seam: until the first frame of the next item, sought to the
+    /// group's position and played, comes, the last item's last frame stays.
     struct Clip {
         let frames: Int
         let fps: Int
@@ -50,7 +50,7 @@ struct GroupVideoCaptures {
         var frameNs: Int64 { 1_000_000_000 / Int64(fps) }
         static let fast = Clip(frames: 60, fps: 30, seamMargin: 0)
         static let slow = Clip(frames: 30, fps: 5, seamMargin: 4)
-        static let playlist = Clip(frames: 60, fps: 30, seamMargin: 15, items: 2)
+        static let playlist = Clip(frames: 60, fps: 30, seamMargin: 6, items: 2)
         static let patterns = ["smpte", "checkers-8", "colors"]
     }
 
@@ -136,8 +136,9 @@ struct GroupVideoCaptures {
             // Each member shows the frame due at its own vblank nearest the time, and the members' vblanks are up to
             // a refresh period apart: a time within half a period of a frame change may fall between the change on
             // one member and on the other. So the times are in the middle of a frame. They keep `seamMargin` frames
-            // away from the clip's ends: in a playlist the next item is opened at an item's end, and until its first
-            // frame comes (300 ms or so) the last frame stays on screen; in the VM a late decoder is sought there.
+            // away from the clip's ends: in a playlist the next item (opened ahead, paused) is sought and played at an
+            // item's end, and until its first frame comes (100 to 150 ms) the last frame stays on screen; in the VM a
+            // late decoder is sought there.
             let soon = realNow + Int64(offset * 1e6) + 400_000_000 + Int64.random(in: 0..<200_000_000, using: &random)
             var frame = (soon % clipNs) / frameNs + 1
             var loopStart = soon - soon % clipNs

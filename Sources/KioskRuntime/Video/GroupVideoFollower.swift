@@ -18,12 +18,16 @@ final class GroupVideoFollower {
     enum Move: Sendable, Equatable {
         case seek
         case open
+        /// The item was opened ahead and is paused: sought and played.
+        case resume
     }
 
     /// The expected time from a seek to its first frame being due; learnt from each seek.
     private(set) var seekTime: Duration = .milliseconds(150)
     /// The same for an item opened at a position; learnt from each.
     private(set) var openTime: Duration = .milliseconds(300)
+    /// The same for an item opened ahead, paused, then sought and played; learnt from each.
+    private(set) var resumeTime: Duration = .milliseconds(150)
     /// The cycle position asked for, how, and when.
     private var pendingSeek: (target: Int64, move: Move, issued: MonotonicInstant)?
     private(set) var seeks = 0
@@ -56,10 +60,13 @@ final class GroupVideoFollower {
                 pendingSeek = nil
                 firstAfterSeek = true
                 // The move came `phase` later than aimed for (negative: earlier): aim that much further next time.
-                let learnt = pending.move == .seek ? seekTime : openTime
-                let next = Int64(clamping: learnt.nanosecondsClamped) - phase + Self.aheadMargin
+                let next = Int64(clamping: time(of: pending.move).nanosecondsClamped) - phase + Self.aheadMargin
                 let time = Duration.nanoseconds(min(max(next, 50_000_000), 2_000_000_000))
-                if pending.move == .seek { seekTime = time } else { openTime = time }
+                switch pending.move {
+                case .seek: seekTime = time
+                case .open: openTime = time
+                case .resume: resumeTime = time
+                }
             } else if now - pending.issued > .seconds(2) {
                 pendingSeek = nil
             } else {
@@ -85,7 +92,16 @@ final class GroupVideoFollower {
     /// is not known or the clip is past its end.
     func target(_ move: Move, clock: GroupVideoClock, duration: Int64, timeline: GroupTimeline,
                 now: MonotonicInstant) -> Int64? {
-        clock.seekTarget(at: now, seekTime: move == .seek ? seekTime : openTime, duration: duration, timeline: timeline)
+        clock.seekTarget(at: now, seekTime: time(of: move), duration: duration, timeline: timeline)
+    }
+
+    /// How long `move` is expected to take until its first frame is due.
+    func time(of move: Move) -> Duration {
+        switch move {
+        case .seek: seekTime
+        case .open: openTime
+        case .resume: resumeTime
+        }
     }
 
     /// A move to `target` the widget makes now: its first frame is waited for.

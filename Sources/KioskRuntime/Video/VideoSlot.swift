@@ -106,6 +106,13 @@ final class VideoSlot {
     private var unprobed: Set<String> = []
     /// How long a probe waits for a duration.
     static let probeTimeout: Duration = .seconds(5)
+    /// In a sync group's playlist, the next item opened ahead and paused (prerolled) once the current one is within
+    /// `openAhead` of its end: at the end it is taken over (`open`), sought and played, which brings its first frame
+    /// far sooner than opening a pipeline then would, so the last item's last frame is held that much less.
+    private var upcoming: (index: Int, file: String, player: any VideoPlayer)?
+    static let openAhead: Int64 = 1_500_000_000
+    /// Whether the last `open` took over the upcoming player (it then says nothing of starting: see `frameArrived`).
+    private var tookUpcoming = false
     /// Whether the current item showed its first frame.
     private var itemStarted = false
     /// Fails an item that shows no frame and no error while playing (GStreamer can stall on a truncated file).
@@ -193,6 +200,7 @@ final class VideoSlot {
     /// it; with none, the placeholder until one may.
     func start(at index: Int = 0) {
         failuresInARow = 0
+        endUpcoming()
         guard let schedule else { return open(index) }
         guard let first = schedule.first(from: index, at: clock.now(), synchronized: clock.synchronized()) else {
             return wait()
@@ -284,6 +292,7 @@ final class VideoSlot {
     /// no rules: it plays at any time.
     func load(source: String) {
         endProbe()
+        endUpcoming()
         properties.sources = [source]
         schedule = nil
         wantsPlaying = true
@@ -293,6 +302,7 @@ final class VideoSlot {
 
     func close() {
         endProbe()
+        endUpcoming()
         retirePlayer()
     }
 
@@ -361,11 +371,20 @@ final class VideoSlot {
         let request = VideoPlayerRequest(source: file, size: body.frame.size, fit: properties.fit,
                                          muted: properties.muted, volume: properties.volume)
         let player: any VideoPlayer
-        do {
-            player = try maker.makePlayer(request)
-        } catch {
-            fail(source, message: "\(error)", advance: false)
-            return
+        tookUpcoming = false
+        if let upcoming, upcoming.index == chosen, upcoming.file == file, upcoming.player.state != .failed {
+            player = upcoming.player
+            self.upcoming = nil
+            tookUpcoming = true
+            if wantsPlaying { player.play() }
+        } else {
+            endUpcoming()
+            do {
+                player = try maker.makePlayer(request)
+            } catch {
+                fail(source, message: "\(error)", advance: false)
+                return
+            }
         }
         self.player = player
         openedFile = file
@@ -384,6 +403,8 @@ final class VideoSlot {
     /// and the decoder moved to the group's position when it is too far from it.
     private func frameArrived(_ frame: VideoFrame) {
         guard let pacer else { return }
+        // A player opened ahead may have said it started before it was taken over: its first frame here says so.
+        if tookUpcoming, !itemStarted { playerEvent(.started, source: source) }
         guard let timed = groupClock() else {
             groupTimed = false
             return pacer.add(frame)
@@ -392,7 +413,31 @@ final class VideoSlot {
                                                  timeline: timed.timeline, now: engine.loop.now)
         groupTimed = true
         pacer.add(paced)
-        if move { moveToGroup(timed) }
+        if move { return moveToGroup(timed) }
+        if let playlist = timed.playlist {
+            let remaining = playlist.durations[index] - Int64(clamping: frame.timestamp.nanosecondsClamped)
+            let next = index + 1 < playlist.durations.count ? index + 1 : (properties.loop ? 0 : nil)
+            if remaining < Self.openAhead, let next, next != index { openAhead(next) }
+        }
+    }
+
+    /// Opens item `next` ahead, paused, unless it is open ahead already; an item that cannot be opened now is
+    /// opened (and fails, if it does) when its turn comes.
+    private func openAhead(_ next: Int) {
+        guard upcoming?.index != next, let maker, let body = node.body else { return }
+        let source = properties.sources[next]
+        guard schemes.refusal(of: source) == nil, let file = playableFile(source) else { return }
+        endUpcoming()
+        let request = VideoPlayerRequest(source: file, size: body.frame.size, fit: properties.fit,
+                                         muted: properties.muted, volume: properties.volume)
+        guard let player = try? maker.makePlayer(request) else { return }
+        player.pause()
+        upcoming = (next, file, player)
+    }
+
+    private func endUpcoming() {
+        upcoming?.player.close()
+        upcoming = nil
     }
 
     /// The current clip on the group's clock: the clock (with the item's start in a playlist's cycle), the duration
@@ -442,17 +487,24 @@ final class VideoSlot {
             player?.seek(to: .nanoseconds(playlist.item(at: seekTarget).offset))
             return
         }
-        guard let openTarget = groupFollower.target(.open, clock: timed.clock, duration: timed.duration, timeline: timed.timeline, now: now) else { return }
-        openOnGroup(at: openTarget, playlist: playlist)
+        openOnGroup(timed, playlist: playlist)
     }
 
-    /// Opens the playlist's item at `target` (a position of the cycle) and seeks it to its offset there.
-    private func openOnGroup(at target: Int64, playlist: GroupPlaylist) {
+    /// Opens the playlist's item the group will be at once it is open (taking over the one opened ahead, when that
+    /// is the item) and seeks it to its offset there.
+    private func openOnGroup(_ timed: GroupTimed, playlist: GroupPlaylist) {
+        let now = engine.loop.now
+        let resumes = upcoming.flatMap { upcoming in
+            groupFollower.target(.resume, clock: timed.clock, duration: timed.duration, timeline: timed.timeline, now: now)
+                .map { playlist.item(at: $0).index == upcoming.index }
+        } ?? false
+        let move: GroupVideoFollower.Move = resumes ? .resume : .open
+        guard let target = groupFollower.target(move, clock: timed.clock, duration: timed.duration, timeline: timed.timeline, now: now) else { return }
         let (item, offset) = playlist.item(at: target)
         open(item)
         // Unless that item could not be opened (another was, or none).
         guard let player, index == item else { return }
-        groupFollower.requestSeek(target, move: .open, now: engine.loop.now)
+        groupFollower.requestSeek(target, move: tookUpcoming ? .resume : .open, now: now)
         player.seek(to: .nanoseconds(offset))
     }
 
@@ -542,10 +594,12 @@ final class VideoSlot {
         // In a sync group, a playlist goes on with the item its group position will be in once it is opened.
         if properties.sources.count > 1, let timed = groupClock(), let playlist = timed.playlist,
            let target = groupFollower.target(.open, clock: timed.clock, duration: timed.duration, timeline: timed.timeline, now: engine.loop.now) {
-            let cycleEnded = playlist.item(at: target).index < index
-            if cycleEnded { onReport?(VideoEventReport(id: node.id, kind: .looped, source: source)) }
-            openOnGroup(at: target, playlist: playlist)
-            if cycleEnded { onPlaylistFinished?() }
+            let ended = index
+            openOnGroup(timed, playlist: playlist)
+            if playlist.item(at: target).index < ended {
+                onReport?(VideoEventReport(id: node.id, kind: .looped, source: source))
+                onPlaylistFinished?()
+            }
             return
         }
         let next = eligible.first { $0 > index }
