@@ -137,7 +137,7 @@ struct GroupVideoCaptures {
             // a refresh period apart: a time within half a period of a frame change may fall between the change on
             // one member and on the other. So the times are in the middle of a frame. They keep `seamMargin` frames
             // away from the clip's ends: in a playlist the next item (opened ahead, paused) is sought and played at an
-            // item's end, and until its first frame comes (100 to 150 ms) the last frame stays on screen; in the VM a
+            // item's end, and until its first frame comes (50 to 60 ms here) the last frame stays on screen; in the VM a
             // late decoder is sought there.
             let soon = realNow + Int64(offset * 1e6) + 400_000_000 + Int64.random(in: 0..<200_000_000, using: &random)
             var frame = (soon % clipNs) / frameNs + 1
@@ -218,7 +218,7 @@ struct GroupVideoCaptures {
         for (member, state) in zip(members, states) {
             let group = state["group"] as? [String: Any] ?? [:]
             print("\(label): \(member.id): frame phase error \(group["phase_error_ms"] ?? "-") ms, decoder phase \(group["decoder_phase_ms"] ?? "-") ms, "
-                  + "seeks \(group["seeks"] ?? "-"), shown \(state["frames_shown"] ?? "-"), dropped \(state["frames_dropped"] ?? "-")")
+                  + "seeks \(group["seeks"] ?? "-") (times: seek \(group["seek_time_ms"] ?? "-"), open \(group["open_time_ms"] ?? "-"), resume \(group["resume_time_ms"] ?? "-") ms), shown \(state["frames_shown"] ?? "-"), dropped \(state["frames_dropped"] ?? "-")")
         }
         print("\(label): \(agreeing) of \(captures.count) captures show the same frame on every member")
     }
