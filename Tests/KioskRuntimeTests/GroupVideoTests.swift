@@ -56,32 +56,12 @@ final class GroupVideoTests: XCTestCase {
             let group = clock.groupDue(ofPosition: position, near: try XCTUnwrap(timeline.groupTime(at: due)), duration: Self.clip)
             frames.append((position, group))
         }
-        var shownAt: [Int64: Int64] = [:]
-        h.listeners.append(h.engine.addFlipListener { flip in
-            guard let image = h.backend.frontBufferSnapshot(), let group = timeline.groupTime(at: flip.timestamp) else { return }
-            let pixel = UInt32(image[2]) << 16 | UInt32(image[1]) << 8 | UInt32(image[0])
-            if let frame = frames.first(where: { Self.colour($0.position) == pixel }), shownAt[frame.position] == nil {
-                shownAt[frame.position] = group
-            }
-        })
-        var delivered = 0
-        while delivered < frames.count {
-            // The fake decoder hands each frame over 40 ms before its own due time, as GStreamer's sink does.
-            let decoderDue = decoderStart + .nanoseconds(Int64(delivered) * Self.frame)
-            if h.loop.now + .milliseconds(40) >= decoderDue {
-                player.frame(Self.colour(frames[delivered].position), timestamp: .nanoseconds(frames[delivered].position), due: decoderDue)
-                delivered += 1
-            }
-            h.run(for: .milliseconds(4))
+        // The fake decoder hands each frame over 40 ms before its own due time, as GStreamer's sink does.
+        try deliver(frames, to: player, in: h, timeline: timeline, settle: .milliseconds(200)) {
+            decoderStart + .nanoseconds(Int64($0) * Self.frame)
         }
-        h.run(for: .milliseconds(200))
         XCTAssertEqual(player.seeks.count, 1, "one seek: the frames after it are within the window")
         let refresh = h.backend.info.mode.frameDuration.nanosecondsClamped
-        for frame in frames.dropFirst() {
-            let shown = try XCTUnwrap(shownAt[frame.position], "frame at \(frame.position) shown")
-            XCTAssertLessThanOrEqual(abs(shown - frame.groupDue), refresh / 2 + 1,
-                                     "frame at \(frame.position): flipped \(Double(shown - frame.groupDue) / 1e6) ms from its group time")
-        }
         let state = try h.stage.videoState(id: "v")
         guard case .object(let group)? = state["group"] else { return XCTFail("video.state has group: \(state)") }
         XCTAssertEqual(group["seeks"], .number(1))
@@ -162,31 +142,10 @@ final class GroupVideoTests: XCTestCase {
             let offset = firstOffset + Int64(n) * step
             frames.append((offset, clock.groupDue(ofPosition: 600_000_000 + offset, near: groupNow, duration: cycle)))
         }
-        var shownAt: [Int64: Int64] = [:]
-        h.listeners.append(h.engine.addFlipListener { flip in
-            guard let image = h.backend.frontBufferSnapshot(), let group = timeline.groupTime(at: flip.timestamp) else { return }
-            let pixel = UInt32(image[2]) << 16 | UInt32(image[1]) << 8 | UInt32(image[0])
-            if let frame = frames.first(where: { Self.colour($0.offset) == pixel }), shownAt[frame.offset] == nil {
-                shownAt[frame.offset] = group
-            }
-        })
-        var delivered = 0
-        while delivered < frames.count {
-            let decoderDue = local(ofGroupTime: frames[delivered].groupDue) + .milliseconds(10)
-            if h.loop.now + .milliseconds(40) >= decoderDue {
-                b.frame(Self.colour(frames[delivered].offset), timestamp: .nanoseconds(frames[delivered].offset), due: decoderDue)
-                delivered += 1
-            }
-            h.run(for: .milliseconds(4))
+        try deliver(frames.map { ($0.offset, $0.groupDue) }, to: b, in: h, timeline: timeline, settle: .milliseconds(100)) {
+            local(ofGroupTime: frames[$0].groupDue) + .milliseconds(10)
         }
-        h.run(for: .milliseconds(100))
         XCTAssertEqual(b.seeks.count, 1, "the frames after the move are within the window")
-        let refresh = h.backend.info.mode.frameDuration.nanosecondsClamped
-        for frame in frames.dropFirst() {
-            let shown = try XCTUnwrap(shownAt[frame.offset], "frame at \(frame.offset) shown")
-            XCTAssertLessThanOrEqual(abs(shown - frame.groupDue), refresh / 2 + 1,
-                                     "frame at \(frame.offset): flipped \(Double(shown - frame.groupDue) / 1e6) ms from its group time")
-        }
         let state = try h.stage.videoState(id: "v")
         guard case .object(let group)? = state["group"] else { return XCTFail("video.state has group: \(state)") }
         XCTAssertEqual(group["seeks"], .number(1))
@@ -235,5 +194,35 @@ final class GroupVideoTests: XCTestCase {
         maker.last.end()
         h.run(for: .milliseconds(300))
         XCTAssertEqual(maker.last.seeks, [.zero], "a loop starts the clip again from its start")
+    }
+
+    /// Hands `frames` (each a timestamp, which is also its colour, and its group due) to `player` as a decoder does,
+    /// each 40 ms before `decoderDue` of its index, runs `settle` more, and checks that every frame but the first
+    /// (which may come as the decoder moves) flipped within half a refresh of its group due.
+    private func deliver(_ frames: [(position: Int64, groupDue: Int64)], to player: FakePlayer, in h: StageHarness,
+                         timeline: OffsetGroupTimeline, settle: Duration, decoderDue: (Int) -> MonotonicInstant) throws {
+        var shownAt: [Int64: Int64] = [:]
+        h.listeners.append(h.engine.addFlipListener { flip in
+            guard let image = h.backend.frontBufferSnapshot(), let group = timeline.groupTime(at: flip.timestamp) else { return }
+            let pixel = UInt32(image[2]) << 16 | UInt32(image[1]) << 8 | UInt32(image[0])
+            if let frame = frames.first(where: { Self.colour($0.position) == pixel }), shownAt[frame.position] == nil {
+                shownAt[frame.position] = group
+            }
+        })
+        var delivered = 0
+        while delivered < frames.count {
+            if h.loop.now + .milliseconds(40) >= decoderDue(delivered) {
+                player.frame(Self.colour(frames[delivered].position), timestamp: .nanoseconds(frames[delivered].position), due: decoderDue(delivered))
+                delivered += 1
+            }
+            h.run(for: .milliseconds(4))
+        }
+        h.run(for: settle)
+        let refresh = h.backend.info.mode.frameDuration.nanosecondsClamped
+        for frame in frames.dropFirst() {
+            let shown = try XCTUnwrap(shownAt[frame.position], "frame at \(frame.position) shown")
+            XCTAssertLessThanOrEqual(abs(shown - frame.groupDue), refresh / 2 + 1,
+                                     "frame at \(frame.position): flipped \(Double(shown - frame.groupDue) / 1e6) ms from its group time")
+        }
     }
 }
