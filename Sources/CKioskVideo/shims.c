@@ -44,3 +44,20 @@ int kiosk_gst_lower_entering_stream_thread(GstMessage *message, int increment) {
     int wanted = base + increment > 19 ? 19 : base + increment;
     return setpriority(PRIO_PROCESS, 0, wanted) == 0 ? 1 : 0;
 }
+
+void kiosk_gst_connect_about_to_finish(GstElement *playbin, void (*callback)(GstElement *, void *), void *data,
+                                       void (*destroy)(void *)) {
+    g_signal_connect_data(playbin, "about-to-finish", G_CALLBACK(callback), data, (GClosureNotify)(void (*)(void))destroy, 0);
+}
+
+// Weak: resolved only when the ThreadSanitizer runtime is linked in.
+extern void __tsan_release(void *address) __attribute__((weak));
+extern void __tsan_acquire(void *address) __attribute__((weak));
+
+void kiosk_tsan_release(const void *address) {
+    if (__tsan_release) __tsan_release((void *)address);
+}
+
+void kiosk_tsan_acquire(const void *address) {
+    if (__tsan_acquire) __tsan_acquire((void *)address);
+}

@@ -148,7 +148,7 @@ public enum VideoRun {
         }
         player.onEvent = { event in
             switch event {
-            case .started: break
+            case .started, .looped: break
             case .ended: loop.stop()
             case .failed(let message): failure = message; loop.stop()
             }
@@ -199,7 +199,7 @@ public enum VideoRun {
         }
         player.onEvent = { event in
             switch event {
-            case .started: break
+            case .started, .looped: break
             case .ended: loop.stop()
             case .failed(let message): failure = message; loop.stop()
             }

@@ -152,9 +152,9 @@ struct ConfigDecoder {
         return nil
     }
 
-    /// A path relative to the config file's folder.
+    /// A path relative to the config file's folder; a URL (a scene by URL) as it is.
     func path(_ s: String) -> String {
-        s.hasPrefix("/") ? s : (baseDirectory as NSString).appendingPathComponent(s)
+        s.hasPrefix("/") || RemoteAsset.looksRemote(s) ? s : (baseDirectory as NSString).appendingPathComponent(s)
     }
 }
 

@@ -64,10 +64,11 @@ public final class GStreamerPlayer: VideoPlayer {
         callbacks.new_sample = newSampleCallback
         callbacks.new_preroll = newPrerollCallback
         let appsink = UnsafeMutableRawPointer(sink).assumingMemoryBound(to: GstAppSink.self)
-        gst.gst_app_sink_set_callbacks!(appsink, &callbacks, Unmanaged.passRetained(mailbox).toOpaque(), releaseMailbox)
+        gst.gst_app_sink_set_callbacks!(appsink, &callbacks, mailbox.retainedForCallbacks(), releaseMailbox)
         let bus = gst.gst_element_get_bus!(playbin)
-        gst.gst_bus_set_sync_handler!(bus, busSyncHandler, Unmanaged.passRetained(mailbox).toOpaque(), releaseMailbox)
+        gst.gst_bus_set_sync_handler!(bus, busSyncHandler, mailbox.retainedForCallbacks(), releaseMailbox)
         gst.gst_object_unref!(UnsafeMutableRawPointer(bus))
+        kiosk_gst_connect_about_to_finish(playbin, aboutToFinishCallback, mailbox.retainedForCallbacks(), releaseMailbox)
 
         self.pipeline = pipeline
         setState(GST_STATE_PLAYING)
@@ -142,6 +143,11 @@ public final class GStreamerPlayer: VideoPlayer {
         }
     }
 
+    /// Gapless: the clip is set again as playbin's next URI as its data runs out (`aboutToFinishCallback`).
+    public func loopSeamlessly() {
+        mailbox.loop(request.source.gstreamerURI)
+    }
+
     public func close() {
         guard let pipeline else { return }
         self.pipeline = nil
@@ -180,6 +186,9 @@ public final class GStreamerPlayer: VideoPlayer {
                 guard state != .failed else { continue }
                 state = .ended
                 onEvent?(.ended)
+            case .looped:
+                guard state != .failed else { continue }
+                onEvent?(.looped)
             case .error(let message):
                 guard state != .failed else { continue }
                 state = .failed

@@ -10,6 +10,8 @@ final class PlayerMailbox: Sendable {
     /// A bus message worth the main thread's attention, as a value.
     enum BusNote: Sendable, Equatable {
         case endOfStream
+        /// The clip was started again behind its end, for a seamless loop (`loop(_:)`).
+        case looped
         case error(String)
     }
 
@@ -35,6 +37,10 @@ final class PlayerMailbox: Sendable {
         var prerollTarget: Duration?
         /// After `close`: nothing more is taken.
         var isClosed = false
+        /// The clip's URI, once it is to loop seamlessly: set again on playbin as the clip's data runs out.
+        var loopURI: String?
+        /// Set again, and its first frame not come yet: that frame (its timestamp back at the start) is the loop.
+        var loopPending = false
     }
 
     private let contents = Lock(Contents())
@@ -45,6 +51,22 @@ final class PlayerMailbox: Sendable {
     init(id: Int, waker: Waker) {
         self.id = id
         self.waker = waker
+    }
+
+    /// The mailbox as the pointer a GStreamer callback table or sync handler holds, with a reference of its own
+    /// (given back by `releaseMailbox`). GStreamer hands the pointer to its threads under GLib's locks, which
+    /// ThreadSanitizer cannot see, so the hand-over is told to it: released here, after the mailbox is made, and
+    /// acquired by each callback (`received`).
+    func retainedForCallbacks() -> UnsafeMutableRawPointer {
+        let pointer = Unmanaged.passRetained(self).toOpaque()
+        kiosk_tsan_release(pointer)
+        return pointer
+    }
+
+    /// In a callback on GStreamer's threads: the mailbox behind `data` (see `retainedForCallbacks`).
+    static func received(_ data: UnsafeMutableRawPointer) -> PlayerMailbox {
+        kiosk_tsan_acquire(data)
+        return Unmanaged<PlayerMailbox>.fromOpaque(data).takeUnretainedValue()
     }
 
     /// From the streaming thread: a frame became due. `preroll` frames are taken only when a paused seek asked.
@@ -65,6 +87,10 @@ final class PlayerMailbox: Sendable {
                 } else if box.fromStart, frame.duration > .zero, frame.timestamp > frame.duration / 2 {
                     // The clip's first frames never came.
                     box.skipped += Int((frame.timestamp / frame.duration).rounded())
+                }
+                if box.loopPending, let last = box.last, frame.timestamp < last.timestamp {
+                    box.loopPending = false
+                    box.notes.append(.looped)
                 }
                 box.fromStart = false
                 box.last = (frame.timestamp, frame.duration)
@@ -103,6 +129,22 @@ final class PlayerMailbox: Sendable {
         if posted { waker.wake() }
     }
 
+    /// From the player: from now on the clip loops with no gap, by `uri` set again as its data runs out.
+    func loop(_ uri: String) {
+        contents.withLock { $0.loopURI = uri }
+    }
+
+    /// From the streaming thread, at playbin's `about-to-finish` (while the clip's last frames are still to be
+    /// shown): the URI to play next, gaplessly, when the clip loops. The loop is noted for the main thread with the
+    /// first frame of the clip played again.
+    func nextURIForLoop() -> String? {
+        contents.withLock { box -> String? in
+            guard !box.isClosed, let uri = box.loopURI else { return nil }
+            box.loopPending = true
+            return uri
+        }
+    }
+
     /// A seek: the next frame's timestamp does not follow the last one.
     func seeking(paused: Bool, to position: Duration) {
         contents.withLock { box in
@@ -137,7 +179,7 @@ final class PlayerMailbox: Sendable {
 /// sink's lead (`GStreamerPlayer.lead`).
 let newSampleCallback: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpointer?) -> GstFlowReturn = { sink, data in
     guard let sink, let data else { return GST_FLOW_ERROR }
-    let mailbox = Unmanaged<PlayerMailbox>.fromOpaque(data).takeUnretainedValue()
+    let mailbox = PlayerMailbox.received(data)
     guard let sample = gst.gst_app_sink_pull_sample!(sink) else { return GST_FLOW_EOS }
     defer { kiosk_gst_sample_unref(sample) }
     if let frame = VideoFrameCopy.frame(from: sample, dueOn: sink) { mailbox.deliver(frame, preroll: false) }
@@ -147,18 +189,27 @@ let newSampleCallback: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpoint
 /// The appsink's `new-preroll`: the first frame after a seek or a pause; shown only when a paused seek asked.
 let newPrerollCallback: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpointer?) -> GstFlowReturn = { sink, data in
     guard let sink, let data else { return GST_FLOW_ERROR }
-    let mailbox = Unmanaged<PlayerMailbox>.fromOpaque(data).takeUnretainedValue()
+    let mailbox = PlayerMailbox.received(data)
     guard let sample = gst.gst_app_sink_pull_preroll!(sink) else { return GST_FLOW_OK }
     defer { kiosk_gst_sample_unref(sample) }
     if let frame = VideoFrameCopy.frame(from: sample) { mailbox.deliver(frame, preroll: true) }
     return GST_FLOW_OK
 }
 
+/// playbin's `about-to-finish`: on a streaming thread, as the clip's data runs out. A clip that loops seamlessly is
+/// set again as the next URI: playbin plays it on behind the last frame with the running time going on, so the first
+/// frame of the next loop is due one frame after the last, as within the clip.
+let aboutToFinishCallback: @convention(c) (UnsafeMutablePointer<GstElement>?, UnsafeMutableRawPointer?) -> Void = { playbin, data in
+    guard let playbin, let data else { return }
+    let mailbox = PlayerMailbox.received(data)
+    if let uri = mailbox.nextURIForLoop() { kiosk_gst_set_string(playbin, "uri", uri) }
+}
+
 /// The bus's sync handler: runs on whichever thread posts a message. Without a GLib main loop, this is how the
 /// bus is watched: each message that matters becomes a value in the mailbox, and every message is dropped here.
 let busSyncHandler: @convention(c) (UnsafeMutablePointer<GstBus>?, UnsafeMutablePointer<GstMessage>?, gpointer?) -> GstBusSyncReply = { _, message, data in
     guard let message, let data else { return GST_BUS_DROP }
-    let mailbox = Unmanaged<PlayerMailbox>.fromOpaque(data).takeUnretainedValue()
+    let mailbox = PlayerMailbox.received(data)
     switch message.pointee.type {
     case GST_MESSAGE_STREAM_STATUS:
         // Decoding and converting run below the main thread's priority, as the render workers do: on a board with

@@ -55,27 +55,9 @@ struct CheckConfigCommand: ParsableCommand {
     var file: String = KioskConfig.defaultPath
 
     func run() throws {
-        let standardError = FileHandle.standardError
-        do {
-            let loaded = try ConfigLoader.load(path: file)
-            for warning in loaded.warnings { standardError.write(Data("\(warning)\n".utf8)) }
-            if let board = loaded.config.board {
-                do { _ = try BoardConfig.load(path: board) } catch {
-                    standardError.write(Data("\(error)\n".utf8))
-                    throw ExitCode(1)
-                }
-            }
-            // Each output's own scene file; which connectors exist only a run can tell.
-            for output in loaded.config.outputs {
-                // A scene by URL is validated by the run that fetches it.
-                guard let scene = output.scene, scene != "default", !RemoteAsset.isFetched(scene) else { continue }
-                let checked = try SceneLoader.load(path: scene, limits: loaded.config.sceneLimits)
-                for warning in checked.warnings { standardError.write(Data("\(warning)\n".utf8)) }
-            }
-            print("ok")
-        } catch let error as SceneValidationError {
-            for diagnostic in error.diagnostics { standardError.write(Data("\(diagnostic)\n".utf8)) }
-            throw ExitCode(1)
-        }
+        let report = try ConfigFileCheck.check(path: file)
+        for line in report.warnings + report.problems { FileHandle.standardError.write(Data("\(line)\n".utf8)) }
+        guard report.passed else { throw ExitCode(1) }
+        print("ok")
     }
 }

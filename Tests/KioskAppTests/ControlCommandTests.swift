@@ -26,15 +26,12 @@ final class ControlCommandTests: XCTestCase {
 
     /// The result of `command` with `arguments` (JSON) on the socket; fails the test on an error reply.
     private func result(_ command: String, _ arguments: String = "{}", file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
-        let reply = try client.request(#"{"id": 1, "cmd": "\#(command)", "args": \#(arguments)}"#)
-        return try XCTUnwrap(reply["result"] as? [String: Any], "\(command): \(reply)", file: file, line: line)
+        try client.result(command, arguments, file: file, line: line)
     }
 
     /// The error of `command` with `arguments` (JSON) on the socket; fails the test on a result.
     private func error(_ command: String, _ arguments: String = "{}", file: StaticString = #filePath, line: UInt = #line) throws -> (code: String?, message: String) {
-        let reply = try client.request(#"{"id": 1, "cmd": "\#(command)", "args": \#(arguments)}"#)
-        let error = try XCTUnwrap(reply["error"] as? [String: Any], "\(command): \(reply)", file: file, line: line)
-        return (error["code"] as? String, error["message"] as? String ?? "")
+        try client.error(command, arguments, file: file, line: line)
     }
 
     private func flipped() throws -> Int {

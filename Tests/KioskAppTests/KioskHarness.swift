@@ -21,7 +21,7 @@ final class KioskHarness {
     let directory: URL
     let socketPath: String
     /// The manual clock's poller; nil on the real loop.
-    private let poller: ManualPoller?
+    let poller: ManualPoller?
     /// What the kiosk logged, at info and above.
     let log = CapturedLog()
     private let socketFolder: String

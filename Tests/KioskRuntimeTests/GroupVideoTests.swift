@@ -56,32 +56,12 @@ final class GroupVideoTests: XCTestCase {
             let group = clock.groupDue(ofPosition: position, near: try XCTUnwrap(timeline.groupTime(at: due)), duration: Self.clip)
             frames.append((position, group))
         }
-        var shownAt: [Int64: Int64] = [:]
-        h.listeners.append(h.engine.addFlipListener { flip in
-            guard let image = h.backend.frontBufferSnapshot(), let group = timeline.groupTime(at: flip.timestamp) else { return }
-            let pixel = UInt32(image[2]) << 16 | UInt32(image[1]) << 8 | UInt32(image[0])
-            if let frame = frames.first(where: { Self.colour($0.position) == pixel }), shownAt[frame.position] == nil {
-                shownAt[frame.position] = group
-            }
-        })
-        var delivered = 0
-        while delivered < frames.count {
-            // The fake decoder hands each frame over 40 ms before its own due time, as GStreamer's sink does.
-            let decoderDue = decoderStart + .nanoseconds(Int64(delivered) * Self.frame)
-            if h.loop.now + .milliseconds(40) >= decoderDue {
-                player.frame(Self.colour(frames[delivered].position), timestamp: .nanoseconds(frames[delivered].position), due: decoderDue)
-                delivered += 1
-            }
-            h.run(for: .milliseconds(4))
+        // The fake decoder hands each frame over 40 ms before its own due time, as GStreamer's sink does.
+        try deliver(frames, to: player, in: h, timeline: timeline, settle: .milliseconds(200)) {
+            decoderStart + .nanoseconds(Int64($0) * Self.frame)
         }
-        h.run(for: .milliseconds(200))
         XCTAssertEqual(player.seeks.count, 1, "one seek: the frames after it are within the window")
         let refresh = h.backend.info.mode.frameDuration.nanosecondsClamped
-        for frame in frames.dropFirst() {
-            let shown = try XCTUnwrap(shownAt[frame.position], "frame at \(frame.position) shown")
-            XCTAssertLessThanOrEqual(abs(shown - frame.groupDue), refresh / 2 + 1,
-                                     "frame at \(frame.position): flipped \(Double(shown - frame.groupDue) / 1e6) ms from its group time")
-        }
         let state = try h.stage.videoState(id: "v")
         guard case .object(let group)? = state["group"] else { return XCTFail("video.state has group: \(state)") }
         XCTAssertEqual(group["seeks"], .number(1))
@@ -99,6 +79,108 @@ final class GroupVideoTests: XCTestCase {
         XCTAssertNotEqual(loopSeek, .zero)
     }
 
+    /// A playlist of a 0.6 s and a 1 s clip on the group's clock, as one clip of 1.6 s: the member learns the second
+    /// item's duration from a paused probe, opens the item the group is in at the position it will be at once
+    /// opened, shows its frames at their group times, and at its end goes on with the item the group is then in.
+    func testAPlaylistIsTimedAsOneClipAndOpensTheItemTheGroupIsIn() throws {
+        let scene = """
+            widgets:
+              - {id: v, type: video, playlist: [a.mp4, b.mp4], loop: true, x: 0, y: 0, width: 100%, height: 100%, background: "#0000ff"}
+            """
+        let h = try StageHarness(yaml: scene, size: Size(width: 64, height: 48),
+                                 files: ["a.mp4": Data("a".utf8), "b.mp4": Data("b".utf8)])
+        var reports: [VideoEventReport] = []
+        h.listeners.append(h.stage.addEventListener { event in
+            if case .video(let report) = event { reports.append(report) }
+        })
+        let maker = FakeMaker()
+        maker.duration = { $0.hasSuffix("a.mp4") ? .milliseconds(600) : .seconds(1) }
+        h.stage.videoPlayers = maker
+        let timeline = OffsetGroupTimeline(offset: 0)
+        h.stage.timeline = timeline
+        h.settle()
+        let cycle: Int64 = 1_600_000_000
+        // The group is 0.9 s into its cycle: 0.3 s into b.
+        timeline.offset = 1_000 * cycle + 900_000_000 - Int64(h.loop.now.nanoseconds)
+        let clock = GroupVideoClock(anchor: 0, loops: true)
+        func groupPosition(_ local: MonotonicInstant) throws -> Int64 {
+            try XCTUnwrap(clock.position(atGroupTime: try XCTUnwrap(timeline.groupTime(at: local)), duration: cycle))
+        }
+        func local(ofGroupTime time: Int64) -> MonotonicInstant { MonotonicInstant(nanoseconds: UInt64(time - timeline.offset)) }
+
+        // The first item plays from its start; its first frame starts the probe of the second item's duration.
+        let a = maker.last
+        XCTAssertTrue(a.request.source.hasSuffix("a.mp4"))
+        a.frame(0x200000, timestamp: .zero, due: h.loop.now + .milliseconds(40))
+        XCTAssertEqual(maker.players.count, 2, "a probe of b.mp4")
+        let probe = maker.players[1]
+        XCTAssertTrue(probe.request.source.hasSuffix("b.mp4"))
+        XCTAssertTrue(probe.request.muted)
+        XCTAssertEqual(probe.state, .paused)
+        XCTAssertTrue(probe.closed, "closed once it said its duration")
+
+        // The next frame is timed by the group: far from it, and in the other item, so b.mp4 is opened and sought to
+        // where the group will be once it is open (300 ms ahead before the time is learnt).
+        let movedAt = h.loop.now
+        a.frame(0x210000, timestamp: .milliseconds(33), due: h.loop.now + .milliseconds(73))
+        XCTAssertTrue(a.closed)
+        let b = maker.last
+        XCTAssertTrue(b.request.source.hasSuffix("b.mp4"))
+        XCTAssertFalse(b === probe)
+        let target = try groupPosition(movedAt + .milliseconds(300))
+        XCTAssertEqual(b.seeks.count, 1)
+        XCTAssertEqual(Double(try XCTUnwrap(b.seeks.first).nanosecondsClamped), Double(target - 600_000_000), accuracy: 1_000_000,
+                       "b.mp4 at the group's position less a's 0.6 s")
+
+        // b's frames from there, paced by its decoder 10 ms late against the group: each shows at the vblank nearest
+        // its group time, and nothing seeks again.
+        let step = Self.frame
+        let firstOffset = (target - 600_000_000) / step * step + step
+        let groupNow = try XCTUnwrap(timeline.groupTime(at: h.loop.now))
+        var frames: [(offset: Int64, groupDue: Int64)] = []
+        for n in 0..<10 {
+            let offset = firstOffset + Int64(n) * step
+            frames.append((offset, clock.groupDue(ofPosition: 600_000_000 + offset, near: groupNow, duration: cycle)))
+        }
+        try deliver(frames.map { ($0.offset, $0.groupDue) }, to: b, in: h, timeline: timeline, settle: .milliseconds(100)) {
+            local(ofGroupTime: frames[$0].groupDue) + .milliseconds(10)
+        }
+        XCTAssertEqual(b.seeks.count, 1, "the frames after the move are within the window")
+        let state = try h.stage.videoState(id: "v")
+        guard case .object(let group)? = state["group"] else { return XCTFail("video.state has group: \(state)") }
+        XCTAssertEqual(group["seeks"], .number(1))
+
+        // Within 1.5 s of b's end, a is opened ahead, paused.
+        let ahead = maker.last
+        XCTAssertTrue(ahead.request.source.hasSuffix("a.mp4"), "the next item opened ahead")
+        XCTAssertEqual(ahead.state, .paused)
+        XCTAssertTrue(ahead.seeks.isEmpty)
+
+        // b ends as the group reaches the end of the cycle: the playlist goes on with a (the player opened ahead,
+        // sought to the position the group will be at once it plays, and played), and says it looped.
+        let playersBefore = maker.players.count
+        let cycleEnd = (try XCTUnwrap(timeline.groupTime(at: h.loop.now)) / cycle + 1) * cycle
+        while try XCTUnwrap(timeline.groupTime(at: h.loop.now)) < cycleEnd - 20_000_000 { h.run(for: .milliseconds(4)) }
+        let endedAt = h.loop.now
+        b.end()
+        h.run(for: .milliseconds(100))
+        let next = maker.last
+        XCTAssertTrue(next === ahead, "the player opened ahead is taken over")
+        XCTAssertEqual(maker.players.count, playersBefore, "no player opened at the end")
+        XCTAssertEqual(next.state, .playing)
+        XCTAssertTrue(b.closed)
+        let resumed = try XCTUnwrap(next.seeks.first, "a.mp4 sought to the group's position")
+        let expected = try groupPosition(endedAt)
+        XCTAssertGreaterThan(resumed.nanosecondsClamped, (expected + 50_000_000) % cycle, "ahead of the group by the time an open takes")
+        XCTAssertLessThan(resumed.nanosecondsClamped, 600_000_000, "within a.mp4")
+        XCTAssertTrue(reports.contains { $0.kind == .looped }, "the cycle's end is reported")
+        // The player opened ahead said nothing while paused: its first frame says it started.
+        let startsBefore = reports.filter { $0.kind == .started }.count
+        next.frame(Self.colour(resumed.nanosecondsClamped), timestamp: resumed, due: h.loop.now + .milliseconds(40))
+        XCTAssertEqual(reports.filter { $0.kind == .started }.count, startsBefore + 1)
+        XCTAssertTrue(reports.last?.source.hasSuffix("a.mp4") ?? false)
+    }
+
     func testWithoutATimelineFramesKeepTheDecodersTimeAndNothingSeeks() throws {
         let h = try StageHarness(yaml: Self.scene, size: Size(width: 64, height: 48), files: ["a.mp4": Data("a".utf8)])
         let maker = FakeMaker()
@@ -112,5 +194,35 @@ final class GroupVideoTests: XCTestCase {
         maker.last.end()
         h.run(for: .milliseconds(300))
         XCTAssertEqual(maker.last.seeks, [.zero], "a loop starts the clip again from its start")
+    }
+
+    /// Hands `frames` (each a timestamp, which is also its colour, and its group due) to `player` as a decoder does,
+    /// each 40 ms before `decoderDue` of its index, runs `settle` more, and checks that every frame but the first
+    /// (which may come as the decoder moves) flipped within half a refresh of its group due.
+    private func deliver(_ frames: [(position: Int64, groupDue: Int64)], to player: FakePlayer, in h: StageHarness,
+                         timeline: OffsetGroupTimeline, settle: Duration, decoderDue: (Int) -> MonotonicInstant) throws {
+        var shownAt: [Int64: Int64] = [:]
+        h.listeners.append(h.engine.addFlipListener { flip in
+            guard let image = h.backend.frontBufferSnapshot(), let group = timeline.groupTime(at: flip.timestamp) else { return }
+            let pixel = UInt32(image[2]) << 16 | UInt32(image[1]) << 8 | UInt32(image[0])
+            if let frame = frames.first(where: { Self.colour($0.position) == pixel }), shownAt[frame.position] == nil {
+                shownAt[frame.position] = group
+            }
+        })
+        var delivered = 0
+        while delivered < frames.count {
+            if h.loop.now + .milliseconds(40) >= decoderDue(delivered) {
+                player.frame(Self.colour(frames[delivered].position), timestamp: .nanoseconds(frames[delivered].position), due: decoderDue(delivered))
+                delivered += 1
+            }
+            h.run(for: .milliseconds(4))
+        }
+        h.run(for: settle)
+        let refresh = h.backend.info.mode.frameDuration.nanosecondsClamped
+        for frame in frames.dropFirst() {
+            let shown = try XCTUnwrap(shownAt[frame.position], "frame at \(frame.position) shown")
+            XCTAssertLessThanOrEqual(abs(shown - frame.groupDue), refresh / 2 + 1,
+                                     "frame at \(frame.position): flipped \(Double(shown - frame.groupDue) / 1e6) ms from its group time")
+        }
     }
 }

@@ -19,6 +19,8 @@ final class VideoSlotTests: XCTestCase {
         var counts = VideoFrameCounts()
         var closed = false
         var seeks: [Duration] = []
+        /// Told to loop with no gap (`loopSeamlessly`).
+        var seamless = false
 
         init(_ request: VideoPlayerRequest) { self.request = request }
 
@@ -26,6 +28,7 @@ final class VideoSlotTests: XCTestCase {
         func pause() { state = .paused }
         func seek(to position: Duration) { seeks.append(position); if state == .ended { state = .playing } }
         func close() { closed = true; onFrame = nil; onEvent = nil }
+        func loopSeamlessly() { seamless = true }
 
         /// A frame of one colour; with `due`, shown at the vblank nearest that time, else at once.
         func frame(_ rgb: UInt32, timestamp: Duration = .zero, due: MonotonicInstant? = nil) {
@@ -37,13 +40,18 @@ final class VideoSlotTests: XCTestCase {
         }
 
         func end() { state = .ended; onEvent?(.ended) }
+        /// A seamless loop's first frame came again.
+        func looped() { onEvent?(.looped) }
         func fail(_ message: String) { state = .failed; onEvent?(.failed(message: message)) }
     }
 
     final class FakeMaker: VideoPlayerMaking {
         var players: [FakePlayer] = []
+        /// The duration each player says its clip has, by the clip's path.
+        var duration: (String) -> Duration? = { _ in .seconds(1) }
         func makePlayer(_ request: VideoPlayerRequest) throws -> any VideoPlayer {
             let player = FakePlayer(request)
+            player.duration = duration(request.source)
             players.append(player)
             return player
         }
@@ -136,6 +144,40 @@ final class VideoSlotTests: XCTestCase {
         h.settle()
         XCTAssertEqual(events.map(\.kind), [.started, .ended])
         XCTAssertEqual(pixelAtEnd, 0xFF0000, "the last frame was on screen when the end was reported")
+    }
+
+    /// A single looping clip is asked to loop with no gap; its loops are reported and it plays on, neither sought nor
+    /// opened again. A playlist's items, and a clip that does not loop, are not.
+    func testASingleLoopingClipLoopsSeamlesslyAndPlaysOn() throws {
+        let (h, maker) = try harness("""
+        pages:
+          - name: loop
+            widgets:
+              - {id: v, type: video, source: a.mp4, loop: true, x: 0, y: 0, width: 100%, height: 100%}
+          - name: once
+            widgets:
+              - {id: w, type: video, source: b.mp4, loop: false, x: 0, y: 0, width: 100%, height: 100%}
+          - name: list
+            widgets:
+              - {id: p, type: video, playlist: [a.mp4, b.mp4], loop: true, x: 0, y: 0, width: 100%, height: 100%}
+        """)
+        let clip = maker.last
+        XCTAssertTrue(clip.seamless)
+        clip.frame(0xFF0000, timestamp: .milliseconds(966))
+        clip.looped()
+        clip.frame(0x00FF00, timestamp: .zero)
+        h.settle()
+        XCTAssertEqual(events.map(\.kind), [.started, .looped])
+        XCTAssertEqual(maker.players.count, 1, "not opened again")
+        XCTAssertTrue(clip.seeks.isEmpty, "not sought")
+        XCTAssertFalse(clip.closed)
+        XCTAssertEqual(try h.pixel(x: 1, y: 1), 0x00FF00, "the next loop's frames are shown")
+        try h.stage.showPage("once", transition: nil)
+        h.settle()
+        XCTAssertFalse(maker.last.seamless, "a clip that plays once")
+        try h.stage.showPage("list", transition: nil)
+        h.settle()
+        XCTAssertFalse(maker.last.seamless, "a playlist's item")
     }
 
     func testEveryItemFailingStopsOnThePlaceholder() throws {

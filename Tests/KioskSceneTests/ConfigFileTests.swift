@@ -78,6 +78,20 @@ final class ConfigFileTests: XCTestCase {
         XCTAssertEqual(config.control.screenshotDirectory, "/etc/kioskd/shots")
     }
 
+    /// Files are relative to the config file's folder; a scene by URL is kept as it is, at the top and in `outputs:`.
+    func testASceneByURLIsNotAPathUnderTheConfigsFolder() throws {
+        let config = try parse("""
+            scene: https://signage.example/lobby.yaml
+            board: board.yaml
+            outputs:
+              - {connector: HDMI-A-1, scene: "http://signage.example:8080/side.yaml"}
+              - {connector: HDMI-A-2, scene: side.yaml}
+            """).config
+        XCTAssertEqual(config.scene, "https://signage.example/lobby.yaml")
+        XCTAssertEqual(config.board, "/etc/kioskd/board.yaml")
+        XCTAssertEqual(config.outputs.map(\.scene), ["http://signage.example:8080/side.yaml", "/etc/kioskd/side.yaml"])
+    }
+
     func testAnEmptyFileChangesNothing() throws {
         XCTAssertEqual(try parse("# nothing set\n").config, KioskConfig())
     }

@@ -23,14 +23,16 @@ public enum TestClips {
     private static let maker = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scripts/make-test-clip").path
 
-    /// The path of a clip of `frames` frames at `fps` (30 unless given); made on first use. One that another process
+    /// The path of a clip of `frames` frames at `fps` (30 unless given) over videotestsrc's `pattern` (smpte unless
+    /// given: another makes a clip that differs from the default one where their frame numbers match); made on first use. One that another process
     /// is making (its `.making` file is there) is waited for, for up to 150 s, then made here if it did not appear
     /// (within the test stall guard's 5 minutes a case, with the encoding and the test after it).
-    public static func clip(_ codec: Codec, width: Int, height: Int, frames: Int, fps: Int = 30) throws -> String {
+    public static func clip(_ codec: Codec, width: Int, height: Int, frames: Int, fps: Int = 30, pattern: String = "smpte") throws -> String {
         lock.lock()
         defer { lock.unlock() }
         let rate = fps == 30 ? "" : "-\(fps)fps"
-        let path = folder.appendingPathComponent("clip-\(width)x\(height)-\(frames)\(rate).\(codec.rawValue)").path
+        let look = pattern == "smpte" ? "" : "-\(pattern)"
+        let path = folder.appendingPathComponent("clip-\(width)x\(height)-\(frames)\(rate)\(look).\(codec.rawValue)").path
         if FileManager.default.fileExists(atPath: path + ".making") {
             do {
                 try Poll.until("\(path), being made by another process", timeout: 150, interval: 0.2) {
@@ -41,7 +43,7 @@ public enum TestClips {
             }
         }
         if FileManager.default.fileExists(atPath: path) { return path }
-        try run(maker, [codec.rawValue, "\(width)", "\(height)", "\(frames)", path] + (fps == 30 ? [] : ["\(fps)"]))
+        try run(maker, [codec.rawValue, "\(width)", "\(height)", "\(frames)", path, "\(fps)", pattern])
         return path
     }
 

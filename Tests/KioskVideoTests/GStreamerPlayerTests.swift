@@ -15,10 +15,12 @@ final class GStreamerPlayerTests: XCTestCase {
     }
 
     private func play(_ source: String, size: Size = Size(width: 160, height: 120), fit: VideoFit = .contain,
-                      until done: (Recorder) -> Bool, timeout: Double = 30) throws -> (Recorder, any VideoPlayer) {
+                      until done: (Recorder) -> Bool, timeout: Double = 30,
+                      prepare: (any VideoPlayer) -> Void = { _ in }) throws -> (Recorder, any VideoPlayer) {
         let loop = try MainLoop.epoll()
         let video = try GStreamerVideo(loop: loop)
         let player = try video.makePlayer(VideoPlayerRequest(source: source, size: size, fit: fit, muted: true, volume: 1))
+        prepare(player)
         let recorder = Recorder()
         player.onFrame = { recorder.frames.append($0); recorder.arrivals.append(.now()) }
         player.onEvent = { recorder.events.append($0) }
@@ -63,6 +65,31 @@ final class GStreamerPlayerTests: XCTestCase {
                 XCTFail("\(codec): no duration")
             }
         }
+    }
+
+    /// A clip told to loop seamlessly goes on from its start at its end, with its first frame due one frame after its
+    /// last: no frame is held while it goes back, and it never ends.
+    func testASeamlessLoopHasNoGapBetweenTheLastFrameAndTheFirst() throws {
+        let clip = try TestClips.clip(.h264, width: 320, height: 240, frames: 30)
+        let (recorder, player) = try play(clip) { recorder in
+            // Two loops, and the first frames of the second: each loop is said as its first frame comes.
+            let restarts = zip(recorder.frames, recorder.frames.dropFirst()).filter { $1.timestamp < $0.timestamp }.count
+            XCTAssertEqual(recorder.events.filter { $0 == .looped }.count, restarts, "a loop is said when its first frame comes")
+            return restarts >= 2 && recorder.frames.last.map { $0.timestamp > .milliseconds(100) } == true
+        } prepare: { $0.loopSeamlessly() }
+        defer { player.close() }
+        XCTAssertFalse(recorder.events.contains(.ended), "a seamless loop never ends: \(recorder.events)")
+        // Where the timestamps start again, and the due times across each restart.
+        let frames = recorder.frames
+        var seams = 0
+        for i in frames.indices.dropFirst() where frames[i].timestamp < frames[i - 1].timestamp {
+            seams += 1
+            let gap = try XCTUnwrap(frames[i].due) - XCTUnwrap(frames[i - 1].due)
+            XCTAssertLessThan(gap.milliseconds, 50, "the first frame of a loop is due one frame after the last (\(gap))")
+            XCTAssertGreaterThan(gap.milliseconds, 16, "and not at once (\(gap))")
+            XCTAssertLessThan(frames[i].timestamp, .milliseconds(40), "a loop starts at the clip's start")
+        }
+        XCTAssertGreaterThanOrEqual(seams, 2, "frames crossed two loops' seams: \(frames.map(\.timestamp))")
     }
 
     /// GStreamer's streaming threads, and the decoder threads they start, run nicer than the thread that made the

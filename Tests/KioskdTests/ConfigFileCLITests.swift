@@ -66,31 +66,6 @@ final class ConfigFileCLITests: XCTestCase {
         XCTAssertTrue(board.stderr.contains("\(dir.path)/missing-board.yaml") && board.stderr.contains("ENOENT"), board.stderr)
     }
 
-    /// `outputs:` entries are checked like the rest, each problem at its location, and the scene files they name;
-    /// connector names cannot be checked before a run (the cards say which there are), so a valid section is `ok`.
-    func testCheckConfigChecksTheOutputsSection() throws {
-        let dir = try KioskdProcess.scratchDirectory("check-config-outputs")
-        let file = dir.appendingPathComponent("kioskd.yaml")
-        try "outputs:\n  - connector: HDMI-A-1\n    rotation: 45\n  - mode: 800x480\n".write(to: file, atomically: true, encoding: .utf8)
-        let bad = try KioskdProcess.run(["check-config", file.path])
-        XCTAssertEqual(bad.status, 1)
-        XCTAssertEqual(bad.errorLines, [
-            "\(file.path):3:15: outputs[0].rotation: expected one of 0, 90, 180, 270 (degrees clockwise)",
-            "\(file.path):4:5: outputs[1]: missing 'connector' (the connector's name, as `kioskd devices` shows it)",
-        ])
-
-        try "outputs:\n  - {connector: HDMI-A-1, mode: 1920x1080@60, scene: default}\n".write(to: file, atomically: true, encoding: .utf8)
-        let good = try KioskdProcess.run(["check-config", file.path])
-        XCTAssertEqual(good.status, 0, good.stderr)
-        XCTAssertEqual(good.stdout, "ok\n")
-        XCTAssertEqual(good.stderr, "")
-
-        try "outputs:\n  - {connector: HDMI-A-1, scene: missing.yaml}\n".write(to: file, atomically: true, encoding: .utf8)
-        let missingScene = try KioskdProcess.run(["check-config", file.path])
-        XCTAssertEqual(missingScene.status, 1)
-        XCTAssertEqual(missingScene.errorLines, ["\(dir.path)/missing.yaml:1:1: scene file not found"])
-    }
-
     /// Keys fill the options; an option given on the command line wins.
     func testRunTakesTheConfigAndTheCommandLineOverridesIt() throws {
         let dir = try KioskdProcess.scratchDirectory("run-config")

@@ -33,17 +33,25 @@ struct GroupVideoCaptures {
 
     static let width = 160, height = 120
 
-    /// The clip: its frames and rate, and the frames at either end that captures keep away from (the loop's seam:
-    /// a looping clip is sought back to the group's position at its end, and until the first frame after that seek
-    /// comes the last frame stays on screen). 30 fps on the host; 5 fps in a VM without KVM, where QEMU's emulated
-    /// CPUs play two debug kiosks' video at a few frames a second.
+    /// The clip: its frames and rate, and the frames at either end that captures keep away from, if any. A single
+    /// looping clip loops with no gap, so on the host every other capture is taken across its seam (its last frame,
+    /// or the next loop's first). 30 fps on the host; 5 fps in a VM without KVM, where QEMU's emulated CPUs play two
+    /// debug kiosks' video at a few frames a second, and a decoder late at the seam is sought, which holds a frame.
+    ///
+    /// With `items` above one, the widget plays a playlist of that many clips of the same length, each over its own
+    /// test pattern (so that a frame number of one is not taken for the other's); the group times them as one clip of
+    /// their summed length, and every item's start is a seam: until the first frame of the next item, sought to the
+    /// group's position and played, comes, the last item's last frame stays.
     struct Clip {
         let frames: Int
         let fps: Int
         let seamMargin: Int64
+        var items = 1
         var frameNs: Int64 { 1_000_000_000 / Int64(fps) }
-        static let fast = Clip(frames: 60, fps: 30, seamMargin: 8)
+        static let fast = Clip(frames: 60, fps: 30, seamMargin: 0)
         static let slow = Clip(frames: 30, fps: 5, seamMargin: 4)
+        static let playlist = Clip(frames: 60, fps: 30, seamMargin: 6, items: 2)
+        static let patterns = ["smpte", "checkers-8", "colors"]
     }
 
     /// Runs the kiosks (their files, sockets and captures in the broker's folder under /tmp) and takes `count`
@@ -54,13 +62,16 @@ struct GroupVideoCaptures {
         let broker = try MosquittoBroker()
         // Under /tmp, with the broker's files: a VM's 9p share takes no sockets.
         let directory = broker.directory
-        let clip = try TestClips.clip(.h264, width: width, height: height, frames: shape.frames, fps: shape.fps)
+        let clips = try (0..<shape.items).map {
+            try TestClips.clip(.h264, width: width, height: height, frames: shape.frames, fps: shape.fps, pattern: Clip.patterns[$0])
+        }
         let frameNs = shape.frameNs, seamMargin = shape.seamMargin, clipFrames = shape.frames
-        // The clip's frames are decoded for the comparison while the kiosks start (seconds in an emulated VM).
+        // The clips' frames are decoded for the comparison while the kiosks start (seconds in an emulated VM): the
+        // items' frames one after the other, as the group times them.
         let decoding = Lock<Result<[[UInt8]], Error>?>(nil)
         let decoded = DispatchGroup()
         DispatchQueue.global().async(group: decoded) {
-            let result = Result { try TestClips.decodedFrames(clip, width: width, height: height) }
+            let result = Result { try clips.flatMap { try TestClips.decodedFrames($0, width: width, height: height) } }
             decoding.withLock { $0 = result }
         }
         print(String(format: "group video captures: clip made after %.1f s", Date().timeIntervalSince(began)))
@@ -69,7 +80,7 @@ struct GroupVideoCaptures {
             size: display
             background: "#000000"
             widgets:
-              - {id: v, type: video, source: \(clip), loop: true, muted: true, fit: fill, x: 0, y: 0, width: \(width), height: \(height)}
+              - {id: v, type: video, \(clips.count == 1 ? "source: \(clips[0])" : "playlist: [\(clips.joined(separator: ", "))]"), loop: true, muted: true, fit: fill, x: 0, y: 0, width: \(width), height: \(height)}
 
             """.write(toFile: scene, atomically: true, encoding: .utf8)
         var kiosks: [RunningProcess] = []
@@ -114,18 +125,20 @@ struct GroupVideoCaptures {
         print(String(format: "group video captures: kiosks playing on the group's clock after %.1f s", Date().timeIntervalSince(began)))
         XCTAssertEqual(decoded.wait(timeout: .now() + 120), .success, "the clip's frames decoded within 120 s")
         let frames = try XCTUnwrap(decoding.withLock { $0 }).get()
-        XCTAssertEqual(frames.count, clipFrames, "the clip decodes to its frames")
+        XCTAssertEqual(frames.count, clipFrames * shape.items, "the clips decode to their frames")
         var captures: [Capture] = []
         var random = SystemRandomNumberGenerator()
         let clipNs = Int64(((try XCTUnwrap(videoState(0)?["duration"] as? Double)) * 1e9).rounded())
+        let cycleNs = clipNs * Int64(shape.items)
         for n in 0..<count {
             let offset = try XCTUnwrap(sync(0)?["offset_ms"] as? Double)
             let realNow = Int64(Date().timeIntervalSince1970 * 1e9)
             // Each member shows the frame due at its own vblank nearest the time, and the members' vblanks are up to
             // a refresh period apart: a time within half a period of a frame change may fall between the change on
-            // one member and on the other. So the times are in the middle of a frame. They keep 8 frames away from
-            // the loop's seam: a looping clip is sought back to the group's position at its end, and until the first
-            // frame after that seek comes (150 ms or so) the last frame stays on screen.
+            // one member and on the other. So the times are in the middle of a frame. They keep `seamMargin` frames
+            // away from the clip's ends: in a playlist the next item (opened ahead, paused) is sought and played at an
+            // item's end, and until its first frame comes (50 to 60 ms here) the last frame stays on screen; in the VM a
+            // late decoder is sought there.
             let soon = realNow + Int64(offset * 1e6) + 400_000_000 + Int64.random(in: 0..<200_000_000, using: &random)
             var frame = (soon % clipNs) / frameNs + 1
             var loopStart = soon - soon % clipNs
@@ -134,8 +147,16 @@ struct GroupVideoCaptures {
                 frame = seamMargin
                 loopStart += clipNs
             }
+            if seamMargin == 0, n % 2 == 1 {
+                // Across the seam: the clip's last frame, or the next loop's first; in the future either way.
+                frame = n % 4 == 1 ? Int64(clipFrames) - 1 : 0
+                loopStart = soon - soon % clipNs + (frame == 0 ? clipNs : 0)
+                if loopStart + frame * frameNs < soon { loopStart += clipNs }
+            }
             let groupTime = loopStart + frame * frameNs + frameNs / 2
-            var capture = Capture(groupTime: groupTime, expected: Int(frame))
+            // Which item the group is in then: the frames of item k follow those of the items before it.
+            let item = Int((loopStart % cycleNs) / clipNs)
+            var capture = Capture(groupTime: groupTime, expected: item * clipFrames + Int(frame))
             // Asked of every member at once; each answers at its vblank nearest the time.
             for (i, member) in members.enumerated() {
                 let path = directory + "/capture-\(n)-\(member.id).png"
@@ -197,7 +218,7 @@ struct GroupVideoCaptures {
         for (member, state) in zip(members, states) {
             let group = state["group"] as? [String: Any] ?? [:]
             print("\(label): \(member.id): frame phase error \(group["phase_error_ms"] ?? "-") ms, decoder phase \(group["decoder_phase_ms"] ?? "-") ms, "
-                  + "seeks \(group["seeks"] ?? "-"), shown \(state["frames_shown"] ?? "-"), dropped \(state["frames_dropped"] ?? "-")")
+                  + "seeks \(group["seeks"] ?? "-") (times: seek \(group["seek_time_ms"] ?? "-"), open \(group["open_time_ms"] ?? "-"), resume \(group["resume_time_ms"] ?? "-") ms), shown \(state["frames_shown"] ?? "-"), dropped \(state["frames_dropped"] ?? "-")")
         }
         print("\(label): \(agreeing) of \(captures.count) captures show the same frame on every member")
     }

@@ -2,12 +2,11 @@ import Foundation
 import KioskTestSupport
 import XCTest
 
-/// `kioskd run --scene`: scene files shown without a display, the bundled default scene, live reload through
-/// inotify and SIGHUP, and bad scenes refused with their location.
+/// `kioskd run --scene` as a command: a scene file shown without a display and written out by `--screenshot` and
+/// `--stats-out`, and a bad scene ending the run with its location. The scene file's rules in a running kiosk (the
+/// default scene, reload on edit and on SIGHUP, the diagnostic page) are tested in process by
+/// `KioskAppTests.SceneFileTests` and `KioskAppTests.DiagnosticPageTests`.
 final class SceneRunTests: XCTestCase {
-    private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-
     func testHeadlessSceneFileRendersToAScreenshot() throws {
         let dir = try KioskdProcess.scratchDirectory("scene-run")
         let scene = dir.appendingPathComponent("scene.yaml"), png = dir.appendingPathComponent("shot.png")
@@ -34,18 +33,6 @@ final class SceneRunTests: XCTestCase {
         XCTAssertEqual(s["frames_flipped"] as? Int, 30)
     }
 
-    func testTheDefaultSceneIsTheBundledDashboard() throws {
-        let dir = try KioskdProcess.scratchDirectory("scene-default")
-        let png = dir.appendingPathComponent("shot.png")
-        let r = try KioskdProcess.run(["run", "--backend", "headless", "--frames", "20", "--screenshot", png.path])
-        XCTAssertEqual(r.status, 0, r.stderr)
-        let image = try PNGFile(contentsOf: png)
-        XCTAssertEqual(image.width, 1024)
-        // The dashboard's background is a dark blue gradient; the cards and the ticker band add lighter pixels.
-        let distinct = Set((0..<64).flatMap { i in (0..<48).map { j in image.rgb(x: i * 16, y: j * 16) } })
-        XCTAssertGreaterThan(distinct.count, 8, "a dashboard, not a blank screen")
-    }
-
     func testAnInvalidSceneFileStopsWithItsLocation() throws {
         let dir = try KioskdProcess.scratchDirectory("scene-invalid")
         let scene = dir.appendingPathComponent("bad.yaml")
@@ -55,35 +42,15 @@ final class SceneRunTests: XCTestCase {
         XCTAssertTrue(r.stderr.contains("bad.yaml:4:") && r.stderr.contains("sprocket"), r.stderr)
     }
 
-    func testEditingTheSceneFileReloadsItAndABadEditKeepsTheScene() throws {
-        let dir = try KioskdProcess.scratchDirectory("scene-reload")
+    /// At a terminal, a bad `--scene` still fails at once, naming the problem: keep-going is off when the command
+    /// line names the scene.
+    func testInvalidSceneOnTheCommandLineExitsWithoutKeepGoing() throws {
+        let dir = try KioskdProcess.scratchDirectory("scene-invalid-syntax")
         let scene = dir.appendingPathComponent("scene.yaml")
-        func write(_ text: String) throws {
-            try Data("size: display\npages:\n  - name: p\n    widgets:\n      - {id: t, type: text, text: \(text)}\n".utf8)
-                .write(to: scene, options: .atomic)
-        }
-        try write("first")
-        let daemon = try ControlledKioskd(["run", "--backend", "headless", "--mode", "320x240", "--scene", scene.path,
-                                           "--log-level", "info"])
-        let events = try ControlEventStream(daemon, events: ["scene", "error"])
-        func shownText() -> String? { (try? daemon.result("widget.get", #"{"id": "t"}"#))?["text"] as? String }
-        try write("second")
-        // The start-up load may announce itself too: wait for the load that shows the edit.
-        try events.waitFor("the edited scene loaded") { event in
-            event.name == "scene" && event.string("kind") == "loaded" && event.string("source") == scene.path && shownText() == "second"
-        }
-        try Data("pages: [".utf8).write(to: scene)
-        let invalid = try events.waitFor("an 'error' event for the bad edit") { $0.name == "error" }
-        XCTAssertEqual(invalid.string("code"), "invalid_scene", "\(invalid)")
-        XCTAssertEqual(shownText(), "second", "the previous scene stays")
-        try events.discardEarlierEvents()
-        daemon.process.signal(SIGHUP)
-        // The file is still bad: SIGHUP's reload is refused the same way.
-        XCTAssertEqual(try events.waitFor("an 'error' event for SIGHUP's reload") { $0.name == "error" }.string("code"), "invalid_scene")
-        let r = daemon.stop()
-        XCTAssertEqual(r.status, 0, r.stderr)
-        XCTAssertTrue(r.stderr.contains("scene \(scene.path) reloaded"), "a valid edit is picked up by inotify: \(r.stderr)")
-        XCTAssertTrue(r.stderr.contains("scene \(scene.path) not reloaded, the previous scene stays"), r.stderr)
-        XCTAssertTrue(r.stderr.contains("SIGHUP: reloading the scene file"), r.stderr)
+        try "pages: [1\n".write(to: scene, atomically: true, encoding: .utf8)
+        let result = try KioskdProcess.run(["run", "--backend", "headless", "--mode", "320x240@60", "--socket", "none",
+                                            "--scene", scene.path])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("\(scene.path):"), result.stderr)
     }
 }

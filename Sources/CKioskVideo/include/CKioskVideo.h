@@ -18,4 +18,15 @@ const char *kiosk_gst_message_source_name(GstMessage *message);
 // buffer must not starve). Threads the decoder starts from there inherit it. Returns 1 when it did.
 int kiosk_gst_lower_entering_stream_thread(GstMessage *message, int increment);
 
+// Connects `callback` to playbin's `about-to-finish` signal (emitted on a streaming thread when the current clip's
+// data has all been read, so that the next URI can be set for gapless playback), with `data` given to it and
+// `destroy` called on `data` when the signal is disconnected or the element goes.
+void kiosk_gst_connect_about_to_finish(GstElement *playbin, void (*callback)(GstElement *, void *), void *data,
+                                       void (*destroy)(void *));
+
+// ThreadSanitizer's happens-before annotations, for a pointer handed to GStreamer's threads through GLib, whose locks
+// the sanitizer cannot see (they are futexes, not pthread mutexes). No-ops unless the sanitizer's runtime is linked.
+void kiosk_tsan_release(const void *address);
+void kiosk_tsan_acquire(const void *address);
+
 #endif

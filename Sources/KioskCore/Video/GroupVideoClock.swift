@@ -14,16 +14,23 @@
 /// this kiosk's by up to ~100 ppm: 0.1 ms a second, which the mapping follows frame by frame and the window absorbs
 /// for minutes; a loop's seek to its start resets it anyway.
 ///
+/// A playlist of several clips is timed as one clip, its items one after the other (`GroupPlaylist`): `duration` is
+/// then the whole cycle's, positions are the cycle's, and a frame of an item is at the item's start in the cycle
+/// (`itemStart`) plus its timestamp.
+///
 /// A plain value; main thread, with the video widget that owns it.
 public struct GroupVideoClock: Sendable, Equatable {
     /// The group time of the clip's position zero, in nanoseconds.
     public var anchor: Int64
-    /// Whether the clip starts again at its end (a looping single clip).
+    /// Whether the clip starts again at its end (a looping single clip, or a looping playlist's cycle).
     public var loops: Bool
+    /// Where the decoder's clip starts in the cycle, ns: zero for a single clip, the item's start in a playlist.
+    public var itemStart: Int64
 
-    public init(anchor: Int64, loops: Bool) {
+    public init(anchor: Int64, loops: Bool, itemStart: Int64 = 0) {
         self.anchor = anchor
         self.loops = loops
+        self.itemStart = itemStart
     }
 
     /// How far the decoder may be from the group before it is moved by a seek: a frame whose group due is more than
@@ -57,7 +64,7 @@ public struct GroupVideoClock: Sendable, Equatable {
     /// is not known yet (a member joining plays free).
     public func map(_ frame: VideoFrame, duration: Int64, timeline: GroupTimeline) -> (frame: VideoFrame, phase: Int64)? {
         guard let due = frame.due, let decoderGroupTime = timeline.groupTime(at: due) else { return nil }
-        let position = Int64(clamping: frame.timestamp.nanosecondsClamped)
+        let position = itemStart + Int64(clamping: frame.timestamp.nanosecondsClamped)
         let groupDue = groupDue(ofPosition: position, near: decoderGroupTime, duration: duration)
         let phase = groupDue - decoderGroupTime
         // The phase is on the group's clock; one step more takes out the rate between the clocks (100 ppm of a
@@ -74,5 +81,41 @@ public struct GroupVideoClock: Sendable, Equatable {
     public func seekTarget(at local: MonotonicInstant, seekTime: Duration, duration: Int64, timeline: GroupTimeline) -> Int64? {
         guard let time = timeline.groupTime(at: local + seekTime) else { return nil }
         return position(atGroupTime: time, duration: duration)
+    }
+}
+
+/// A playlist of clips played one after the other on a sync group's clock, as one clip of their summed durations
+/// (the cycle): where each item starts in it, and which item and offset a position of the cycle falls on. A plain
+/// value; any thread.
+public struct GroupPlaylist: Sendable, Equatable {
+    /// Each item's duration, ns, all positive.
+    public let durations: [Int64]
+    /// Each item's start in the cycle, ns.
+    public let starts: [Int64]
+    /// The cycle's length, ns.
+    public let cycle: Int64
+
+    /// Nil unless there is an item and every duration is positive.
+    public init?(durations: [Int64]) {
+        guard !durations.isEmpty, durations.allSatisfy({ $0 > 0 }) else { return nil }
+        self.durations = durations
+        var starts: [Int64] = []
+        var total: Int64 = 0
+        for duration in durations {
+            starts.append(total)
+            total += duration
+        }
+        self.starts = starts
+        cycle = total
+    }
+
+    /// The item a position of the cycle falls in, and the offset into it; positions outside the cycle are taken
+    /// modulo it.
+    public func item(at position: Int64) -> (index: Int, offset: Int64) {
+        let wrapped = ((position % cycle) + cycle) % cycle
+        // The last item whose start is at or before the position.
+        var index = 0
+        while index + 1 < starts.count, starts[index + 1] <= wrapped { index += 1 }
+        return (index, wrapped - starts[index])
     }
 }

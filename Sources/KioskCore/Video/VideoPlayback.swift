@@ -37,6 +37,8 @@ public enum VideoPlayerEvent: Sendable, Equatable {
     case started
     /// The clip played to its end.
     case ended
+    /// The clip reached its end and went on from its start with no gap (`loopSeamlessly`).
+    case looped
     /// The clip could not be opened or decoded; `message` is the decoder's own.
     case failed(message: String)
 }
@@ -105,6 +107,13 @@ public protocol VideoPlayer: AnyObject {
     func seek(to position: Duration)
     /// Stops decoding and lets go of the clip; no callback runs after it.
     func close()
+    /// From now on, the clip goes on from its start at its end with no gap between its last frame and its first
+    /// (`looped`, as its data runs out, in place of `ended`). A player that cannot does nothing, and ends as before.
+    func loopSeamlessly()
+}
+
+extension VideoPlayer {
+    public func loopSeamlessly() {}
 }
 
 /// Makes players for the main loop it belongs to. Main thread.

@@ -56,7 +56,8 @@ extension SceneStage: VideoControlling {
     /// In a sync group, how the clip follows the group's clock (`GroupVideoFollower`): `phase_error_ms` (each
     /// frame's vblank against its group due time, absolute, p50 and p99 of the last 128), `decoder_phase_ms` (the
     /// decoder's due times against the group's, signed), `seeks` made to join the group's position and
-    /// `seek_time_ms` (what the next seek aims ahead by); null outside a sync group.
+    /// `seek_time_ms` (what the next seek aims ahead by), `open_time_ms` and `resume_time_ms` (the same for a
+    /// playlist's item opened at a position, or opened ahead and played); null outside a sync group.
     private func groupFigures(_ slot: VideoSlot) -> PropertyValue {
         guard slot.groupTimed else { return .null }
         let follower = slot.groupFollower
@@ -65,6 +66,8 @@ extension SceneStage: VideoControlling {
             "decoder_phase_ms": .object(GroupVideoFollower.percentiles(follower.phases)),
             "seeks": .number(Double(follower.seeks)),
             "seek_time_ms": .number(follower.seekTime.milliseconds.rounded()),
+            "open_time_ms": .number(follower.openTime.milliseconds.rounded()),
+            "resume_time_ms": .number(follower.resumeTime.milliseconds.rounded()),
         ])
     }
 

@@ -87,16 +87,32 @@ final class VideoSlot {
         }
         return pacer
     }
-    /// The sync group's timeline and the group time the clip's position zero is at (`SceneVideos`); nil outside a
-    /// sync group, or while the anchor is not known. Only a single clip is timed by the group (`groupTimed`): a
-    /// playlist of several plays on the decoder's own clock.
+    /// The sync group's timeline and the group time the playlist's position zero is at (`SceneVideos`); nil outside
+    /// a sync group, or while the anchor is not known. A single clip is timed by the group once its duration is
+    /// known; a playlist of several once every item's is (`durations`, probed one item at a time), as one clip of
+    /// their summed durations (`GroupPlaylist`). A playlist with dayparting rules plays on its decoder's clock: its
+    /// items change with each member's wall clock, not the group's.
     var groupTiming: (() -> (timeline: GroupTimeline, anchor: Int64)?)?
     /// Keeps the decoder on the group's clock, and its figures for `video.state`.
     let groupFollower = GroupVideoFollower()
     /// Whether the current clip follows a sync group's clock (its frames are measured against their group times).
     private(set) var groupTimed = false
-    /// The current clip's duration in nanoseconds, once the player knows it.
-    private var clipDuration: Int64?
+    /// Each item's duration in nanoseconds, once known (from its player, or a probe), by source.
+    private var durations: [String: Int64] = [:]
+    /// The item whose duration a paused player of its own is finding out, in a sync group, and when it began.
+    private var probe: (source: String, player: any VideoPlayer, began: MonotonicInstant)?
+    private var probeTimer: TimerHandle?
+    /// Items whose duration could not be found: the playlist plays on its decoder's clock.
+    private var unprobed: Set<String> = []
+    /// How long a probe waits for a duration.
+    static let probeTimeout: Duration = .seconds(5)
+    /// In a sync group's playlist, the next item opened ahead and paused (prerolled) once the current one is within
+    /// `openAhead` of its end: at the end it is taken over (`open`), sought and played, which brings its first frame
+    /// far sooner than opening a pipeline then would, so the last item's last frame is held that much less.
+    private var upcoming: (index: Int, file: String, player: any VideoPlayer)?
+    static let openAhead: Int64 = 1_500_000_000
+    /// Whether the last `open` took over the upcoming player (it then says nothing of starting: see `frameArrived`).
+    private var tookUpcoming = false
     /// Whether the current item showed its first frame.
     private var itemStarted = false
     /// Fails an item that shows no frame and no error while playing (GStreamer can stall on a truncated file).
@@ -184,6 +200,7 @@ final class VideoSlot {
     /// it; with none, the placeholder until one may.
     func start(at index: Int = 0) {
         failuresInARow = 0
+        endUpcoming()
         guard let schedule else { return open(index) }
         guard let first = schedule.first(from: index, at: clock.now(), synchronized: clock.synchronized()) else {
             return wait()
@@ -274,6 +291,8 @@ final class VideoSlot {
     /// Replaces the playlist with one clip and plays it (`video.load`). A new source has no failures behind it, and
     /// no rules: it plays at any time.
     func load(source: String) {
+        endProbe()
+        endUpcoming()
         properties.sources = [source]
         schedule = nil
         wantsPlaying = true
@@ -282,6 +301,8 @@ final class VideoSlot {
     }
 
     func close() {
+        endProbe()
+        endUpcoming()
         retirePlayer()
     }
 
@@ -310,6 +331,9 @@ final class VideoSlot {
     /// or stopped on a failed copy of it, plays it now; one playing goes on and opens it at the item's next start.
     func assetArrived(_ url: String) {
         guard let at = properties.sources.firstIndex(of: url) else { return }
+        // A new version may last another time.
+        durations[url] = nil
+        unprobed.remove(url)
         if waitsForDownload || (player == nil && lastError != nil && properties.sources.indices.contains(index)
                                     && properties.sources[index] == url) {
             start(at: at)
@@ -347,18 +371,29 @@ final class VideoSlot {
         let request = VideoPlayerRequest(source: file, size: body.frame.size, fit: properties.fit,
                                          muted: properties.muted, volume: properties.volume)
         let player: any VideoPlayer
-        do {
-            player = try maker.makePlayer(request)
-        } catch {
-            fail(source, message: "\(error)", advance: false)
-            return
+        tookUpcoming = false
+        if let upcoming, upcoming.index == chosen, upcoming.file == file, upcoming.player.state != .failed {
+            player = upcoming.player
+            self.upcoming = nil
+            tookUpcoming = true
+            if wantsPlaying { player.play() }
+        } else {
+            endUpcoming()
+            do {
+                player = try maker.makePlayer(request)
+            } catch {
+                fail(source, message: "\(error)", advance: false)
+                return
+            }
         }
         self.player = player
         openedFile = file
         requestedSize = request.size
         itemStarted = false
         if wantsPlaying { armStartDeadline() } else { player.pause() }
-        clipDuration = nil
+        // A single looping clip goes on from its start with no frame held at the seam (in a sync group, its frames
+        // stay on the group's time across it, with no seek); `looped` comes in place of `ended`.
+        if properties.loop, properties.sources.count == 1 { player.loopSeamlessly() }
         groupFollower.reset()
         player.onFrame = { [weak self] frame in self?.frameArrived(frame) }
         player.onEvent = { [weak self] event in self?.playerEvent(event, source: source) }
@@ -368,26 +403,157 @@ final class VideoSlot {
     /// and the decoder moved to the group's position when it is too far from it.
     private func frameArrived(_ frame: VideoFrame) {
         guard let pacer else { return }
+        // A player opened ahead may have said it started before it was taken over: its first frame here says so.
+        if tookUpcoming, !itemStarted { playerEvent(.started, source: source) }
         guard let timed = groupClock() else {
             groupTimed = false
             return pacer.add(frame)
         }
-        let (paced, seek) = groupFollower.follow(frame, clock: timed.clock, duration: timed.duration,
+        let (paced, move) = groupFollower.follow(frame, clock: timed.clock, duration: timed.duration,
                                                  timeline: timed.timeline, now: engine.loop.now)
         groupTimed = true
         pacer.add(paced)
-        if let seek { player?.seek(to: .nanoseconds(seek)) }
+        if move { return moveToGroup(timed) }
+        if let playlist = timed.playlist {
+            let remaining = playlist.durations[index] - Int64(clamping: frame.timestamp.nanosecondsClamped)
+            let next = index + 1 < playlist.durations.count ? index + 1 : (properties.loop ? 0 : nil)
+            if remaining < Self.openAhead, let next, next != index { openAhead(next) }
+        }
     }
 
-    /// The group's clock for the current clip, its duration (ns) and the timeline; nil outside a sync group, for a
-    /// playlist of several items, or while the clip's duration is not known.
-    private func groupClock() -> (clock: GroupVideoClock, duration: Int64, timeline: GroupTimeline)? {
-        guard properties.sources.count == 1, let player, let timing = groupTiming?() else { return nil }
-        if clipDuration == nil, let known = player.duration, known > .zero {
-            clipDuration = Int64(clamping: known.nanosecondsClamped)
+    /// Opens item `next` ahead, paused, unless it is open ahead already; an item that cannot be opened now is
+    /// opened (and fails, if it does) when its turn comes.
+    private func openAhead(_ next: Int) {
+        guard upcoming?.index != next, let maker, let body = node.body else { return }
+        let source = properties.sources[next]
+        guard schemes.refusal(of: source) == nil, let file = playableFile(source) else { return }
+        endUpcoming()
+        let request = VideoPlayerRequest(source: file, size: body.frame.size, fit: properties.fit,
+                                         muted: properties.muted, volume: properties.volume)
+        guard let player = try? maker.makePlayer(request) else { return }
+        player.pause()
+        upcoming = (next, file, player)
+    }
+
+    private func endUpcoming() {
+        upcoming?.player.close()
+        upcoming = nil
+    }
+
+    /// The current clip on the group's clock: the clock (with the item's start in a playlist's cycle), the duration
+    /// it times (the clip's, or the playlist's cycle), the timeline, and the playlist when there are several items.
+    struct GroupTimed {
+        var clock: GroupVideoClock
+        var duration: Int64
+        var timeline: GroupTimeline
+        var playlist: GroupPlaylist?
+    }
+
+    /// The group's clock for the current clip; nil outside a sync group, for a playlist with dayparting rules, or
+    /// while a duration is not known (a probe is then started for the next unknown item).
+    private func groupClock() -> GroupTimed? {
+        guard let player, let timing = groupTiming?() else { return nil }
+        if durations[source] == nil, let known = player.duration, known > .zero {
+            durations[source] = Int64(clamping: known.nanosecondsClamped)
         }
-        guard let duration = clipDuration else { return nil }
-        return (GroupVideoClock(anchor: timing.anchor, loops: properties.loop), duration, timing.timeline)
+        if properties.sources.count == 1 {
+            guard let duration = durations[source] else { return nil }
+            return GroupTimed(clock: GroupVideoClock(anchor: timing.anchor, loops: properties.loop), duration: duration,
+                              timeline: timing.timeline, playlist: nil)
+        }
+        guard schedule == nil else { return nil }
+        let known = properties.sources.compactMap { durations[$0] }
+        guard known.count == properties.sources.count, let playlist = GroupPlaylist(durations: known) else {
+            probeNextDuration()
+            return nil
+        }
+        return GroupTimed(clock: GroupVideoClock(anchor: timing.anchor, loops: properties.loop, itemStart: playlist.starts[index]),
+                          duration: playlist.cycle, timeline: timing.timeline, playlist: playlist)
+    }
+
+    /// Moves the decoder to where the group will be once the move is done: a seek in the clip it has open, or for
+    /// a playlist whose group position is in another item, that item opened and sought.
+    private func moveToGroup(_ timed: GroupTimed) {
+        let now = engine.loop.now
+        let seekTarget = groupFollower.target(.seek, clock: timed.clock, duration: timed.duration, timeline: timed.timeline, now: now)
+        guard let playlist = timed.playlist else {
+            guard let seekTarget else { return }
+            groupFollower.requestSeek(seekTarget, now: now)
+            player?.seek(to: .nanoseconds(seekTarget))
+            return
+        }
+        if let seekTarget, playlist.item(at: seekTarget).index == index {
+            groupFollower.requestSeek(seekTarget, now: now)
+            player?.seek(to: .nanoseconds(playlist.item(at: seekTarget).offset))
+            return
+        }
+        openOnGroup(timed, playlist: playlist)
+    }
+
+    /// Opens the playlist's item the group will be at once it is open (taking over the one opened ahead, when that
+    /// is the item) and seeks it to its offset there.
+    private func openOnGroup(_ timed: GroupTimed, playlist: GroupPlaylist) {
+        let now = engine.loop.now
+        let resumes = upcoming.flatMap { upcoming in
+            groupFollower.target(.resume, clock: timed.clock, duration: timed.duration, timeline: timed.timeline, now: now)
+                .map { playlist.item(at: $0).index == upcoming.index }
+        } ?? false
+        let move: GroupVideoFollower.Move = resumes ? .resume : .open
+        guard let target = groupFollower.target(move, clock: timed.clock, duration: timed.duration, timeline: timed.timeline, now: now) else { return }
+        let (item, offset) = playlist.item(at: target)
+        open(item)
+        // Unless that item could not be opened (another was, or none).
+        guard let player, index == item else { return }
+        groupFollower.requestSeek(target, move: tookUpcoming ? .resume : .open, now: now)
+        player.seek(to: .nanoseconds(offset))
+    }
+
+    /// In a sync group, finds out the duration of the next item not known yet, with a paused player of its own
+    /// (muted, at a small size), read until it knows (or `probeTimeout`), one item at a time.
+    private func probeNextDuration() {
+        guard probe == nil, let maker else { return }
+        let unknown = properties.sources.filter { durations[$0] == nil }
+        // An item that cannot be timed keeps the playlist on its decoder's clock: no more probes.
+        guard unprobed.isDisjoint(with: unknown) else { return }
+        // The current item's own player says its duration; an item by URL waits for its download.
+        guard let next = unknown.first(where: { $0 != source && schemes.refusal(of: $0) == nil && playableFile($0) != nil }),
+              let file = playableFile(next) else { return }
+        let request = VideoPlayerRequest(source: file, size: Size(width: 16, height: 16), fit: properties.fit, muted: true, volume: 0)
+        do {
+            let player = try maker.makePlayer(request)
+            player.pause()
+            probe = (next, player, engine.loop.now)
+            checkProbe()
+        } catch {
+            probeFailed(next, reason: "\(error)")
+        }
+    }
+
+    private func checkProbe() {
+        probeTimer = nil
+        guard let (item, player, began) = probe else { return }
+        if let known = player.duration, known > .zero {
+            durations[item] = Int64(clamping: known.nanosecondsClamped)
+            endProbe()
+            probeNextDuration()
+        } else if player.state == .failed || engine.loop.now - began > Self.probeTimeout {
+            endProbe()
+            probeFailed(item, reason: player.state == .failed ? "the clip could not be opened" : "no duration within \(Self.probeTimeout)")
+        } else {
+            probeTimer = engine.loop.addTimer(after: .milliseconds(25)) { [weak self] in self?.checkProbe() }
+        }
+    }
+
+    private func probeFailed(_ item: String, reason: String) {
+        unprobed.insert(item)
+        logger.warning("video widget \(node.id ?? "(no id)"): \(item): its duration is not known (\(reason)), so the playlist plays on its decoder's clock, not the sync group's")
+    }
+
+    private func endProbe() {
+        probeTimer?.cancel()
+        probeTimer = nil
+        probe?.player.close()
+        probe = nil
     }
 
     private func playerEvent(_ event: VideoPlayerEvent, source: String) {
@@ -410,6 +576,13 @@ final class VideoSlot {
                 guard let self, self.player === player else { return }
                 itemEnded(source: source)
             }
+        case .looped:
+            // A seamless loop: still the one item, the same copy and allowed now, goes on as it is; otherwise as at an end.
+            guard properties.sources.count == 1, eligible == [index], playableFile(source) == openedFile else {
+                return itemEnded(source: source)
+            }
+            onReport?(VideoEventReport(id: node.id, kind: .looped, source: source))
+            onPlaylistFinished?()
         case .failed(let message):
             fail(source, message: message, advance: true)
         }
@@ -418,6 +591,17 @@ final class VideoSlot {
     /// The current item ended and its last frame is on screen: the next item (of those that may play now), a loop,
     /// or the end of the playlist.
     private func itemEnded(source: String) {
+        // In a sync group, a playlist goes on with the item its group position will be in once it is opened.
+        if properties.sources.count > 1, let timed = groupClock(), let playlist = timed.playlist,
+           let target = groupFollower.target(.open, clock: timed.clock, duration: timed.duration, timeline: timed.timeline, now: engine.loop.now) {
+            let ended = index
+            openOnGroup(timed, playlist: playlist)
+            if playlist.item(at: target).index < ended {
+                onReport?(VideoEventReport(id: node.id, kind: .looped, source: source))
+                onPlaylistFinished?()
+            }
+            return
+        }
         let next = eligible.first { $0 > index }
         if let next {
             open(next)
@@ -429,9 +613,11 @@ final class VideoSlot {
             // A clip by URL whose new version arrived while it played is opened again, on the new copy.
             if properties.sources.count == 1, eligible == [index], let player, playableFile(source) == openedFile {
                 // In a sync group, on at the group's position when the seek is done; else from the start.
+                let now = engine.loop.now
                 let onGroup = groupClock().flatMap { timed in
-                    groupFollower.loopTarget(clock: timed.clock, duration: timed.duration, timeline: timed.timeline, now: engine.loop.now)
+                    groupFollower.target(.seek, clock: timed.clock, duration: timed.duration, timeline: timed.timeline, now: now)
                 }
+                if let onGroup { groupFollower.requestSeek(onGroup, now: now) }
                 player.seek(to: .nanoseconds(onGroup ?? 0))
             } else if let first = eligible.first {
                 open(first)

@@ -78,4 +78,34 @@ final class GroupVideoClockTests: XCTestCase {
         let groupThen = try XCTUnwrap(timeline.groupTime(at: now + .milliseconds(150)))
         XCTAssertEqual(target, groupThen % Self.clip)
     }
+
+    func testAPlaylistIsOneCycleOfItsItemsAndAnItemsFramesAreAtItsStartInIt() throws {
+        XCTAssertNil(GroupPlaylist(durations: []))
+        XCTAssertNil(GroupPlaylist(durations: [600, 0]), "an item with no duration cannot be timed")
+        let playlist = try XCTUnwrap(GroupPlaylist(durations: [600, 1_000, 400]))
+        XCTAssertEqual(playlist.starts, [0, 600, 1_600])
+        XCTAssertEqual(playlist.cycle, 2_000)
+        XCTAssertEqual(playlist.item(at: 0).index, 0)
+        XCTAssertEqual(playlist.item(at: 599).index, 0)
+        XCTAssertEqual(playlist.item(at: 600).index, 1)
+        XCTAssertEqual(playlist.item(at: 600).offset, 0)
+        XCTAssertEqual(playlist.item(at: 1_999).index, 2)
+        XCTAssertEqual(playlist.item(at: 1_999).offset, 399)
+        XCTAssertEqual(playlist.item(at: 2_100).index, 0, "taken modulo the cycle")
+        XCTAssertEqual(playlist.item(at: 2_100).offset, 100)
+        XCTAssertEqual(playlist.item(at: -100).index, 2)
+        XCTAssertEqual(playlist.item(at: -100).offset, 300)
+
+        // The second item's frame at 0.25 s is the cycle's 0.85 s: due when the group is there, in the nearest cycle.
+        let timeline = OffsetGroupTimeline(offset: 0)
+        let cycle: Int64 = 1_600_000_000
+        let clock = GroupVideoClock(anchor: 0, loops: true, itemStart: 600_000_000)
+        let groupDue = 10 * cycle + 850_000_000
+        let decoderDue = MonotonicInstant(nanoseconds: UInt64(groupDue + 30_000_000))
+        let frame = VideoFrame(surface: LayerSurface(size: Size(width: 1, height: 1), isOpaque: true),
+                               timestamp: .milliseconds(250), duration: .milliseconds(33), due: decoderDue)
+        let (mapped, phase) = try XCTUnwrap(clock.map(frame, duration: cycle, timeline: timeline))
+        XCTAssertEqual(phase, -30_000_000, "the decoder is 30 ms behind")
+        XCTAssertEqual(mapped.due, MonotonicInstant(nanoseconds: UInt64(groupDue)))
+    }
 }
