@@ -17,8 +17,9 @@ struct HeldMemory {
         return HeldMemory(heapKiB: heap / 1024, residentKiB: resident)
     }
 
-    /// Fails the test when either figure grew from `before` by `bound` KiB or more.
+    /// Fails the test when either figure grew from `before` by `bound` KiB or more; prints both growths.
     func assertGrowth(from before: HeldMemory, below bound: Int, _ what: String, file: StaticString = #filePath, line: UInt = #line) {
+        print("\(what): heap in use \(before.heapKiB) -> \(heapKiB) KiB, resident \(before.residentKiB) -> \(residentKiB) KiB (bound \(bound) KiB)")
         XCTAssertLessThan(heapKiB - before.heapKiB, bound, "\(what): the heap in use grew from \(before.heapKiB) KiB to \(heapKiB) KiB",
                           file: file, line: line)
         XCTAssertLessThan(residentKiB - before.residentKiB, bound,
