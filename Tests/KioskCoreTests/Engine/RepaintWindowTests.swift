@@ -162,6 +162,28 @@ final class RepaintWindowTests: XCTestCase {
         XCTAssertGreaterThan(shown ?? last, last)
     }
 
+    /// A loop woken late, past the vblank a pending flip was aimed at, with the flip's event not read yet: the flip
+    /// has landed, and a change made then goes out as soon as the event is read, at the first vblank after now,
+    /// not a vblank later.
+    func testAChangeMadeWhenAPendingFlipsVblankHasPassedIsShownAtTheNextVblank() throws {
+        let a = try Animated(window: .zero)
+        let next = a.lastVblank + frame
+        var expected: MonotonicInstant?
+        var pendingThen = false
+        let timer = a.h.loop.addTimer(at: next + (.zero - .milliseconds(5))) { [h = a.h, tile = a.tile] in
+            // The loop stalls 8 ms: the vblank at `next` passes while it runs.
+            h.poller.advance(to: next + .milliseconds(3))
+            pendingThen = h.backend.isFlipPending
+            expected = h.engine.expectedVblank(forChangeAt: h.loop.now)
+            tile.content = SolidContent(color: green)
+        }
+        a.h.run(for: next + frame * 4 - a.h.loop.now)
+        timer.cancel()
+        XCTAssertTrue(pendingThen, "the flip for the passed vblank was still pending as the change was made")
+        XCTAssertEqual(a.firstShown(green), next + frame)
+        XCTAssertEqual(expected, a.firstShown(green), "as predicted")
+    }
+
     /// Makes the next `count` copies into a scanout buffer take `duration` on the manual clock.
     private func slowCopies(_ a: Animated, _ count: Int, taking duration: Duration) {
         var left = count

@@ -291,8 +291,10 @@ extension LayerEngine {
     /// The vblank at which a change to the layers made at `now` is expected on screen, for a change that must flip
     /// at a given time (a sync group's page turn): with a repaint window open, the vblank of its slot; else, with a
     /// flip on its way (the one presented at the last flip, while something animates), the vblank after the one
-    /// that flip lands on; else the first vblank after `now` (an idle output presents at once). Nil before the
-    /// first flip. Renders the change needs are not counted: it is for changes whose content is rendered already.
+    /// that flip lands on; else the first vblank after `now` (an idle output presents at once). A flip still pending
+    /// past the vblank it was aimed at has landed there, its event not read yet (a loop woken late): the change then
+    /// goes out as soon as the event is read, at the first vblank after `now`. Nil before the first flip. Renders
+    /// the change needs are not counted: it is for changes whose content is rendered already.
     public func expectedVblank(forChangeAt now: MonotonicInstant) -> MonotonicInstant? {
         guard let lastFlip = lastFlipTime else { return nil }
         let frame = displayLink.frameDuration
@@ -305,7 +307,9 @@ extension LayerEngine {
         // The first vblank of the grid strictly after `now`.
         let periods = now > lastFlip ? (now - lastFlip).nanosecondsClamped / frame.nanosecondsClamped + 1 : 1
         let next = lastFlip + frame * Int(periods)
-        return backend?.isFlipPending == true ? next + frame : next
+        // A pending flip lands at the vblank after the last one; until then, the change comes one vblank after it.
+        let pendingLands = lastFlip + frame
+        return backend?.isFlipPending == true && now < pendingLands ? next + frame : next
     }
 
     /// Whether a present wanted now waits for the repaint window: only while the display link has live targets,
