@@ -368,8 +368,7 @@ final class VideoSlot {
             fail(source, message: Self.noDecoder, advance: false)
             return
         }
-        let request = VideoPlayerRequest(source: file, size: body.frame.size, fit: properties.fit,
-                                         muted: properties.muted, volume: properties.volume)
+        let request = playerRequest(file, size: body.frame.size)
         let player: any VideoPlayer
         tookUpcoming = false
         if let upcoming, upcoming.index == chosen, upcoming.file == file, upcoming.player.state != .failed {
@@ -428,11 +427,14 @@ final class VideoSlot {
         let source = properties.sources[next]
         guard schemes.refusal(of: source) == nil, let file = playableFile(source) else { return }
         endUpcoming()
-        let request = VideoPlayerRequest(source: file, size: body.frame.size, fit: properties.fit,
-                                         muted: properties.muted, volume: properties.volume)
-        guard let player = try? maker.makePlayer(request) else { return }
+        guard let player = try? maker.makePlayer(playerRequest(file, size: body.frame.size)) else { return }
         player.pause()
         upcoming = (next, file, player)
+    }
+
+    /// What a player of `file` is asked for: the widget's fit and sound, at `size`.
+    private func playerRequest(_ file: String, size: Size) -> VideoPlayerRequest {
+        VideoPlayerRequest(source: file, size: size, fit: properties.fit, muted: properties.muted, volume: properties.volume)
     }
 
     private func endUpcoming() {
@@ -518,8 +520,9 @@ final class VideoSlot {
         // The current item's own player says its duration; an item by URL waits for its download.
         guard let next = unknown.first(where: { $0 != source && schemes.refusal(of: $0) == nil && playableFile($0) != nil }),
               let file = playableFile(next) else { return }
-        let request = VideoPlayerRequest(source: file, size: Size(width: 16, height: 16), fit: properties.fit, muted: true, volume: 0)
         do {
+            // Muted and small: only its duration is read.
+            let request = VideoPlayerRequest(source: file, size: Size(width: 16, height: 16), fit: properties.fit, muted: true, volume: 0)
             let player = try maker.makePlayer(request)
             player.pause()
             probe = (next, player, engine.loop.now)
