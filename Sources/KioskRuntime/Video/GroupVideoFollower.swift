@@ -2,11 +2,12 @@ import KioskCore
 
 /// Keeps one video widget's decoder on the sync group's clock (`GroupVideoClock`): once the group's time is known,
 /// each frame is handed to the pacer with its group due time (before, it plays at the decoder's own time). While the
-/// decoder is outside the clock's window (a member that joins, restarts or learns the group's time late, a clip
-/// that looped; a decoder that was on the group must stay out for `framesBeforeSeek` frames), the widget is asked to
-/// seek to the position the group will be at when the seek is done. How long a seek takes is learnt from the first frame after
-/// each: the next seek aims that much ahead, plus 40 ms so that the frames arrive a little early and wait for their
-/// vblank. Until the frame a seek asked for comes (or 2 s), no other seek is asked for.
+/// decoder is outside the clock's window (a member that joins, restarts or learns the group's time late; a decoder
+/// that was on the group must stay out for `framesBeforeSeek` frames), the widget is asked to move it to the position
+/// the group will be at when the move is done (`Move`: a seek, or in a playlist another item opened, or taken over
+/// from the one opened ahead). How long each kind of move takes is learnt from the first frame after each: the next
+/// aims that much ahead, plus 40 ms so that the frames arrive a little early and wait for their vblank. Until the
+/// frame a move asked for comes (or 2 s), no other is asked for.
 ///
 /// Also keeps, for `video.state`, the decoder's phase against the group and the error of each shown frame's vblank
 /// against its group due (the last 128 of each), and the seeks made.

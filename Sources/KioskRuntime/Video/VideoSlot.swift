@@ -484,9 +484,9 @@ final class VideoSlot {
             player?.seek(to: .nanoseconds(seekTarget))
             return
         }
-        if let seekTarget, playlist.item(at: seekTarget).index == index {
+        if let seekTarget, case let (item, offset) = playlist.item(at: seekTarget), item == index {
             groupFollower.requestSeek(seekTarget, now: now)
-            player?.seek(to: .nanoseconds(playlist.item(at: seekTarget).offset))
+            player?.seek(to: .nanoseconds(offset))
             return
         }
         openOnGroup(timed, playlist: playlist)
